@@ -1,0 +1,53 @@
+// Command-line options of sieve-perf (nccl-tests flags) and the names of types, ops and
+// collectives they refer to.
+#ifndef SIEVE_BENCH_PERF_ARGS_H_
+#define SIEVE_BENCH_PERF_ARGS_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <string>
+
+#include "sieve.h"
+
+namespace sieve {
+namespace perf {
+
+enum class Collective { kAllReduce, kBroadcast, kReduce, kAllGather, kReduceScatter, kSendRecv };
+
+struct Options {
+  size_t min_bytes = 32 << 20;
+  size_t max_bytes = 32 << 20;
+  double step_factor = 2;  // Used when step_bytes == 0.
+  size_t step_bytes = 0;
+  sieveDataType_t type = sieveFloat;
+  sieveRedOp_t op = sieveSum;
+  int root = 0;
+  bool check = true;
+  int iters = 20;
+  int warmup = 5;
+  Collective coll = Collective::kAllReduce;
+  std::string json_path;
+  std::string csv_path;
+};
+
+// Parses argv into *opts. Returns -1 to go on, else the exit code for main to return
+// (0 after -h, 2 after a usage error, with a message on stderr). Prints only when `verbose`.
+int ParseArgs(int argc, char** argv, bool verbose, Options* opts);
+
+// Parses "64", "8K", "32M", "1G" (powers of 1024) into *bytes.
+bool ParseSize(const char* text, size_t* bytes);
+
+size_t TypeSize(sieveDataType_t type);
+const char* TypeName(sieveDataType_t type);
+const char* OpName(sieveRedOp_t op);
+const char* CollectiveName(Collective coll);
+
+// True for the collectives that take a reduction operation / a root.
+bool HasOp(Collective coll);
+bool HasRoot(Collective coll);
+
+}  // namespace perf
+}  // namespace sieve
+
+#endif  // SIEVE_BENCH_PERF_ARGS_H_

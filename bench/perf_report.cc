@@ -1,0 +1,125 @@
+// Formatting of sieve-perf results: the nccl-tests style table and the JSON and CSV files.
+#include "perf_report.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+namespace sieve {
+namespace perf {
+namespace {
+
+const char* RedopColumn(const Options& opts) { return HasOp(opts.coll) ? OpName(opts.op) : "none"; }
+
+int RootColumn(const Options& opts) { return HasRoot(opts.coll) ? opts.root : -1; }
+
+void PrintPlacement(const Row* row) {
+  if (row == nullptr) {
+    printf("  %7s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
+    return;
+  }
+  const char* time_format = row->time_us < 1e4   ? "  %7.2f"
+                            : row->time_us < 1e5 ? "  %7.1f"
+                                                 : "  %7.0f";
+  printf(time_format, row->time_us);
+  printf("  %6.2f  %6.2f", row->algbw, row->busbw);
+  if (row->wrong < 0) {
+    printf("  %6s", "N/A");
+  } else {
+    printf("  %6lld", static_cast<long long>(row->wrong));
+  }
+}
+
+}  // namespace
+
+void Report::PrintHeader(const char* size_meaning) const {
+  printf("#  nranks %d  collective %s  type %s  op %s  root %d  iters %d  warmup %d  check %d\n",
+         nranks_, CollectiveName(opts_.coll), TypeName(opts_.type), OpName(opts_.op), opts_.root,
+         opts_.iters, opts_.warmup, opts_.check ? 1 : 0);
+  printf("#  %s; count = size / type size; time = max over ranks\n", size_meaning);
+  printf("#%74s%31s\n", "out-of-place", "in-place");
+  printf("#%11s  %12s  %8s  %6s  %6s", "size", "count", "type", "redop", "root");
+  for (int i = 0; i < 2; ++i) printf("  %7s  %6s  %6s  %6s", "time", "algbw", "busbw", "#wrong");
+  printf("\n#%11s  %12s%35s  %6s  %6s", "(B)", "(elements)", "(us)", "(GB/s)", "(GB/s)");
+  printf("%17s  %6s  %6s\n", "(us)", "(GB/s)", "(GB/s)");
+  fflush(stdout);
+}
+
+void Report::AddLine(const Row& out_of_place, const Row* in_place) {
+  printf("%12zu  %12zu  %8s  %6s  %6d", out_of_place.bytes, out_of_place.count,
+         TypeName(opts_.type), RedopColumn(opts_), RootColumn(opts_));
+  PrintPlacement(&out_of_place);
+  PrintPlacement(in_place);
+  printf("\n");
+  fflush(stdout);
+  rows_.push_back(out_of_place);
+  if (in_place != nullptr) rows_.push_back(*in_place);
+}
+
+void Report::PrintFooter() const {
+  long long wrong = 0;
+  double busbw_sum = 0;
+  for (const Row& r : rows_) {
+    wrong += r.wrong > 0 ? r.wrong : 0;
+    busbw_sum += r.busbw;
+  }
+  printf("# Out of bounds values : %lld %s\n", wrong, wrong ? "FAILED" : "OK");
+  printf("# Avg bus bandwidth    : %g\n", rows_.empty() ? 0.0 : busbw_sum / rows_.size());
+  printf("#\n");
+  fflush(stdout);
+}
+
+bool Report::WriteFiles() const {
+  bool ok = true;
+  if (!opts_.json_path.empty()) ok = WriteJson(opts_.json_path.c_str()) && ok;
+  if (!opts_.csv_path.empty()) ok = WriteCsv(opts_.csv_path.c_str()) && ok;
+  return ok;
+}
+
+bool Report::WriteJson(const char* path) const {
+  FILE* f = fopen(path, "w");
+  if (f == nullptr) {
+    fprintf(stderr, "sieve-perf: cannot write %s: %s\n", path, strerror(errno));
+    return false;
+  }
+  fprintf(f, "[");
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    const Row& r = rows_[i];
+    fprintf(f,
+            "%s\n  {\"collective\": \"%s\", \"nranks\": %d, \"size\": %zu, \"count\": %zu, "
+            "\"type\": \"%s\", \"redop\": \"%s\", \"root\": %d, \"placement\": \"%s\", "
+            "\"time_us\": %.3f, \"algbw_gbps\": %.6f, \"busbw_gbps\": %.6f, \"wrong\": ",
+            i ? "," : "", CollectiveName(opts_.coll), nranks_, r.bytes, r.count,
+            TypeName(opts_.type), RedopColumn(opts_), RootColumn(opts_),
+            r.in_place ? "in-place" : "out-of-place", r.time_us, r.algbw, r.busbw);
+    if (r.wrong < 0) {
+      fprintf(f, "null}");
+    } else {
+      fprintf(f, "%lld}", static_cast<long long>(r.wrong));
+    }
+  }
+  fprintf(f, "\n]\n");
+  return fclose(f) == 0;
+}
+
+bool Report::WriteCsv(const char* path) const {
+  FILE* f = fopen(path, "w");
+  if (f == nullptr) {
+    fprintf(stderr, "sieve-perf: cannot write %s: %s\n", path, strerror(errno));
+    return false;
+  }
+  fprintf(f,
+          "collective,nranks,size,count,type,redop,root,placement,time_us,algbw_gbps,"
+          "busbw_gbps,wrong\n");
+  for (const Row& r : rows_) {
+    fprintf(f, "%s,%d,%zu,%zu,%s,%s,%d,%s,%.3f,%.6f,%.6f,", CollectiveName(opts_.coll), nranks_,
+            r.bytes, r.count, TypeName(opts_.type), RedopColumn(opts_), RootColumn(opts_),
+            r.in_place ? "in-place" : "out-of-place", r.time_us, r.algbw, r.busbw);
+    if (r.wrong >= 0) fprintf(f, "%lld", static_cast<long long>(r.wrong));
+    fprintf(f, "\n");
+  }
+  return fclose(f) == 0;
+}
+
+}  // namespace perf
+}  // namespace sieve

@@ -1,0 +1,202 @@
+// sieve-perf: the nccl-tests of Sieve. Each process is one rank (sieve-run, torchrun-style or
+// mpirun environment); it sweeps message sizes for one collective, times out-of-place and
+// in-place calls, checks the results and prints an nccl-tests style table on rank 0.
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "perf_args.h"
+#include "perf_coll.h"
+#include "perf_report.h"
+#include "sieve.h"
+
+namespace sieve {
+namespace perf {
+namespace {
+
+// The rank the launcher gave this process, before the communicator exists (for messages).
+int LauncherRank() {
+  for (const char* name : {"SIEVE_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK"}) {
+    if (const char* v = getenv(name)) return atoi(v);
+  }
+  return 0;
+}
+
+// One benchmark run over all sizes. Not thread-safe; one per process.
+class Bench {
+ public:
+  Bench(const Options& opts, sieveComm_t comm, int rank, int nranks)
+      : opts_(opts),
+        comm_(comm),
+        rank_(rank),
+        nranks_(nranks),
+        checker_(opts, rank, nranks),
+        report_(opts, nranks) {}
+
+  // Runs the sweep. Returns 0, 1 if any element was wrong, or 3 after a failed call.
+  int Run() {
+    type_size_ = TypeSize(opts_.type);
+    AllocateBuffers();
+    if (rank_ == 0) report_.PrintHeader(SizeMeaning(opts_.coll));
+    uint64_t step = 0;
+    for (size_t bytes = opts_.min_bytes; bytes <= opts_.max_bytes; bytes = NextSize(bytes)) {
+      Shape shape = ShapeOf(opts_.coll, bytes, nranks_, type_size_);
+      Row out, in;
+      if (!Measure(shape, false, ++step, &out)) return 3;
+      bool has_in = SupportsInPlace(opts_.coll);
+      if (has_in && !Measure(shape, true, ++step, &in)) return 3;
+      if (rank_ == 0) report_.AddLine(out, has_in ? &in : nullptr);
+      total_wrong_ +=
+          std::max<int64_t>(out.wrong, 0) + (has_in ? std::max<int64_t>(in.wrong, 0) : 0);
+    }
+    if (rank_ == 0) {
+      report_.PrintFooter();
+      if (!report_.WriteFiles()) return 3;
+    }
+    return total_wrong_ ? 1 : 0;
+  }
+
+ private:
+  size_t NextSize(size_t bytes) const {
+    if (opts_.step_bytes) return bytes + opts_.step_bytes;
+    return std::max(bytes + 1, static_cast<size_t>(static_cast<double>(bytes) * opts_.step_factor));
+  }
+
+  // Both buffers hold the largest input or output of the sweep (in-place views fit inside).
+  void AllocateBuffers() {
+    Shape shape = ShapeOf(opts_.coll, opts_.max_bytes, nranks_, type_size_);
+    size_t bytes = std::max(shape.send_count, shape.recv_count) * type_size_;
+    size_t words = bytes / sizeof(uint64_t) + 1;
+    send_.assign(words, 0);
+    recv_.assign(words, 0);
+  }
+
+  // Issues the collective once on `bufs`.
+  sieveResult_t RunOnce(const Shape& shape, const CallBuffers& bufs) {
+    size_t n = shape.call_count;
+    sieveDataType_t t = opts_.type;
+    switch (opts_.coll) {
+      case Collective::kAllReduce:
+        return sieveAllReduce(bufs.send, bufs.recv, n, t, opts_.op, comm_, nullptr);
+      case Collective::kBroadcast:
+        return sieveBroadcast(bufs.send, bufs.recv, n, t, opts_.root, comm_, nullptr);
+      case Collective::kReduce:
+        return sieveReduce(bufs.send, bufs.recv, n, t, opts_.op, opts_.root, comm_, nullptr);
+      case Collective::kAllGather:
+        return sieveAllGather(bufs.send, bufs.recv, n, t, comm_, nullptr);
+      case Collective::kReduceScatter:
+        return sieveReduceScatter(bufs.send, bufs.recv, n, t, opts_.op, comm_, nullptr);
+      case Collective::kSendRecv:
+        return SendRecv(n, bufs);
+    }
+    return sieveInvalidArgument;
+  }
+
+  // Sends to rank+1 and receives from rank-1 inside one group.
+  sieveResult_t SendRecv(size_t n, const CallBuffers& bufs) {
+    sieveResult_t res = sieveGroupStart();
+    if (res != sieveSuccess) return res;
+    sieveResult_t send_res =
+        sieveSend(bufs.send, n, opts_.type, (rank_ + 1) % nranks_, comm_, nullptr);
+    sieveResult_t recv_res =
+        sieveRecv(bufs.recv, n, opts_.type, (rank_ + nranks_ - 1) % nranks_, comm_, nullptr);
+    res = sieveGroupEnd();
+    if (send_res != sieveSuccess) return send_res;
+    return recv_res != sieveSuccess ? recv_res : res;
+  }
+
+  bool Check(sieveResult_t res, const char* what) {
+    if (res == sieveSuccess) return true;
+    fprintf(stderr, "sieve-perf: rank %d: %s failed: %s: %s\n", rank_, what,
+            sieveGetErrorString(res), sieveGetLastError(comm_));
+    return false;
+  }
+
+  // Times opts_.iters calls after the warmup; *time_us is the max over ranks.
+  bool Time(const Shape& shape, const CallBuffers& bufs, double* time_us) {
+    for (int i = 0; i < opts_.warmup; ++i) {
+      if (!Check(RunOnce(shape, bufs), CollectiveName(opts_.coll))) return false;
+    }
+    int32_t token = 0;  // Lines the ranks up before the clock starts.
+    if (!Check(sieveAllReduce(&token, &token, 1, sieveInt32, sieveSum, comm_, nullptr), "barrier"))
+      return false;
+    auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < opts_.iters; ++i) {
+      if (!Check(RunOnce(shape, bufs), CollectiveName(opts_.coll))) return false;
+    }
+    std::chrono::duration<double, std::micro> elapsed = std::chrono::steady_clock::now() - start;
+    *time_us = elapsed.count() / opts_.iters;
+    return Check(sieveAllReduce(time_us, time_us, 1, sieveFloat64, sieveMax, comm_, nullptr),
+                 "time reduction");
+  }
+
+  // Runs the collective once on fresh inputs; *wrong is the count summed over ranks.
+  bool Verify(const Shape& shape, const CallBuffers& bufs, uint64_t seed, int64_t* wrong) {
+    checker_.Prepare(shape, bufs, seed);
+    if (!Check(RunOnce(shape, bufs), CollectiveName(opts_.coll))) return false;
+    *wrong = checker_.CountWrong(shape, bufs, seed);
+    return Check(sieveAllReduce(wrong, wrong, 1, sieveInt64, sieveSum, comm_, nullptr),
+                 "wrong-count reduction");
+  }
+
+  bool Measure(const Shape& shape, bool in_place, uint64_t seed, Row* row) {
+    CallBuffers bufs =
+        PlaceBuffers(opts_.coll, shape, rank_, in_place, type_size_, send_.data(), recv_.data());
+    checker_.Prepare(shape, bufs, 0);
+    row->bytes = shape.bytes;
+    row->count = shape.count;
+    row->in_place = in_place;
+    if (!Time(shape, bufs, &row->time_us)) return false;
+    row->algbw = row->time_us > 0 ? static_cast<double>(shape.bytes) / row->time_us / 1e3 : 0;
+    row->busbw = row->algbw * BusBwFactor(opts_.coll, nranks_);
+    row->wrong = -1;
+    return !opts_.check || Verify(shape, bufs, seed, &row->wrong);
+  }
+
+  const Options& opts_;
+  sieveComm_t comm_;
+  int rank_;
+  int nranks_;
+  Checker checker_;
+  Report report_;
+  size_t type_size_ = 0;
+  std::vector<uint64_t> send_, recv_;
+  int64_t total_wrong_ = 0;
+};
+
+int Main(int argc, char** argv) {
+  Options opts;
+  int rc = ParseArgs(argc, argv, LauncherRank() == 0, &opts);
+  if (rc >= 0) return rc;
+  sieveComm_t comm = nullptr;
+  sieveResult_t res = sieveCommInitFromEnv(&comm);
+  if (res != sieveSuccess) {
+    fprintf(stderr, "sieve-perf: rank %d: sieveCommInitFromEnv failed: %s: %s\n", LauncherRank(),
+            sieveGetErrorString(res), sieveGetLastError(nullptr));
+    return 3;
+  }
+  int rank = 0, nranks = 1;
+  sieveCommUserRank(comm, &rank);
+  sieveCommCount(comm, &nranks);
+  if (opts.root >= nranks) {
+    if (rank == 0) fprintf(stderr, "sieve-perf: root %d >= nranks %d\n", opts.root, nranks);
+    sieveCommDestroy(comm);
+    return 2;
+  }
+  rc = Bench(opts, comm, rank, nranks).Run();
+  if (rc == 3) {
+    sieveCommAbort(comm);
+  } else if (sieveCommDestroy(comm) != sieveSuccess) {
+    rc = 3;
+  }
+  return rc;
+}
+
+}  // namespace
+}  // namespace perf
+}  // namespace sieve
+
+int main(int argc, char** argv) { return sieve::perf::Main(argc, argv); }

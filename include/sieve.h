@@ -1,0 +1,184 @@
+/* sieve.h — the public C API of Sieve, a collective-communication library for
+ * data-parallel training on bandwidth-limited links.
+ *
+ * It mirrors NCCL's dense API name for name and value for value, so an NCCL
+ * program ports by renaming `nccl` to `sieve`. Plain C99; no CUDA headers needed.
+ *
+ * Conventions (as in NCCL):
+ *  - Every call returns a sieveResult_t. On failure, sieveGetLastError() gives a
+ *    message saying what was wrong (per thread; the communicator's copy is
+ *    returned when a communicator is passed).
+ *  - Every rank of a communicator calls collectives in the same order.
+ *  - Host buffers with a NULL stream: the call returns when the collective is
+ *    complete and the output buffer holds the result.
+ *  - A communicator is used by one thread at a time; sieveCommAbort and
+ *    sieveCommGetAsyncError may be called from any thread.
+ *  - Outputs of a failed collective are undefined. After sieveRemoteError or
+ *    sieveSystemError the communicator is unusable: destroy or abort it.
+ */
+#ifndef SIEVE_H_
+#define SIEVE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SIEVE_MAJOR 0
+#define SIEVE_MINOR 1
+#define SIEVE_PATCH 0
+/* Same encoding as NCCL_VERSION_CODE for versions >= 2.9: X*10000 + Y*100 + Z. */
+#define SIEVE_VERSION_CODE (SIEVE_MAJOR * 10000 + SIEVE_MINOR * 100 + SIEVE_PATCH)
+
+/* Opaque communicator handle. */
+typedef struct sieveComm* sieveComm_t;
+
+/* ABI-compatible with cudaStream_t; NULL means "host, blocking". */
+typedef struct CUstream_st* sieveStream_t;
+
+#define SIEVE_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[SIEVE_UNIQUE_ID_BYTES];
+} sieveUniqueId;
+
+/* Result codes: same values as ncclResult_t. */
+typedef enum {
+  sieveSuccess = 0,
+  sieveUnhandledCudaError = 1,
+  sieveSystemError = 2,
+  sieveInternalError = 3,
+  sieveInvalidArgument = 4,
+  sieveInvalidUsage = 5,
+  sieveRemoteError = 6,
+  sieveInProgress = 7,
+  sieveNumResults = 8
+} sieveResult_t;
+
+/* Reduction operations: same values as ncclRedOp_t. */
+typedef enum {
+  sieveSum = 0,
+  sieveProd = 1,
+  sieveMax = 2,
+  sieveMin = 3,
+  sieveAvg = 4,
+  sieveNumOps = 5
+} sieveRedOp_t;
+
+/* Data types: same values as ncclDataType_t. float16/bfloat16 accumulate in float32. */
+typedef enum {
+  sieveInt8 = 0,
+  sieveChar = 0,
+  sieveUint8 = 1,
+  sieveInt32 = 2,
+  sieveInt = 2,
+  sieveUint32 = 3,
+  sieveInt64 = 4,
+  sieveUint64 = 5,
+  sieveFloat16 = 6,
+  sieveHalf = 6,
+  sieveFloat32 = 7,
+  sieveFloat = 7,
+  sieveFloat64 = 8,
+  sieveDouble = 8,
+  sieveBfloat16 = 9,
+  sieveNumTypes = 10
+} sieveDataType_t;
+
+/* ---- Version and errors ------------------------------------------------- */
+
+/* Writes SIEVE_VERSION_CODE of the loaded library to *version. */
+sieveResult_t sieveGetVersion(int* version);
+
+/* A static string describing a result code. Never NULL. */
+const char* sieveGetErrorString(sieveResult_t result);
+
+/* The message of the most recent failure: of `comm` when comm is not NULL,
+ * else of the calling thread. Never NULL; "" when there was none. */
+const char* sieveGetLastError(sieveComm_t comm);
+
+/* The communicator's asynchronous error state: sieveSuccess while healthy,
+ * sieveRemoteError/sieveSystemError after a peer failure or timeout. */
+sieveResult_t sieveCommGetAsyncError(sieveComm_t comm, sieveResult_t* asyncError);
+
+/* ---- Communicators ------------------------------------------------------- */
+
+/* Creates a new id: starts a bootstrap listener in this process (a thread that
+ * lives until every rank has joined or SIEVE_TIMEOUT passes) and writes its
+ * address and a random secret into *uniqueId. Hand the id to every rank. */
+sieveResult_t sieveGetUniqueId(sieveUniqueId* uniqueId);
+
+/* Joins rank `rank` of `nranks` to the communicator named by commId.
+ * Collective over all ranks; fails within SIEVE_TIMEOUT if a rank is missing. */
+sieveResult_t sieveCommInitRank(sieveComm_t* comm, int nranks, sieveUniqueId commId, int rank);
+
+/* One process driving several devices. Host-only builds return sieveInvalidUsage. */
+sieveResult_t sieveCommInitAll(sieveComm_t* comm, int ndev, const int* devlist);
+
+/* Sieve extension: creates the communicator from the launcher's environment:
+ * sieve-run (SIEVE_RANK, SIEVE_NRANKS, SIEVE_UNIQUE_ID), torchrun-style
+ * (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) or Open MPI's mpirun
+ * (OMPI_COMM_WORLD_RANK/SIZE with MASTER_ADDR/MASTER_PORT). */
+sieveResult_t sieveCommInitFromEnv(sieveComm_t* comm);
+
+/* Sieve extension: the text form of an id (256 hex digits plus NUL) and back. */
+#define SIEVE_UNIQUE_ID_STRING_BYTES (2 * SIEVE_UNIQUE_ID_BYTES + 1)
+sieveResult_t sieveUniqueIdToString(const sieveUniqueId* id, char* str, size_t len);
+sieveResult_t sieveUniqueIdFromString(const char* str, sieveUniqueId* id);
+
+/* Frees the communicator. Pending operations are completed first. */
+sieveResult_t sieveCommDestroy(sieveComm_t comm);
+
+/* Frees the communicator without waiting for peers. Always succeeds locally;
+ * may be called from another thread to make a blocked call return. */
+sieveResult_t sieveCommAbort(sieveComm_t comm);
+
+sieveResult_t sieveCommCount(const sieveComm_t comm, int* count);
+sieveResult_t sieveCommUserRank(const sieveComm_t comm, int* rank);
+
+/* ---- Collectives (NCCL semantics; sendbuff == recvbuff means in place) ---- */
+
+/* recvbuff[i] = op over ranks of sendbuff[i], on every rank. */
+sieveResult_t sieveAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                             sieveDataType_t datatype, sieveRedOp_t op, sieveComm_t comm,
+                             sieveStream_t stream);
+
+/* recvbuff = root's sendbuff, on every rank (sendbuff only read on root). */
+sieveResult_t sieveBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                             sieveDataType_t datatype, int root, sieveComm_t comm,
+                             sieveStream_t stream);
+
+/* recvbuff on root = op over ranks of sendbuff (recvbuff only written on root). */
+sieveResult_t sieveReduce(const void* sendbuff, void* recvbuff, size_t count,
+                          sieveDataType_t datatype, sieveRedOp_t op, int root, sieveComm_t comm,
+                          sieveStream_t stream);
+
+/* recvbuff[r*sendcount ...] = sendbuff of rank r. In place: sendbuff == recvbuff + rank*sendcount. */
+sieveResult_t sieveAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                             sieveDataType_t datatype, sieveComm_t comm, sieveStream_t stream);
+
+/* recvbuff on rank r = op over ranks of sendbuff[r*recvcount ... (r+1)*recvcount). */
+sieveResult_t sieveReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                 sieveDataType_t datatype, sieveRedOp_t op, sieveComm_t comm,
+                                 sieveStream_t stream);
+
+/* Point to point. Sends and receives between a pair of ranks match in order.
+ * Outside a group each call returns when its transfer is complete. */
+sieveResult_t sieveSend(const void* sendbuff, size_t count, sieveDataType_t datatype, int peer,
+                        sieveComm_t comm, sieveStream_t stream);
+sieveResult_t sieveRecv(void* recvbuff, size_t count, sieveDataType_t datatype, int peer,
+                        sieveComm_t comm, sieveStream_t stream);
+
+/* Groups: calls between GroupStart and GroupEnd are issued together at GroupEnd
+ * (collectives in call order, then all sends and receives at once), so
+ * send/recv patterns such as ring exchanges and all-to-all cannot deadlock.
+ * Errors of grouped calls are returned by sieveGroupEnd. Groups nest. */
+sieveResult_t sieveGroupStart(void);
+sieveResult_t sieveGroupEnd(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* SIEVE_H_ */

@@ -1,0 +1,284 @@
+// Fast Reduce/DivideBy: one (dtype, op) dispatch per call into plain templated loops
+// that GCC auto-vectorizes, built twice (baseline x86-64 and AVX2) and picked at run time;
+// float16/bfloat16 are widened to float32 in stack chunks.
+#include "kernels/reduce.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace sieve::kernels {
+namespace {
+
+// Integer arithmetic happens in an unsigned type at least as wide as `unsigned` so that
+// overflow wraps (defined) instead of being signed-overflow UB or promoting to int.
+template <typename T>
+using WrapType =
+    std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+
+// Everything below the ISA entry points is forced inline so that it is compiled (and
+// vectorized) with the instruction set of whichever entry point it lands in.
+#define SIEVE_KERNEL_INLINE inline __attribute__((always_inline))
+
+template <typename T>
+struct SumOp {
+  SIEVE_KERNEL_INLINE static T Apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+      return static_cast<T>(static_cast<WrapType<T>>(a) + static_cast<WrapType<T>>(b));
+    } else {
+      return a + b;
+    }
+  }
+};
+
+template <typename T>
+struct ProdOp {
+  SIEVE_KERNEL_INLINE static T Apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+      return static_cast<T>(static_cast<WrapType<T>>(a) * static_cast<WrapType<T>>(b));
+    } else {
+      return a * b;
+    }
+  }
+};
+
+// The select form maps onto maxps/minps (and pmax*) and fixes which operand wins on
+// ties and NaN, so the reference can reproduce it bit for bit.
+template <typename T>
+struct MaxOp {
+  SIEVE_KERNEL_INLINE static T Apply(T a, T b) { return a > b ? a : b; }
+};
+
+template <typename T>
+struct MinOp {
+  SIEVE_KERNEL_INLINE static T Apply(T a, T b) { return a < b ? a : b; }
+};
+
+// Elements stored natively: one loop. No __restrict: out may be a or b (exact alias),
+// which GCC's runtime alias check lets through to the vector path.
+template <typename T>
+struct PlainKernel {
+  template <template <typename> class Op>
+  SIEVE_KERNEL_INLINE static void Run(const void* a, const void* b, void* out, size_t n) {
+    const T* ta = static_cast<const T*>(a);
+    const T* tb = static_cast<const T*>(b);
+    T* to = static_cast<T*>(out);
+    for (size_t i = 0; i < n; ++i) to[i] = Op<T>::Apply(ta[i], tb[i]);
+  }
+};
+
+SIEVE_KERNEL_INLINE uint32_t FloatBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+SIEVE_KERNEL_INLINE float BitsFloat(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// All-ones when `cond`; selecting through masks keeps GCC from turning the choice back
+// into a branch around the float math (which -ftrapping-math then will not if-convert).
+SIEVE_KERNEL_INLINE uint32_t Pick(bool cond, uint32_t if_true, uint32_t if_false) {
+  const uint32_t mask = 0u - static_cast<uint32_t>(cond);
+  return (if_true & mask) | (if_false & ~mask);
+}
+
+// Branch-free restatements of dtype.h's HalfToFloat/FloatToHalf (every case computed,
+// one selected) so the conversion loops vectorize; the tests hold them bit-identical
+// to the originals, which the reference uses.
+struct HalfCodec {
+  SIEVE_KERNEL_INLINE static float Load(uint16_t h) {
+    const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+    const uint32_t em = h & 0x7fffu;
+    const uint32_t normal = (em << 13) + (112u << 23);  // rebias 15 -> 127
+    const uint32_t special = (em << 13) | 0x70000000u;  // inf / nan
+    const uint32_t sub = FloatBits(static_cast<float>(static_cast<int32_t>(em)) * 0x1p-24f);
+    const uint32_t bits = Pick(em >= 0x7c00u, special, Pick(em >= 0x0400u, normal, sub));
+    return BitsFloat(sign | bits);
+  }
+  SIEVE_KERNEL_INLINE static uint16_t Store(float f) {
+    const uint32_t x = FloatBits(f);
+    const uint32_t sign = (x >> 16) & 0x8000u;
+    const uint32_t abs = x & 0x7fffffffu;
+    const uint32_t normal = (abs + 0xfffu + ((abs >> 13) & 1u) - 0x38000000u) >> 13;
+    // abs * 2^24 < 2^10 for half subnormals; adding 2^23 leaves its round-to-nearest-even
+    // integer value in the low mantissa bits (what rint does, minus the call).
+    const uint32_t sub = FloatBits(BitsFloat(abs) * 0x1p24f + 0x1p23f) - 0x4b000000u;
+    const uint32_t special = abs > 0x7f800000u ? 0x7e00u : 0x7c00u;  // nan, else inf
+    const uint32_t bits = Pick(abs >= 0x477ff000u, special, Pick(abs < 0x38800000u, sub, normal));
+    return static_cast<uint16_t>(sign | bits);
+  }
+};
+
+struct Bf16Codec {
+  SIEVE_KERNEL_INLINE static float Load(uint16_t v) { return Bf16ToFloat(v); }
+  SIEVE_KERNEL_INLINE static uint16_t Store(float f) { return FloatToBf16(f); }
+};
+
+// 16-bit floats: widen a chunk of a and b to float32, combine with the vectorized float
+// loop, round once on the way out. The whole chunk is read before any of it is written,
+// so out aliasing a or b is harmless.
+template <typename Codec>
+struct PackedKernel {
+  template <template <typename> class Op>
+  SIEVE_KERNEL_INLINE static void Run(const void* a, const void* b, void* out, size_t n) {
+    constexpr size_t kChunk = 512;
+    float fa[kChunk];
+    float fb[kChunk];
+    const uint16_t* ta = static_cast<const uint16_t*>(a);
+    const uint16_t* tb = static_cast<const uint16_t*>(b);
+    uint16_t* to = static_cast<uint16_t*>(out);
+    for (size_t base = 0; base < n; base += kChunk) {
+      const size_t m = std::min(kChunk, n - base);
+      for (size_t i = 0; i < m; ++i) fa[i] = Codec::Load(ta[base + i]);
+      for (size_t i = 0; i < m; ++i) fb[i] = Codec::Load(tb[base + i]);
+      for (size_t i = 0; i < m; ++i) fa[i] = Op<float>::Apply(fa[i], fb[i]);
+      for (size_t i = 0; i < m; ++i) to[base + i] = Codec::Store(fa[i]);
+    }
+  }
+};
+
+template <typename Kernel>
+SIEVE_KERNEL_INLINE void DispatchOp(RedOp op, const void* a, const void* b, void* out, size_t n) {
+  switch (op) {
+    case RedOp::kSum:
+    case RedOp::kAvg:  // averaging divides afterwards (DivideBy)
+      Kernel::template Run<SumOp>(a, b, out, n);
+      return;
+    case RedOp::kProd:
+      Kernel::template Run<ProdOp>(a, b, out, n);
+      return;
+    case RedOp::kMax:
+      Kernel::template Run<MaxOp>(a, b, out, n);
+      return;
+    case RedOp::kMin:
+      Kernel::template Run<MinOp>(a, b, out, n);
+      return;
+  }
+}
+
+// Truncating integer division in the common type, so a divisor wider than T (300 for
+// int8) is not narrowed first; a divisor below 1 is rejected by the caller.
+template <typename T>
+SIEVE_KERNEL_INLINE void DivideInts(void* buf, size_t n, int divisor) {
+  using D = std::common_type_t<T, int>;
+  T* t = static_cast<T*>(buf);
+  const D d = static_cast<D>(divisor);
+  for (size_t i = 0; i < n; ++i) t[i] = static_cast<T>(t[i] / d);
+}
+
+template <typename T>
+SIEVE_KERNEL_INLINE void DivideFloats(void* buf, size_t n, int divisor) {
+  T* t = static_cast<T*>(buf);
+  const T d = static_cast<T>(divisor);
+  for (size_t i = 0; i < n; ++i) t[i] = t[i] / d;
+}
+
+template <typename Codec>
+SIEVE_KERNEL_INLINE void DividePacked(void* buf, size_t n, int divisor) {
+  uint16_t* t = static_cast<uint16_t*>(buf);
+  const float d = static_cast<float>(divisor);
+  for (size_t i = 0; i < n; ++i) t[i] = Codec::Store(Codec::Load(t[i]) / d);
+}
+
+SIEVE_KERNEL_INLINE void ReduceImpl(DType dtype, RedOp op, const void* a, const void* b, void* out,
+                                    size_t n) {
+  switch (dtype) {
+    case DType::kInt8:
+      return DispatchOp<PlainKernel<int8_t>>(op, a, b, out, n);
+    case DType::kUint8:
+      return DispatchOp<PlainKernel<uint8_t>>(op, a, b, out, n);
+    case DType::kInt32:
+      return DispatchOp<PlainKernel<int32_t>>(op, a, b, out, n);
+    case DType::kUint32:
+      return DispatchOp<PlainKernel<uint32_t>>(op, a, b, out, n);
+    case DType::kInt64:
+      return DispatchOp<PlainKernel<int64_t>>(op, a, b, out, n);
+    case DType::kUint64:
+      return DispatchOp<PlainKernel<uint64_t>>(op, a, b, out, n);
+    case DType::kFloat16:
+      return DispatchOp<PackedKernel<HalfCodec>>(op, a, b, out, n);
+    case DType::kFloat32:
+      return DispatchOp<PlainKernel<float>>(op, a, b, out, n);
+    case DType::kFloat64:
+      return DispatchOp<PlainKernel<double>>(op, a, b, out, n);
+    case DType::kBfloat16:
+      return DispatchOp<PackedKernel<Bf16Codec>>(op, a, b, out, n);
+  }
+}
+
+SIEVE_KERNEL_INLINE void DivideByImpl(DType dtype, void* buf, size_t n, int divisor) {
+  if (divisor < 1) return;  // averages divide by a rank count; nothing else is meaningful
+  switch (dtype) {
+    case DType::kInt8:
+      return DivideInts<int8_t>(buf, n, divisor);
+    case DType::kUint8:
+      return DivideInts<uint8_t>(buf, n, divisor);
+    case DType::kInt32:
+      return DivideInts<int32_t>(buf, n, divisor);
+    case DType::kUint32:
+      return DivideInts<uint32_t>(buf, n, divisor);
+    case DType::kInt64:
+      return DivideInts<int64_t>(buf, n, divisor);
+    case DType::kUint64:
+      return DivideInts<uint64_t>(buf, n, divisor);
+    case DType::kFloat16:
+      return DividePacked<HalfCodec>(buf, n, divisor);
+    case DType::kFloat32:
+      return DivideFloats<float>(buf, n, divisor);
+    case DType::kFloat64:
+      return DivideFloats<double>(buf, n, divisor);
+    case DType::kBfloat16:
+      return DividePacked<Bf16Codec>(buf, n, divisor);
+  }
+}
+
+// SSE2-only x86-64 cannot profitably vectorize 64-bit integer max/min/prod; AVX2 can,
+// and widens every other loop too.
+void ReduceBaseline(DType dtype, RedOp op, const void* a, const void* b, void* out, size_t n) {
+  ReduceImpl(dtype, op, a, b, out, n);
+}
+void DivideByBaseline(DType dtype, void* buf, size_t n, int divisor) {
+  DivideByImpl(dtype, buf, n, divisor);
+}
+#if defined(__x86_64__)
+__attribute__((target("avx2"))) void ReduceAvx2(DType dtype, RedOp op, const void* a, const void* b,
+                                                void* out, size_t n) {
+  ReduceImpl(dtype, op, a, b, out, n);
+}
+__attribute__((target("avx2"))) void DivideByAvx2(DType dtype, void* buf, size_t n, int divisor) {
+  DivideByImpl(dtype, buf, n, divisor);
+}
+
+bool HasAvx2() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  return has;
+}
+#endif
+
+}  // namespace
+
+void Reduce(DType dtype, RedOp op, const void* a, const void* b, void* out, size_t n) {
+#if defined(__x86_64__)
+  if (HasAvx2()) return ReduceAvx2(dtype, op, a, b, out, n);
+#endif
+  ReduceBaseline(dtype, op, a, b, out, n);
+}
+
+void DivideBy(DType dtype, void* buf, size_t n, int divisor) {
+#if defined(__x86_64__)
+  if (HasAvx2()) return DivideByAvx2(dtype, buf, n, divisor);
+#endif
+  DivideByBaseline(dtype, buf, n, divisor);
+}
+
+}  // namespace sieve::kernels
+
+#undef SIEVE_KERNEL_INLINE

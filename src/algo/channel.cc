@@ -1,0 +1,112 @@
+// Channel implementation: tag construction, waits with named errors.
+#include "algo/channel.h"
+
+#include <set>
+
+#include "core/log.h"
+#include "transport/tag.h"
+
+namespace sieve::algo {
+
+using transport::Request;
+
+Channel::Channel(transport::Transport* transport, uint32_t seq, std::string name,
+                 transport::WaitOptions wait, Counters* p2p_counters)
+    : transport_(transport),
+      seq_(seq),
+      p2p_(p2p_counters != nullptr),
+      name_(std::move(name)),
+      wait_(std::move(wait)),
+      counters_(p2p_counters != nullptr ? p2p_counters : &own_counters_) {
+  counters_->send.resize(transport->size(), 0);
+  counters_->recv.resize(transport->size(), 0);
+  wait_.check_peers = [this] { return PeerFailures(); };
+  wait_.describe_pending = [this] { return DescribePending(); };
+}
+
+Channel::~Channel() {
+  for (Request& req : requests_)
+    if (req.state == Request::kPending) transport_->Cancel(&req);
+}
+
+Status Channel::Send(int peer, const void* buf, size_t bytes, Handle* handle) {
+  requests_.emplace_back();
+  if (handle != nullptr) *handle = requests_.size() - 1;
+  Request& req = requests_.back();
+  if (bytes == 0) {
+    req.state = Request::kDone;
+    return Status::OK();
+  }
+  uint64_t tag = transport::MakeTag(rank(), p2p_, seq_, counters_->send[peer]++);
+  SIEVE_TRACE(kLogNet, "%s: send %zu bytes to rank %d tag 0x%lx", name_.c_str(), bytes, peer,
+              static_cast<unsigned long>(tag));
+  return transport_->Isend(peer, tag, buf, bytes, &req).WithContext(name_);
+}
+
+Status Channel::Recv(int peer, void* buf, size_t bytes, Handle* handle) {
+  requests_.emplace_back();
+  if (handle != nullptr) *handle = requests_.size() - 1;
+  Request& req = requests_.back();
+  if (bytes == 0) {
+    req.state = Request::kDone;
+    return Status::OK();
+  }
+  uint64_t tag = transport::MakeTag(peer, p2p_, seq_, counters_->recv[peer]++);
+  SIEVE_TRACE(kLogNet, "%s: recv %zu bytes from rank %d tag 0x%lx", name_.c_str(), bytes, peer,
+              static_cast<unsigned long>(tag));
+  return transport_->Irecv(peer, tag, buf, bytes, &req).WithContext(name_);
+}
+
+Status Channel::Check(const Request& req) const {
+  if (req.state == Request::kFailed) {
+    std::string failure = transport_->PeerFailure(req.peer);
+    return Status::RemoteError(StrFormat(
+        "%s: %s rank %d failed: %s", name_.c_str(), req.is_recv ? "receive from" : "send to",
+        req.peer, (failure.empty() ? req.error : failure).c_str()));
+  }
+  if (req.is_recv && req.received_bytes != req.bytes) {
+    return Status::InvalidUsage(StrFormat(
+        "%s: rank %d sent %zu bytes where %zu were expected: ranks called this operation with "
+        "different arguments",
+        name_.c_str(), req.peer, req.received_bytes, req.bytes));
+  }
+  return Status::OK();
+}
+
+Status Channel::Wait(Handle handle) {
+  Request& req = requests_[handle];
+  Status st = transport::ProgressUntil(
+      transport_, [&req] { return req.state != Request::kPending; }, wait_);
+  if (!st.ok()) return st.WithContext(name_);
+  return Check(req);
+}
+
+Status Channel::WaitAll() {
+  for (; first_unwaited_ < requests_.size(); ++first_unwaited_)
+    SIEVE_RETURN_IF_ERROR(Wait(first_unwaited_));
+  return Status::OK();
+}
+
+Status Channel::PeerFailures() const {
+  for (const Request& req : requests_) {
+    if (req.state != Request::kPending) continue;
+    std::string failure = transport_->PeerFailure(req.peer);
+    if (!failure.empty())
+      return Status::RemoteError(StrFormat("rank %d failed: %s", req.peer, failure.c_str()));
+  }
+  return Status::OK();
+}
+
+std::string Channel::DescribePending() const {
+  std::set<int> recv_peers, send_peers;
+  for (const Request& req : requests_) {
+    if (req.state != Request::kPending) continue;
+    (req.is_recv ? recv_peers : send_peers).insert(req.peer);
+  }
+  std::string out;
+  for (int p : recv_peers) out += StrFormat("%srank %d (receive)", out.empty() ? "" : ", ", p);
+  for (int p : send_peers) out += StrFormat("%srank %d (send)", out.empty() ? "" : ", ", p);
+  return out;
+}
+
+}  // namespace sieve::algo

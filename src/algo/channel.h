@@ -1,0 +1,66 @@
+// Channel: the messages of one operation. Algorithms post sends/receives to
+// ranks through it and wait; it builds the tags (sender, op seq, per-peer
+// message index) and turns stalls, failures and size mismatches into errors
+// that name the operation and the peers concerned.
+#ifndef SIEVE_ALGO_CHANNEL_H_
+#define SIEVE_ALGO_CHANNEL_H_
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "transport/transport.h"
+#include "transport/wait.h"
+
+namespace sieve::algo {
+
+class Channel {
+ public:
+  using Handle = size_t;
+
+  // Per-peer message counters; point-to-point traffic keeps one set for the
+  // communicator's lifetime so sends and receives match in order across calls.
+  struct Counters {
+    std::vector<uint32_t> send, recv;
+  };
+
+  // `name` ("allreduce #12") prefixes every error. A collective gets fresh
+  // counters; p2p passes the communicator's (and uses its own tag space).
+  Channel(transport::Transport* transport, uint32_t seq, std::string name,
+          transport::WaitOptions wait, Counters* p2p_counters = nullptr);
+  ~Channel();  // cancels whatever is still pending (after an error)
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+
+  int rank() const { return transport_->rank(); }
+  int size() const { return transport_->size(); }
+  const std::string& name() const { return name_; }
+
+  // Posts a message; zero-byte messages are skipped on both sides alike.
+  Status Send(int peer, const void* buf, size_t bytes, Handle* handle = nullptr);
+  Status Recv(int peer, void* buf, size_t bytes, Handle* handle = nullptr);
+  // Waits for one posted message; a receive must get exactly the posted size.
+  Status Wait(Handle handle);
+  // Waits for everything posted so far.
+  Status WaitAll();
+
+ private:
+  Status Check(const transport::Request& req) const;
+  Status PeerFailures() const;
+  std::string DescribePending() const;
+
+  transport::Transport* transport_;
+  uint32_t seq_;
+  bool p2p_;
+  std::string name_;
+  transport::WaitOptions wait_;
+  std::deque<transport::Request> requests_;  // deque: stable addresses for the transport
+  Counters own_counters_;
+  Counters* counters_;
+  size_t first_unwaited_ = 0;
+};
+
+}  // namespace sieve::algo
+
+#endif  // SIEVE_ALGO_CHANNEL_H_

@@ -1,0 +1,46 @@
+// Codec: how an algorithm encodes, combines and decodes a range of elements.
+// The ring and the tree are written once against it; the dense mode is one
+// codec, and compressed modes (masked, ternary, subnet) are others.
+//
+// Vocabulary: `input` is this rank's own data, `work` the buffer the result is
+// built in; a "wire image" of a range carries the combination of some number
+// of ranks' contributions (1 = this rank's input alone, n = final).
+#ifndef SIEVE_ALGO_CODEC_H_
+#define SIEVE_ALGO_CODEC_H_
+
+#include <cstddef>
+
+namespace sieve::algo {
+
+class Codec {
+ public:
+  virtual ~Codec() = default;
+
+  // Bytes of a wire image of `elems` elements carrying `contributions` ranks.
+  virtual size_t WireBytes(size_t elems, int contributions) const = 0;
+  // True when Encode writes into `scratch` (the algorithm then keeps the
+  // scratch alive until that send completes); false when it returns pointers
+  // into input/work (zero copy).
+  virtual bool EncodeUsesScratch() const = 0;
+  // A wire image of [offset, offset+elems): of the input when contributions
+  // is 1, else of work. Returns the bytes to send.
+  virtual const void* Encode(size_t offset, size_t elems, int contributions, void* scratch) = 0;
+  // Combines a received wire image into work: work = input (+) wire when
+  // `first`, else work = work (+) wire.
+  virtual void ReduceInto(size_t offset, size_t elems, int contributions, const void* wire,
+                          bool first) = 0;
+  // work = input for the range (a rank that receives nothing, e.g. n == 1).
+  virtual void LoadInput(size_t offset, size_t elems) = 0;
+  // Called exactly once per range when work holds all n contributions, before
+  // the range is distributed (e.g. the division of an average).
+  virtual void Finalize(size_t offset, size_t elems) = 0;
+  // Where a final wire image may be received directly, or nullptr when it must
+  // be received into scratch and decoded.
+  virtual void* DirectTarget(size_t offset, size_t elems) = 0;
+  // work = the decoded final wire image (used when DirectTarget is nullptr).
+  virtual void Decode(size_t offset, size_t elems, const void* wire) = 0;
+};
+
+}  // namespace sieve::algo
+
+#endif  // SIEVE_ALGO_CODEC_H_

@@ -1,0 +1,162 @@
+// Ring reduce-scatter + all-gather, pipelined by segments.
+//
+// The schedule (n ranks, chunk c = bounds[c]..bounds[c+1]):
+//   reduce-scatter, steps k = 0..n-2: send chunk r-k-1 to the next rank (at
+//   k = 0 straight from the input), receive chunk r-k-2 from the previous rank
+//   and combine it with our input into work. After step n-2 chunk r holds all
+//   n contributions; it is finalized (e.g. averaged).
+//   all-gather, steps k = 0..n-2: send chunk r-k (our own first), receive chunk
+//   r-k-1 into work (it is forwarded at the next step).
+// Each chunk is cut into S segments and segment s of step k+1 only depends on
+// segment s of step k, so every segment is its own pipeline: as soon as one
+// arrives it is combined and sent on while later segments are still in
+// flight. Sends and combining therefore overlap, and each rank moves
+// 2(n-1)/n of the data in each direction, the bandwidth optimum.
+#include "algo/ring.h"
+
+#include <algorithm>
+#include <deque>
+
+#include "algo/ring_pattern.h"
+
+namespace sieve::algo {
+
+namespace {
+
+struct Segment {
+  size_t index = 0;
+  int step = 0;  // 0..total_steps-1: reduce-scatter steps first, then all-gather
+  Channel::Handle recv = 0;
+  bool recv_direct = false;
+  std::vector<Channel::Handle> sends;  // one per step, to respect buffer reuse
+  std::vector<char> recv_scratch;
+  std::vector<char> send_scratch[2];
+};
+
+class RingRun {
+ public:
+  RingRun(Channel& channel, Codec& codec, const std::vector<size_t>& bounds,
+          const RingOptions& options)
+      : ch_(channel), codec_(codec), bounds_(bounds), opt_(options) {
+    n_ = channel.size();
+    rank_ = channel.rank();
+    rs_steps_ = options.reduce_scatter ? n_ - 1 : 0;
+    total_steps_ = rs_steps_ + (options.all_gather ? n_ - 1 : 0);
+    size_t max_bytes = 0;
+    for (int c = 0; c < n_; ++c)
+      max_bytes = std::max(max_bytes, codec.WireBytes(bounds[c + 1] - bounds[c], n_));
+    segments_ = std::max<size_t>(1, (max_bytes + opt_.segment_bytes - 1) / opt_.segment_bytes);
+  }
+
+  Status Run() {
+    std::vector<Segment> segs(segments_);
+    std::deque<Segment*> queue;
+    for (size_t s = 0; s < segments_; ++s) {
+      segs[s].index = s;
+      segs[s].sends.assign(total_steps_, 0);
+      SIEVE_RETURN_IF_ERROR(Post(segs[s]));
+      queue.push_back(&segs[s]);
+    }
+    // Segments complete roughly in posting order: serve them first-in first-out.
+    while (!queue.empty()) {
+      Segment* seg = queue.front();
+      queue.pop_front();
+      SIEVE_RETURN_IF_ERROR(ch_.Wait(seg->recv));
+      Absorb(*seg);
+      if (++seg->step < total_steps_) {
+        SIEVE_RETURN_IF_ERROR(Post(*seg));
+        queue.push_back(seg);
+      }
+    }
+    return ch_.WaitAll();
+  }
+
+ private:
+  bool InReduceScatter(int step) const { return step < rs_steps_; }
+
+  void Range(int chunk, size_t s, size_t* begin, size_t* end) const {
+    size_t b, e;
+    SegmentRange(bounds_[chunk + 1] - bounds_[chunk], segments_, s, &b, &e);
+    *begin = bounds_[chunk] + b;
+    *end = bounds_[chunk] + e;
+  }
+
+  // Posts the receive and the send of segment `seg` at its current step.
+  Status Post(Segment& seg) {
+    int k = seg.step;
+    bool rs = InReduceScatter(k);
+    int send_chunk = rs ? RsSendChunk(rank_, k, n_) : AgSendChunk(rank_, k - rs_steps_, n_);
+    int recv_chunk = rs ? RsRecvChunk(rank_, k, n_) : AgRecvChunk(rank_, k - rs_steps_, n_);
+    // Contributions carried: k+1 during reduce-scatter, all n in the all-gather.
+    int contributions = rs ? k + 1 : n_;
+    size_t rb, re, sb, se;
+    Range(recv_chunk, seg.index, &rb, &re);
+    Range(send_chunk, seg.index, &sb, &se);
+
+    size_t recv_bytes = codec_.WireBytes(re - rb, rs ? k + 1 : n_);
+    void* target = rs ? nullptr : codec_.DirectTarget(rb, re - rb);
+    seg.recv_direct = target != nullptr;
+    if (target != nullptr && rs_steps_ > 0) {
+      // Receiving into work overwrites what our reduce-scatter send of the same
+      // chunk read (step k - rs_steps_ sent chunk r-k-1 too): it must be done.
+      SIEVE_RETURN_IF_ERROR(ch_.Wait(seg.sends[k - rs_steps_]));
+    }
+    if (target == nullptr) {
+      if (seg.recv_scratch.size() < recv_bytes) seg.recv_scratch.resize(recv_bytes);
+      target = seg.recv_scratch.data();
+    }
+    SIEVE_RETURN_IF_ERROR(ch_.Recv(RingPrev(rank_, n_), target, recv_bytes, &seg.recv));
+
+    void* scratch = nullptr;
+    if (codec_.EncodeUsesScratch()) {
+      std::vector<char>& buf = seg.send_scratch[k % 2];
+      if (k >= 2) SIEVE_RETURN_IF_ERROR(ch_.Wait(seg.sends[k - 2]));  // buffer reuse
+      buf.resize(codec_.WireBytes(se - sb, contributions));
+      scratch = buf.data();
+    }
+    const void* wire = codec_.Encode(sb, se - sb, contributions, scratch);
+    return ch_.Send(RingNext(rank_, n_), wire, codec_.WireBytes(se - sb, contributions),
+                    &seg.sends[k]);
+  }
+
+  // Folds the segment just received into work.
+  void Absorb(Segment& seg) {
+    int k = seg.step;
+    size_t b, e;
+    if (InReduceScatter(k)) {
+      Range(RsRecvChunk(rank_, k, n_), seg.index, &b, &e);
+      codec_.ReduceInto(b, e - b, k + 1, seg.recv_scratch.data(), /*first=*/true);
+      if (k == rs_steps_ - 1) codec_.Finalize(b, e - b);  // chunk r is complete
+    } else {
+      Range(AgRecvChunk(rank_, k - rs_steps_, n_), seg.index, &b, &e);
+      if (!seg.recv_direct) codec_.Decode(b, e - b, seg.recv_scratch.data());
+    }
+  }
+
+  Channel& ch_;
+  Codec& codec_;
+  const std::vector<size_t>& bounds_;
+  RingOptions opt_;
+  int n_ = 1;
+  int rank_ = 0;
+  int rs_steps_ = 0;
+  int total_steps_ = 0;
+  size_t segments_ = 1;
+};
+
+}  // namespace
+
+Status RunRing(Channel& channel, Codec& codec, const std::vector<size_t>& bounds,
+               const RingOptions& options) {
+  if (channel.size() == 1) {
+    if (options.reduce_scatter) {
+      codec.LoadInput(bounds[0], bounds[1] - bounds[0]);
+      codec.Finalize(bounds[0], bounds[1] - bounds[0]);
+    }
+    return Status::OK();
+  }
+  return RingRun(channel, codec, bounds, options).Run();
+}
+
+}  // namespace sieve::algo
+

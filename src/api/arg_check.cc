@@ -1,0 +1,63 @@
+// Argument checks for the C entry points.
+#include "api/arg_check.h"
+
+#include <cstdint>
+
+namespace sieve {
+
+Status CheckComm(sieveComm_t comm, Comm** out) {
+  if (comm == nullptr) return Status::InvalidArgument("comm is NULL");
+  if (comm->magic != kSieveCommMagic || !comm->impl)
+    return Status::InvalidArgument("comm is not a live communicator (destroyed or corrupted)");
+  Comm* impl = comm->impl.get();
+  if (impl->AsyncError() != Code::kOk) {
+    return Status::InvalidUsage(StrFormat(
+        "communicator is unusable after an earlier failure (%s); destroy or abort it",
+        impl->FatalError().c_str()));
+  }
+  *out = impl;
+  return Status::OK();
+}
+
+Status CheckDataType(sieveDataType_t datatype, kernels::DType* out) {
+  int v = static_cast<int>(datatype);
+  if (v < 0 || v >= kernels::kNumDTypes)
+    return Status::InvalidArgument(
+        StrFormat("datatype %d is not a sieveDataType_t (0..%d)", v, kernels::kNumDTypes - 1));
+  *out = static_cast<kernels::DType>(v);
+  return Status::OK();
+}
+
+Status CheckRedOp(sieveRedOp_t op, kernels::RedOp* out) {
+  int v = static_cast<int>(op);
+  if (v < 0 || v >= kernels::kNumRedOps)
+    return Status::InvalidArgument(StrFormat(
+        "op %d is not a built-in sieveRedOp_t (sum, prod, max, min, avg)", v));
+  *out = static_cast<kernels::RedOp>(v);
+  return Status::OK();
+}
+
+Status CheckBuffer(const void* buffer, const char* name, size_t count) {
+  if (count > 0 && buffer == nullptr)
+    return Status::InvalidArgument(StrFormat("%s is NULL with count %zu", name, count));
+  return Status::OK();
+}
+
+Status CheckByteSize(size_t count, size_t blocks, size_t elem_size, const char* name) {
+  if (count != 0 && (blocks > SIZE_MAX / count || count * blocks > SIZE_MAX / elem_size ||
+                     count * blocks * elem_size > static_cast<size_t>(INT64_MAX))) {
+    return Status::InvalidArgument(StrFormat(
+        "%s %zu x %zu bytes per element overflows the addressable size", name, count * blocks,
+        elem_size));
+  }
+  return Status::OK();
+}
+
+Status CheckRank(int rank, int nranks, const char* name) {
+  if (rank < 0 || rank >= nranks)
+    return Status::InvalidArgument(
+        StrFormat("%s %d is not a rank of this communicator (0..%d)", name, rank, nranks - 1));
+  return Status::OK();
+}
+
+}  // namespace sieve

@@ -1,0 +1,158 @@
+// Collective and point-to-point entry points: check arguments, build
+// CollArgs, run now or queue in the current group.
+#include "api/api_guard.h"
+#include "api/arg_check.h"
+#include "coll/collectives.h"
+#include "comm/group.h"
+#include "core/log.h"
+
+using sieve::Comm;
+using sieve::Status;
+using sieve::coll::CollArgs;
+using sieve::kernels::DTypeSize;
+
+namespace {
+
+Comm* ImplOrNull(sieveComm_t comm) {
+  return comm != nullptr && comm->magic == kSieveCommMagic ? comm->impl.get() : nullptr;
+}
+
+// Checks every collective shares: comm, datatype, buffers, byte size of
+// count * blocks elements (blocks: nranks for the gathered/scattered side).
+Status CheckCommon(sieveComm_t comm, sieveDataType_t datatype, const void* sendbuff,
+                   const void* recvbuff, size_t count, Comm** impl, CollArgs* args) {
+  SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, impl));
+  SIEVE_RETURN_IF_ERROR(sieve::CheckDataType(datatype, &args->dtype));
+  SIEVE_RETURN_IF_ERROR(sieve::CheckByteSize(count, static_cast<size_t>((*impl)->size()),
+                                             DTypeSize(args->dtype), "count"));
+  args->send = sendbuff;
+  args->recv = static_cast<void*>(const_cast<void*>(recvbuff));
+  args->count = count;
+  return Status::OK();
+}
+
+using CollFn = Status (*)(Comm&, const CollArgs&);
+
+Status Submit(Comm* impl, CollFn fn, const CollArgs& args) {
+  if (args.count == 0) return Status::OK();  // as NCCL: nothing to do, nothing exchanged
+  SIEVE_TRACE(sieve::kLogCall, "send %p recv %p count %zu dtype %d op %d root %d", args.send,
+              args.recv, args.count, static_cast<int>(args.dtype), static_cast<int>(args.op),
+              args.root);
+  return sieve::SubmitCollective(impl, [impl, fn, args] { return fn(*impl, args); });
+}
+
+}  // namespace
+
+extern "C" {
+
+sieveResult_t sieveAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                             sieveDataType_t datatype, sieveRedOp_t op, sieveComm_t comm,
+                             sieveStream_t stream) {
+  return sieve::Guard(ImplOrNull(comm), "sieveAllReduce", [&]() -> Status {
+    Comm* impl = nullptr;
+    CollArgs args;
+    SIEVE_RETURN_IF_ERROR(CheckCommon(comm, datatype, sendbuff, recvbuff, count, &impl, &args));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckRedOp(op, &args.op));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
+    return Submit(impl, sieve::coll::AllReduce, args);
+  });
+}
+
+sieveResult_t sieveBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                             sieveDataType_t datatype, int root, sieveComm_t comm,
+                             sieveStream_t stream) {
+  return sieve::Guard(ImplOrNull(comm), "sieveBroadcast", [&]() -> Status {
+    Comm* impl = nullptr;
+    CollArgs args;
+    SIEVE_RETURN_IF_ERROR(CheckCommon(comm, datatype, sendbuff, recvbuff, count, &impl, &args));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckRank(root, impl->size(), "root"));
+    args.root = root;
+    if (impl->rank() == root) SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
+    return Submit(impl, sieve::coll::Broadcast, args);
+  });
+}
+
+sieveResult_t sieveReduce(const void* sendbuff, void* recvbuff, size_t count,
+                          sieveDataType_t datatype, sieveRedOp_t op, int root, sieveComm_t comm,
+                          sieveStream_t stream) {
+  return sieve::Guard(ImplOrNull(comm), "sieveReduce", [&]() -> Status {
+    Comm* impl = nullptr;
+    CollArgs args;
+    SIEVE_RETURN_IF_ERROR(CheckCommon(comm, datatype, sendbuff, recvbuff, count, &impl, &args));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckRedOp(op, &args.op));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckRank(root, impl->size(), "root"));
+    args.root = root;
+    SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
+    if (impl->rank() == root) SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
+    return Submit(impl, sieve::coll::Reduce, args);
+  });
+}
+
+sieveResult_t sieveAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                             sieveDataType_t datatype, sieveComm_t comm, sieveStream_t stream) {
+  return sieve::Guard(ImplOrNull(comm), "sieveAllGather", [&]() -> Status {
+    Comm* impl = nullptr;
+    CollArgs args;
+    SIEVE_RETURN_IF_ERROR(
+        CheckCommon(comm, datatype, sendbuff, recvbuff, sendcount, &impl, &args));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", sendcount));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", sendcount));
+    return Submit(impl, sieve::coll::AllGather, args);
+  });
+}
+
+sieveResult_t sieveReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                 sieveDataType_t datatype, sieveRedOp_t op, sieveComm_t comm,
+                                 sieveStream_t stream) {
+  return sieve::Guard(ImplOrNull(comm), "sieveReduceScatter", [&]() -> Status {
+    Comm* impl = nullptr;
+    CollArgs args;
+    SIEVE_RETURN_IF_ERROR(
+        CheckCommon(comm, datatype, sendbuff, recvbuff, recvcount, &impl, &args));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckRedOp(op, &args.op));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", recvcount));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", recvcount));
+    return Submit(impl, sieve::coll::ReduceScatter, args);
+  });
+}
+
+static sieveResult_t PointToPoint(const char* call, bool is_send, const void* buffer, size_t count,
+                                  sieveDataType_t datatype, int peer, sieveComm_t comm) {
+  return sieve::Guard(ImplOrNull(comm), call, [&]() -> Status {
+    Comm* impl = nullptr;
+    CollArgs args;
+    SIEVE_RETURN_IF_ERROR(CheckCommon(comm, datatype, buffer, buffer, count, &impl, &args));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckRank(peer, impl->size(), "peer"));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(buffer, is_send ? "sendbuff" : "recvbuff", count));
+    sieve::P2pOp op;
+    op.comm = impl;
+    op.is_send = is_send;
+    op.peer = peer;
+    op.buffer = const_cast<void*>(buffer);
+    op.bytes = count * DTypeSize(args.dtype);
+    return sieve::SubmitP2p(op);
+  });
+}
+
+sieveResult_t sieveSend(const void* sendbuff, size_t count, sieveDataType_t datatype, int peer,
+                        sieveComm_t comm, sieveStream_t stream) {
+  return PointToPoint("sieveSend", true, sendbuff, count, datatype, peer, comm);
+}
+
+sieveResult_t sieveRecv(void* recvbuff, size_t count, sieveDataType_t datatype, int peer,
+                        sieveComm_t comm, sieveStream_t stream) {
+  return PointToPoint("sieveRecv", false, recvbuff, count, datatype, peer, comm);
+}
+
+sieveResult_t sieveGroupStart(void) {
+  sieve::GroupStart();
+  return sieveSuccess;
+}
+
+sieveResult_t sieveGroupEnd(void) {
+  return sieve::Guard(nullptr, "sieveGroupEnd", [] { return sieve::GroupEnd(); });
+}
+
+}  // extern "C"

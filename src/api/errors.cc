@@ -1,0 +1,49 @@
+// Error reporting entry points and the version.
+#include "api/api_guard.h"
+
+extern "C" {
+
+sieveResult_t sieveGetVersion(int* version) {
+  if (version == nullptr) {
+    return sieve::Guard(nullptr, "sieveGetVersion",
+                        [] { return sieve::Status::InvalidArgument("version is NULL"); });
+  }
+  *version = SIEVE_VERSION_CODE;
+  return sieveSuccess;
+}
+
+const char* sieveGetErrorString(sieveResult_t result) {
+  switch (result) {
+    case sieveSuccess: return "no error";
+    case sieveUnhandledCudaError: return "unhandled cuda error (run with SIEVE_DEBUG=INFO for details)";
+    case sieveSystemError: return "unhandled system error (run with SIEVE_DEBUG=INFO for details)";
+    case sieveInternalError: return "internal error - please report this issue to the Sieve developers";
+    case sieveInvalidArgument: return "invalid argument (see sieveGetLastError)";
+    case sieveInvalidUsage: return "invalid usage (see sieveGetLastError)";
+    case sieveRemoteError: return "remote process exited, failed or did not answer in time";
+    case sieveInProgress: return "operation in progress";
+    default: return "unknown result code";
+  }
+}
+
+const char* sieveGetLastError(sieveComm_t comm) {
+  if (comm != nullptr && comm->magic == kSieveCommMagic && comm->impl) {
+    // Copied to thread-local storage so the pointer stays valid after later errors.
+    static thread_local std::string copy;
+    copy = comm->impl->LastError();
+    return copy.c_str();
+  }
+  return sieve::ThreadLastError();
+}
+
+sieveResult_t sieveCommGetAsyncError(sieveComm_t comm, sieveResult_t* asyncError) {
+  return sieve::Guard(nullptr, "sieveCommGetAsyncError", [&]() -> sieve::Status {
+    if (asyncError == nullptr) return sieve::Status::InvalidArgument("asyncError is NULL");
+    if (comm == nullptr || comm->magic != kSieveCommMagic || !comm->impl)
+      return sieve::Status::InvalidArgument("comm is not a live communicator");
+    *asyncError = static_cast<sieveResult_t>(comm->impl->AsyncError());
+    return sieve::Status::OK();
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,164 @@
+// Communicator lifecycle entry points: ids, init (explicit or from a
+// launcher's environment), destroy and abort, rank/size queries.
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "api/api_guard.h"
+#include "api/arg_check.h"
+#include "core/log.h"
+#include "transport/bootstrap/bootstrap.h"
+#include "transport/bootstrap/unique_id.h"
+#include "transport/tag.h"
+
+using sieve::Comm;
+using sieve::Config;
+using sieve::Status;
+using sieve::StrFormat;
+
+namespace {
+
+Status LoadAndMaybeDump(int rank, Config* config) {
+  SIEVE_RETURN_IF_ERROR(sieve::LoadConfig(config));
+  if (config->param_dump && rank == 0) sieve::LogRaw(sieve::DumpConfig(*config));
+  return Status::OK();
+}
+
+Status InitRank(sieveComm_t* out, int nranks, const char id[128], int rank, const Config& config) {
+  if (out == nullptr) return Status::InvalidArgument("comm is NULL");
+  if (nranks < 1 || nranks >= sieve::transport::kMaxRanks)
+    return Status::InvalidArgument(StrFormat("nranks %d is out of range", nranks));
+  SIEVE_RETURN_IF_ERROR(sieve::CheckRank(rank, nranks, "rank"));
+  sieve::SetLogRank(rank);
+  auto handle = std::make_unique<sieveComm>();
+  SIEVE_RETURN_IF_ERROR(Comm::Create(id, nranks, rank, config, &handle->impl));
+  *out = handle.release();
+  return Status::OK();
+}
+
+void Release(sieveComm_t comm) {
+  comm->magic = 0;  // a later call with this handle fails cleanly while memory is reused rarely
+  comm->impl.reset();
+  delete comm;
+}
+
+}  // namespace
+
+extern "C" {
+
+sieveResult_t sieveGetUniqueId(sieveUniqueId* uniqueId) {
+  return sieve::Guard(nullptr, "sieveGetUniqueId", [&]() -> Status {
+    if (uniqueId == nullptr) return Status::InvalidArgument("uniqueId is NULL");
+    Config config;
+    SIEVE_RETURN_IF_ERROR(sieve::LoadConfig(&config));
+    return sieve::transport::StartBootstrapRoot(config.socket_ifname, config.timeout_s,
+                                                uniqueId->internal);
+  });
+}
+
+sieveResult_t sieveCommInitRank(sieveComm_t* comm, int nranks, sieveUniqueId commId, int rank) {
+  return sieve::Guard(nullptr, "sieveCommInitRank", [&]() -> Status {
+    Config config;
+    SIEVE_RETURN_IF_ERROR(LoadAndMaybeDump(rank, &config));
+    return InitRank(comm, nranks, commId.internal, rank, config);
+  });
+}
+
+sieveResult_t sieveCommInitAll(sieveComm_t* comm, int ndev, const int* devlist) {
+  return sieve::Guard(nullptr, "sieveCommInitAll", [&]() -> Status {
+    return Status::InvalidUsage(
+        "sieveCommInitAll (one process driving several GPUs) is not supported by this host "
+        "build; start one process per rank (sieve-run) and use sieveCommInitRank");
+  });
+}
+
+sieveResult_t sieveCommInitFromEnv(sieveComm_t* comm) {
+  return sieve::Guard(nullptr, "sieveCommInitFromEnv", [&]() -> Status {
+    sieve::LaunchEnv env;
+    SIEVE_RETURN_IF_ERROR(sieve::ReadLaunchEnv(&env));
+    Config config;
+    SIEVE_RETURN_IF_ERROR(LoadAndMaybeDump(env.rank, &config));
+    char id[SIEVE_UNIQUE_ID_BYTES];
+    if (!env.unique_id_hex.empty()) {
+      SIEVE_RETURN_IF_ERROR(sieve::transport::IdFromHex(env.unique_id_hex, id));
+    } else {
+      // MASTER_ADDR/MASTER_PORT: rank 0 hosts the root there; the key is derived, not secret.
+      uint8_t secret[sieve::transport::kSecretBytes];
+      sieve::transport::DeriveSecret(StrFormat("sieve:%s:%d:%d", env.master_addr.c_str(),
+                                               env.master_port, env.nranks),
+                                     secret);
+      if (env.rank == 0) {
+        SIEVE_RETURN_IF_ERROR(sieve::transport::StartBootstrapRootAt(
+            env.master_addr, env.master_port, secret, config.timeout_s, id));
+      } else {
+        SIEVE_RETURN_IF_ERROR(
+            sieve::transport::MakeUniqueId(env.master_addr, env.master_port, secret, id));
+      }
+    }
+    SIEVE_INFO(sieve::kLogInit, "rank %d of %d from %s", env.rank, env.nranks, env.source.c_str());
+    return InitRank(comm, env.nranks, id, env.rank, config);
+  });
+}
+
+sieveResult_t sieveUniqueIdToString(const sieveUniqueId* id, char* str, size_t len) {
+  return sieve::Guard(nullptr, "sieveUniqueIdToString", [&]() -> Status {
+    if (id == nullptr || str == nullptr) return Status::InvalidArgument("id or str is NULL");
+    if (len < SIEVE_UNIQUE_ID_STRING_BYTES)
+      return Status::InvalidArgument(
+          StrFormat("str holds %zu bytes; %d are needed", len, SIEVE_UNIQUE_ID_STRING_BYTES));
+    std::string hex = sieve::transport::IdToHex(id->internal);
+    std::memcpy(str, hex.c_str(), hex.size() + 1);
+    return Status::OK();
+  });
+}
+
+sieveResult_t sieveUniqueIdFromString(const char* str, sieveUniqueId* id) {
+  return sieve::Guard(nullptr, "sieveUniqueIdFromString", [&]() -> Status {
+    if (id == nullptr || str == nullptr) return Status::InvalidArgument("id or str is NULL");
+    return sieve::transport::IdFromHex(str, id->internal);
+  });
+}
+
+sieveResult_t sieveCommDestroy(sieveComm_t comm) {
+  if (comm == nullptr || comm->magic != kSieveCommMagic) {
+    return sieve::Guard(nullptr, "sieveCommDestroy", [] {
+      return Status::InvalidArgument("comm is not a live communicator");
+    });
+  }
+  Release(comm);
+  return sieveSuccess;
+}
+
+sieveResult_t sieveCommAbort(sieveComm_t comm) {
+  if (comm == nullptr || comm->magic != kSieveCommMagic) return sieveSuccess;
+  Comm* impl = comm->impl.get();
+  impl->RequestAbort();
+  // A call blocked in another thread sees the abort flag and leaves; wait for it.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (impl->active_calls().load() > 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  Release(comm);
+  return sieveSuccess;
+}
+
+sieveResult_t sieveCommCount(const sieveComm_t comm, int* count) {
+  return sieve::Guard(nullptr, "sieveCommCount", [&]() -> Status {
+    if (count == nullptr) return Status::InvalidArgument("count is NULL");
+    if (comm == nullptr || comm->magic != kSieveCommMagic || !comm->impl)
+      return Status::InvalidArgument("comm is not a live communicator");
+    *count = comm->impl->size();
+    return Status::OK();
+  });
+}
+
+sieveResult_t sieveCommUserRank(const sieveComm_t comm, int* rank) {
+  return sieve::Guard(nullptr, "sieveCommUserRank", [&]() -> Status {
+    if (rank == nullptr) return Status::InvalidArgument("rank is NULL");
+    if (comm == nullptr || comm->magic != kSieveCommMagic || !comm->impl)
+      return Status::InvalidArgument("comm is not a live communicator");
+    *rank = comm->impl->rank();
+    return Status::OK();
+  });
+}
+
+}  // extern "C"

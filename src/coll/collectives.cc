@@ -1,0 +1,122 @@
+// Dense collectives: pick the algorithm, lay out chunks, run it with the
+// dense codec. One INFO line per (collective, size class) says what was chosen.
+#include "coll/collectives.h"
+
+#include <cstring>
+#include <vector>
+
+#include "algo/chain.h"
+#include "algo/dense_codec.h"
+#include "algo/ring.h"
+#include "algo/ring_pattern.h"
+#include "algo/tree.h"
+#include "core/log.h"
+
+namespace sieve::coll {
+
+namespace {
+
+enum class Algo { kRing, kTree };
+
+Algo ChooseAllReduceAlgo(const Comm& comm, size_t bytes) {
+  const std::string& forced = comm.config().algo;
+  if (forced == "RING") return Algo::kRing;
+  if (forced == "TREE") return Algo::kTree;
+  return comm.size() >= 3 && bytes <= comm.config().tree_threshold ? Algo::kTree : Algo::kRing;
+}
+
+algo::Channel MakeChannel(Comm& comm, const char* what, uint32_t seq) {
+  return algo::Channel(comm.transport(), seq, StrFormat("%s #%u", what, seq),
+                       comm.WaitOptions());
+}
+
+void LogChoice(Comm& comm, const char* what, const CollArgs& a, size_t bytes, const char* algo) {
+  if (comm.FirstUse(what, bytes))
+    SIEVE_INFO(kLogColl, "%s of %zu bytes (%s %s) on %d ranks: %s", what, bytes,
+               kernels::DTypeName(a.dtype), kernels::RedOpName(a.op), comm.size(), algo);
+}
+
+}  // namespace
+
+Status AllReduce(Comm& comm, const CollArgs& a) {
+  uint32_t seq = comm.NextSeq();
+  size_t bytes = a.count * kernels::DTypeSize(a.dtype);
+  algo::DenseCodec codec(a.send, a.recv, a.dtype, a.op, comm.size());
+  if (comm.size() == 1) {
+    codec.LoadInput(0, a.count);
+    codec.Finalize(0, a.count);
+    return Status::OK();
+  }
+  algo::Channel ch = MakeChannel(comm, "allreduce", seq);
+  if (ChooseAllReduceAlgo(comm, bytes) == Algo::kTree) {
+    LogChoice(comm, "allreduce", a, bytes, "tree");
+    return algo::RunTree(ch, codec, a.count, comm.config().segment_bytes);
+  }
+  LogChoice(comm, "allreduce", a, bytes, "ring");
+  algo::RingOptions options;
+  options.segment_bytes = comm.config().segment_bytes;
+  return algo::RunRing(ch, codec, algo::BalancedSplit(a.count, comm.size()), options);
+}
+
+Status Broadcast(Comm& comm, const CollArgs& a) {
+  uint32_t seq = comm.NextSeq();
+  size_t bytes = a.count * kernels::DTypeSize(a.dtype);
+  if (comm.rank() == a.root && a.send != a.recv) std::memcpy(a.recv, a.send, bytes);
+  if (comm.size() == 1) return Status::OK();
+  LogChoice(comm, "broadcast", a, bytes, "pipelined chain");
+  algo::Channel ch = MakeChannel(comm, "broadcast", seq);
+  return algo::RunChainBroadcast(ch, a.recv, bytes, a.root, comm.config().segment_bytes);
+}
+
+Status Reduce(Comm& comm, const CollArgs& a) {
+  uint32_t seq = comm.NextSeq();
+  size_t bytes = a.count * kernels::DTypeSize(a.dtype);
+  // Only the root's recvbuff is written; other ranks build partials in scratch.
+  std::vector<char> scratch(comm.rank() == a.root ? 0 : bytes);
+  void* work = comm.rank() == a.root ? a.recv : scratch.data();
+  algo::DenseCodec codec(a.send, work, a.dtype, a.op, comm.size());
+  if (comm.size() == 1) {
+    codec.LoadInput(0, a.count);
+    codec.Finalize(0, a.count);
+    return Status::OK();
+  }
+  LogChoice(comm, "reduce", a, bytes, "pipelined chain");
+  algo::Channel ch = MakeChannel(comm, "reduce", seq);
+  return algo::RunChainReduce(ch, codec, a.count, a.root, comm.config().segment_bytes);
+}
+
+Status AllGather(Comm& comm, const CollArgs& a) {
+  uint32_t seq = comm.NextSeq();
+  size_t esize = kernels::DTypeSize(a.dtype);
+  char* own = static_cast<char*>(a.recv) + static_cast<size_t>(comm.rank()) * a.count * esize;
+  if (a.send != own) std::memcpy(own, a.send, a.count * esize);
+  if (comm.size() == 1) return Status::OK();
+  LogChoice(comm, "allgather", a, a.count * esize * comm.size(), "ring");
+  algo::DenseCodec codec(a.recv, a.recv, a.dtype, kernels::RedOp::kSum, comm.size());
+  algo::Channel ch = MakeChannel(comm, "allgather", seq);
+  algo::RingOptions options;
+  options.reduce_scatter = false;
+  options.segment_bytes = comm.config().segment_bytes;
+  return algo::RunRing(ch, codec, algo::EqualBlocks(a.count, comm.size()), options);
+}
+
+Status ReduceScatter(Comm& comm, const CollArgs& a) {
+  uint32_t seq = comm.NextSeq();
+  size_t esize = kernels::DTypeSize(a.dtype);
+  size_t total = a.count * static_cast<size_t>(comm.size());
+  // The ring combines into a full-size work buffer; our block is copied out.
+  std::vector<char> work(total * esize);
+  algo::DenseCodec codec(a.send, work.data(), a.dtype, a.op, comm.size());
+  LogChoice(comm, "reducescatter", a, total * esize, "ring");
+  algo::Channel ch = MakeChannel(comm, "reducescatter", seq);
+  algo::RingOptions options;
+  options.all_gather = false;
+  options.segment_bytes = comm.config().segment_bytes;
+  SIEVE_RETURN_IF_ERROR(
+      algo::RunRing(ch, codec, algo::EqualBlocks(a.count, comm.size()), options));
+  std::memcpy(a.recv, work.data() + static_cast<size_t>(comm.rank()) * a.count * esize,
+              a.count * esize);
+  return Status::OK();
+}
+
+}  // namespace sieve::coll

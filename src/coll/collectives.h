@@ -1,0 +1,30 @@
+// The dense collectives as plans over the algorithms: which algorithm, which
+// chunk layout, which buffers. Arguments are already checked by api/.
+#ifndef SIEVE_COLL_COLLECTIVES_H_
+#define SIEVE_COLL_COLLECTIVES_H_
+
+#include <cstddef>
+
+#include "comm/comm.h"
+#include "kernels/dtype.h"
+
+namespace sieve::coll {
+
+struct CollArgs {
+  const void* send = nullptr;
+  void* recv = nullptr;
+  size_t count = 0;  // per rank, as in NCCL (allgather: sendcount; reducescatter: recvcount)
+  kernels::DType dtype = kernels::DType::kFloat32;
+  kernels::RedOp op = kernels::RedOp::kSum;
+  int root = 0;
+};
+
+Status AllReduce(Comm& comm, const CollArgs& args);
+Status Broadcast(Comm& comm, const CollArgs& args);
+Status Reduce(Comm& comm, const CollArgs& args);
+Status AllGather(Comm& comm, const CollArgs& args);
+Status ReduceScatter(Comm& comm, const CollArgs& args);
+
+}  // namespace sieve::coll
+
+#endif  // SIEVE_COLL_COLLECTIVES_H_

@@ -1,0 +1,73 @@
+// sieve::Comm: one communicator — its rank and size, its config snapshot, its
+// transport, its operation sequence and its error state. A composition of
+// small owned objects; collectives live in coll/, algorithms in algo/.
+#ifndef SIEVE_COMM_COMM_H_
+#define SIEVE_COMM_COMM_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "algo/channel.h"
+#include "core/params.h"
+#include "core/status.h"
+#include "transport/ucx/ucx_transport.h"
+#include "transport/wait.h"
+
+namespace sieve {
+
+class Comm {
+ public:
+  // Joins the communicator named by the 128-byte id; collective over all ranks.
+  static Status Create(const char id[128], int nranks, int rank, const Config& config,
+                       std::unique_ptr<Comm>* out);
+  ~Comm();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  const Config& config() const { return config_; }
+  transport::Transport* transport() { return transport_.get(); }
+
+  // Sequence number of the next collective (names it in errors and tags).
+  uint32_t NextSeq() { return seq_++; }
+  transport::WaitOptions WaitOptions() const;
+  algo::Channel::Counters* p2p_counters() { return &p2p_counters_; }
+
+  // True the first time (collective, size class) is seen: one INFO line each.
+  bool FirstUse(const std::string& collective, size_t bytes);
+
+  // Error state. A remote/system error makes the comm unusable (async error).
+  void RecordError(const Status& status);
+  std::string LastError() const;
+  // The error that made the communicator unusable ("" while healthy).
+  std::string FatalError() const;
+  Code AsyncError() const { return static_cast<Code>(async_error_.load()); }
+  void RequestAbort() { abort_.store(true); }
+
+  // Calls in flight, so an abort from another thread waits for them to leave.
+  std::atomic<int>& active_calls() { return active_calls_; }
+
+ private:
+  Comm() = default;
+
+  int rank_ = 0;
+  int size_ = 1;
+  Config config_;
+  std::unique_ptr<transport::UcxTransport> transport_;
+  uint32_t seq_ = 0;
+  algo::Channel::Counters p2p_counters_;
+  std::set<std::string> logged_choices_;
+  std::atomic<bool> abort_{false};
+  std::atomic<int> async_error_{0};
+  std::atomic<int> active_calls_{0};
+  mutable std::mutex error_mu_;
+  std::string last_error_;
+  std::string fatal_error_;
+};
+
+}  // namespace sieve
+
+#endif  // SIEVE_COMM_COMM_H_

@@ -1,0 +1,100 @@
+// RunRanks: fork, share the id through an anonymous shared mapping (rank 0
+// creates it, so the bootstrap root lives in a rank, not in the test runner),
+// wait with a hang guard.
+#include "support/mp_harness.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+namespace sieve_test {
+
+namespace {
+
+struct SharedId {
+  std::atomic<int> ready;
+  sieveUniqueId id;
+};
+
+int RunChild(const RankSpec& spec, const RankFn& fn, int rank, SharedId* shared) {
+  for (const auto& kv : spec.env) setenv(kv.first.c_str(), kv.second.c_str(), 1);
+  if (rank == 0) {
+    sieveUniqueId id;
+    if (sieveGetUniqueId(&id) != sieveSuccess) {
+      std::fprintf(stderr, "sieveGetUniqueId failed: %s\n", sieveGetLastError(nullptr));
+      return 2;
+    }
+    shared->id = id;
+    shared->ready.store(1);
+  } else {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (shared->ready.load() == 0) {
+      if (std::chrono::steady_clock::now() > deadline) return 3;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  int rc = fn(rank, spec.nranks, shared->id);
+  if (rc == 0 && ::testing::Test::HasFailure()) rc = 4;
+  return rc;
+}
+
+}  // namespace
+
+std::string RunRanks(const RankSpec& spec, const RankFn& fn) {
+  void* mem = mmap(nullptr, sizeof(SharedId), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                   -1, 0);
+  if (mem == MAP_FAILED) return "mmap failed";
+  auto* shared = new (mem) SharedId();
+  shared->ready.store(0);
+  std::fflush(nullptr);
+  std::vector<pid_t> pids(spec.nranks, -1);
+  for (int r = 0; r < spec.nranks; ++r) {
+    bool absent = false;
+    for (int a : spec.absent) absent |= a == r;
+    if (absent) continue;
+    pid_t pid = fork();
+    if (pid == 0) {
+      int rc = RunChild(spec, fn, r, shared);
+      std::fflush(nullptr);
+      _exit(rc);
+    }
+    pids[r] = pid;
+  }
+  std::string failures;
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(int(spec.kill_after_s * 1000));
+  for (int r = 0; r < spec.nranks; ++r) {
+    if (pids[r] < 0) continue;
+    int status = 0;
+    while (waitpid(pids[r], &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        for (pid_t p : pids)
+          if (p > 0) kill(p, SIGKILL);
+        failures += "rank " + std::to_string(r) + " hung (killed after " +
+                    std::to_string(spec.kill_after_s) + " s)\n";
+        waitpid(pids[r], &status, 0);
+        status = 0;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+      failures += "rank " + std::to_string(r) + " exited with " +
+                  std::to_string(WEXITSTATUS(status)) + "\n";
+    if (WIFSIGNALED(status))
+      failures += "rank " + std::to_string(r) + " killed by signal " +
+                  std::to_string(WTERMSIG(status)) + "\n";
+  }
+  munmap(mem, sizeof(SharedId));
+  return failures;
+}
+
+}  // namespace sieve_test

@@ -1,0 +1,171 @@
+// Encoding of the 128-byte unique id, its hex text form, and secret generation.
+#include "transport/bootstrap/unique_id.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <sys/random.h>
+
+#include <cstring>
+
+namespace sieve::transport {
+
+namespace {
+
+// Id layout (all integers little-endian, fixed width; bytes 64..127 are zero):
+//   [0,4)    magic "SIEV"
+//   [4,6)    format version (kIdVersion)
+//   [6,8)    address family: 4 = IPv4, 6 = IPv6 (not the host's AF_* value)
+//   [8,10)   root port
+//   [10,12)  reserved, zero
+//   [12,16)  IPv6 scope id (0 for IPv4)
+//   [16,32)  root address: IPv4 in the first 4 bytes (network order), or the 16-byte IPv6
+//   [32,48)  secret
+//   [48,128) zero
+constexpr char kIdMagic[4] = {'S', 'I', 'E', 'V'};
+constexpr uint16_t kIdVersion = 1;
+constexpr size_t kOffVersion = 4, kOffFamily = 6, kOffPort = 8, kOffScope = 12, kOffAddr = 16,
+                 kOffSecret = 32;
+
+void PutU16(uint16_t v, char* p) {
+  p[0] = static_cast<char>(v & 0xff);
+  p[1] = static_cast<char>(v >> 8);
+}
+void PutU32(uint32_t v, char* p) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+uint16_t GetU16(const char* p) {
+  return static_cast<uint16_t>(static_cast<uint8_t>(p[0]) | (static_cast<uint8_t>(p[1]) << 8));
+}
+uint32_t GetU32(const char* p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(static_cast<uint8_t>(p[i])) << (8 * i);
+  return v;
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+uint64_t SplitMix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+Status NotAnId(const char* why) {
+  return Status::InvalidArgument(StrFormat("not a Sieve unique id (%s)", why));
+}
+
+}  // namespace
+
+void EncodeUniqueId(const UniqueId& id, char out[kUniqueIdBytes]) {
+  std::memset(out, 0, kUniqueIdBytes);
+  std::memcpy(out, kIdMagic, sizeof(kIdMagic));
+  PutU16(kIdVersion, out + kOffVersion);
+  if (id.root.ss_family == AF_INET) {
+    const auto* a = reinterpret_cast<const sockaddr_in*>(&id.root);
+    PutU16(4, out + kOffFamily);
+    PutU16(ntohs(a->sin_port), out + kOffPort);
+    std::memcpy(out + kOffAddr, &a->sin_addr, 4);
+  } else if (id.root.ss_family == AF_INET6) {
+    const auto* a = reinterpret_cast<const sockaddr_in6*>(&id.root);
+    PutU16(6, out + kOffFamily);
+    PutU16(ntohs(a->sin6_port), out + kOffPort);
+    PutU32(a->sin6_scope_id, out + kOffScope);
+    std::memcpy(out + kOffAddr, &a->sin6_addr, 16);
+  }
+  std::memcpy(out + kOffSecret, id.secret, kSecretBytes);
+}
+
+Status DecodeUniqueId(const char in[kUniqueIdBytes], UniqueId* out) {
+  if (std::memcmp(in, kIdMagic, sizeof(kIdMagic)) != 0) return NotAnId("bad magic");
+  if (GetU16(in + kOffVersion) != kIdVersion) {
+    return Status::InvalidArgument(
+        StrFormat("not a Sieve unique id (format version %u, expected %u)",
+                  GetU16(in + kOffVersion), kIdVersion));
+  }
+  uint16_t family = GetU16(in + kOffFamily);
+  uint16_t port = GetU16(in + kOffPort);
+  if (port == 0) return NotAnId("port 0");
+  UniqueId id;
+  if (family == 4) {
+    auto* a = reinterpret_cast<sockaddr_in*>(&id.root);
+    a->sin_family = AF_INET;
+    a->sin_port = htons(port);
+    std::memcpy(&a->sin_addr, in + kOffAddr, 4);
+  } else if (family == 6) {
+    auto* a = reinterpret_cast<sockaddr_in6*>(&id.root);
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons(port);
+    a->sin6_scope_id = GetU32(in + kOffScope);
+    std::memcpy(&a->sin6_addr, in + kOffAddr, 16);
+  } else {
+    return NotAnId("unknown address family");
+  }
+  std::memcpy(id.secret, in + kOffSecret, kSecretBytes);
+  *out = id;
+  return Status::OK();
+}
+
+std::string IdToHex(const char id[kUniqueIdBytes]) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string hex(2 * kUniqueIdBytes, '0');
+  for (size_t i = 0; i < kUniqueIdBytes; ++i) {
+    uint8_t b = static_cast<uint8_t>(id[i]);
+    hex[2 * i] = kDigits[b >> 4];
+    hex[2 * i + 1] = kDigits[b & 0xf];
+  }
+  return hex;
+}
+
+Status IdFromHex(const std::string& hex, char id[kUniqueIdBytes]) {
+  if (hex.size() != 2 * kUniqueIdBytes) {
+    return Status::InvalidArgument(
+        StrFormat("unique id text has %zu characters, expected %zu hex digits", hex.size(),
+                  2 * kUniqueIdBytes));
+  }
+  char bytes[kUniqueIdBytes];
+  for (size_t i = 0; i < kUniqueIdBytes; ++i) {
+    int hi = HexValue(hex[2 * i]), lo = HexValue(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) {
+      size_t at = hi < 0 ? 2 * i : 2 * i + 1;
+      return Status::InvalidArgument(
+          StrFormat("unique id text has a non-hex character at position %zu (0x%02x)", at,
+                    static_cast<unsigned>(static_cast<uint8_t>(hex[at]))));
+    }
+    bytes[i] = static_cast<char>((hi << 4) | lo);
+  }
+  std::memcpy(id, bytes, kUniqueIdBytes);
+  return Status::OK();
+}
+
+Status RandomSecret(uint8_t secret[kSecretBytes]) {
+  size_t got = 0;
+  while (got < kSecretBytes) {
+    ssize_t n = getrandom(secret + got, kSecretBytes - got, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status::SystemError(StrFormat("getrandom failed: %s", std::strerror(errno)));
+    }
+    got += static_cast<size_t>(n);
+  }
+  return Status::OK();
+}
+
+void DeriveSecret(const std::string& text, uint8_t secret[kSecretBytes]) {
+  // Two FNV-1a lanes with different (fixed, public) keys, each finished with splitmix64.
+  uint64_t lanes[2] = {0xcbf29ce484222325ull ^ 0x5349455645303031ull,   // "SIEVE001"
+                       0xcbf29ce484222325ull ^ 0x5349455645303032ull};  // "SIEVE002"
+  for (uint64_t& h : lanes) {
+    for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
+    h = SplitMix64(h ^ text.size());
+  }
+  for (size_t i = 0; i < kSecretBytes; ++i)
+    secret[i] = static_cast<uint8_t>(lanes[i / 8] >> (8 * (i % 8)));
+}
+
+}  // namespace sieve::transport

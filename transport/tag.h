@@ -1,0 +1,28 @@
+// The 64-bit tag carried by every message: who sent it, which operation, which
+// message of that operation. Receives match the full tag, so messages of
+// different operations or senders can never be confused.
+#ifndef SIEVE_TRANSPORT_TAG_H_
+#define SIEVE_TRANSPORT_TAG_H_
+
+#include <cstdint>
+
+namespace sieve::transport {
+
+// | 63..40 source rank (24) | 39 p2p flag | 38..20 operation seq (19) | 19..0 message index (20) |
+constexpr int kTagRankBits = 24;
+constexpr int kTagSeqBits = 19;
+constexpr int kTagIndexBits = 20;
+static_assert(kTagRankBits + 1 + kTagSeqBits + kTagIndexBits == 64, "tag fields fill 64 bits");
+constexpr int kMaxRanks = 1 << kTagRankBits;
+
+// seq and index wrap; with in-order matching per (sender, tag) that is safe as
+// long as fewer than 2^19 operations / 2^20 messages are outstanding at once.
+inline uint64_t MakeTag(int src_rank, bool p2p, uint32_t seq, uint32_t index) {
+  return (static_cast<uint64_t>(src_rank) << 40) | (static_cast<uint64_t>(p2p ? 1 : 0) << 39) |
+         (static_cast<uint64_t>(seq & ((1u << kTagSeqBits) - 1)) << 20) |
+         (index & ((1u << kTagIndexBits) - 1));
+}
+
+}  // namespace sieve::transport
+
+#endif  // SIEVE_TRANSPORT_TAG_H_

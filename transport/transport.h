@@ -1,0 +1,55 @@
+// The transport interface algorithms are written against: non-blocking tagged
+// send/recv of byte ranges to a rank, and progress. Implementations (UCX) live
+// below this folder; nothing above it includes UCX.
+#ifndef SIEVE_TRANSPORT_TRANSPORT_H_
+#define SIEVE_TRANSPORT_TRANSPORT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/status.h"
+
+namespace sieve::transport {
+
+// One posted operation. The caller owns it and keeps its address stable until
+// it is done (or cancelled); the transport writes `state` from its callbacks.
+struct Request {
+  enum State : int { kIdle, kPending, kDone, kFailed };
+  State state = kIdle;
+  bool is_recv = false;
+  int peer = -1;
+  uint64_t tag = 0;
+  size_t bytes = 0;           // requested length
+  size_t received_bytes = 0;  // recv: length of the message that matched
+  std::string error;          // kFailed: the transport's reason
+  void* impl = nullptr;       // transport-private handle while pending
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  // Posts a send of `bytes` at `buf` to `peer` with `tag`. The buffer must stay
+  // valid and unchanged until req->state leaves kPending.
+  virtual Status Isend(int peer, uint64_t tag, const void* buf, size_t bytes, Request* req) = 0;
+  // Posts a receive from `peer` with exactly `tag`. A longer message fails the request.
+  virtual Status Irecv(int peer, uint64_t tag, void* buf, size_t bytes, Request* req) = 0;
+  // Makes progress on all posted operations; returns true if anything happened.
+  virtual bool Progress() = 0;
+  // Cancels a pending request and waits (bounded) until the transport no longer touches it.
+  virtual void Cancel(Request* req) = 0;
+  // Number of operations completed so far (any outcome): the progress measure.
+  virtual uint64_t completions() const = 0;
+  // Non-empty once the connection to `peer` has failed (reset, closed, unreachable).
+  virtual std::string PeerFailure(int peer) const = 0;
+  // A one-line description of the chosen transports, for INFO logs.
+  virtual std::string Describe() const = 0;
+};
+
+}  // namespace sieve::transport
+
+#endif  // SIEVE_TRANSPORT_TRANSPORT_H_
