@@ -23,6 +23,13 @@ inline uint64_t MakeTag(int src_rank, bool p2p, uint32_t seq, uint32_t index) {
          (index & ((1u << kTagIndexBits) - 1));
 }
 
+// Failure notices: p2p space, the reserved sequence number (p2p traffic
+// itself always uses seq 0). Receivers match them from any sender.
+constexpr uint32_t kNoticeSeq = (1u << kTagSeqBits) - 1;
+inline uint64_t NoticeTag(int src_rank) { return MakeTag(src_rank, true, kNoticeSeq, 0); }
+constexpr uint64_t kNoticeTagMask = (uint64_t{1} << 39) |
+                                    (static_cast<uint64_t>((1u << kTagSeqBits) - 1) << 20);
+
 }  // namespace sieve::transport
 
 #endif  // SIEVE_TRANSPORT_TAG_H_

@@ -40,12 +40,19 @@ class Transport {
   virtual Status Irecv(int peer, uint64_t tag, void* buf, size_t bytes, Request* req) = 0;
   // Makes progress on all posted operations; returns true if anything happened.
   virtual bool Progress() = 0;
-  // Cancels a pending request and waits (bounded) until the transport no longer touches it.
-  virtual void Cancel(Request* req) = 0;
+  // Cancels pending requests and waits (bounded, for all of them together)
+  // until the transport no longer touches them; what UCX cannot cancel in
+  // time is detached and released when it finishes.
+  virtual void Cancel(Request* const* reqs, size_t count) = 0;
   // Number of operations completed so far (any outcome): the progress measure.
   virtual uint64_t completions() const = 0;
   // Non-empty once the connection to `peer` has failed (reset, closed, unreachable).
   virtual std::string PeerFailure(int peer) const = 0;
+  // Tells every reachable peer that this rank failed an operation (best
+  // effort, bounded): their waits then fail at once instead of timing out.
+  virtual void NotifyPeersOfFailure(const std::string& what) = 0;
+  // Non-empty once a peer's failure notice arrived ("rank 2: allreduce #7 ...").
+  virtual std::string FailureNotice() = 0;
   // A one-line description of the chosen transports, for INFO logs.
   virtual std::string Describe() const = 0;
 };

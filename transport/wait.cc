@@ -28,7 +28,17 @@ Status ProgressUntil(Transport* transport, const std::function<bool()>& done,
     if (options.abort != nullptr && options.abort->load(std::memory_order_relaxed))
       return Status::RemoteError("communicator aborted");
     if (++idle_spins % 64 != 0) continue;
-    if (options.check_peers) SIEVE_RETURN_IF_ERROR(options.check_peers());
+    if (options.check_peers) {
+      Status failed = options.check_peers();
+      if (!failed.ok()) {
+        // A peer that finished and exited may have left its last messages
+        // (e.g. rendezvous acknowledgements) queued for us: drain before the verdict.
+        auto drain_until = Clock::now() + std::chrono::milliseconds(20);
+        while (!done() && Clock::now() < drain_until) transport->Progress();
+        if (done()) return Status::OK();
+        return failed;
+      }
+    }
     double idle = std::chrono::duration<double>(Clock::now() - last_progress).count();
     if (idle > options.timeout_s) {
       std::string pending = options.describe_pending ? options.describe_pending() : "";

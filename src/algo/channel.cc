@@ -25,8 +25,10 @@ Channel::Channel(transport::Transport* transport, uint32_t seq, std::string name
 }
 
 Channel::~Channel() {
+  std::vector<Request*> pending;
   for (Request& req : requests_)
-    if (req.state == Request::kPending) transport_->Cancel(&req);
+    if (req.state == Request::kPending) pending.push_back(&req);
+  if (!pending.empty()) transport_->Cancel(pending.data(), pending.size());
 }
 
 Status Channel::Send(int peer, const void* buf, size_t bytes, Handle* handle) {
@@ -88,6 +90,8 @@ Status Channel::WaitAll() {
 }
 
 Status Channel::PeerFailures() const {
+  std::string notice = transport_->FailureNotice();
+  if (!notice.empty()) return Status::RemoteError(notice);
   for (const Request& req : requests_) {
     if (req.state != Request::kPending) continue;
     std::string failure = transport_->PeerFailure(req.peer);

@@ -29,12 +29,14 @@ sieveResult_t Guard(Comm* comm, const char* call, const std::function<Status()>&
   } catch (...) {
     st = Status::Internal("unexpected exception");
   }
+  if (!st.ok()) {
+    std::string message = StrFormat("%s: %s", call, st.message().c_str());
+    SIEVE_WARN("%s", message.c_str());
+    tls_last_error = message;
+    if (comm != nullptr) comm->RecordError(st.WithContext(call));
+  }
+  // Last: an abort in another thread waits for this before freeing the comm.
   if (comm != nullptr) comm->active_calls().fetch_sub(1);
-  if (st.ok()) return sieveSuccess;
-  std::string message = StrFormat("%s: %s", call, st.message().c_str());
-  SIEVE_WARN("%s", message.c_str());
-  tls_last_error = message;
-  if (comm != nullptr) comm->RecordError(st.WithContext(call));
   return static_cast<sieveResult_t>(st.code());
 }
 

@@ -38,7 +38,11 @@ Status Submit(Comm* impl, CollFn fn, const CollArgs& args) {
   SIEVE_TRACE(sieve::kLogCall, "send %p recv %p count %zu dtype %d op %d root %d", args.send,
               args.recv, args.count, static_cast<int>(args.dtype), static_cast<int>(args.op),
               args.root);
-  return sieve::SubmitCollective(impl, [impl, fn, args] { return fn(*impl, args); });
+  return sieve::SubmitCollective(impl, [impl, fn, args] {
+    Status st = fn(*impl, args);
+    if (st.ok()) impl->LogTransportOnce();
+    return st;
+  });
 }
 
 }  // namespace

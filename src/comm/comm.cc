@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include "core/log.h"
 #include "transport/bootstrap/bootstrap.h"
 
@@ -17,18 +19,25 @@ Status Comm::Create(const char id[128], int nranks, int rank, const Config& conf
   comm->config_ = config;
   SIEVE_RETURN_IF_ERROR(transport::UcxTransport::Create(rank, nranks, &comm->transport_));
 
+  // host_id is "<hostname>#<pid>": ranks on one host find each other by name
+  // and check each other's liveness by pid.
   transport::PeerInfo mine;
   mine.worker_address = comm->transport_->LocalAddress();
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
-  mine.host_id = host;
+  mine.host_id = StrFormat("%s#%d", host, static_cast<int>(getpid()));
   std::vector<transport::PeerInfo> all;
   SIEVE_RETURN_IF_ERROR(
       transport::BootstrapExchange(id, rank, nranks, mine, config.timeout_s, &all));
-  std::vector<std::string> addresses;
-  addresses.reserve(all.size());
-  for (auto& peer : all) addresses.push_back(std::move(peer.worker_address));
-  SIEVE_RETURN_IF_ERROR(comm->transport_->SetPeerAddresses(std::move(addresses)));
+  std::vector<transport::UcxTransport::PeerAddress> peers(all.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    const std::string& hid = all[i].host_id;
+    size_t hash = hid.rfind('#');
+    peers[i].worker_address = std::move(all[i].worker_address);
+    peers[i].same_host = hash != std::string::npos && hid.compare(0, hash, host) == 0;
+    peers[i].pid = hash != std::string::npos ? std::atoi(hid.c_str() + hash + 1) : 0;
+  }
+  SIEVE_RETURN_IF_ERROR(comm->transport_->SetPeers(std::move(peers), config.ucx_peer_errors));
   SIEVE_INFO(kLogInit, "rank %d of %d joined (timeout %.1f s, algo %s, segment %zu bytes)", rank,
              nranks, config.timeout_s, config.algo.c_str(), config.segment_bytes);
   *out = std::move(comm);
@@ -36,7 +45,9 @@ Status Comm::Create(const char id[128], int nranks, int rank, const Config& conf
 }
 
 Comm::~Comm() {
-  if (transport_) transport_->Shutdown(abort_.load() ? 0.1 : 2.0);
+  // After an abort or a failure peers may be gone: close without waiting on them.
+  bool force = abort_.load() || AsyncError() != Code::kOk;
+  if (transport_) transport_->Shutdown(force ? 0.5 : 2.0, force);
 }
 
 transport::WaitOptions Comm::WaitOptions() const {
@@ -52,6 +63,13 @@ bool Comm::FirstUse(const std::string& collective, size_t bytes) {
   return logged_choices_.insert(collective + "/" + std::to_string(size_class)).second;
 }
 
+void Comm::LogTransportOnce() {
+  if (transport_logged_ || size_ == 1) return;
+  transport_logged_ = true;
+  SIEVE_INFO(kLogNet, "transport: %s; UCX peer-failure reporting %s (SIEVE_UCX_PEER_ERRORS)",
+             transport_->Describe().c_str(), config_.ucx_peer_errors.c_str());
+}
+
 void Comm::RecordError(const Status& status) {
   {
     std::lock_guard<std::mutex> lock(error_mu_);
@@ -61,8 +79,12 @@ void Comm::RecordError(const Status& status) {
       status.code() == Code::kInternalError) {
     int expected = 0;
     if (async_error_.compare_exchange_strong(expected, static_cast<int>(status.code()))) {
-      std::lock_guard<std::mutex> lock(error_mu_);
-      fatal_error_ = status.message();
+      {
+        std::lock_guard<std::mutex> lock(error_mu_);
+        fatal_error_ = status.message();
+      }
+      // Peers blocked on us learn now instead of after their own timeout.
+      if (transport_ && !abort_.load()) transport_->NotifyPeersOfFailure(status.message());
     }
   }
 }

@@ -39,6 +39,10 @@ class Comm {
   // True the first time (collective, size class) is seen: one INFO line each.
   bool FirstUse(const std::string& collective, size_t bytes);
 
+  // Logs the transports UCX chose, once, after the first completed operation
+  // (endpoints connect lazily, so only then is the choice known).
+  void LogTransportOnce();
+
   // Error state. A remote/system error makes the comm unusable (async error).
   void RecordError(const Status& status);
   std::string LastError() const;
@@ -60,6 +64,7 @@ class Comm {
   uint32_t seq_ = 0;
   algo::Channel::Counters p2p_counters_;
   std::set<std::string> logged_choices_;
+  bool transport_logged_ = false;
   std::atomic<bool> abort_{false};
   std::atomic<int> async_error_{0};
   std::atomic<int> active_calls_{0};

@@ -38,6 +38,11 @@ Status ParseInto(std::string* out, Kind kind, const char* env, const std::string
 }
 
 Status ParseInto(size_t* out, Kind, const char* env, const std::string& text, const char*) {
+  // strtoull would accept leading blanks and a minus sign: require a digit first.
+  if (text.empty() || text[0] < '0' || text[0] > '9') {
+    return Status::InvalidArgument(
+        StrFormat("%s=%s is not a byte count (e.g. 65536, 64k, 1m)", env, text.c_str()));
+  }
   errno = 0;
   char* end = nullptr;
   unsigned long long v = std::strtoull(text.c_str(), &end, 10);
@@ -136,6 +141,8 @@ Status ReadLaunchEnv(LaunchEnv* out) {
   const char* rank_env = "SIEVE_RANK";
   const char* size_env = "SIEVE_NRANKS";
   e.source = "sieve-run (SIEVE_RANK/SIEVE_NRANKS)";
+  if (rank != nullptr && size == nullptr)
+    return Status::InvalidUsage("SIEVE_RANK is set but SIEVE_NRANKS is not");
   if (rank == nullptr) {
     rank = std::getenv("RANK");
     size = std::getenv("WORLD_SIZE");

@@ -22,7 +22,8 @@ Status LoadConfig(Config* out);
 // The registry's defaults (no environment).
 Config DefaultConfig();
 
-// "SIEVE_TIMEOUT = 5 (default 60): seconds without progress ..." one line per parameter.
+// "SIEVE_TIMEOUT = 5 (set)  -- seconds without progress ..." one line per
+// parameter; "(default)" when the value equals the registry's default.
 std::string DumpConfig(const Config& config);
 
 // Where a process learns its rank, size and how to reach the others, from the

@@ -1,0 +1,360 @@
+// Tests of the parameter registry (LoadConfig/DefaultConfig/DumpConfig) and of
+// ReadLaunchEnv, against a cleared and restored environment.
+#include "core/params.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "support/scoped_env.h"
+
+extern char** environ;
+
+namespace sieve {
+namespace {
+
+using ::sieve::testing::ScopedEnvSet;
+
+// Every SIEVE_* name in the registry, in registry order.
+std::vector<std::string> RegistryNames() {
+  return {
+#define SIEVE_PARAM(field, type, kind, env, def, values, doc) env,
+#include "core/params.def"
+#undef SIEVE_PARAM
+  };
+}
+
+bool HasPrefix(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// Clears every variable these tests read, for the test's duration.
+class ParamsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::vector<std::string> names = RegistryNames();
+    for (const char* n : {"SIEVE_RANK", "SIEVE_NRANKS", "SIEVE_UNIQUE_ID", "RANK", "WORLD_SIZE",
+                          "MASTER_ADDR", "MASTER_PORT", "OMPI_COMM_WORLD_RANK",
+                          "OMPI_COMM_WORLD_SIZE"}) {
+      names.push_back(n);
+    }
+    for (char** e = environ; *e != nullptr; ++e) {
+      std::string entry(*e);
+      std::string name = entry.substr(0, entry.find('='));
+      if (HasPrefix(name, "SIEVE_") || HasPrefix(name, "OMPI_")) names.push_back(name);
+    }
+    for (const std::string& n : names) env_.Clear(n);
+  }
+  void Set(const char* name, const char* value) { env_.Set(name, value); }
+
+  // Loads the config expecting InvalidArgument naming `var`; returns the message.
+  std::string ExpectBad(const char* var, const char* value) {
+    ScopedEnvSet local;
+    local.Set(var, value);
+    Config c;
+    Status s = LoadConfig(&c);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << var << "=" << value << ": " << s.ToString();
+    EXPECT_NE(s.message().find(var), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find(value), std::string::npos) << s.message();
+    return s.message();
+  }
+
+  ScopedEnvSet env_;
+};
+
+void ExpectSameConfig(const Config& a, const Config& b) {
+#define SIEVE_PARAM(field, type, kind, env, def, values, doc) \
+  EXPECT_EQ(a.field, b.field) << env;
+#include "core/params.def"
+#undef SIEVE_PARAM
+}
+
+TEST_F(ParamsTest, DefaultsMatchRegistry) {
+  Config d = DefaultConfig();
+  EXPECT_EQ(d.debug, "WARN");
+  EXPECT_EQ(d.debug_subsys, "ALL");
+  EXPECT_EQ(d.debug_file, "");
+  EXPECT_DOUBLE_EQ(d.timeout_s, 60.0);
+  EXPECT_EQ(d.algo, "AUTO");
+  EXPECT_EQ(d.tree_threshold, 64u * 1024u);
+  EXPECT_EQ(d.segment_bytes, 512u * 1024u);
+  EXPECT_EQ(d.socket_ifname, "");
+  EXPECT_FALSE(d.param_dump);
+}
+
+TEST_F(ParamsTest, LoadWithEmptyEnvironmentEqualsDefaults) {
+  Config c;
+  c.timeout_s = 123;  // must be overwritten
+  c.algo = "garbage";
+  ASSERT_TRUE(LoadConfig(&c).ok());
+  ExpectSameConfig(c, DefaultConfig());
+}
+
+TEST_F(ParamsTest, EmptyValueMeansDefault) {
+  Set("SIEVE_TIMEOUT", "");
+  Set("SIEVE_ALGO", "");
+  Config c;
+  ASSERT_TRUE(LoadConfig(&c).ok());
+  ExpectSameConfig(c, DefaultConfig());
+}
+
+TEST_F(ParamsTest, ParsesSeconds) {
+  Set("SIEVE_TIMEOUT", "2.5");
+  Config c;
+  ASSERT_TRUE(LoadConfig(&c).ok());
+  EXPECT_DOUBLE_EQ(c.timeout_s, 2.5);
+}
+
+TEST_F(ParamsTest, ParsesBytesWithSuffixes) {
+  struct Case {
+    const char* text;
+    size_t value;
+  } cases[] = {{"64k", size_t{64} << 10}, {"1m", size_t{1} << 20},  {"3g", size_t{3} << 30},
+               {"4K", size_t{4} << 10},   {"2M", size_t{2} << 20},  {"12345", 12345},
+               {"1G", size_t{1} << 30}};
+  for (const Case& k : cases) {
+    ScopedEnvSet local;
+    local.Set("SIEVE_SEGMENT_BYTES", k.text);
+    Config c;
+    ASSERT_TRUE(LoadConfig(&c).ok()) << k.text;
+    EXPECT_EQ(c.segment_bytes, k.value) << k.text;
+    EXPECT_EQ(c.tree_threshold, DefaultConfig().tree_threshold);
+  }
+}
+
+TEST_F(ParamsTest, ParsesEnumCaseInsensitively) {
+  for (const char* text : {"ring", "RING", "Ring", "rInG"}) {
+    ScopedEnvSet local;
+    local.Set("SIEVE_ALGO", text);
+    Config c;
+    ASSERT_TRUE(LoadConfig(&c).ok()) << text;
+    EXPECT_EQ(c.algo, "RING") << text;
+  }
+  Set("SIEVE_ALGO", "tree");
+  Set("SIEVE_DEBUG", "info");
+  Config c;
+  ASSERT_TRUE(LoadConfig(&c).ok());
+  EXPECT_EQ(c.algo, "TREE");
+  EXPECT_EQ(c.debug, "INFO");
+}
+
+TEST_F(ParamsTest, ParsesBoolAndString) {
+  Set("SIEVE_PARAM_DUMP", "1");
+  Set("SIEVE_DEBUG_SUBSYS", "INIT,NET");
+  Set("SIEVE_SOCKET_IFNAME", "^docker,lo");
+  Config c;
+  ASSERT_TRUE(LoadConfig(&c).ok());
+  EXPECT_TRUE(c.param_dump);
+  EXPECT_EQ(c.debug_subsys, "INIT,NET");
+  EXPECT_EQ(c.socket_ifname, "^docker,lo");
+}
+
+TEST_F(ParamsTest, BadSecondsNameTheVariable) {
+  ExpectBad("SIEVE_TIMEOUT", "abc");
+  ExpectBad("SIEVE_TIMEOUT", "-1");
+  ExpectBad("SIEVE_TIMEOUT", "0");
+  ExpectBad("SIEVE_TIMEOUT", "5s");
+}
+
+TEST_F(ParamsTest, BadBytesNameTheVariable) {
+  ExpectBad("SIEVE_SEGMENT_BYTES", "12q");
+  ExpectBad("SIEVE_SEGMENT_BYTES", "-5");
+  ExpectBad("SIEVE_SEGMENT_BYTES", "99999999999g");
+  ExpectBad("SIEVE_SEGMENT_BYTES", "k");
+  ExpectBad("SIEVE_TREE_THRESHOLD", "64kb");
+}
+
+TEST_F(ParamsTest, NegativeBytesWithLeadingSpaceFail) {
+  // strtoull skips white space and negates "-5": the result must still be rejected.
+  ExpectBad("SIEVE_SEGMENT_BYTES", " -5");
+}
+
+TEST_F(ParamsTest, BadEnumListsAcceptedValues) {
+  std::string msg = ExpectBad("SIEVE_ALGO", "fast");
+  for (const char* v : {"AUTO", "RING", "TREE"})
+    EXPECT_NE(msg.find(v), std::string::npos) << msg;
+  ExpectBad("SIEVE_DEBUG", "verbose");
+  // A prefix of an accepted value is not accepted.
+  ExpectBad("SIEVE_ALGO", "rin");
+}
+
+TEST_F(ParamsTest, BadBoolNamesTheVariable) {
+  ExpectBad("SIEVE_PARAM_DUMP", "2");
+  ExpectBad("SIEVE_PARAM_DUMP", "yes");
+}
+
+TEST_F(ParamsTest, FailedLoadLeavesOutputUntouched) {
+  Set("SIEVE_TIMEOUT", "7");
+  Set("SIEVE_ALGO", "fast");
+  Config c;
+  c.timeout_s = 42;
+  EXPECT_FALSE(LoadConfig(&c).ok());
+  EXPECT_DOUBLE_EQ(c.timeout_s, 42);
+}
+
+// The line of `dump` that starts with "NAME ".
+std::string LineOf(const std::string& dump, const std::string& name) {
+  size_t at = 0;
+  while (at < dump.size()) {
+    size_t end = dump.find('\n', at);
+    std::string line = dump.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (HasPrefix(line, (name + " ").c_str())) return line;
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return "";
+}
+
+TEST_F(ParamsTest, DumpNamesEveryParameterAndMarksSetOnes) {
+  std::vector<std::string> names = RegistryNames();
+  ASSERT_GE(names.size(), 9u);
+  Set("SIEVE_TIMEOUT", "5");
+  Set("SIEVE_ALGO", "tree");
+  Config c;
+  ASSERT_TRUE(LoadConfig(&c).ok());
+  std::string dump = DumpConfig(c);
+  for (const std::string& n : names) {
+    std::string line = LineOf(dump, n);
+    ASSERT_FALSE(line.empty()) << n << " missing from:\n" << dump;
+    bool set = n == "SIEVE_TIMEOUT" || n == "SIEVE_ALGO";
+    EXPECT_EQ(line.find("(set)") != std::string::npos, set) << line;
+    EXPECT_EQ(line.find("(default") != std::string::npos, !set) << line;
+  }
+  EXPECT_NE(LineOf(dump, "SIEVE_TIMEOUT").find("5"), std::string::npos);
+  EXPECT_NE(LineOf(dump, "SIEVE_ALGO").find("TREE"), std::string::npos);
+  EXPECT_NE(LineOf(dump, "SIEVE_SEGMENT_BYTES").find("524288"), std::string::npos);
+  // Defaults only: nothing is marked as set.
+  EXPECT_EQ(DumpConfig(DefaultConfig()).find("(set)"), std::string::npos);
+}
+
+TEST_F(ParamsTest, LaunchEnvSieveRun) {
+  std::string id(256, 'a');
+  Set("SIEVE_RANK", "1");
+  Set("SIEVE_NRANKS", "4");
+  Set("SIEVE_UNIQUE_ID", id.c_str());
+  LaunchEnv e;
+  ASSERT_TRUE(ReadLaunchEnv(&e).ok());
+  EXPECT_EQ(e.rank, 1);
+  EXPECT_EQ(e.nranks, 4);
+  EXPECT_EQ(e.unique_id_hex, id);
+  EXPECT_NE(e.source.find("SIEVE_RANK"), std::string::npos) << e.source;
+}
+
+TEST_F(ParamsTest, LaunchEnvTorchrun) {
+  Set("RANK", "2");
+  Set("WORLD_SIZE", "3");
+  Set("MASTER_ADDR", "10.1.2.3");
+  Set("MASTER_PORT", "29500");
+  LaunchEnv e;
+  ASSERT_TRUE(ReadLaunchEnv(&e).ok());
+  EXPECT_EQ(e.rank, 2);
+  EXPECT_EQ(e.nranks, 3);
+  EXPECT_EQ(e.master_addr, "10.1.2.3");
+  EXPECT_EQ(e.master_port, 29500);
+  EXPECT_TRUE(e.unique_id_hex.empty());
+  EXPECT_NE(e.source.find("RANK"), std::string::npos) << e.source;
+}
+
+TEST_F(ParamsTest, LaunchEnvOpenMpi) {
+  Set("OMPI_COMM_WORLD_RANK", "5");
+  Set("OMPI_COMM_WORLD_SIZE", "6");
+  Set("MASTER_ADDR", "node7");
+  Set("MASTER_PORT", "1234");
+  LaunchEnv e;
+  ASSERT_TRUE(ReadLaunchEnv(&e).ok());
+  EXPECT_EQ(e.rank, 5);
+  EXPECT_EQ(e.nranks, 6);
+  EXPECT_EQ(e.master_addr, "node7");
+  EXPECT_EQ(e.master_port, 1234);
+  EXPECT_NE(e.source.find("OMPI"), std::string::npos) << e.source;
+}
+
+TEST_F(ParamsTest, LaunchEnvSieveRunWinsOverTorchrun) {
+  Set("SIEVE_RANK", "0");
+  Set("SIEVE_NRANKS", "2");
+  Set("SIEVE_UNIQUE_ID", "ff");
+  Set("RANK", "1");
+  Set("WORLD_SIZE", "9");
+  LaunchEnv e;
+  ASSERT_TRUE(ReadLaunchEnv(&e).ok());
+  EXPECT_EQ(e.rank, 0);
+  EXPECT_EQ(e.nranks, 2);
+}
+
+TEST_F(ParamsTest, LaunchEnvMissingIsInvalidUsage) {
+  LaunchEnv e;
+  e.rank = 77;
+  Status s = ReadLaunchEnv(&e);
+  EXPECT_EQ(s.code(), Code::kInvalidUsage) << s.ToString();
+  EXPECT_FALSE(s.message().empty());
+  EXPECT_EQ(e.rank, 77);  // untouched on failure
+}
+
+TEST_F(ParamsTest, LaunchEnvWithoutAddressIsInvalidUsage) {
+  Set("RANK", "0");
+  Set("WORLD_SIZE", "2");
+  LaunchEnv e;
+  Status s = ReadLaunchEnv(&e);
+  EXPECT_EQ(s.code(), Code::kInvalidUsage) << s.ToString();
+  Set("MASTER_ADDR", "host");
+  s = ReadLaunchEnv(&e);
+  EXPECT_EQ(s.code(), Code::kInvalidUsage) << s.ToString();
+  EXPECT_NE(s.message().find("MASTER_PORT"), std::string::npos) << s.message();
+}
+
+TEST_F(ParamsTest, LaunchEnvRankNotBelowSize) {
+  for (const char* rank : {"3", "4"}) {
+    ScopedEnvSet local;
+    local.Set("RANK", rank);
+    local.Set("WORLD_SIZE", "3");
+    local.Set("MASTER_ADDR", "h");
+    local.Set("MASTER_PORT", "80");
+    LaunchEnv e;
+    Status s = ReadLaunchEnv(&e);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << rank << ": " << s.ToString();
+    EXPECT_NE(s.message().find("RANK"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("WORLD_SIZE"), std::string::npos) << s.message();
+  }
+}
+
+TEST_F(ParamsTest, LaunchEnvBadNumbers) {
+  struct Case {
+    const char* var;
+    const char* value;
+  } cases[] = {{"SIEVE_RANK", "-1"}, {"SIEVE_RANK", "x"},   {"SIEVE_NRANKS", "0"},
+               {"SIEVE_NRANKS", "2.5"}, {"SIEVE_RANK", ""}};
+  for (const Case& k : cases) {
+    ScopedEnvSet local;
+    local.Set("SIEVE_RANK", "0");
+    local.Set("SIEVE_NRANKS", "2");
+    local.Set("SIEVE_UNIQUE_ID", "00");
+    local.Set(k.var, k.value);
+    LaunchEnv e;
+    Status s = ReadLaunchEnv(&e);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << k.var << "=" << k.value << ": "
+                                                << s.ToString();
+  }
+}
+
+TEST_F(ParamsTest, LaunchEnvBadPort) {
+  for (const char* port : {"0", "65536", "70000", "http", "-80", "12ab"}) {
+    ScopedEnvSet local;
+    local.Set("RANK", "0");
+    local.Set("WORLD_SIZE", "2");
+    local.Set("MASTER_ADDR", "h");
+    local.Set("MASTER_PORT", port);
+    LaunchEnv e;
+    Status s = ReadLaunchEnv(&e);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << port << ": " << s.ToString();
+    EXPECT_NE(s.message().find("MASTER_PORT"), std::string::npos) << s.message();
+  }
+  Set("RANK", "0");
+  Set("WORLD_SIZE", "2");
+  Set("MASTER_ADDR", "h");
+  Set("MASTER_PORT", "65535");
+  LaunchEnv e;
+  ASSERT_TRUE(ReadLaunchEnv(&e).ok());
+  EXPECT_EQ(e.master_port, 65535);
+}
+
+}  // namespace
+}  // namespace sieve

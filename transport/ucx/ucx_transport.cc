@@ -1,19 +1,28 @@
 // UCX tag send/recv with the three outcomes of a posted operation handled
-// explicitly: completed inline, in flight (callback later), or failed.
+// explicitly: completed inline, in flight (callback later), or failed; peer
+// liveness (UCX error callbacks, or pids for same-host peers) and failure
+// notices between ranks.
 #include "transport/ucx/ucx_transport.h"
 
 #include <ucp/api/ucp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "core/log.h"
+#include "transport/tag.h"
 
 namespace sieve::transport {
 
 namespace {
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 // Per-operation completion record, passed to UCX as user_data. It outlives a
 // cancelled-but-unfinished request (owner is then cleared), and it is valid
@@ -22,6 +31,7 @@ struct Slot {
   Request* owner;
   uint64_t* completions;
   void* ucx_request;
+  bool released;  // ucp_request_free already called by Cancel
 };
 
 void Finish(void* request, ucs_status_t status, size_t received, void* user_data) {
@@ -39,8 +49,9 @@ void Finish(void* request, ucs_status_t status, size_t received, void* user_data
                        : ucs_status_string(status);
     }
   }
+  bool released = slot->released;
   delete slot;
-  ucp_request_free(request);
+  if (!released) ucp_request_free(request);
 }
 
 void SendDone(void* request, ucs_status_t status, void* user_data) {
@@ -52,18 +63,28 @@ void RecvDone(void* request, ucs_status_t status, const ucp_tag_recv_info_t* inf
   Finish(request, status, info != nullptr ? info->length : 0, user_data);
 }
 
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+// A process that no longer exists, or a zombie (exited, not yet reaped).
+bool ProcessGone(int pid) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+  FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return true;
+  char buf[512] = {};
+  size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+  std::fclose(f);
+  const char* paren = std::strrchr(buf, ')');  // the state follows "(comm) "
+  return n == 0 || paren == nullptr || paren[1] == '\0' || paren[2] == 'Z' || paren[2] == 'X';
 }
 
 }  // namespace
 
 struct UcxTransport::Impl {
   struct Peer {
-    Impl* impl = nullptr;
     int rank = -1;
     std::string address;
+    bool peer_errors = true;  // UCP_ERR_HANDLING_MODE_PEER on this endpoint
+    int local_pid = 0;        // same host: checked for liveness
+    double next_liveness_check = 0;
     ucp_ep_h ep = nullptr;
     std::string failure;
   };
@@ -76,21 +97,32 @@ struct UcxTransport::Impl {
   std::vector<Peer> peers;
   uint64_t completions = 0;
 
-  // Marks req pending with a fresh slot; returns the slot to pass as user_data.
-  Slot* Begin(Request* req) {
-    req->state = Request::kPending;
-    auto* slot = new Slot{req, &completions, nullptr};
-    return slot;
-  }
-  // After posting: UCX returned r (pending, or already completed by callback).
-  void Track(void* r, Slot* slot, Request* req) {
-    if (req->state != Request::kPending) return;  // callback already ran
-    slot->ucx_request = r;
-    req->impl = slot;
-  }
+  // Failure notices: one receive (from any rank) always posted, and what we sent.
+  static constexpr size_t kNoticeBytes = 512;
+  char notice_buffer[kNoticeBytes] = {};
+  Request notice_recv;
+  std::string notice;
+  std::unique_ptr<std::string> notice_body;
+  std::vector<std::unique_ptr<Request>> notices_sent;
 
   Status Endpoint(int peer, ucp_ep_h* out);
   void CloseEndpoints(double deadline);
+  // Marks req pending with a fresh slot; returns the slot to pass as user_data.
+  Slot* Begin(Request* req) {
+    req->state = Request::kPending;
+    return new Slot{req, &completions, nullptr, false};
+  }
+  // After posting: UCX returned r (pending, or already completed by callback).
+  void Track(void* r, Slot* slot, Request* req) {
+    if (req->state != Request::kPending) return;  // the callback already ran
+    slot->ucx_request = r;
+    req->impl = slot;
+  }
+  void PostNoticeReceive();
+  void ProgressFor(double seconds) {
+    double deadline = Now() + seconds;
+    while (Now() < deadline) ucp_worker_progress(worker);
+  }
 };
 
 namespace {
@@ -114,7 +146,7 @@ Status UcxTransport::Impl::Endpoint(int peer, ucp_ep_h* out) {
     params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                         UCP_EP_PARAM_FIELD_ERR_HANDLER;
     params.address = reinterpret_cast<const ucp_address_t*>(p.address.data());
-    params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    params.err_mode = p.peer_errors ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
     params.err_handler.cb = PeerError;
     params.err_handler.arg = &p;
     ucs_status_t st = ucp_ep_create(worker, &params, &p.ep);
@@ -145,6 +177,27 @@ void UcxTransport::Impl::CloseEndpoints(double deadline) {
       ucp_worker_progress(worker);
     if (ucp_request_check_status(req) != UCS_INPROGRESS) ucp_request_free(req);
   }
+}
+
+void UcxTransport::Impl::PostNoticeReceive() {
+  notice_recv = Request();
+  notice_recv.is_recv = true;
+  Slot* slot = Begin(&notice_recv);
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                       UCP_OP_ATTR_FIELD_MEMORY_TYPE | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+  param.cb.recv = RecvDone;
+  param.user_data = slot;
+  param.memory_type = UCS_MEMORY_TYPE_HOST;
+  void* r = ucp_tag_recv_nbx(worker, notice_buffer, kNoticeBytes - 1, NoticeTag(0),
+                             kNoticeTagMask, &param);
+  if (r == nullptr || UCS_PTR_IS_ERR(r)) {
+    delete slot;
+    notice_recv.state = Request::kFailed;
+    SIEVE_WARN("cannot post the failure-notice receive; peer failures are found by timeout");
+    return;
+  }
+  Track(r, slot, &notice_recv);
 }
 
 UcxTransport::UcxTransport(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -187,21 +240,29 @@ Status UcxTransport::Create(int rank, int size, std::unique_ptr<UcxTransport>* o
 }
 
 UcxTransport::~UcxTransport() {
-  Shutdown(2.0);
+  Shutdown(2.0, false);
   if (impl_->worker != nullptr) ucp_worker_destroy(impl_->worker);
   if (impl_->context != nullptr) ucp_cleanup(impl_->context);
 }
 
-void UcxTransport::Shutdown(double timeout_s) {
+void UcxTransport::Shutdown(double timeout_s, bool force) {
   if (impl_->worker == nullptr || impl_->peers.empty()) return;
   double deadline = Now() + timeout_s;
-  // Flush first so peers still waiting for our last acknowledgements get them.
-  ucp_request_param_t param{};
-  void* flush = ucp_worker_flush_nbx(impl_->worker, &param);
-  if (flush != nullptr && !UCS_PTR_IS_ERR(flush)) {
-    while (ucp_request_check_status(flush) == UCS_INPROGRESS && Now() < deadline)
-      ucp_worker_progress(impl_->worker);
-    if (ucp_request_check_status(flush) != UCS_INPROGRESS) ucp_request_free(flush);
+  std::vector<Request*> mine = {&impl_->notice_recv};
+  for (auto& req : impl_->notices_sent) mine.push_back(req.get());
+  Cancel(mine.data(), mine.size());
+  if (force) {
+    for (Impl::Peer& p : impl_->peers)
+      if (p.failure.empty()) p.failure = "communicator aborted";
+  } else {
+    // Flush first so peers still waiting for our last acknowledgements get them.
+    ucp_request_param_t param{};
+    void* flush = ucp_worker_flush_nbx(impl_->worker, &param);
+    if (flush != nullptr && !UCS_PTR_IS_ERR(flush)) {
+      while (ucp_request_check_status(flush) == UCS_INPROGRESS && Now() < deadline)
+        ucp_worker_progress(impl_->worker);
+      if (ucp_request_check_status(flush) != UCS_INPROGRESS) ucp_request_free(flush);
+    }
   }
   impl_->CloseEndpoints(deadline);
   impl_->peers.clear();
@@ -209,15 +270,18 @@ void UcxTransport::Shutdown(double timeout_s) {
 
 const std::string& UcxTransport::LocalAddress() const { return impl_->local_address; }
 
-Status UcxTransport::SetPeerAddresses(std::vector<std::string> addresses) {
-  if (static_cast<int>(addresses.size()) != impl_->size)
+Status UcxTransport::SetPeers(std::vector<PeerAddress> peers, const std::string& peer_errors) {
+  if (static_cast<int>(peers.size()) != impl_->size)
     return Status::Internal("address table size differs from the communicator size");
-  impl_->peers.resize(addresses.size());
-  for (size_t i = 0; i < addresses.size(); ++i) {
-    impl_->peers[i].impl = impl_.get();
-    impl_->peers[i].rank = static_cast<int>(i);
-    impl_->peers[i].address = std::move(addresses[i]);
+  impl_->peers.resize(peers.size());
+  for (size_t i = 0; i < peers.size(); ++i) {
+    Impl::Peer& p = impl_->peers[i];
+    p.rank = static_cast<int>(i);
+    p.address = std::move(peers[i].worker_address);
+    p.peer_errors = peer_errors == "PEER" || (peer_errors == "AUTO" && !peers[i].same_host);
+    p.local_pid = peers[i].same_host ? peers[i].pid : 0;
   }
+  impl_->PostNoticeReceive();
   return Status::OK();
 }
 
@@ -247,8 +311,7 @@ Status UcxTransport::Isend(int peer, uint64_t tag, const void* buf, size_t bytes
     delete slot;
     req->state = Request::kFailed;
     req->error = ucs_status_string(UCS_PTR_STATUS(r));
-    return Status::RemoteError(
-        StrFormat("send to rank %d failed: %s", peer, req->error.c_str()));
+    return Status::RemoteError(StrFormat("send to rank %d failed: %s", peer, req->error.c_str()));
   } else {
     impl_->Track(r, slot, req);
   }
@@ -289,17 +352,30 @@ Status UcxTransport::Irecv(int peer, uint64_t tag, void* buf, size_t bytes, Requ
 
 bool UcxTransport::Progress() { return ucp_worker_progress(impl_->worker) != 0; }
 
-void UcxTransport::Cancel(Request* req) {
-  if (req->state != Request::kPending || req->impl == nullptr) return;
-  auto* slot = static_cast<Slot*>(req->impl);
-  ucp_request_cancel(impl_->worker, slot->ucx_request);
-  double deadline = Now() + 0.5;
-  while (req->state == Request::kPending && Now() < deadline) ucp_worker_progress(impl_->worker);
-  if (req->state == Request::kPending) {
-    // UCX still owns it (e.g. a send it cannot cancel): detach so its late
-    // completion frees the slot without touching `req`.
+void UcxTransport::Cancel(Request* const* reqs, size_t count) {
+  std::vector<Request*> pending;
+  for (size_t i = 0; i < count; ++i) {
+    if (reqs[i]->state != Request::kPending || reqs[i]->impl == nullptr) continue;
+    ucp_request_cancel(impl_->worker, static_cast<Slot*>(reqs[i]->impl)->ucx_request);
+    pending.push_back(reqs[i]);
+  }
+  // One short bounded wait for all of them, not one per request.
+  double deadline = Now() + 0.1;
+  auto any_pending = [&] {
+    return std::any_of(pending.begin(), pending.end(),
+                       [](Request* r) { return r->state == Request::kPending; });
+  };
+  while (any_pending() && Now() < deadline) ucp_worker_progress(impl_->worker);
+  for (Request* req : pending) {
+    if (req->state != Request::kPending) continue;
+    // UCX still owns it (e.g. a rendezvous it cannot cancel): detach so its
+    // late completion frees the slot without touching `req`, and release it
+    // so destroying the worker does not find it unreleased.
+    auto* slot = static_cast<Slot*>(req->impl);
     slot->owner = nullptr;
     slot->completions = nullptr;
+    slot->released = true;
+    ucp_request_free(slot->ucx_request);
     req->impl = nullptr;
     req->state = Request::kFailed;
     req->error = "cancelled";
@@ -310,7 +386,40 @@ uint64_t UcxTransport::completions() const { return impl_->completions; }
 
 std::string UcxTransport::PeerFailure(int peer) const {
   if (peer < 0 || peer >= static_cast<int>(impl_->peers.size())) return "";
-  return impl_->peers[peer].failure;
+  Impl::Peer& p = impl_->peers[peer];
+  if (p.failure.empty() && p.local_pid > 0 && Now() >= p.next_liveness_check) {
+    p.next_liveness_check = Now() + 0.1;
+    if (ProcessGone(p.local_pid))
+      p.failure = StrFormat("process %d (same host) exited", p.local_pid);
+  }
+  return p.failure;
+}
+
+void UcxTransport::NotifyPeersOfFailure(const std::string& what) {
+  if (impl_->notice_body || impl_->peers.empty()) return;  // one notice per communicator
+  std::string text = StrFormat("rank %d failed %s", impl_->rank, what.c_str());
+  if (text.size() >= Impl::kNoticeBytes) text.resize(Impl::kNoticeBytes - 1);
+  impl_->notice_body = std::make_unique<std::string>(text);
+  for (int peer = 0; peer < impl_->size; ++peer) {
+    if (peer == impl_->rank || !impl_->peers[peer].failure.empty()) continue;
+    auto req = std::make_unique<Request>();
+    SIEVE_TRACE(kLogNet, "failure notice to rank %d", peer);
+    const std::string& body = *impl_->notice_body;
+    if (Isend(peer, NoticeTag(impl_->rank), body.data(), body.size(), req.get()).ok())
+      impl_->notices_sent.push_back(std::move(req));
+  }
+  impl_->ProgressFor(0.02);  // push them out; Shutdown cancels what is left
+}
+
+std::string UcxTransport::FailureNotice() {
+  Impl& im = *impl_;
+  if (im.notice.empty() && im.notice_recv.state == Request::kDone) {
+    im.notice.assign(im.notice_buffer, std::min(im.notice_recv.received_bytes,
+                                                Impl::kNoticeBytes - 1));
+    if (im.notice.empty()) im.notice = "a peer reported a failure";
+    SIEVE_INFO(kLogNet, "failure notice: %s", im.notice.c_str());
+  }
+  return im.notice;
 }
 
 std::string UcxTransport::Describe() const {
@@ -327,12 +436,16 @@ std::string UcxTransport::Describe() const {
     std::string info(text, len);
     std::free(text);
     size_t pos = 0;
+    // Lines look like "lane[0]:  8:posix/memory.0 md[4] ...": keep "posix/memory".
     while ((pos = info.find("lane[", pos)) != std::string::npos) {
-      size_t colon = info.find(':', pos);
-      size_t end = info.find_first_of(" \n", colon + 2);
-      if (colon == std::string::npos || end == std::string::npos) break;
-      std::string name = info.substr(colon + 2, end - colon - 2);
-      if (lanes.find(name) == std::string::npos) lanes += (lanes.empty() ? "" : ",") + name;
+      size_t start = info.find_first_not_of(' ', info.find(':', pos) + 1);
+      size_t end = info.find_first_of(" \n", start);
+      if (start == std::string::npos || end == std::string::npos) break;
+      std::string name = info.substr(start, end - start);
+      if (size_t c = name.find(':'); c != std::string::npos) name = name.substr(c + 1);
+      if (size_t dot = name.rfind('.'); dot != std::string::npos) name = name.substr(0, dot);
+      if (("," + lanes + ",").find("," + name + ",") == std::string::npos)
+        lanes += (lanes.empty() ? "" : ",") + name;
       pos = end;
     }
     break;  // one peer is representative for the INFO line

@@ -19,20 +19,32 @@ class UcxTransport : public Transport {
 
   // This worker's address, to be exchanged with the other ranks.
   const std::string& LocalAddress() const;
-  // Records every rank's worker address (index = rank); endpoints connect on first use.
-  Status SetPeerAddresses(std::vector<std::string> addresses);
-  // Flushes outstanding operations (bounded by timeout_s) and closes endpoints.
-  void Shutdown(double timeout_s);
+  struct PeerAddress {
+    std::string worker_address;
+    // Same host as this rank: UCX may use shared memory, whose transports do
+    // not report peer failure, so liveness is checked through `pid` instead.
+    bool same_host = false;
+    int pid = 0;
+  };
+  // Records every rank's address (index = rank); endpoints connect on first use.
+  // peer_errors: "PEER" asks UCX to report failures on every endpoint (it then
+  // avoids shared memory), "NONE" never, "AUTO" only for other hosts.
+  Status SetPeers(std::vector<PeerAddress> peers, const std::string& peer_errors);
+  // Flushes outstanding operations (bounded by timeout_s) and closes
+  // endpoints; with force, closes at once without flushing (abort, failure).
+  void Shutdown(double timeout_s, bool force);
 
   int rank() const override;
   int size() const override;
   Status Isend(int peer, uint64_t tag, const void* buf, size_t bytes, Request* req) override;
   Status Irecv(int peer, uint64_t tag, void* buf, size_t bytes, Request* req) override;
   bool Progress() override;
-  void Cancel(Request* req) override;
+  void Cancel(Request* const* reqs, size_t count) override;
   uint64_t completions() const override;
-  std::string PeerFailure(int peer) const override;
+  std::string PeerFailure(int peer) const override;  // may read /proc: rate-limited
   std::string Describe() const override;
+  void NotifyPeersOfFailure(const std::string& what) override;
+  std::string FailureNotice() override;
 
   struct Impl;
 
