@@ -60,6 +60,12 @@ Status Channel::Recv(int peer, void* buf, size_t bytes, Handle* handle) {
 }
 
 Status Channel::Check(const Request& req) const {
+  // A send that failed because its peer is gone does not fail an operation
+  // whose receives are all complete: everything we needed has arrived (a peer
+  // that finished and exited first may not have acknowledged our last sends).
+  if (req.state == Request::kFailed && !req.is_recv && !AnyReceivePending() &&
+      !transport_->PeerFailure(req.peer).empty())
+    return Status::OK();
   if (req.state == Request::kFailed) {
     std::string failure = transport_->PeerFailure(req.peer);
     return Status::RemoteError(StrFormat(
@@ -89,14 +95,28 @@ Status Channel::WaitAll() {
   return Status::OK();
 }
 
-Status Channel::PeerFailures() const {
+bool Channel::AnyReceivePending() const {
+  for (const Request& req : requests_)
+    if (req.is_recv && req.state == Request::kPending) return true;
+  return false;
+}
+
+Status Channel::PeerFailures() {
   std::string notice = transport_->FailureNotice();
   if (!notice.empty()) return Status::RemoteError(notice);
-  for (const Request& req : requests_) {
+  bool receiving = AnyReceivePending();
+  for (Request& req : requests_) {
     if (req.state != Request::kPending) continue;
     std::string failure = transport_->PeerFailure(req.peer);
-    if (!failure.empty())
+    if (failure.empty()) continue;
+    if (req.is_recv || receiving)
       return Status::RemoteError(StrFormat("rank %d failed: %s", req.peer, failure.c_str()));
+    // All our data is in; the peer left before acknowledging this send.
+    Request* abandoned = &req;
+    transport_->Cancel(&abandoned, 1);
+    req.state = Request::kFailed;
+    SIEVE_INFO(kLogNet, "%s: rank %d left before acknowledging a send (%s); nothing is missing here",
+               name_.c_str(), req.peer, failure.c_str());
   }
   return Status::OK();
 }

@@ -47,7 +47,8 @@ class Channel {
 
  private:
   Status Check(const transport::Request& req) const;
-  Status PeerFailures() const;
+  Status PeerFailures();
+  bool AnyReceivePending() const;
   std::string DescribePending() const;
 
   transport::Transport* transport_;
