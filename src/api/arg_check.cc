@@ -11,16 +11,16 @@ Status CheckComm(sieveComm_t comm, Comm** out) {
     return Status::InvalidArgument("comm is not a live communicator (destroyed or corrupted)");
   Comm* impl = comm->impl.get();
   if (impl->AsyncError() != Code::kOk) {
-    return Status::InvalidUsage(StrFormat(
-        "communicator is unusable after an earlier failure (%s); destroy or abort it",
-        impl->FatalError().c_str()));
+    return Status::InvalidUsage(
+        StrFormat("communicator is unusable after an earlier failure (%s); destroy or abort it",
+                  impl->FatalError().c_str()));
   }
   *out = impl;
   return Status::OK();
 }
 
-Status CheckDataType(sieveDataType_t datatype, kernels::DType* out) {
-  int v = static_cast<int>(datatype);
+Status CheckDataType(int datatype, kernels::DType* out) {
+  int v = datatype;
   if (v < 0 || v >= kernels::kNumDTypes)
     return Status::InvalidArgument(
         StrFormat("datatype %d is not a sieveDataType_t (0..%d)", v, kernels::kNumDTypes - 1));
@@ -28,11 +28,11 @@ Status CheckDataType(sieveDataType_t datatype, kernels::DType* out) {
   return Status::OK();
 }
 
-Status CheckRedOp(sieveRedOp_t op, kernels::RedOp* out) {
-  int v = static_cast<int>(op);
+Status CheckRedOp(int op, kernels::RedOp* out) {
+  int v = op;
   if (v < 0 || v >= kernels::kNumRedOps)
-    return Status::InvalidArgument(StrFormat(
-        "op %d is not a built-in sieveRedOp_t (sum, prod, max, min, avg)", v));
+    return Status::InvalidArgument(
+        StrFormat("op %d is not a built-in sieveRedOp_t (sum, prod, max, min, avg)", v));
   *out = static_cast<kernels::RedOp>(v);
   return Status::OK();
 }
@@ -46,9 +46,9 @@ Status CheckBuffer(const void* buffer, const char* name, size_t count) {
 Status CheckByteSize(size_t count, size_t blocks, size_t elem_size, const char* name) {
   if (count != 0 && (blocks > SIZE_MAX / count || count * blocks > SIZE_MAX / elem_size ||
                      count * blocks * elem_size > static_cast<size_t>(INT64_MAX))) {
-    return Status::InvalidArgument(StrFormat(
-        "%s %zu x %zu bytes per element overflows the addressable size", name, count * blocks,
-        elem_size));
+    return Status::InvalidArgument(
+        StrFormat("%s %zu x %zu bytes per element overflows the addressable size", name,
+                  count * blocks, elem_size));
   }
   return Status::OK();
 }

@@ -4,6 +4,7 @@
 #define SIEVE_API_ARG_CHECK_H_
 
 #include <cstddef>
+#include <cstring>
 
 #include "api/api_guard.h"
 #include "kernels/dtype.h"
@@ -12,8 +13,17 @@ namespace sieve {
 
 // A live communicator that has not failed; writes its implementation.
 Status CheckComm(sieveComm_t comm, Comm** out);
-Status CheckDataType(sieveDataType_t datatype, kernels::DType* out);
-Status CheckRedOp(sieveRedOp_t op, kernels::RedOp* out);
+// C enums arrive from callers as ints that may hold any value; reading them
+// through memcpy avoids an (undefined) load of an out-of-range enum.
+template <typename E>
+int EnumValue(const E& e) {
+  static_assert(sizeof(E) == sizeof(int), "C enums are int-sized");
+  int v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
+Status CheckDataType(int datatype, kernels::DType* out);
+Status CheckRedOp(int op, kernels::RedOp* out);
 // Non-null when count > 0.
 Status CheckBuffer(const void* buffer, const char* name, size_t count);
 // count * blocks elements of elem_size bytes must fit in size_t.

@@ -1,8 +1,9 @@
 // Collective and point-to-point entry points: check arguments, build
 // CollArgs, run now or queue in the current group.
+#include "coll/collectives.h"
+
 #include "api/api_guard.h"
 #include "api/arg_check.h"
-#include "coll/collectives.h"
 #include "comm/group.h"
 #include "core/log.h"
 
@@ -19,8 +20,8 @@ Comm* ImplOrNull(sieveComm_t comm) {
 
 // Checks every collective shares: comm, datatype, buffers, byte size of
 // count * blocks elements (blocks: nranks for the gathered/scattered side).
-Status CheckCommon(sieveComm_t comm, sieveDataType_t datatype, const void* sendbuff,
-                   const void* recvbuff, size_t count, Comm** impl, CollArgs* args) {
+Status CheckCommon(sieveComm_t comm, int datatype, const void* sendbuff, const void* recvbuff,
+                   size_t count, Comm** impl, CollArgs* args) {
   SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, impl));
   SIEVE_RETURN_IF_ERROR(sieve::CheckDataType(datatype, &args->dtype));
   SIEVE_RETURN_IF_ERROR(sieve::CheckByteSize(count, static_cast<size_t>((*impl)->size()),
@@ -55,8 +56,9 @@ sieveResult_t sieveAllReduce(const void* sendbuff, void* recvbuff, size_t count,
   return sieve::Guard(ImplOrNull(comm), "sieveAllReduce", [&]() -> Status {
     Comm* impl = nullptr;
     CollArgs args;
-    SIEVE_RETURN_IF_ERROR(CheckCommon(comm, datatype, sendbuff, recvbuff, count, &impl, &args));
-    SIEVE_RETURN_IF_ERROR(sieve::CheckRedOp(op, &args.op));
+    SIEVE_RETURN_IF_ERROR(
+        CheckCommon(comm, sieve::EnumValue(datatype), sendbuff, recvbuff, count, &impl, &args));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckRedOp(sieve::EnumValue(op), &args.op));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
     return Submit(impl, sieve::coll::AllReduce, args);
@@ -69,10 +71,12 @@ sieveResult_t sieveBroadcast(const void* sendbuff, void* recvbuff, size_t count,
   return sieve::Guard(ImplOrNull(comm), "sieveBroadcast", [&]() -> Status {
     Comm* impl = nullptr;
     CollArgs args;
-    SIEVE_RETURN_IF_ERROR(CheckCommon(comm, datatype, sendbuff, recvbuff, count, &impl, &args));
+    SIEVE_RETURN_IF_ERROR(
+        CheckCommon(comm, sieve::EnumValue(datatype), sendbuff, recvbuff, count, &impl, &args));
     SIEVE_RETURN_IF_ERROR(sieve::CheckRank(root, impl->size(), "root"));
     args.root = root;
-    if (impl->rank() == root) SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
+    if (impl->rank() == root)
+      SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
     return Submit(impl, sieve::coll::Broadcast, args);
   });
@@ -84,12 +88,14 @@ sieveResult_t sieveReduce(const void* sendbuff, void* recvbuff, size_t count,
   return sieve::Guard(ImplOrNull(comm), "sieveReduce", [&]() -> Status {
     Comm* impl = nullptr;
     CollArgs args;
-    SIEVE_RETURN_IF_ERROR(CheckCommon(comm, datatype, sendbuff, recvbuff, count, &impl, &args));
-    SIEVE_RETURN_IF_ERROR(sieve::CheckRedOp(op, &args.op));
+    SIEVE_RETURN_IF_ERROR(
+        CheckCommon(comm, sieve::EnumValue(datatype), sendbuff, recvbuff, count, &impl, &args));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckRedOp(sieve::EnumValue(op), &args.op));
     SIEVE_RETURN_IF_ERROR(sieve::CheckRank(root, impl->size(), "root"));
     args.root = root;
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
-    if (impl->rank() == root) SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
+    if (impl->rank() == root)
+      SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
     return Submit(impl, sieve::coll::Reduce, args);
   });
 }
@@ -100,7 +106,7 @@ sieveResult_t sieveAllGather(const void* sendbuff, void* recvbuff, size_t sendco
     Comm* impl = nullptr;
     CollArgs args;
     SIEVE_RETURN_IF_ERROR(
-        CheckCommon(comm, datatype, sendbuff, recvbuff, sendcount, &impl, &args));
+        CheckCommon(comm, sieve::EnumValue(datatype), sendbuff, recvbuff, sendcount, &impl, &args));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", sendcount));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", sendcount));
     return Submit(impl, sieve::coll::AllGather, args);
@@ -114,8 +120,8 @@ sieveResult_t sieveReduceScatter(const void* sendbuff, void* recvbuff, size_t re
     Comm* impl = nullptr;
     CollArgs args;
     SIEVE_RETURN_IF_ERROR(
-        CheckCommon(comm, datatype, sendbuff, recvbuff, recvcount, &impl, &args));
-    SIEVE_RETURN_IF_ERROR(sieve::CheckRedOp(op, &args.op));
+        CheckCommon(comm, sieve::EnumValue(datatype), sendbuff, recvbuff, recvcount, &impl, &args));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckRedOp(sieve::EnumValue(op), &args.op));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", recvcount));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", recvcount));
     return Submit(impl, sieve::coll::ReduceScatter, args);
@@ -123,7 +129,7 @@ sieveResult_t sieveReduceScatter(const void* sendbuff, void* recvbuff, size_t re
 }
 
 static sieveResult_t PointToPoint(const char* call, bool is_send, const void* buffer, size_t count,
-                                  sieveDataType_t datatype, int peer, sieveComm_t comm) {
+                                  int datatype, int peer, sieveComm_t comm) {
   return sieve::Guard(ImplOrNull(comm), call, [&]() -> Status {
     Comm* impl = nullptr;
     CollArgs args;
@@ -142,12 +148,12 @@ static sieveResult_t PointToPoint(const char* call, bool is_send, const void* bu
 
 sieveResult_t sieveSend(const void* sendbuff, size_t count, sieveDataType_t datatype, int peer,
                         sieveComm_t comm, sieveStream_t stream) {
-  return PointToPoint("sieveSend", true, sendbuff, count, datatype, peer, comm);
+  return PointToPoint("sieveSend", true, sendbuff, count, sieve::EnumValue(datatype), peer, comm);
 }
 
 sieveResult_t sieveRecv(void* recvbuff, size_t count, sieveDataType_t datatype, int peer,
                         sieveComm_t comm, sieveStream_t stream) {
-  return PointToPoint("sieveRecv", false, recvbuff, count, datatype, peer, comm);
+  return PointToPoint("sieveRecv", false, recvbuff, count, sieve::EnumValue(datatype), peer, comm);
 }
 
 sieveResult_t sieveGroupStart(void) {

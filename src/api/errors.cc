@@ -1,5 +1,6 @@
 // Error reporting entry points and the version.
 #include "api/api_guard.h"
+#include "api/arg_check.h"
 
 extern "C" {
 
@@ -13,16 +14,25 @@ sieveResult_t sieveGetVersion(int* version) {
 }
 
 const char* sieveGetErrorString(sieveResult_t result) {
-  switch (result) {
-    case sieveSuccess: return "no error";
-    case sieveUnhandledCudaError: return "unhandled cuda error (run with SIEVE_DEBUG=INFO for details)";
-    case sieveSystemError: return "unhandled system error (run with SIEVE_DEBUG=INFO for details)";
-    case sieveInternalError: return "internal error - please report this issue to the Sieve developers";
-    case sieveInvalidArgument: return "invalid argument (see sieveGetLastError)";
-    case sieveInvalidUsage: return "invalid usage (see sieveGetLastError)";
-    case sieveRemoteError: return "remote process exited, failed or did not answer in time";
-    case sieveInProgress: return "operation in progress";
-    default: return "unknown result code";
+  switch (sieve::EnumValue(result)) {
+    case sieveSuccess:
+      return "no error";
+    case sieveUnhandledCudaError:
+      return "unhandled cuda error (run with SIEVE_DEBUG=INFO for details)";
+    case sieveSystemError:
+      return "unhandled system error (run with SIEVE_DEBUG=INFO for details)";
+    case sieveInternalError:
+      return "internal error - please report this issue to the Sieve developers";
+    case sieveInvalidArgument:
+      return "invalid argument (see sieveGetLastError)";
+    case sieveInvalidUsage:
+      return "invalid usage (see sieveGetLastError)";
+    case sieveRemoteError:
+      return "remote process exited, failed or did not answer in time";
+    case sieveInProgress:
+      return "operation in progress";
+    default:
+      return "unknown result code";
   }
 }
 

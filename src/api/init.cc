@@ -84,9 +84,9 @@ sieveResult_t sieveCommInitFromEnv(sieveComm_t* comm) {
     } else {
       // MASTER_ADDR/MASTER_PORT: rank 0 hosts the root there; the key is derived, not secret.
       uint8_t secret[sieve::transport::kSecretBytes];
-      sieve::transport::DeriveSecret(StrFormat("sieve:%s:%d:%d", env.master_addr.c_str(),
-                                               env.master_port, env.nranks),
-                                     secret);
+      sieve::transport::DeriveSecret(
+          StrFormat("sieve:%s:%d:%d", env.master_addr.c_str(), env.master_port, env.nranks),
+          secret);
       if (env.rank == 0) {
         SIEVE_RETURN_IF_ERROR(sieve::transport::StartBootstrapRootAt(
             env.master_addr, env.master_port, secret, config.timeout_s, id));
@@ -121,9 +121,8 @@ sieveResult_t sieveUniqueIdFromString(const char* str, sieveUniqueId* id) {
 
 sieveResult_t sieveCommDestroy(sieveComm_t comm) {
   if (comm == nullptr || comm->magic != kSieveCommMagic) {
-    return sieve::Guard(nullptr, "sieveCommDestroy", [] {
-      return Status::InvalidArgument("comm is not a live communicator");
-    });
+    return sieve::Guard(nullptr, "sieveCommDestroy",
+                        [] { return Status::InvalidArgument("comm is not a live communicator"); });
   }
   Release(comm);
   return sieveSuccess;
