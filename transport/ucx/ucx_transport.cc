@@ -118,6 +118,7 @@ struct UcxTransport::Impl {
     slot->ucx_request = r;
     req->impl = slot;
   }
+  Status PostRecv(void* buf, size_t bytes, uint64_t tag, uint64_t mask, Request* req);
   void PostNoticeReceive();
   void ProgressFor(double seconds) {
     double deadline = Now() + seconds;
@@ -179,25 +180,35 @@ void UcxTransport::Impl::CloseEndpoints(double deadline) {
   }
 }
 
-void UcxTransport::Impl::PostNoticeReceive() {
-  notice_recv = Request();
-  notice_recv.is_recv = true;
-  Slot* slot = Begin(&notice_recv);
+Status UcxTransport::Impl::PostRecv(void* buf, size_t bytes, uint64_t tag, uint64_t mask,
+                                    Request* req) {
+  Slot* slot = Begin(req);
   ucp_request_param_t param{};
+  // No inline completion: UCX 1.13 does not report the matched length then,
+  // and the length is how a size mismatch between ranks is caught. The
+  // callback may run before ucp_tag_recv_nbx returns; the slot handles that.
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                        UCP_OP_ATTR_FIELD_MEMORY_TYPE | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
   param.cb.recv = RecvDone;
   param.user_data = slot;
   param.memory_type = UCS_MEMORY_TYPE_HOST;
-  void* r = ucp_tag_recv_nbx(worker, notice_buffer, kNoticeBytes - 1, NoticeTag(0),
-                             kNoticeTagMask, &param);
+  void* r = ucp_tag_recv_nbx(worker, buf, bytes, tag, mask, &param);
   if (r == nullptr || UCS_PTR_IS_ERR(r)) {
     delete slot;
-    notice_recv.state = Request::kFailed;
-    SIEVE_WARN("cannot post the failure-notice receive; peer failures are found by timeout");
-    return;
+    req->state = Request::kFailed;
+    req->error = r == nullptr ? "completed inline despite NO_IMM_CMPL"
+                              : ucs_status_string(UCS_PTR_STATUS(r));
+    return Status::SystemError(StrFormat("receive failed: %s", req->error.c_str()));
   }
-  Track(r, slot, &notice_recv);
+  Track(r, slot, req);
+  return Status::OK();
+}
+
+void UcxTransport::Impl::PostNoticeReceive() {
+  notice_recv = Request();
+  notice_recv.is_recv = true;
+  if (!PostRecv(notice_buffer, kNoticeBytes - 1, NoticeTag(0), kNoticeTagMask, &notice_recv).ok())
+    SIEVE_WARN("cannot post the failure-notice receive; peer failures are found by timeout");
 }
 
 UcxTransport::UcxTransport(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -324,30 +335,8 @@ Status UcxTransport::Irecv(int peer, uint64_t tag, void* buf, size_t bytes, Requ
   req->peer = peer;
   req->tag = tag;
   req->bytes = bytes;
-  Slot* slot = impl_->Begin(req);
-  ucp_request_param_t param{};
-  // No inline completion: UCX 1.13 does not report the matched length then,
-  // and the length is how a size mismatch between ranks is caught. The
-  // callback may run before ucp_tag_recv_nbx returns; the slot handles that.
-  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                       UCP_OP_ATTR_FIELD_MEMORY_TYPE | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-  param.cb.recv = RecvDone;
-  param.user_data = slot;
-  param.memory_type = UCS_MEMORY_TYPE_HOST;
-  void* r = ucp_tag_recv_nbx(impl_->worker, buf, bytes, tag, ~uint64_t{0}, &param);
-  if (r == nullptr) {
-    delete slot;
-    return Status::Internal("ucp_tag_recv_nbx completed inline despite NO_IMM_CMPL");
-  } else if (UCS_PTR_IS_ERR(r)) {
-    delete slot;
-    req->state = Request::kFailed;
-    req->error = ucs_status_string(UCS_PTR_STATUS(r));
-    return Status::SystemError(
-        StrFormat("receive from rank %d failed: %s", peer, req->error.c_str()));
-  } else {
-    impl_->Track(r, slot, req);
-  }
-  return Status::OK();
+  return impl_->PostRecv(buf, bytes, tag, ~uint64_t{0}, req)
+      .WithContext(StrFormat("rank %d", peer));
 }
 
 bool UcxTransport::Progress() { return ucp_worker_progress(impl_->worker) != 0; }
