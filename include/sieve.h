@@ -127,6 +127,25 @@ sieveResult_t sieveCommInitFromEnv(sieveComm_t* comm);
 sieveResult_t sieveUniqueIdToString(const sieveUniqueId* id, char* str, size_t len);
 sieveResult_t sieveUniqueIdFromString(const char* str, sieveUniqueId* id);
 
+/* Splits comm into sub-communicators, as ncclCommSplit: collective over every
+ * rank of comm; ranks passing the same color join one new communicator, ordered
+ * by key (then by their rank in comm). color SIEVE_SPLIT_NOCOLOR gives NULL.
+ * The new communicators use the same SIEVE_* settings as a fresh init. */
+#define SIEVE_SPLIT_NOCOLOR (-1)
+sieveResult_t sieveCommSplit(sieveComm_t comm, int color, int key, sieveComm_t* newcomm);
+
+/* Per-communicator statistics since its creation (bytes this rank put on and
+ * took off the wire for collectives and point-to-point, calls per mode). */
+typedef struct {
+  uint64_t bytes_sent;
+  uint64_t bytes_received;
+  uint64_t collectives;        /* collective calls that moved data */
+  uint64_t masked_collectives; /* of which ran in masked mode */
+  uint64_t dense_fallbacks;    /* masked steps redone dense (mask tracker) */
+  uint64_t mask_mismatches;    /* mask registrations/steps where ranks disagreed */
+} sieveCounters_t;
+sieveResult_t sieveCommGetCounters(sieveComm_t comm, sieveCounters_t* counters);
+
 /* Frees the communicator. Pending operations are completed first. */
 sieveResult_t sieveCommDestroy(sieveComm_t comm);
 

@@ -6,6 +6,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <math.h>
+
+// Conversions below run on the host and, compiled by nvcc, on the device, so
+// CPU and CUDA kernels round identically.
+#ifdef __CUDACC__
+#define SIEVE_HD __host__ __device__
+#else
+#define SIEVE_HD
+#endif
 
 namespace sieve::kernels {
 
@@ -26,7 +35,7 @@ const char* RedOpName(RedOp op);
 bool IsFloating(DType dtype);
 
 // IEEE binary16 <-> float, round to nearest even; NaN stays NaN, overflow -> inf.
-inline float HalfToFloat(uint16_t h) {
+SIEVE_HD inline float HalfToFloat(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1fu;
   uint32_t man = h & 0x3ffu;
@@ -48,7 +57,7 @@ inline float HalfToFloat(uint16_t h) {
   return out;
 }
 
-inline uint16_t FloatToHalf(float f) {
+SIEVE_HD inline uint16_t FloatToHalf(float f) {
   uint32_t x;
   std::memcpy(&x, &f, 4);
   uint32_t sign = (x >> 16) & 0x8000u;
@@ -62,7 +71,7 @@ inline uint16_t FloatToHalf(float f) {
     std::memcpy(&a, &abs, 4);
     // adding 0.5 (as 2^-1 via magic) is done by rint in the default rounding mode (nearest even)
     float scaled = a * 16777216.0f;  // exact (power of two)
-    uint32_t m = static_cast<uint32_t>(__builtin_rintf(scaled));
+    uint32_t m = static_cast<uint32_t>(rintf(scaled));
     return static_cast<uint16_t>(sign | m);
   }
   // normal: drop 13 mantissa bits with round to nearest even
@@ -70,14 +79,14 @@ inline uint16_t FloatToHalf(float f) {
   return static_cast<uint16_t>(sign | ((rounded - 0x38000000u) >> 13));
 }
 
-inline float Bf16ToFloat(uint16_t b) {
+SIEVE_HD inline float Bf16ToFloat(uint16_t b) {
   uint32_t bits = static_cast<uint32_t>(b) << 16;
   float out;
   std::memcpy(&out, &bits, 4);
   return out;
 }
 
-inline uint16_t FloatToBf16(float f) {
+SIEVE_HD inline uint16_t FloatToBf16(float f) {
   uint32_t x;
   std::memcpy(&x, &f, 4);
   if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet nan

@@ -23,6 +23,7 @@ struct Request {
   size_t bytes = 0;           // requested length
   size_t received_bytes = 0;  // recv: length of the message that matched
   std::string error;          // kFailed: the transport's reason
+  bool counted = false;       // the caller already accounted for its bytes
   void* impl = nullptr;       // transport-private handle while pending
 };
 

@@ -11,12 +11,13 @@ namespace sieve::algo {
 using transport::Request;
 
 Channel::Channel(transport::Transport* transport, uint32_t seq, std::string name,
-                 transport::WaitOptions wait, Counters* p2p_counters)
+                 transport::WaitOptions wait, Traffic* traffic, Counters* p2p_counters)
     : transport_(transport),
       seq_(seq),
       p2p_(p2p_counters != nullptr),
       name_(std::move(name)),
       wait_(std::move(wait)),
+      traffic_(traffic),
       counters_(p2p_counters != nullptr ? p2p_counters : &own_counters_) {
   counters_->send.resize(transport->size(), 0);
   counters_->recv.resize(transport->size(), 0);
@@ -40,6 +41,7 @@ Status Channel::Send(int peer, const void* buf, size_t bytes, Handle* handle) {
     return Status::OK();
   }
   uint64_t tag = transport::MakeTag(rank(), p2p_, seq_, counters_->send[peer]++);
+  if (traffic_ != nullptr) traffic_->sent += bytes;
   SIEVE_TRACE(kLogNet, "%s: send %zu bytes to rank %d tag 0x%lx", name_.c_str(), bytes, peer,
               static_cast<unsigned long>(tag));
   return transport_->Isend(peer, tag, buf, bytes, &req).WithContext(name_);
@@ -86,6 +88,10 @@ Status Channel::Wait(Handle handle) {
   Status st = transport::ProgressUntil(
       transport_, [&req] { return req.state != Request::kPending; }, wait_);
   if (!st.ok()) return st.WithContext(name_);
+  if (req.is_recv && req.state == Request::kDone && !req.counted && traffic_ != nullptr) {
+    traffic_->received += req.received_bytes;
+    req.counted = true;
+  }
   return Check(req);
 }
 

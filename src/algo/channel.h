@@ -25,10 +25,16 @@ class Channel {
     std::vector<uint32_t> send, recv;
   };
 
+  // Bytes this rank sent and received, accumulated by every channel of a communicator.
+  struct Traffic {
+    uint64_t sent = 0;
+    uint64_t received = 0;
+  };
+
   // `name` ("allreduce #12") prefixes every error. A collective gets fresh
   // counters; p2p passes the communicator's (and uses its own tag space).
   Channel(transport::Transport* transport, uint32_t seq, std::string name,
-          transport::WaitOptions wait, Counters* p2p_counters = nullptr);
+          transport::WaitOptions wait, Traffic* traffic, Counters* p2p_counters = nullptr);
   ~Channel();  // cancels whatever is still pending (after an error)
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
@@ -57,6 +63,7 @@ class Channel {
   std::string name_;
   transport::WaitOptions wait_;
   std::deque<transport::Request> requests_;  // deque: stable addresses for the transport
+  Traffic* traffic_;
   Counters own_counters_;
   Counters* counters_;
   size_t first_unwaited_ = 0;

@@ -56,4 +56,20 @@ sieveResult_t sieveCommGetAsyncError(sieveComm_t comm, sieveResult_t* asyncError
   });
 }
 
+sieveResult_t sieveCommGetCounters(sieveComm_t comm, sieveCounters_t* counters) {
+  return sieve::Guard(nullptr, "sieveCommGetCounters", [&]() -> sieve::Status {
+    if (counters == nullptr) return sieve::Status::InvalidArgument("counters is NULL");
+    if (comm == nullptr || comm->magic != kSieveCommMagic || !comm->impl)
+      return sieve::Status::InvalidArgument("comm is not a live communicator");
+    const sieve::Comm::Stats& s = comm->impl->stats();
+    counters->bytes_sent = s.traffic.sent;
+    counters->bytes_received = s.traffic.received;
+    counters->collectives = s.collectives;
+    counters->masked_collectives = s.masked_collectives;
+    counters->dense_fallbacks = s.dense_fallbacks;
+    counters->mask_mismatches = s.mask_mismatches;
+    return sieve::Status::OK();
+  });
+}
+
 }  // extern "C"

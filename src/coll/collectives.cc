@@ -26,8 +26,8 @@ Algo ChooseAllReduceAlgo(const Comm& comm, size_t bytes) {
 }
 
 algo::Channel MakeChannel(Comm& comm, const char* what, uint32_t seq) {
-  return algo::Channel(comm.transport(), seq, StrFormat("%s #%u", what, seq),
-                       comm.WaitOptions());
+  ++comm.stats().collectives;
+  return comm.MakeChannel(what, seq);
 }
 
 void LogChoice(Comm& comm, const char* what, const CollArgs& a, size_t bytes, const char* algo) {

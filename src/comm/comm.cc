@@ -57,6 +57,16 @@ transport::WaitOptions Comm::WaitOptions() const {
   return options;
 }
 
+algo::Channel Comm::MakeChannel(const char* what, uint32_t seq) {
+  return algo::Channel(transport_.get(), seq, StrFormat("%s #%u", what, seq), WaitOptions(),
+                       &stats_.traffic);
+}
+
+algo::Channel Comm::MakeP2pChannel() {
+  return algo::Channel(transport_.get(), 0, "send/recv", WaitOptions(), &stats_.traffic,
+                       &p2p_counters_);
+}
+
 bool Comm::FirstUse(const std::string& collective, size_t bytes) {
   int size_class = 0;
   while (size_class < 63 && (size_t{1} << (size_class + 1)) <= bytes) ++size_class;

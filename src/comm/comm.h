@@ -35,6 +35,19 @@ class Comm {
   uint32_t NextSeq() { return seq_++; }
   transport::WaitOptions WaitOptions() const;
   algo::Channel::Counters* p2p_counters() { return &p2p_counters_; }
+  // A channel for one operation of this communicator (traffic is counted).
+  algo::Channel MakeChannel(const char* what, uint32_t seq);
+  algo::Channel MakeP2pChannel();
+
+  // Statistics readable through sieveCommGetCounters.
+  struct Stats {
+    algo::Channel::Traffic traffic;
+    uint64_t collectives = 0;
+    uint64_t masked_collectives = 0;
+    uint64_t dense_fallbacks = 0;
+    uint64_t mask_mismatches = 0;
+  };
+  Stats& stats() { return stats_; }
 
   // True the first time (collective, size class) is seen: one INFO line each.
   bool FirstUse(const std::string& collective, size_t bytes);
@@ -63,6 +76,7 @@ class Comm {
   std::unique_ptr<transport::UcxTransport> transport_;
   uint32_t seq_ = 0;
   algo::Channel::Counters p2p_counters_;
+  Stats stats_;
   std::set<std::string> logged_choices_;
   bool transport_logged_ = false;
   std::atomic<bool> abort_{false};

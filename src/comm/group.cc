@@ -25,8 +25,7 @@ thread_local GroupState tls_group;
 
 // Posts every queued send/recv of one communicator, then waits for all of them.
 Status RunP2p(Comm* comm, const std::vector<P2pOp>& ops) {
-  algo::Channel ch(comm->transport(), 0, "send/recv", comm->WaitOptions(),
-                   comm->p2p_counters());
+  algo::Channel ch = comm->MakeP2pChannel();
   for (const P2pOp& op : ops) {
     if (op.comm != comm) continue;
     if (op.is_send)

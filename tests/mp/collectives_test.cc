@@ -217,3 +217,45 @@ INSTANTIATE_TEST_SUITE_P(Ranks, PointToPointTest, ::testing::Values(2, 3, 4, 8))
 
 }  // namespace
 }  // namespace sieve_test
+
+namespace sieve_test {
+namespace {
+
+// Counters: a ring all-reduce sends every chunk but our own in the
+// reduce-scatter and every chunk but our successor's in the all-gather, and
+// receives the same amount; nothing else travels.
+int RunTrafficCount(int rank, int n, const sieveUniqueId& id) {
+  sieveComm_t comm = nullptr;
+  RANK_CHECK(sieveCommInitRank(&comm, n, id, rank) == sieveSuccess, "%s", sieveGetLastError(nullptr));
+  const size_t count = 100003;
+  std::vector<float> data(count);
+  FillInput(5, rank, sieveFloat32, sieveSum, 0, count, data.data());
+  RANK_CHECK(sieveAllReduce(data.data(), data.data(), count, sieveFloat32, sieveSum, comm,
+                            nullptr) == sieveSuccess, "%s", sieveGetLastError(comm));
+  sieveCounters_t c{};
+  RANK_CHECK(sieveCommGetCounters(comm, &c) == sieveSuccess, "%s", sieveGetLastError(comm));
+  auto chunk = [&](int r) { return count * (r + 1) / n - count * r / n; };
+  uint64_t expect_sent = ((count - chunk(rank)) + (count - chunk((rank + 1) % n))) * 4;
+  uint64_t expect_recv = ((count - chunk((rank + n - 1) % n)) + (count - chunk(rank))) * 4;
+  RANK_CHECK(c.bytes_sent == expect_sent, "sent %llu, expected %llu",
+             (unsigned long long)c.bytes_sent, (unsigned long long)expect_sent);
+  RANK_CHECK(c.bytes_received == expect_recv, "received %llu, expected %llu",
+             (unsigned long long)c.bytes_received, (unsigned long long)expect_recv);
+  RANK_CHECK(c.collectives == 1, "collectives %llu", (unsigned long long)c.collectives);
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  return 0;
+}
+
+class TrafficTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(TrafficTest, RingAllReduceMovesTwoTimesNMinusOneOverNOfTheData) {
+  RankSpec spec;
+  spec.nranks = GetParam();
+  spec.env = {{"SIEVE_ALGO", "ring"}};
+  EXPECT_EQ(RunRanks(spec, RunTrafficCount), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, TrafficTest, ::testing::Values(2, 3, 5));
+
+}  // namespace
+}  // namespace sieve_test
