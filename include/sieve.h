@@ -196,6 +196,36 @@ sieveResult_t sieveRecv(void* recvbuff, size_t count, sieveDataType_t datatype, 
 sieveResult_t sieveGroupStart(void);
 sieveResult_t sieveGroupEnd(void);
 
+/* ---- Masked sparse all-reduce (PacTrain) --------------------------------- */
+
+/* A registered mask: which of `count` elements take part in masked all-reduces. */
+typedef struct sieveMask* sieveMask_t;
+
+typedef enum {
+  sieveMaskBitmap = 0, /* bit j of byte j/8 (LSB first) set: element j kept */
+  sieveMaskBytes = 1   /* one byte per element, non-zero: element j kept */
+} sieveMaskFormat_t;
+
+typedef enum {
+  sieveMaskStrict = 0, /* every rank must pass the same mask, else an error naming the ranks */
+  sieveMaskUnion = 1   /* the ranks agree on the union (OR) of their masks */
+} sieveMaskPolicy_t;
+
+/* Collective over comm: registers this rank's mask for buffers of `count`
+ * elements. Agreement is checked with a hash compared across ranks. */
+sieveResult_t sieveMaskRegister(sieveComm_t comm, const void* mask, sieveMaskFormat_t format,
+                                size_t count, sieveMaskPolicy_t policy, sieveMask_t* handle);
+/* Frees a mask; using it afterwards is an error, not a crash. */
+sieveResult_t sieveMaskDeregister(sieveMask_t handle);
+/* Number of kept elements of the agreed mask. */
+sieveResult_t sieveMaskNnz(sieveMask_t handle, size_t* nnz);
+
+/* recvbuff[j] = op over ranks of sendbuff[j] where the mask keeps j, 0 elsewhere.
+ * Only the kept elements travel. Same datatypes and ops as sieveAllReduce. */
+sieveResult_t sieveAllReduceMasked(const void* sendbuff, void* recvbuff, size_t count,
+                                   sieveDataType_t datatype, sieveRedOp_t op, sieveMask_t mask,
+                                   sieveComm_t comm, sieveStream_t stream);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
