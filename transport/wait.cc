@@ -45,7 +45,7 @@ Status ProgressUntil(Transport* transport, const std::function<bool()>& done,
       return Status::RemoteError(StrFormat("no progress for %.1f s (SIEVE_TIMEOUT); waiting on %s",
                                            idle, pending.empty() ? "?" : pending.c_str()));
     }
-    if (idle_spins > 4096) sched_yield();
+    if (idle_spins > 128) sched_yield();  // let oversubscribed ranks run
   }
   return Status::OK();
 }
