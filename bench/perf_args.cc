@@ -42,6 +42,9 @@ void PrintUsage(FILE* f) {
           "                         sendrecv (default allreduce)\n"
           "      --json FILE        write the results as a JSON array\n"
           "      --csv FILE         write the results as CSV\n"
+          "      --mode M           dense or masked (allreduce only; default dense)\n"
+          "      --mask-density D   masked mode: random mask keeping D of the elements, the\n"
+          "                         same on every rank (0..1, default 1)\n"
           "  -h, --help             this text\n");
 }
 
@@ -111,6 +114,15 @@ bool ApplyOption(int c, const char* arg, Options* opts) {
     case 'C':
       opts->csv_path = arg;
       return true;
+    case 'M':
+      if (strcmp(arg, "dense") != 0 && strcmp(arg, "masked") != 0) return false;
+      opts->masked = strcmp(arg, "masked") == 0;
+      return true;
+    case 'D': {
+      char* end = nullptr;
+      double d = strtod(arg, &end);
+      return end != arg && *end == '\0' && d >= 0 && d <= 1 && (opts->mask_density = d, true);
+    }
     default:
       return false;
   }
@@ -163,6 +175,8 @@ int ParseArgs(int argc, char** argv, bool verbose, Options* opts) {
                                  {"collective", required_argument, nullptr, 'x'},
                                  {"json", required_argument, nullptr, 'J'},
                                  {"csv", required_argument, nullptr, 'C'},
+                                 {"mode", required_argument, nullptr, 'M'},
+                                 {"mask-density", required_argument, nullptr, 'D'},
                                  {"help", no_argument, nullptr, 'h'},
                                  {nullptr, 0, nullptr, 0}};
   opterr = verbose ? 1 : 0;
@@ -177,6 +191,10 @@ int ParseArgs(int argc, char** argv, bool verbose, Options* opts) {
       if (verbose) PrintUsage(stderr);
       return 2;
     }
+  }
+  if (opts->masked && opts->coll != Collective::kAllReduce) {
+    if (verbose) fprintf(stderr, "sieve-perf: --mode masked runs allreduce only\n");
+    return 2;
   }
   if (optind < argc || opts->min_bytes > opts->max_bytes) {
     if (verbose)

@@ -29,6 +29,8 @@ struct Options {
   Collective coll = Collective::kAllReduce;
   std::string json_path;
   std::string csv_path;
+  bool masked = false;        // --mode masked: sieveAllReduceMasked with a random mask
+  double mask_density = 1.0;  // --mask-density: fraction of elements the mask keeps
 };
 
 // Parses argv into *opts. Returns -1 to go on, else the exit code for main to return

@@ -277,7 +277,7 @@ bool Checker::Expected(const Shape& shape, size_t i, uint64_t seed, double* valu
       *value = ReduceOverRanks(i, seed);
       break;
     default:
-      *value = ReduceOverRanks(i, seed);
+      *value = keep_ != nullptr && keep_[i] == 0 ? 0.0 : ReduceOverRanks(i, seed);
       break;
   }
   *value = RoundTrip(opts_.type, *value);

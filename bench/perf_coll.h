@@ -50,6 +50,9 @@ class Checker {
  public:
   Checker(const Options& opts, int rank, int nranks);
 
+  // Masked mode: keep[i] == 0 means output element i must be 0 (null: no mask).
+  void SetMask(const uint8_t* keep) { keep_ = keep; }
+
   // Poisons this rank's output, then writes its input for `seed`.
   void Prepare(const Shape& shape, const CallBuffers& bufs, uint64_t seed) const;
 
@@ -68,6 +71,7 @@ class Checker {
   int rank_;
   int nranks_;
   long range_;  // Inputs of sum/max/min/avg lie in [-range_, range_] (or [0, range_]).
+  const uint8_t* keep_ = nullptr;
 };
 
 }  // namespace perf

@@ -15,14 +15,14 @@ int RootColumn(const Options& opts) { return HasRoot(opts.coll) ? opts.root : -1
 
 void PrintPlacement(const Row* row) {
   if (row == nullptr) {
-    printf("  %7s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
+    printf("  %7s  %6s  %6s  %10s  %6s", "N/A", "N/A", "N/A", "N/A", "N/A");
     return;
   }
   const char* time_format = row->time_us < 1e4   ? "  %7.2f"
                             : row->time_us < 1e5 ? "  %7.1f"
                                                  : "  %7.0f";
   printf(time_format, row->time_us);
-  printf("  %6.2f  %6.2f", row->algbw, row->busbw);
+  printf("  %6.2f  %6.2f  %10.0f", row->algbw, row->busbw, row->bytes_per_rank);
   if (row->wrong < 0) {
     printf("  %6s", "N/A");
   } else {
@@ -37,11 +37,14 @@ void Report::PrintHeader(const char* size_meaning) const {
          nranks_, CollectiveName(opts_.coll), TypeName(opts_.type), OpName(opts_.op), opts_.root,
          opts_.iters, opts_.warmup, opts_.check ? 1 : 0);
   printf("#  %s; count = size / type size; time = max over ranks\n", size_meaning);
-  printf("#%74s%31s\n", "out-of-place", "in-place");
+  if (opts_.masked) printf("#  mode masked  mask density %g\n", opts_.mask_density);
+  printf("#%74s%43s\n", "out-of-place", "in-place");
   printf("#%11s  %12s  %8s  %6s  %6s", "size", "count", "type", "redop", "root");
-  for (int i = 0; i < 2; ++i) printf("  %7s  %6s  %6s  %6s", "time", "algbw", "busbw", "#wrong");
-  printf("\n#%11s  %12s%35s  %6s  %6s", "(B)", "(elements)", "(us)", "(GB/s)", "(GB/s)");
-  printf("%17s  %6s  %6s\n", "(us)", "(GB/s)", "(GB/s)");
+  for (int i = 0; i < 2; ++i)
+    printf("  %7s  %6s  %6s  %10s  %6s", "time", "algbw", "busbw", "bytes/rank", "#wrong");
+  printf("\n#%11s  %12s%35s  %6s  %6s  %10s", "(B)", "(elements)", "(us)", "(GB/s)", "(GB/s)",
+         "(B sent)");
+  printf("%17s  %6s  %6s  %10s\n", "(us)", "(GB/s)", "(GB/s)", "(B sent)");
   fflush(stdout);
 }
 
@@ -88,10 +91,12 @@ bool Report::WriteJson(const char* path) const {
     fprintf(f,
             "%s\n  {\"collective\": \"%s\", \"nranks\": %d, \"size\": %zu, \"count\": %zu, "
             "\"type\": \"%s\", \"redop\": \"%s\", \"root\": %d, \"placement\": \"%s\", "
-            "\"time_us\": %.3f, \"algbw_gbps\": %.6f, \"busbw_gbps\": %.6f, \"wrong\": ",
+            "\"time_us\": %.3f, \"algbw_gbps\": %.6f, \"busbw_gbps\": %.6f, "
+            "\"bytes_per_rank\": %.0f, \"wrong\": ",
             i ? "," : "", CollectiveName(opts_.coll), nranks_, r.bytes, r.count,
             TypeName(opts_.type), RedopColumn(opts_), RootColumn(opts_),
-            r.in_place ? "in-place" : "out-of-place", r.time_us, r.algbw, r.busbw);
+            r.in_place ? "in-place" : "out-of-place", r.time_us, r.algbw, r.busbw,
+            r.bytes_per_rank);
     if (r.wrong < 0) {
       fprintf(f, "null}");
     } else {
@@ -110,11 +115,12 @@ bool Report::WriteCsv(const char* path) const {
   }
   fprintf(f,
           "collective,nranks,size,count,type,redop,root,placement,time_us,algbw_gbps,"
-          "busbw_gbps,wrong\n");
+          "busbw_gbps,bytes_per_rank,wrong\n");
   for (const Row& r : rows_) {
-    fprintf(f, "%s,%d,%zu,%zu,%s,%s,%d,%s,%.3f,%.6f,%.6f,", CollectiveName(opts_.coll), nranks_,
-            r.bytes, r.count, TypeName(opts_.type), RedopColumn(opts_), RootColumn(opts_),
-            r.in_place ? "in-place" : "out-of-place", r.time_us, r.algbw, r.busbw);
+    fprintf(f, "%s,%d,%zu,%zu,%s,%s,%d,%s,%.3f,%.6f,%.6f,%.0f,", CollectiveName(opts_.coll),
+            nranks_, r.bytes, r.count, TypeName(opts_.type), RedopColumn(opts_),
+            RootColumn(opts_), r.in_place ? "in-place" : "out-of-place", r.time_us, r.algbw,
+            r.busbw, r.bytes_per_rank);
     if (r.wrong >= 0) fprintf(f, "%lld", static_cast<long long>(r.wrong));
     fprintf(f, "\n");
   }

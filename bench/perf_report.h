@@ -21,6 +21,7 @@ struct Row {
   double algbw = 0;    // GB/s (1e9 bytes).
   double busbw = 0;
   int64_t wrong = -1;  // Summed over ranks; -1 when not checked.
+  double bytes_per_rank = 0;  // Bytes sent per call (sieveCommGetCounters), max over ranks.
 };
 
 // Collects rows and prints them. Used by rank 0 only; not thread-safe.

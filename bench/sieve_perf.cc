@@ -10,6 +10,7 @@
 
 #include "perf_args.h"
 #include "perf_coll.h"
+#include "perf_mask.h"
 #include "perf_report.h"
 #include "sieve.h"
 
@@ -45,9 +46,11 @@ class Bench {
     for (size_t bytes = opts_.min_bytes; bytes <= opts_.max_bytes; bytes = NextSize(bytes)) {
       Shape shape = ShapeOf(opts_.coll, bytes, nranks_, type_size_);
       Row out, in;
+      if (opts_.masked && !RegisterMask(shape)) return 3;
       if (!Measure(shape, false, ++step, &out)) return 3;
       bool has_in = SupportsInPlace(opts_.coll);
       if (has_in && !Measure(shape, true, ++step, &in)) return 3;
+      if (opts_.masked && !Check(sieveMaskDeregister(mask_), "sieveMaskDeregister")) return 3;
       if (rank_ == 0) report_.AddLine(out, has_in ? &in : nullptr);
       total_wrong_ +=
           std::max<int64_t>(out.wrong, 0) + (has_in ? std::max<int64_t>(in.wrong, 0) : 0);
@@ -74,12 +77,29 @@ class Bench {
     recv_.assign(words, 0);
   }
 
+  // Masked mode: registers this size's random mask (same seed on every rank).
+  bool RegisterMask(const Shape& shape) {
+    keep_ = RandomKeep(shape.call_count, opts_.mask_density, 12345);
+    checker_.SetMask(keep_.data());
+    return Check(sieveMaskRegister(comm_, keep_.data(), sieveMaskBytes, keep_.size(),
+                                   sieveMaskStrict, &mask_),
+                 "sieveMaskRegister");
+  }
+
+  uint64_t BytesSent() {
+    sieveCounters_t c{};
+    sieveCommGetCounters(comm_, &c);
+    return c.bytes_sent;
+  }
+
   // Issues the collective once on `bufs`.
   sieveResult_t RunOnce(const Shape& shape, const CallBuffers& bufs) {
     size_t n = shape.call_count;
     sieveDataType_t t = opts_.type;
     switch (opts_.coll) {
       case Collective::kAllReduce:
+        if (opts_.masked)
+          return sieveAllReduceMasked(bufs.send, bufs.recv, n, t, opts_.op, mask_, comm_, nullptr);
         return sieveAllReduce(bufs.send, bufs.recv, n, t, opts_.op, comm_, nullptr);
       case Collective::kBroadcast:
         return sieveBroadcast(bufs.send, bufs.recv, n, t, opts_.root, comm_, nullptr);
@@ -115,22 +135,29 @@ class Bench {
     return false;
   }
 
-  // Times opts_.iters calls after the warmup; *time_us is the max over ranks.
-  bool Time(const Shape& shape, const CallBuffers& bufs, double* time_us) {
+  // Times opts_.iters calls after the warmup; *time_us and *sent (bytes sent per call)
+  // are the max over ranks.
+  bool Time(const Shape& shape, const CallBuffers& bufs, double* time_us, double* sent) {
     for (int i = 0; i < opts_.warmup; ++i) {
       if (!Check(RunOnce(shape, bufs), CollectiveName(opts_.coll))) return false;
     }
     int32_t token = 0;  // Lines the ranks up before the clock starts.
     if (!Check(sieveAllReduce(&token, &token, 1, sieveInt32, sieveSum, comm_, nullptr), "barrier"))
       return false;
+    uint64_t sent_before = BytesSent();
     auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < opts_.iters; ++i) {
       if (!Check(RunOnce(shape, bufs), CollectiveName(opts_.coll))) return false;
     }
     std::chrono::duration<double, std::micro> elapsed = std::chrono::steady_clock::now() - start;
-    *time_us = elapsed.count() / opts_.iters;
-    return Check(sieveAllReduce(time_us, time_us, 1, sieveFloat64, sieveMax, comm_, nullptr),
-                 "time reduction");
+    double result[2] = {elapsed.count() / opts_.iters,
+                        static_cast<double>(BytesSent() - sent_before) / opts_.iters};
+    if (!Check(sieveAllReduce(result, result, 2, sieveFloat64, sieveMax, comm_, nullptr),
+               "time reduction"))
+      return false;
+    *time_us = result[0];
+    *sent = result[1];
+    return true;
   }
 
   // Runs the collective once on fresh inputs; *wrong is the count summed over ranks.
@@ -149,7 +176,7 @@ class Bench {
     row->bytes = shape.bytes;
     row->count = shape.count;
     row->in_place = in_place;
-    if (!Time(shape, bufs, &row->time_us)) return false;
+    if (!Time(shape, bufs, &row->time_us, &row->bytes_per_rank)) return false;
     row->algbw = row->time_us > 0 ? static_cast<double>(shape.bytes) / row->time_us / 1e3 : 0;
     row->busbw = row->algbw * BusBwFactor(opts_.coll, nranks_);
     row->wrong = -1;
@@ -165,6 +192,8 @@ class Bench {
   size_t type_size_ = 0;
   std::vector<uint64_t> send_, recv_;
   int64_t total_wrong_ = 0;
+  std::vector<uint8_t> keep_;
+  sieveMask_t mask_ = nullptr;
 };
 
 int Main(int argc, char** argv) {

@@ -134,6 +134,12 @@ sieveResult_t sieveUniqueIdFromString(const char* str, sieveUniqueId* id);
 #define SIEVE_SPLIT_NOCOLOR (-1)
 sieveResult_t sieveCommSplit(sieveComm_t comm, int color, int key, sieveComm_t* newcomm);
 
+/* Sieve extension for the NCCL shim (libsieve-nccl.so), called once per communicator it
+ * creates: logs once per process at INFO "Sieve serving NCCL calls (mode M)" and writes M, the
+ * SIEVE_NCCL_MODE comm was created with, to *mode (valid while comm lives). sieveCommInit*
+ * already validated the mode: a value Sieve does not implement fails the init. */
+sieveResult_t sieveCommServeNccl(sieveComm_t comm, const char** mode);
+
 /* Per-communicator statistics since its creation (bytes this rank put on and
  * took off the wire for collectives and point-to-point, calls per mode). */
 typedef struct {
@@ -225,6 +231,29 @@ sieveResult_t sieveMaskNnz(sieveMask_t handle, size_t* nnz);
 sieveResult_t sieveAllReduceMasked(const void* sendbuff, void* recvbuff, size_t count,
                                    sieveDataType_t datatype, sieveRedOp_t op, sieveMask_t mask,
                                    sieveComm_t comm, sieveStream_t stream);
+
+/* ---- Ternary quantized all-reduce ---------------------------------------- */
+
+/* Per-call parameters of sieveAllReduceTernary. Every rank passes the same seed,
+ * step and block_size; use a new step per call so the rounding noise is fresh. */
+typedef struct {
+  uint64_t seed;     /* with (rank, step), keys the Philox 4x32-10 stream */
+  uint64_t step;     /* e.g. the training step */
+  size_t block_size; /* elements per scale block; 0 = 2048 */
+  sieveMask_t mask;  /* NULL = dense (masked + ternary: not implemented yet) */
+} sieveTernaryParams_t;
+
+/* Unbiased stochastic ternary all-reduce (float32/float16/bfloat16; sum or avg).
+ * Per block b of block_size elements, s_b = max over ranks of max |sendbuff| in b;
+ * rank r sends q_r[j] = sign(g) * [u < |g| / s_b] in {-1, 0, +1}, u uniform in
+ * [0, 1) from Philox (seed, r, step, j); Q[j] = sum_r q_r[j] is summed exactly
+ * (partial sums of k ranks travel in ceil(log2(2k+1)) bits);
+ * recvbuff[j] = s_b * Q[j] (sum) or s_b * Q[j] / nranks (avg), in float32, then
+ * rounded to datatype. count must be below 2^34. */
+sieveResult_t sieveAllReduceTernary(const void* sendbuff, void* recvbuff, size_t count,
+                                    sieveDataType_t datatype, sieveRedOp_t op,
+                                    const sieveTernaryParams_t* params, sieveComm_t comm,
+                                    sieveStream_t stream);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -1,0 +1,179 @@
+// Communicator lifecycle: ncclGetUniqueId, the ncclCommInit* family, ncclCommSplit, Finalize,
+// Destroy, Abort and the rank/size/device queries. Each ncclComm_t wraps one sieveComm_t.
+#include <chrono>
+#include <new>
+#include <thread>
+
+#include "shim_internal.h"
+
+using sieve_nccl::Fail;
+using sieve_nccl::FromSieve;
+using sieve_nccl::Live;
+using sieve_nccl::SieveOf;
+
+namespace {
+
+// NCCL rejects a config that was not set from NCCL_CONFIG_INITIALIZER; so does the shim. Its
+// other fields tune GPU resources Sieve does not use (a non-blocking config still gets a
+// communicator that is ready on return, which NCCL's non-blocking contract allows).
+ncclResult_t CheckConfig(const char* call, const ncclConfig_t* config) {
+  if (config != nullptr && config->magic != SIEVE_NCCL_CONFIG_MAGIC)
+    return Fail(nullptr, ncclInvalidArgument, call,
+                "config was not initialized with NCCL_CONFIG_INITIALIZER (bad magic)");
+  return ncclSuccess;
+}
+
+// Wraps a new Sieve communicator; announces the mode (Sieve logs "Sieve serving NCCL calls" at
+// INFO). On failure the Sieve communicator is destroyed.
+ncclResult_t Wrap(const char* call, sieveComm_t sieve, ncclComm_t* out) {
+  const char* mode = nullptr;
+  sieveResult_t r = sieveCommServeNccl(sieve, &mode);
+  if (r != sieveSuccess) {
+    ncclResult_t result = FromSieve(nullptr, r);
+    sieveCommDestroy(sieve);
+    return result;
+  }
+  if (std::strcmp(mode, "dense") != 0) {
+    sieveCommDestroy(sieve);
+    return Fail(nullptr, ncclInvalidUsage, call, "SIEVE_NCCL_MODE: only dense is implemented");
+  }
+  ncclComm* comm = new (std::nothrow) ncclComm;
+  if (comm == nullptr) {
+    sieveCommDestroy(sieve);
+    return Fail(nullptr, ncclSystemError, call, "out of memory");
+  }
+  comm->sieve = sieve;
+  *out = comm;
+  return ncclSuccess;
+}
+
+ncclResult_t InitRank(const char* call, ncclComm_t* comm, int nranks, const ncclUniqueId& id,
+                      int rank, const ncclConfig_t* config) {
+  if (comm == nullptr) return Fail(nullptr, ncclInvalidArgument, call, "comm is NULL");
+  *comm = nullptr;
+  ncclResult_t checked = CheckConfig(call, config);
+  if (checked != ncclSuccess) return checked;
+  sieveUniqueId sieve_id;
+  static_assert(sizeof sieve_id.internal == sizeof id.internal, "ids are 128 bytes");
+  std::memcpy(sieve_id.internal, id.internal, sizeof sieve_id.internal);
+  sieveComm_t sieve = nullptr;
+  sieveResult_t r = sieveCommInitRank(&sieve, nranks, sieve_id, rank);
+  if (r != sieveSuccess) return FromSieve(nullptr, r);
+  return Wrap(call, sieve, comm);
+}
+
+// Frees the wrapper once no shim call uses it (bounded: a wrapper still in use is kept).
+void Release(ncclComm* comm) {
+  comm->magic = 0;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (comm->active_calls.load() > 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (comm->active_calls.load() == 0) delete comm;
+}
+
+}  // namespace
+
+extern "C" {
+
+ncclResult_t ncclGetUniqueId(ncclUniqueId* uniqueId) {
+  if (uniqueId == nullptr)
+    return Fail(nullptr, ncclInvalidArgument, "ncclGetUniqueId", "uniqueId is NULL");
+  sieveUniqueId id;
+  sieveResult_t r = sieveGetUniqueId(&id);
+  if (r == sieveSuccess) std::memcpy(uniqueId->internal, id.internal, sizeof id.internal);
+  return FromSieve(nullptr, r);
+}
+
+ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
+  return InitRank("ncclCommInitRank", comm, nranks, commId, rank, nullptr);
+}
+
+ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
+                                    ncclConfig_t* config) {
+  return InitRank("ncclCommInitRankConfig", comm, nranks, commId, rank, config);
+}
+
+// Several ids only speed up NCCL's bootstrap; Sieve joins every rank through the first one.
+ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId,
+                                      ncclUniqueId* commIds, ncclConfig_t* config) {
+  const char* call = "ncclCommInitRankScalable";
+  if (nId < 1 || commIds == nullptr)
+    return Fail(nullptr, ncclInvalidArgument, call, "nId must be >= 1 and commIds not NULL");
+  return InitRank(call, newcomm, nranks, commIds[0], myrank, config);
+}
+
+ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
+  return FromSieve(nullptr, sieveCommInitAll(nullptr, ndev, devlist));
+}
+
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
+                           ncclConfig_t* config) {
+  sieve_nccl::CallScope scope(comm);
+  const char* call = "ncclCommSplit";
+  if (newcomm == nullptr) return Fail(comm, ncclInvalidArgument, call, "newcomm is NULL");
+  *newcomm = nullptr;
+  ncclResult_t checked = CheckConfig(call, config);
+  if (checked != ncclSuccess) return checked;
+  sieveComm_t sieve = nullptr;
+  sieveResult_t r = sieveCommSplit(SieveOf(comm), color, key, &sieve);
+  if (r != sieveSuccess) return FromSieve(comm, r);
+  if (sieve == nullptr) return ncclSuccess;  // NCCL_SPLIT_NOCOLOR
+  return Wrap(call, sieve, newcomm);
+}
+
+// Sieve completes every operation before the call that issued it returns: nothing is pending.
+ncclResult_t ncclCommFinalize(ncclComm_t comm) {
+  sieve_nccl::CallScope scope(comm);
+  sieveResult_t async = sieveSuccess;
+  return FromSieve(comm, sieveCommGetAsyncError(SieveOf(comm), &async));
+}
+
+ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+  ncclComm* live = Live(comm);
+  if (live == nullptr)
+    return Fail(nullptr, ncclInvalidArgument, "ncclCommDestroy", "comm is not a live communicator");
+  ncclResult_t result = FromSieve(nullptr, sieveCommDestroy(live->sieve));
+  Release(live);
+  return result;
+}
+
+ncclResult_t ncclCommAbort(ncclComm_t comm) {
+  ncclComm* live = Live(comm);
+  if (live == nullptr) return ncclSuccess;
+  sieveCommAbort(live->sieve);  // makes calls blocked in other threads return
+  Release(live);
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommCount(const ncclComm_t comm, int* count) {
+  sieve_nccl::CallScope scope(comm);
+  return FromSieve(comm, sieveCommCount(SieveOf(comm), count));
+}
+
+ncclResult_t ncclCommUserRank(const ncclComm_t comm, int* rank) {
+  sieve_nccl::CallScope scope(comm);
+  return FromSieve(comm, sieveCommUserRank(SieveOf(comm), rank));
+}
+
+// Sieve communicators work on host memory and are bound to no CUDA device, so there is no
+// device number to report; answering 0 would name a device the communicator never used.
+ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int* device) {
+  return sieve_nccl::Unsupported(
+      comm, "ncclCommCuDevice",
+      "Sieve communicators are bound to no CUDA device (host buffers only in this build)");
+}
+
+}  // extern "C"
+
+SIEVE_NCCL_PROFILING_ALIAS(ncclGetUniqueId);
+SIEVE_NCCL_PROFILING_ALIAS(ncclCommInitRank);
+SIEVE_NCCL_PROFILING_ALIAS(ncclCommInitRankConfig);
+SIEVE_NCCL_PROFILING_ALIAS(ncclCommInitRankScalable);
+SIEVE_NCCL_PROFILING_ALIAS(ncclCommInitAll);
+SIEVE_NCCL_PROFILING_ALIAS(ncclCommSplit);
+SIEVE_NCCL_PROFILING_ALIAS(ncclCommFinalize);
+SIEVE_NCCL_PROFILING_ALIAS(ncclCommDestroy);
+SIEVE_NCCL_PROFILING_ALIAS(ncclCommAbort);
+SIEVE_NCCL_PROFILING_ALIAS(ncclCommCount);
+SIEVE_NCCL_PROFILING_ALIAS(ncclCommUserRank);
+SIEVE_NCCL_PROFILING_ALIAS(ncclCommCuDevice);

@@ -1,0 +1,50 @@
+// TernaryCodec: quantization happens where the input is first read (Encode of
+// one contribution, ReduceInto first, LoadInput); later hops only repack sums.
+#include "algo/ternary_codec.h"
+
+namespace sieve::algo {
+
+using kernels::TernaryBits;
+
+TernaryCodec::TernaryCodec(const TernaryInput& input, void* work, int nranks)
+    : in_(input),
+      work_(static_cast<char*>(work)),
+      nranks_(nranks),
+      wt_(kernels::TernaryWorkFor(nranks)) {}
+
+size_t TernaryCodec::WireBytes(size_t elems, int contributions) const {
+  return kernels::TernaryPackedBytes(elems, TernaryBits(contributions));
+}
+
+const void* TernaryCodec::Encode(size_t offset, size_t elems, int contributions, void* scratch) {
+  if (contributions == 1) {
+    kernels::TernaryQuantizePack(in_.dtype, in_.data, offset, elems, in_.block, in_.scales,
+                                 in_.rng, TernaryBits(1), scratch);
+  } else {
+    kernels::TernaryPack(wt_, Work(offset), elems, TernaryBits(contributions), scratch);
+  }
+  return scratch;
+}
+
+void TernaryCodec::ReduceInto(size_t offset, size_t elems, int contributions, const void* wire,
+                              bool first) {
+  if (first) {
+    kernels::TernaryQuantizeAdd(in_.dtype, in_.data, offset, elems, in_.block, in_.scales,
+                                in_.rng, wire, TernaryBits(contributions), wt_, Work(offset));
+  } else {
+    kernels::TernaryUnpack(wt_, wire, elems, TernaryBits(contributions), /*accumulate=*/true,
+                           Work(offset));
+  }
+}
+
+void TernaryCodec::LoadInput(size_t offset, size_t elems) {
+  kernels::TernaryQuantizeAdd(in_.dtype, in_.data, offset, elems, in_.block, in_.scales, in_.rng,
+                              nullptr, TernaryBits(1), wt_, Work(offset));
+}
+
+void TernaryCodec::Decode(size_t offset, size_t elems, const void* wire) {
+  kernels::TernaryUnpack(wt_, wire, elems, TernaryBits(nranks_), /*accumulate=*/false,
+                         Work(offset));
+}
+
+}  // namespace sieve::algo

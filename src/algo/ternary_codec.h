@@ -1,0 +1,50 @@
+// TernaryCodec: the ring/tree chunk codec of the ternary all-reduce. Work holds
+// exact integer partial sums; a wire image of k contributions is those sums
+// packed in TernaryBits(k) bits (kernels/ternary.h gives the bit layout).
+#ifndef SIEVE_ALGO_TERNARY_CODEC_H_
+#define SIEVE_ALGO_TERNARY_CODEC_H_
+
+#include "algo/codec.h"
+#include "kernels/ternary.h"
+
+namespace sieve::algo {
+
+struct TernaryInput {
+  const void* data = nullptr;  // this rank's gradient, `count` elements
+  kernels::DType dtype = kernels::DType::kFloat32;
+  size_t block = 2048;             // elements per scale block
+  const float* scales = nullptr;   // agreed s_b, one per block
+  kernels::PhiloxStream rng;       // (seed, rank, step) of this rank
+};
+
+class TernaryCodec : public Codec {
+ public:
+  // work: count elements of kernels::TernaryWorkFor(nranks), built in place.
+  TernaryCodec(const TernaryInput& input, void* work, int nranks);
+
+  size_t WireBytes(size_t elems, int contributions) const override;
+  bool EncodeUsesScratch() const override { return true; }
+  // contributions == 1: quantizes the input straight into the 2-bit wire.
+  const void* Encode(size_t offset, size_t elems, int contributions, void* scratch) override;
+  // first: work = q(input) + wire (quantized on the fly); else work += wire.
+  void ReduceInto(size_t offset, size_t elems, int contributions, const void* wire,
+                  bool first) override;
+  void LoadInput(size_t offset, size_t elems) override;
+  void Finalize(size_t, size_t) override {}
+  void* DirectTarget(size_t, size_t) override { return nullptr; }
+  void Decode(size_t offset, size_t elems, const void* wire) override;
+
+  kernels::TernaryWork work_type() const { return wt_; }
+
+ private:
+  char* Work(size_t offset) const { return work_ + offset * static_cast<size_t>(wt_); }
+
+  TernaryInput in_;
+  char* work_;
+  int nranks_;
+  kernels::TernaryWork wt_;
+};
+
+}  // namespace sieve::algo
+
+#endif  // SIEVE_ALGO_TERNARY_CODEC_H_

@@ -1,0 +1,144 @@
+// Masked all-reduce entry points: mask handles (a magic plus a table of live
+// handles, so a freed or foreign pointer is reported, never dereferenced),
+// registration, and sieveAllReduceMasked queued like any collective.
+#include <memory>
+#include <mutex>
+#include <unordered_set>
+
+#include "api/api_guard.h"
+#include "api/arg_check.h"
+#include "comm/group.h"
+#include "mask/masked_allreduce.h"
+
+constexpr uint64_t kSieveMaskMagic = 0x53494556454d534bull;  // "SIEVEMSK"
+
+struct sieveMask {
+  uint64_t magic = kSieveMaskMagic;
+  std::shared_ptr<sieve::mask::MaskState> state;
+};
+
+namespace {
+
+using sieve::Status;
+
+std::mutex live_mu;
+std::unordered_set<const sieveMask*>& LiveMasks() {
+  static auto* live = new std::unordered_set<const sieveMask*>();  // outlives static dtors
+  return *live;
+}
+
+// The state of a live handle; the handle is looked up before it is read.
+Status LookupMask(sieveMask_t handle, std::shared_ptr<sieve::mask::MaskState>* out) {
+  if (handle == nullptr) return Status::InvalidArgument("mask is NULL");
+  std::lock_guard<std::mutex> lock(live_mu);
+  if (LiveMasks().count(handle) == 0 || handle->magic != kSieveMaskMagic)
+    return Status::InvalidArgument(
+        "mask is not a registered mask (deregistered, never registered, or corrupted)");
+  *out = handle->state;
+  return Status::OK();
+}
+
+sieve::Comm* ImplOrNull(sieveComm_t comm) {
+  return comm != nullptr && comm->magic == kSieveCommMagic ? comm->impl.get() : nullptr;
+}
+
+Status CheckMaskEnums(int format, int policy) {
+  if (format != sieveMaskBitmap && format != sieveMaskBytes)
+    return Status::InvalidArgument(sieve::StrFormat(
+        "format %d is not a sieveMaskFormat_t (sieveMaskBitmap, sieveMaskBytes)", format));
+  if (policy != sieveMaskStrict && policy != sieveMaskUnion)
+    return Status::InvalidArgument(sieve::StrFormat(
+        "policy %d is not a sieveMaskPolicy_t (sieveMaskStrict, sieveMaskUnion)", policy));
+  return Status::OK();
+}
+
+// Checks that (mask, comm, count) belong together; writes the mask's state.
+Status CheckMaskUse(sieveMask_t mask, const sieve::Comm* impl, size_t count,
+                    std::shared_ptr<sieve::mask::MaskState>* state) {
+  SIEVE_RETURN_IF_ERROR(LookupMask(mask, state));
+  if ((*state)->comm != impl)
+    return Status::InvalidArgument("mask was registered on another communicator");
+  if ((*state)->count != count)
+    return Status::InvalidArgument(sieve::StrFormat(
+        "count %zu differs from the %zu elements the mask was registered for", count,
+        (*state)->count));
+  return Status::OK();
+}
+
+}  // namespace
+
+extern "C" {
+
+sieveResult_t sieveMaskRegister(sieveComm_t comm, const void* mask, sieveMaskFormat_t format,
+                                size_t count, sieveMaskPolicy_t policy, sieveMask_t* handle) {
+  return sieve::Guard(ImplOrNull(comm), "sieveMaskRegister", [&]() -> Status {
+    sieve::Comm* impl = nullptr;
+    SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, &impl));
+    if (handle == nullptr) return Status::InvalidArgument("handle is NULL");
+    const int fmt = sieve::EnumValue(format), pol = sieve::EnumValue(policy);
+    SIEVE_RETURN_IF_ERROR(CheckMaskEnums(fmt, pol));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(mask, "mask", count));
+    if (sieve::InGroup())
+      return Status::InvalidUsage("sieveMaskRegister cannot be called inside a group");
+    std::shared_ptr<sieve::mask::MaskState> state;
+    SIEVE_RETURN_IF_ERROR(sieve::mask::Register(*impl, mask, static_cast<sieve::mask::Format>(fmt),
+                                                count, static_cast<sieve::mask::Policy>(pol),
+                                                &state));
+    auto* h = new sieveMask;
+    h->state = std::move(state);
+    std::lock_guard<std::mutex> lock(live_mu);
+    LiveMasks().insert(h);
+    *handle = h;
+    return Status::OK();
+  });
+}
+
+sieveResult_t sieveMaskDeregister(sieveMask_t handle) {
+  return sieve::Guard(nullptr, "sieveMaskDeregister", [&]() -> Status {
+    std::shared_ptr<sieve::mask::MaskState> state;
+    SIEVE_RETURN_IF_ERROR(LookupMask(handle, &state));
+    std::lock_guard<std::mutex> lock(live_mu);
+    if (LiveMasks().erase(handle) == 0)  // another thread deregistered it meanwhile
+      return Status::InvalidArgument("mask was deregistered concurrently");
+    handle->magic = 0;
+    delete handle;  // a queued collective still holds `state`
+    return Status::OK();
+  });
+}
+
+sieveResult_t sieveMaskNnz(sieveMask_t handle, size_t* nnz) {
+  return sieve::Guard(nullptr, "sieveMaskNnz", [&]() -> Status {
+    if (nnz == nullptr) return Status::InvalidArgument("nnz is NULL");
+    std::shared_ptr<sieve::mask::MaskState> state;
+    SIEVE_RETURN_IF_ERROR(LookupMask(handle, &state));
+    *nnz = state->idx.size();
+    return Status::OK();
+  });
+}
+
+sieveResult_t sieveAllReduceMasked(const void* sendbuff, void* recvbuff, size_t count,
+                                   sieveDataType_t datatype, sieveRedOp_t op, sieveMask_t mask,
+                                   sieveComm_t comm, sieveStream_t stream) {
+  return sieve::Guard(ImplOrNull(comm), "sieveAllReduceMasked", [&]() -> Status {
+    sieve::Comm* impl = nullptr;
+    sieve::coll::CollArgs args;
+    SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, &impl));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckDataType(sieve::EnumValue(datatype), &args.dtype));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckRedOp(sieve::EnumValue(op), &args.op));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
+    std::shared_ptr<sieve::mask::MaskState> state;
+    SIEVE_RETURN_IF_ERROR(CheckMaskUse(mask, impl, count, &state));
+    if (count == 0) return Status::OK();
+    args.send = sendbuff;
+    args.recv = recvbuff;
+    args.count = count;
+    return sieve::SubmitCollective(impl, [impl, args, state] {
+      Status st = sieve::mask::AllReduceMasked(*impl, args, *state);
+      if (st.ok()) impl->LogTransportOnce();
+      return st;
+    });
+  });
+}
+
+}  // extern "C"

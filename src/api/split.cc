@@ -1,0 +1,132 @@
+// sieveCommSplit: every rank of the parent shares (color, key) with an all-gather; per color the
+// first member by (key, parent rank) starts a bootstrap root whose id a second all-gather hands
+// to the others, and the members then join a fresh communicator in (key, parent rank) order.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "api/api_guard.h"
+#include "api/arg_check.h"
+#include "coll/collectives.h"
+#include "core/log.h"
+#include "transport/bootstrap/bootstrap.h"
+
+using sieve::Comm;
+using sieve::Config;
+using sieve::Status;
+using sieve::StrFormat;
+
+namespace {
+
+constexpr size_t kIdBytes = SIEVE_UNIQUE_ID_BYTES;
+
+struct Choice {
+  int32_t color;
+  int32_t key;
+};
+
+// Gathers count int32 values per rank into *all (rank r's at r * count) over the parent.
+Status GatherInts(Comm& parent, const int32_t* mine, size_t count, std::vector<int32_t>* all) {
+  all->assign(count * static_cast<size_t>(parent.size()), 0);
+  sieve::coll::CollArgs args;
+  args.send = mine;
+  args.recv = all->data();
+  args.count = count;
+  args.dtype = sieve::kernels::DType::kInt32;
+  return sieve::coll::AllGather(parent, args);
+}
+
+// Every rank's color must be non-negative or SIEVE_SPLIT_NOCOLOR; each rank checks all of them
+// so a bad color fails the split on every rank alike instead of leaving the others waiting.
+Status CheckColors(const std::vector<Choice>& choices) {
+  for (size_t r = 0; r < choices.size(); ++r) {
+    int color = choices[r].color;
+    if (color < 0 && color != SIEVE_SPLIT_NOCOLOR)
+      return Status::InvalidArgument(
+          StrFormat("rank %zu passed color %d; a color is >= 0 or SIEVE_SPLIT_NOCOLOR (%d)", r,
+                    color, SIEVE_SPLIT_NOCOLOR));
+  }
+  return Status::OK();
+}
+
+// Parent ranks that chose `color`, ordered by (key, parent rank): the new communicator's ranks.
+std::vector<int> MembersOf(const std::vector<Choice>& choices, int color) {
+  std::vector<int> members;
+  for (size_t r = 0; r < choices.size(); ++r)
+    if (choices[r].color == color) members.push_back(static_cast<int>(r));
+  std::stable_sort(members.begin(), members.end(),
+                   [&](int a, int b) { return choices[a].key < choices[b].key; });
+  return members;
+}
+
+// The leader of each color starts a bootstrap root; a second all-gather hands its id to every
+// parent rank (ranks that lead nothing contribute zeros). Writes the id of `leader`'s root. A
+// leader whose root (or config) failed still takes part, with zeros, so nobody waits for it.
+Status ShareRootId(Comm& parent, bool is_leader, int leader, const Status& config_status,
+                   const Config& config, char id[kIdBytes]) {
+  int32_t mine[kIdBytes / sizeof(int32_t)] = {};
+  Status root_status = config_status;
+  if (is_leader && root_status.ok()) {
+    char root_id[kIdBytes];
+    root_status =
+        sieve::transport::StartBootstrapRoot(config.socket_ifname, config.timeout_s, root_id);
+    if (root_status.ok()) std::memcpy(mine, root_id, kIdBytes);
+  }
+  std::vector<int32_t> all;
+  SIEVE_RETURN_IF_ERROR(GatherInts(parent, mine, kIdBytes / sizeof(int32_t), &all));
+  SIEVE_RETURN_IF_ERROR(root_status);
+  if (leader < 0) return Status::OK();
+  const int32_t* theirs = all.data() + static_cast<size_t>(leader) * (kIdBytes / sizeof(int32_t));
+  if (std::all_of(theirs, theirs + kIdBytes / sizeof(int32_t), [](int32_t v) { return v == 0; }))
+    return Status::RemoteError(
+        StrFormat("rank %d, the first member of this color, could not start the new communicator's "
+                  "bootstrap root (see its log)",
+                  leader));
+  std::memcpy(id, theirs, kIdBytes);
+  return Status::OK();
+}
+
+Status Split(Comm& parent, int color, int key, sieveComm_t* newcomm) {
+  const int32_t mine[2] = {color, key};
+  std::vector<int32_t> gathered;
+  SIEVE_RETURN_IF_ERROR(GatherInts(parent, mine, 2, &gathered));
+  std::vector<Choice> choices(parent.size());
+  for (size_t r = 0; r < choices.size(); ++r) choices[r] = {gathered[2 * r], gathered[2 * r + 1]};
+  SIEVE_RETURN_IF_ERROR(CheckColors(choices));
+
+  std::vector<int> members;
+  if (color != SIEVE_SPLIT_NOCOLOR) members = MembersOf(choices, color);
+  int leader = members.empty() ? -1 : members.front();
+  Config config;
+  Status config_status = sieve::LoadConfig(&config);
+  char id[kIdBytes] = {};
+  SIEVE_RETURN_IF_ERROR(
+      ShareRootId(parent, leader == parent.rank(), leader, config_status, config, id));
+  if (color == SIEVE_SPLIT_NOCOLOR) return Status::OK();
+
+  int new_rank =
+      static_cast<int>(std::find(members.begin(), members.end(), parent.rank()) - members.begin());
+  int new_size = static_cast<int>(members.size());
+  SIEVE_INFO(sieve::kLogInit, "split: color %d key %d -> rank %d of %d", color, key, new_rank,
+             new_size);
+  auto handle = std::make_unique<sieveComm>();
+  SIEVE_RETURN_IF_ERROR(Comm::Create(id, new_size, new_rank, config, &handle->impl));
+  *newcomm = handle.release();
+  return Status::OK();
+}
+
+}  // namespace
+
+extern "C" sieveResult_t sieveCommSplit(sieveComm_t comm, int color, int key,
+                                        sieveComm_t* newcomm) {
+  Comm* parent = comm != nullptr && comm->magic == kSieveCommMagic ? comm->impl.get() : nullptr;
+  return sieve::Guard(parent, "sieveCommSplit", [&]() -> Status {
+    Comm* impl = nullptr;
+    SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, &impl));
+    if (newcomm == nullptr) return Status::InvalidArgument("newcomm is NULL");
+    *newcomm = nullptr;
+    return Split(*impl, color, key, newcomm);
+  });
+}

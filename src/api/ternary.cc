@@ -1,0 +1,76 @@
+// sieveAllReduceTernary: checks (floating dtypes, sum/avg, params), then the
+// ternary all-reduce queued like any collective.
+#include "api/api_guard.h"
+#include "api/arg_check.h"
+#include "coll/ternary_allreduce.h"
+#include "comm/group.h"
+#include "kernels/philox.h"
+
+namespace {
+
+using sieve::Status;
+
+sieve::Comm* ImplOrNull(sieveComm_t comm) {
+  return comm != nullptr && comm->magic == kSieveCommMagic ? comm->impl.get() : nullptr;
+}
+
+Status CheckTernaryTypes(sieve::kernels::DType dtype, sieve::kernels::RedOp op) {
+  using sieve::kernels::DType;
+  using sieve::kernels::RedOp;
+  if (dtype != DType::kFloat32 && dtype != DType::kFloat16 && dtype != DType::kBfloat16)
+    return Status::InvalidArgument(sieve::StrFormat(
+        "datatype %s is not supported by the ternary all-reduce (float32, float16, bfloat16)",
+        sieve::kernels::DTypeName(dtype)));
+  if (op != RedOp::kSum && op != RedOp::kAvg)
+    return Status::InvalidArgument(sieve::StrFormat(
+        "op %s is not supported by the ternary all-reduce (sum, avg)",
+        sieve::kernels::RedOpName(op)));
+  return Status::OK();
+}
+
+Status CheckTernaryParams(const sieveTernaryParams_t* params, size_t count) {
+  if (params == nullptr) return Status::InvalidArgument("params is NULL");
+  if (params->mask != nullptr)
+    return Status::InvalidUsage("ternary with a mask is not implemented yet");
+  if (count > sieve::kernels::kPhiloxMaxElements)
+    return Status::InvalidArgument(sieve::StrFormat(
+        "count %zu exceeds the ternary all-reduce's limit of 2^34 elements", count));
+  return Status::OK();
+}
+
+}  // namespace
+
+extern "C" {
+
+sieveResult_t sieveAllReduceTernary(const void* sendbuff, void* recvbuff, size_t count,
+                                    sieveDataType_t datatype, sieveRedOp_t op,
+                                    const sieveTernaryParams_t* params, sieveComm_t comm,
+                                    sieveStream_t stream) {
+  return sieve::Guard(ImplOrNull(comm), "sieveAllReduceTernary", [&]() -> Status {
+    sieve::Comm* impl = nullptr;
+    sieve::coll::TernaryArgs args;
+    SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, &impl));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckDataType(sieve::EnumValue(datatype), &args.base.dtype));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckRedOp(sieve::EnumValue(op), &args.base.op));
+    SIEVE_RETURN_IF_ERROR(CheckTernaryTypes(args.base.dtype, args.base.op));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckByteSize(count, 1, sieve::kernels::DTypeSize(args.base.dtype),
+                                               "count"));
+    SIEVE_RETURN_IF_ERROR(CheckTernaryParams(params, count));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
+    if (count == 0) return Status::OK();
+    args.base.send = sendbuff;
+    args.base.recv = recvbuff;
+    args.base.count = count;
+    args.seed = params->seed;
+    args.step = params->step;
+    args.block = params->block_size == 0 ? 2048 : params->block_size;
+    return sieve::SubmitCollective(impl, [impl, args] {
+      Status st = sieve::coll::TernaryAllReduce(*impl, args);
+      if (st.ok()) impl->LogTransportOnce();
+      return st;
+    });
+  });
+}
+
+}  // extern "C"

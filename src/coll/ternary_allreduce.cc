@@ -1,0 +1,81 @@
+// Ternary all-reduce: scales first (counted traffic, like any collective),
+// then the same RunRing/RunTree as the dense all-reduce over integer partial
+// sums, then s_b * Q (or s_b * Q / n) rounded once to the output type.
+#include "coll/ternary_allreduce.h"
+
+#include <vector>
+
+#include "algo/ring.h"
+#include "algo/ring_pattern.h"
+#include "algo/ternary_codec.h"
+#include "algo/tree.h"
+#include "core/log.h"
+
+namespace sieve::coll {
+
+namespace {
+
+bool UseTree(const Comm& comm, size_t wire_bytes) {
+  const std::string& forced = comm.config().algo;
+  if (forced == "RING") return false;
+  if (forced == "TREE") return true;
+  return comm.size() >= 3 && wire_bytes <= comm.config().tree_threshold;
+}
+
+// s_b = max over ranks of max |g| in block b.
+Status AgreeOnScales(Comm& comm, const TernaryArgs& a, std::vector<float>* scales) {
+  const CollArgs& b = a.base;
+  scales->assign((b.count + a.block - 1) / a.block, 0.0f);
+  kernels::TernaryAbsMax(b.dtype, b.send, b.count, a.block, scales->data());
+  if (comm.size() == 1) return Status::OK();
+  CollArgs max;
+  max.send = scales->data();
+  max.recv = scales->data();
+  max.count = scales->size();
+  max.dtype = kernels::DType::kFloat32;
+  max.op = kernels::RedOp::kMax;
+  return AllReduce(comm, max);
+}
+
+}  // namespace
+
+Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
+  const CollArgs& b = a.base;
+  std::vector<float> scales;
+  SIEVE_RETURN_IF_ERROR(AgreeOnScales(comm, a, &scales));
+  const int n = comm.size();
+  algo::TernaryInput input;
+  input.data = b.send;
+  input.dtype = b.dtype;
+  input.block = a.block;
+  input.scales = scales.data();
+  input.rng = kernels::PhiloxStream{a.seed, static_cast<uint32_t>(comm.rank()), a.step};
+  const kernels::TernaryWork wt = kernels::TernaryWorkFor(n);
+  std::vector<char> work(b.count * static_cast<size_t>(wt));
+  algo::TernaryCodec codec(input, work.data(), n);
+  if (n == 1) {
+    codec.LoadInput(0, b.count);
+  } else {
+    uint32_t seq = comm.NextSeq();
+    algo::Channel ch = comm.MakeChannel("allreduce-ternary", seq);
+    size_t wire = codec.WireBytes(b.count, n);
+    bool tree = UseTree(comm, wire);
+    if (comm.FirstUse("allreduce-ternary", wire))
+      SIEVE_INFO(kLogColl, "ternary allreduce of %zu elements (%s, block %zu) on %d ranks: %s",
+                 b.count, kernels::DTypeName(b.dtype), a.block, n, tree ? "tree" : "ring");
+    if (tree) {
+      SIEVE_RETURN_IF_ERROR(algo::RunTree(ch, codec, b.count, comm.config().segment_bytes));
+    } else {
+      algo::RingOptions options;
+      options.segment_bytes = comm.config().segment_bytes;
+      SIEVE_RETURN_IF_ERROR(
+          algo::RunRing(ch, codec, algo::BalancedSplit(b.count, n), options));
+    }
+  }
+  int divisor = b.op == kernels::RedOp::kAvg ? n : 1;
+  kernels::TernaryDequantize(b.dtype, wt, work.data(), b.count, a.block, scales.data(), divisor,
+                             b.recv);
+  return Status::OK();
+}
+
+}  // namespace sieve::coll

@@ -1,0 +1,24 @@
+// The ternary all-reduce as a plan (DESIGN.md 1.3): agree on block scales with
+// a dense all-reduce-max, run the ring or tree with the TernaryCodec, then one
+// dequantize pass into recvbuff. Arguments are already checked by api/.
+#ifndef SIEVE_COLL_TERNARY_ALLREDUCE_H_
+#define SIEVE_COLL_TERNARY_ALLREDUCE_H_
+
+#include <cstdint>
+
+#include "coll/collectives.h"
+
+namespace sieve::coll {
+
+struct TernaryArgs {
+  CollArgs base;  // dtype float32/float16/bfloat16, op sum or avg
+  uint64_t seed = 0;
+  uint64_t step = 0;
+  size_t block = 2048;  // >= 1
+};
+
+Status TernaryAllReduce(Comm& comm, const TernaryArgs& args);
+
+}  // namespace sieve::coll
+
+#endif  // SIEVE_COLL_TERNARY_ALLREDUCE_H_

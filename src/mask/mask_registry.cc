@@ -1,0 +1,88 @@
+// Mask registration: normalize, agree by an all-gathered (count, hash) pair of
+// 16 bytes per rank, OR the bitmaps only when the union policy needs it.
+#include "mask/mask_registry.h"
+
+#include <string>
+
+#include "algo/ring.h"
+#include "algo/ring_pattern.h"
+#include "coll/collectives.h"
+#include "mask/or_codec.h"
+
+namespace sieve::mask {
+namespace {
+
+// "2, 5": the ranks whose entry differs from rank 0's.
+std::string DifferingRanks(const std::vector<uint64_t>& all, int n, int field) {
+  std::string out;
+  for (int r = 1; r < n; ++r) {
+    if (all[2 * r + field] == all[field]) continue;
+    if (!out.empty()) out += ", ";
+    out += std::to_string(r);
+  }
+  return out;
+}
+
+Status OrAllReduce(Comm& comm, std::vector<uint64_t>* bits) {
+  if (bits->empty()) return Status::OK();
+  uint32_t seq = comm.NextSeq();
+  ++comm.stats().collectives;
+  algo::Channel ch = comm.MakeChannel("mask union", seq);
+  OrCodec codec(bits->data());
+  algo::RingOptions options;
+  options.segment_bytes = comm.config().segment_bytes;
+  return algo::RunRing(ch, codec, algo::BalancedSplit(bits->size(), comm.size()), options);
+}
+
+}  // namespace
+
+char* MaskState::Work(size_t bytes) {
+  if (bytes > work_bytes) {
+    work.reset(new char[bytes]);
+    work_bytes = bytes;
+  }
+  return work.get();
+}
+
+Status AgreeOnMask(Comm& comm, Policy policy, size_t count, std::vector<uint64_t>* bits) {
+  const int n = comm.size();
+  if (n == 1) return Status::OK();
+  uint64_t mine[2] = {count, MaskHash(count, *bits)};
+  std::vector<uint64_t> all(2 * static_cast<size_t>(n));
+  coll::CollArgs args;
+  args.send = mine;
+  args.recv = all.data();
+  args.count = 2;
+  args.dtype = kernels::DType::kUint64;
+  SIEVE_RETURN_IF_ERROR(coll::AllGather(comm, args));
+  std::string counts = DifferingRanks(all, n, 0);
+  if (!counts.empty()) {
+    ++comm.stats().mask_mismatches;
+    return Status::InvalidUsage(StrFormat(
+        "count differs across ranks: rank 0 passed %llu, rank(s) %s passed "
+        "another count", static_cast<unsigned long long>(all[0]), counts.c_str()));
+  }
+  std::string masks = DifferingRanks(all, n, 1);
+  if (masks.empty()) return Status::OK();
+  ++comm.stats().mask_mismatches;
+  if (policy == Policy::kStrict) {
+    return Status::InvalidUsage(StrFormat(
+        "the mask of rank(s) %s differs from rank 0's (strict policy: every "
+        "rank must pass the same mask; sieveMaskUnion agrees on their OR)", masks.c_str()));
+  }
+  return OrAllReduce(comm, bits);
+}
+
+Status Register(Comm& comm, const void* mask, Format format, size_t count, Policy policy,
+                std::shared_ptr<MaskState>* out) {
+  auto state = std::make_shared<MaskState>();
+  state->comm = &comm;
+  state->count = count;
+  Normalize(mask, format, count, &state->bits);
+  SIEVE_RETURN_IF_ERROR(AgreeOnMask(comm, policy, count, &state->bits));
+  SIEVE_RETURN_IF_ERROR(BuildIndex(state->bits, count, &state->idx));
+  *out = std::move(state);
+  return Status::OK();
+}
+
+}  // namespace sieve::mask

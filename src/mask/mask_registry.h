@@ -1,0 +1,40 @@
+// A registered mask: the agreed bitmap, its kept-index list and the packed work
+// buffer reused by every masked all-reduce; Register builds one collectively.
+#ifndef SIEVE_MASK_MASK_REGISTRY_H_
+#define SIEVE_MASK_MASK_REGISTRY_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "comm/comm.h"
+#include "mask/mask_bits.h"
+
+namespace sieve::mask {
+
+enum class Policy { kStrict = 0, kUnion = 1 };
+
+struct MaskState {
+  const Comm* comm = nullptr;    // the communicator it was registered on (compared, not used)
+  size_t count = 0;              // elements of the buffers it applies to
+  std::vector<uint64_t> bits;    // the agreed mask
+  std::vector<uint32_t> idx;     // kept indices, increasing: nnz = idx.size()
+  std::unique_ptr<char[]> work;  // packed work buffer, grown on demand (no zero-fill)
+  size_t work_bytes = 0;
+
+  char* Work(size_t bytes);
+};
+
+// Collective over comm: normalizes this rank's mask, agrees on it with every
+// rank (AgreeOnMask) and precomputes the kept indices.
+Status Register(Comm& comm, const void* mask, Format format, size_t count, Policy policy,
+                std::shared_ptr<MaskState>* out);
+
+// Collective: every rank must pass the same count. Equal masks (by hash) pass;
+// otherwise strict fails on every rank naming the ranks that differ from rank 0,
+// and union replaces *bits by the OR of every rank's bits (a ring all-reduce).
+Status AgreeOnMask(Comm& comm, Policy policy, size_t count, std::vector<uint64_t>* bits);
+
+}  // namespace sieve::mask
+
+#endif  // SIEVE_MASK_MASK_REGISTRY_H_

@@ -1,0 +1,56 @@
+// Masked all-reduce: packs by index inside the algorithm's first hop and first
+// combine, runs the same ring/tree as the dense all-reduce on nnz elements, and
+// unpacks the agreed result once (zero where the mask is clear).
+#include "mask/masked_allreduce.h"
+
+#include "algo/ring.h"
+#include "algo/ring_pattern.h"
+#include "algo/tree.h"
+#include "core/log.h"
+#include "kernels/masked_pack.h"
+#include "mask/masked_codec.h"
+
+namespace sieve::mask {
+namespace {
+
+// The dense all-reduce's choice, on the packed size.
+bool UseTree(const Comm& comm, size_t packed_bytes) {
+  const std::string& forced = comm.config().algo;
+  if (forced == "RING") return false;
+  if (forced == "TREE") return true;
+  return comm.size() >= 3 && packed_bytes <= comm.config().tree_threshold;
+}
+
+Status Exchange(Comm& comm, uint32_t seq, MaskedCodec& codec, size_t nnz, size_t packed_bytes) {
+  ++comm.stats().collectives;
+  algo::Channel ch = comm.MakeChannel("masked allreduce", seq);
+  bool tree = UseTree(comm, packed_bytes);
+  if (comm.FirstUse("masked allreduce", packed_bytes))
+    SIEVE_INFO(kLogColl, "masked allreduce of %zu packed bytes on %d ranks: %s", packed_bytes,
+               comm.size(), tree ? "tree" : "ring");
+  if (tree) return algo::RunTree(ch, codec, nnz, comm.config().segment_bytes);
+  algo::RingOptions options;
+  options.segment_bytes = comm.config().segment_bytes;
+  return algo::RunRing(ch, codec, algo::BalancedSplit(nnz, comm.size()), options);
+}
+
+}  // namespace
+
+Status AllReduceMasked(Comm& comm, const coll::CollArgs& a, MaskState& mask) {
+  uint32_t seq = comm.NextSeq();
+  ++comm.stats().masked_collectives;
+  const size_t esize = kernels::DTypeSize(a.dtype);
+  const size_t nnz = mask.idx.size();
+  char* packed = mask.Work(nnz * esize);
+  MaskedCodec codec(a.send, packed, mask.idx.data(), a.dtype, a.op, comm.size());
+  if (nnz > 0 && comm.size() == 1) {
+    codec.LoadInput(0, nnz);
+    codec.Finalize(0, nnz);
+  } else if (nnz > 0) {
+    SIEVE_RETURN_IF_ERROR(Exchange(comm, seq, codec, nnz, nnz * esize));
+  }
+  kernels::MaskedUnpack(esize, packed, mask.bits.data(), a.count, a.recv);
+  return Status::OK();
+}
+
+}  // namespace sieve::mask

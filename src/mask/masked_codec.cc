@@ -1,0 +1,51 @@
+// MaskedCodec: packing and gathering through kernels/masked_pack.h; partial and
+// final images travel from the packed work buffer without a copy.
+#include "mask/masked_codec.h"
+
+#include <cstring>
+
+#include "kernels/masked_pack.h"
+#include "kernels/reduce.h"
+
+namespace sieve::mask {
+
+MaskedCodec::MaskedCodec(const void* input, void* packed_work, const uint32_t* idx,
+                         kernels::DType dtype, kernels::RedOp op, int nranks)
+    : input_(input),
+      work_(static_cast<char*>(packed_work)),
+      idx_(idx),
+      dtype_(dtype),
+      op_(op),
+      nranks_(nranks),
+      elem_size_(kernels::DTypeSize(dtype)) {}
+
+size_t MaskedCodec::WireBytes(size_t elems, int) const { return elems * elem_size_; }
+
+const void* MaskedCodec::Encode(size_t offset, size_t elems, int contributions, void* scratch) {
+  if (contributions > 1) return Work(offset);
+  kernels::MaskedPack(elem_size_, input_, idx_ + offset, elems, scratch);
+  return scratch;
+}
+
+void MaskedCodec::ReduceInto(size_t offset, size_t elems, int, const void* wire, bool first) {
+  if (first) {
+    kernels::MaskedGatherReduce(dtype_, op_, input_, idx_ + offset, wire, Work(offset), elems);
+  } else {
+    kernels::Reduce(dtype_, op_, Work(offset), wire, Work(offset), elems);
+  }
+}
+
+void MaskedCodec::LoadInput(size_t offset, size_t elems) {
+  kernels::MaskedPack(elem_size_, input_, idx_ + offset, elems, Work(offset));
+}
+
+void MaskedCodec::Finalize(size_t offset, size_t elems) {
+  if (op_ == kernels::RedOp::kAvg && nranks_ > 1)
+    kernels::DivideBy(dtype_, Work(offset), elems, nranks_);
+}
+
+void MaskedCodec::Decode(size_t offset, size_t elems, const void* wire) {
+  if (wire != Work(offset)) std::memcpy(Work(offset), wire, elems * elem_size_);
+}
+
+}  // namespace sieve::mask

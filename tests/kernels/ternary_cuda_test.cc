@@ -1,0 +1,118 @@
+// CUDA ternary kernels against the CPU kernels, byte for byte, for every
+// floating dtype, several block sizes and unaligned ranges. Skipped (with the
+// reason) without a GPU.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/ternary.h"
+#include "kernels/ternary_cuda.h"
+
+namespace sieve::kernels {
+namespace {
+
+bool HaveGpu(std::string* why) {
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess || count == 0) {
+    *why = err != cudaSuccess ? cudaGetErrorString(err) : "no CUDA device";
+    return false;
+  }
+  return true;
+}
+
+// A device copy of a host vector, freed at scope exit.
+struct DeviceBuf {
+  void* p = nullptr;
+  size_t bytes = 0;
+  DeviceBuf(const void* host, size_t n) : bytes(n) {
+    EXPECT_EQ(cudaMalloc(&p, n + 1), cudaSuccess);
+    if (host != nullptr) {
+      EXPECT_EQ(cudaMemcpy(p, host, n, cudaMemcpyHostToDevice), cudaSuccess);
+    }
+  }
+  ~DeviceBuf() { cudaFree(p); }
+  std::vector<char> Get() const {
+    std::vector<char> out(bytes);
+    EXPECT_EQ(cudaMemcpy(out.data(), p, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    return out;
+  }
+};
+
+std::vector<char> Input(DType dtype, size_t count) {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<float> real(-1.0f, 1.0f);
+  std::vector<char> out(count * DTypeSize(dtype));
+  for (size_t i = 0; i < count; ++i) {
+    float f = i % 97 == 0 ? 0.0f : real(rng);
+    if (dtype == DType::kFloat32) reinterpret_cast<float*>(out.data())[i] = f;
+    if (dtype == DType::kFloat16) reinterpret_cast<uint16_t*>(out.data())[i] = FloatToHalf(f);
+    if (dtype == DType::kBfloat16) reinterpret_cast<uint16_t*>(out.data())[i] = FloatToBf16(f);
+  }
+  return out;
+}
+
+class TernaryCudaTest : public ::testing::TestWithParam<DType> {};
+
+TEST_P(TernaryCudaTest, MatchesCpuBitForBit) {
+  std::string why;
+  if (!HaveGpu(&why)) GTEST_SKIP() << "needs a GPU: " << why;
+  DType dtype = GetParam();
+  const size_t count = (1 << 18) + 3, offset = 5, elems = count - 11;
+  std::vector<char> in = Input(dtype, count);
+  DeviceBuf din(in.data(), in.size());
+  PhiloxStream rng{77, 2, 123456789012ull};
+  for (size_t block : {size_t{1}, size_t{7}, size_t{2048}}) {
+    size_t nb = (count + block - 1) / block;
+    std::vector<float> scales(nb);
+    TernaryAbsMax(dtype, in.data(), count, block, scales.data());
+    DeviceBuf dscales(nullptr, nb * sizeof(float));
+    ASSERT_EQ(TernaryAbsMaxCuda(dtype, din.p, count, block, static_cast<float*>(dscales.p),
+                                nullptr), 0);
+    ASSERT_EQ(dscales.Get(), std::vector<char>(reinterpret_cast<char*>(scales.data()),
+                                               reinterpret_cast<char*>(scales.data() + nb)));
+    // Quantize + 2-bit pack.
+    std::vector<char> wire(TernaryPackedBytes(elems, 2));
+    TernaryQuantizePack(dtype, in.data(), offset, elems, block, scales.data(), rng, 2, wire.data());
+    DeviceBuf dwire(nullptr, wire.size());
+    ASSERT_EQ(TernaryQuantizePackCuda(dtype, din.p, offset, elems, block,
+                                      static_cast<const float*>(dscales.p), rng, 2, dwire.p,
+                                      nullptr), 0);
+    ASSERT_EQ(dwire.Get(), wire) << "block " << block;
+    // Quantize + add the partial, repack in 3 bits, unpack-accumulate, dequantize.
+    std::vector<int8_t> work(elems);
+    TernaryQuantizeAdd(dtype, in.data(), offset, elems, block, scales.data(), rng, wire.data(), 2,
+                       TernaryWork::kInt8, work.data());
+    DeviceBuf dwork(nullptr, elems);
+    ASSERT_EQ(TernaryQuantizeAddCuda(dtype, din.p, offset, elems, block,
+                                     static_cast<const float*>(dscales.p), rng, dwire.p, 2,
+                                     TernaryWork::kInt8, dwork.p, nullptr), 0);
+    std::vector<char> w8 = dwork.Get();
+    ASSERT_EQ(std::vector<int8_t>(w8.begin(), w8.end()), work);
+    std::vector<char> w3(TernaryPackedBytes(elems, 3));
+    TernaryPack(TernaryWork::kInt8, work.data(), elems, 3, w3.data());
+    DeviceBuf dw3(nullptr, w3.size());
+    ASSERT_EQ(TernaryPackCuda(TernaryWork::kInt8, dwork.p, elems, 3, dw3.p, nullptr), 0);
+    ASSERT_EQ(dw3.Get(), w3);
+    TernaryUnpack(TernaryWork::kInt8, w3.data(), elems, 3, true, work.data());
+    ASSERT_EQ(TernaryUnpackCuda(TernaryWork::kInt8, dw3.p, elems, 3, true, dwork.p, nullptr), 0);
+    w8 = dwork.Get();
+    ASSERT_EQ(std::vector<int8_t>(w8.begin(), w8.end()), work);
+    std::vector<char> out(elems * DTypeSize(dtype));
+    TernaryDequantize(dtype, TernaryWork::kInt8, work.data(), elems, block, scales.data(), 3,
+                      out.data());
+    DeviceBuf dout(nullptr, out.size());
+    ASSERT_EQ(TernaryDequantizeCuda(dtype, TernaryWork::kInt8, dwork.p, elems, block,
+                                    static_cast<const float*>(dscales.p), 3, dout.p, nullptr), 0);
+    ASSERT_EQ(dout.Get(), out);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, TernaryCudaTest,
+                         ::testing::Values(DType::kFloat32, DType::kFloat16, DType::kBfloat16));
+
+}  // namespace
+}  // namespace sieve::kernels

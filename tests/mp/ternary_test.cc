@@ -1,0 +1,255 @@
+// sieveAllReduceTernary on real processes: bit-exact against the one-process
+// reference (dtypes x ops x block sizes x odd counts x ring/tree x n), unbiased
+// over many steps, exact wire byte counts, and argument errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "support/mp_harness.h"
+#include "support/ternary_reference.h"
+
+namespace sieve_test {
+namespace {
+
+const sieveDataType_t kTypes[] = {sieveFloat32, sieveFloat16, sieveBfloat16};
+const size_t kCounts[] = {1, 7, 1001, 65537, 200003};
+const size_t kBlocks[] = {1, 7, 2048};
+
+size_t ElemSize(sieveDataType_t dtype) { return dtype == sieveFloat32 ? 4 : 2; }
+
+sieveComm_t Init(int rank, int n, const sieveUniqueId& id) {
+  sieveComm_t comm = nullptr;
+  if (sieveCommInitRank(&comm, n, id, rank) != sieveSuccess) return nullptr;
+  return comm;
+}
+
+// Runs one case on this rank; returns the number of wrong elements (-1: call failed).
+long RunCase(sieveComm_t comm, int rank, const TernaryCase& c, bool in_place) {
+  size_t bytes = c.count * ElemSize(c.dtype);
+  std::vector<char> send(bytes + 1), recv(bytes + 1, 0x5a);
+  char* sendp = in_place ? recv.data() : send.data();
+  FillTernaryInput(c.input_seed, rank, c.dtype, c.count, sendp);
+  sieveTernaryParams_t params = {c.seed, c.step, c.block == 2048 ? 0 : c.block, nullptr};
+  if (sieveAllReduceTernary(sendp, recv.data(), c.count, c.dtype, c.op, &params, comm,
+                            nullptr) != sieveSuccess) {
+    std::fprintf(stderr, "rank %d: %s\n", rank, sieveGetLastError(comm));
+    return -1;
+  }
+  std::vector<char> expected = ExpectedTernary(c);
+  long wrong = 0;
+  size_t es = ElemSize(c.dtype);
+  for (size_t j = 0; j < c.count; ++j)
+    if (std::memcmp(recv.data() + j * es, expected.data() + j * es, es) != 0 && wrong++ == 0)
+      std::fprintf(stderr, "rank %d: dtype %d op %d count %zu block %zu: first wrong at %zu\n",
+                   rank, c.dtype, c.op, c.count, c.block, j);
+  if (recv[bytes] != 0x5a) ++wrong;  // wrote past the end
+  return wrong;
+}
+
+int RunExactness(int rank, int n, const sieveUniqueId& id) {
+  sieveComm_t comm = Init(rank, n, id);
+  RANK_CHECK(comm != nullptr, "%s", sieveGetLastError(nullptr));
+  long bad = 0;
+  int k = 0;
+  for (sieveDataType_t dtype : kTypes)
+    for (sieveRedOp_t op : {sieveSum, sieveAvg})
+      for (size_t block : kBlocks) {
+        TernaryCase c;
+        c.input_seed = 100 + k;
+        c.nranks = n;
+        c.dtype = dtype;
+        c.op = op;
+        c.count = kCounts[k % 5];
+        c.block = block;
+        c.seed = 0x5eed0000ull + k;
+        c.step = 1000 + k;
+        bad += RunCase(comm, rank, c, /*in_place=*/k % 2 == 1) != 0;
+        ++k;
+      }
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  RANK_CHECK(bad == 0, "%ld cases wrong", bad);
+  return 0;
+}
+
+class TernaryExactTest : public ::testing::TestWithParam<std::tuple<const char*, int>> {};
+
+TEST_P(TernaryExactTest, MatchesReferenceBitForBit) {
+  RankSpec spec;
+  spec.nranks = std::get<1>(GetParam());
+  // Small segments: the ring pipelines many segments of unaligned lengths.
+  spec.env = {{"SIEVE_ALGO", std::get<0>(GetParam())}, {"SIEVE_SEGMENT_BYTES", "4k"}};
+  EXPECT_EQ(RunRanks(spec, RunExactness), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Algos, TernaryExactTest,
+                         ::testing::Combine(::testing::Values("ring", "tree"),
+                                            ::testing::Values(2, 3, 4, 8)));
+
+// Unbiasedness: M steps of the same inputs with fresh steps; the mean of the
+// results must be within 5 standard errors of the true sum, where one step's
+// variance is sum_r (s |g_r| - g_r^2) (Bernoulli rounding per rank).
+constexpr int kSteps = 3000;
+constexpr size_t kUnbiasedCount = 257, kUnbiasedBlock = 64;
+
+int RunUnbiased(int rank, int n, const sieveUniqueId& id) {
+  sieveComm_t comm = Init(rank, n, id);
+  RANK_CHECK(comm != nullptr, "%s", sieveGetLastError(nullptr));
+  TernaryCase c;
+  c.nranks = n;
+  c.count = kUnbiasedCount;
+  c.block = kUnbiasedBlock;
+  std::vector<float> in(c.count), out(c.count);
+  FillTernaryInput(c.input_seed, rank, sieveFloat32, c.count, in.data());
+  std::vector<double> mean(c.count, 0.0);
+  for (int t = 0; t < kSteps; ++t) {
+    sieveTernaryParams_t params = {7, static_cast<uint64_t>(t), c.block, nullptr};
+    RANK_CHECK(sieveAllReduceTernary(in.data(), out.data(), c.count, sieveFloat32, sieveSum,
+                                     &params, comm, nullptr) == sieveSuccess,
+               "%s", sieveGetLastError(comm));
+    for (size_t j = 0; j < c.count; ++j) mean[j] += out[j] / static_cast<double>(kSteps);
+  }
+  std::vector<float> scales = ExpectedScales(c);
+  std::vector<std::vector<float>> all(n, std::vector<float>(c.count));
+  for (int r = 0; r < n; ++r)
+    FillTernaryInput(c.input_seed, r, sieveFloat32, c.count, all[r].data());
+  for (size_t j = 0; j < c.count; ++j) {
+    double truth = 0, var = 0, s = scales[j / c.block];
+    for (int r = 0; r < n; ++r) {
+      truth += all[r][j];
+      var += s * std::fabs(all[r][j]) - static_cast<double>(all[r][j]) * all[r][j];
+    }
+    double se = std::sqrt(std::fmax(var, 0.0) / kSteps);
+    RANK_CHECK(std::fabs(mean[j] - truth) <= 5 * se + 1e-5 * (s + 1), "element %zu: mean %g, "
+               "true sum %g, standard error %g", j, mean[j], truth, se);
+  }
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  return 0;
+}
+
+TEST(TernaryStatsTest, MeanConvergesToTrueSum) {
+  RankSpec spec;
+  spec.nranks = 3;
+  EXPECT_EQ(RunRanks(spec, RunUnbiased), "");
+}
+
+// Length of chunk c of count elements over n ranks (the ring's balanced split).
+size_t ChunkLen(size_t count, int n, int c) {
+  auto bound = [&](int i) {
+    return static_cast<size_t>((static_cast<unsigned __int128>(count) * i) / n);
+  };
+  return bound(c + 1) - bound(c);
+}
+
+size_t Bits(int k) {
+  size_t w = 1;
+  while ((size_t{1} << w) < 2 * static_cast<size_t>(k) + 1) ++w;
+  return w;
+}
+
+// Exact bytes rank r sends in one ring ternary all-reduce of `count` elements
+// (one segment per chunk): reduce-scatter step k sends chunk r-k-1 carrying
+// k+1 contributions in ceil(len * bits(k+1) / 8) bytes; all-gather step k
+// sends chunk r-k with final sums in ceil(len * bits(n) / 8) bytes; plus the
+// dense float32 ring all-reduce-max of nb = ceil(count / block) scales, which
+// sends every chunk of the scale vector but r (reduce-scatter) and but r+1
+// (all-gather): 4 * (2 nb - len_r - len_{r+1}) bytes.
+uint64_t ExpectedBytesSent(size_t count, size_t block, int n, int r) {
+  uint64_t total = 0;
+  for (int k = 0; k < n - 1; ++k) {
+    total += (ChunkLen(count, n, (r - k - 1 + n) % n) * Bits(k + 1) + 7) / 8;
+    total += (ChunkLen(count, n, (r - k + n) % n) * Bits(n) + 7) / 8;
+  }
+  size_t nb = (count + block - 1) / block;
+  total += 4 * (2 * nb - ChunkLen(nb, n, r) - ChunkLen(nb, n, (r + 1) % n));
+  return total;
+}
+
+int RunWire(int rank, int n, const sieveUniqueId& id) {
+  sieveComm_t comm = Init(rank, n, id);
+  RANK_CHECK(comm != nullptr, "%s", sieveGetLastError(nullptr));
+  for (size_t count : {size_t{100003}, size_t{4097}}) {
+    std::vector<float> in(count), out(count);
+    FillTernaryInput(3, rank, sieveFloat32, count, in.data());
+    sieveCounters_t before, after;
+    RANK_CHECK(sieveCommGetCounters(comm, &before) == sieveSuccess, "counters");
+    sieveTernaryParams_t params = {1, 2, 0, nullptr};
+    RANK_CHECK(sieveAllReduceTernary(in.data(), out.data(), count, sieveFloat32, sieveAvg,
+                                     &params, comm, nullptr) == sieveSuccess,
+               "%s", sieveGetLastError(comm));
+    RANK_CHECK(sieveCommGetCounters(comm, &after) == sieveSuccess, "counters");
+    uint64_t sent = after.bytes_sent - before.bytes_sent;
+    uint64_t want = ExpectedBytesSent(count, 2048, n, rank);
+    RANK_CHECK(sent == want, "count %zu: sent %llu bytes, formula says %llu", count,
+               static_cast<unsigned long long>(sent), static_cast<unsigned long long>(want));
+    RANK_CHECK(after.collectives - before.collectives == 1, "one collective per call");
+  }
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  return 0;
+}
+
+class TernaryWireTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(TernaryWireTest, BytesSentMatchBitGrowthFormula) {
+  RankSpec spec;
+  spec.nranks = GetParam();
+  spec.env = {{"SIEVE_ALGO", "ring"}, {"SIEVE_SEGMENT_BYTES", "64m"}};
+  EXPECT_EQ(RunRanks(spec, RunWire), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, TernaryWireTest, ::testing::Values(3, 4));
+
+int RunErrors(int rank, int n, const sieveUniqueId& id) {
+  sieveComm_t comm = Init(rank, n, id);
+  RANK_CHECK(comm != nullptr, "%s", sieveGetLastError(nullptr));
+  std::vector<int32_t> buf(16, 1);
+  sieveTernaryParams_t params = {1, 1, 0, nullptr};
+  sieveResult_t res = sieveAllReduceTernary(buf.data(), buf.data(), 16, sieveInt32, sieveSum,
+                                            &params, comm, nullptr);
+  RANK_CHECK(res == sieveInvalidArgument, "int32 gave %d", res);
+  RANK_CHECK(std::strstr(sieveGetLastError(comm), "int32") != nullptr, "message: %s",
+             sieveGetLastError(comm));
+  res = sieveAllReduceTernary(buf.data(), buf.data(), 16, sieveFloat64, sieveSum, &params, comm,
+                              nullptr);
+  RANK_CHECK(res == sieveInvalidArgument, "float64 gave %d", res);
+  res = sieveAllReduceTernary(buf.data(), buf.data(), 16, sieveFloat32, sieveMax, &params, comm,
+                              nullptr);
+  RANK_CHECK(res == sieveInvalidArgument, "max gave %d", res);
+  RANK_CHECK(std::strstr(sieveGetLastError(comm), "max") != nullptr, "message: %s",
+             sieveGetLastError(comm));
+  res = sieveAllReduceTernary(buf.data(), buf.data(), 16, sieveFloat32, sieveSum, nullptr, comm,
+                              nullptr);
+  RANK_CHECK(res == sieveInvalidArgument, "NULL params gave %d", res);
+  res = sieveAllReduceTernary(buf.data(), buf.data(), 16, sieveFloat32,
+                              static_cast<sieveRedOp_t>(99), &params, comm, nullptr);
+  RANK_CHECK(res == sieveInvalidArgument, "op 99 gave %d", res);
+  uint8_t bits[2] = {0xff, 0x0f};
+  sieveMask_t mask = nullptr;
+  RANK_CHECK(sieveMaskRegister(comm, bits, sieveMaskBitmap, 16, sieveMaskStrict, &mask) ==
+                 sieveSuccess, "%s", sieveGetLastError(comm));
+  params.mask = mask;
+  res = sieveAllReduceTernary(buf.data(), buf.data(), 16, sieveFloat32, sieveSum, &params, comm,
+                              nullptr);
+  RANK_CHECK(res == sieveInvalidUsage, "mask gave %d", res);
+  RANK_CHECK(sieveMaskDeregister(mask) == sieveSuccess, "deregister");
+  // The communicator still works after the rejected calls.
+  params.mask = nullptr;
+  std::vector<float> f(16, 0.5f);
+  RANK_CHECK(sieveAllReduceTernary(f.data(), f.data(), 16, sieveFloat32, sieveAvg, &params, comm,
+                                   nullptr) == sieveSuccess, "%s", sieveGetLastError(comm));
+  for (float v : f) RANK_CHECK(v == 0.5f, "avg of equal extremes is exact: %g", v);
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  return 0;
+}
+
+TEST(TernaryErrorsTest, BadTypeOpParamsAndMask) {
+  RankSpec spec;
+  spec.nranks = 2;
+  EXPECT_EQ(RunRanks(spec, RunErrors), "");
+}
+
+}  // namespace
+}  // namespace sieve_test

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Interposition: nccl_app (real nccl.h, linked against the real libnccl.so) runs as 3 processes
+# with libsieve-nccl.so preloaded and must pass, served by Sieve, with the INFO line at init;
+# then runs without the preload and must fail at init (the real NCCL has no GPU here).
+# Usage: run_shim_test.sh LIBSIEVE_NCCL NCCL_APP [PRELOAD_FIRST]   (NCCL_APP "": skipped)
+# PRELOAD_FIRST: a sanitizer runtime a sanitized shim needs ahead of it (leak checks off: the
+# program and the real libnccl are not ours).
+set -uo pipefail
+shim="$1"
+app="${2:-}"
+preload="$shim"
+if [[ -n "${3:-}" ]]; then
+  preload="$3 $shim"
+  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+fi
+nranks=3
+if [[ -z "$app" || ! -x "$app" ]]; then
+  echo "skipped: nccl_app was not built (needs \$CUDA_HOME/include/nccl.h and libnccl.so)"
+  exit 0
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export SIEVE_SOCKET_IFNAME=lo UCX_NET_DEVICES=lo SIEVE_TIMEOUT=60
+
+# Runs nranks copies of nccl_app (extra env in "$@"); writes each rank's output to
+# $work/<tag>.<rank>.log and its exit code to $work/<tag>.<rank>.rc.
+run_ranks() {
+  local tag=$1
+  shift
+  rm -f "$work/$tag.id"
+  local pids=()
+  for ((r = 0; r < nranks; ++r)); do
+    env RANK=$r WORLD_SIZE=$nranks NCCL_APP_ID_FILE="$work/$tag.id" "$@" timeout 300 "$app" \
+      >"$work/$tag.$r.log" 2>&1 &
+    pids+=($!)
+  done
+  for ((r = 0; r < nranks; ++r)); do
+    wait "${pids[$r]}"
+    echo $? >"$work/$tag.$r.rc"
+  done
+}
+
+fail() {
+  echo "FAIL: $*"
+  for f in "$work"/*.log; do echo "--- $(basename "$f")"; tail -n 30 "$f"; done
+  exit 1
+}
+
+# 1. Preloaded: every rank passes, Sieve answered, and says so at INFO.
+run_ranks sieve LD_PRELOAD="$preload" SIEVE_DEBUG=INFO SIEVE_DEBUG_SUBSYS=INIT
+for ((r = 0; r < nranks; ++r)); do
+  [[ $(cat "$work/sieve.$r.rc") == 0 ]] ||
+    fail "rank $r exited $(cat "$work/sieve.$r.rc") with the shim preloaded"
+  grep -q "served by Sieve" "$work/sieve.$r.log" || fail "rank $r was not served by Sieve"
+  grep -q "all collectives correct" "$work/sieve.$r.log" || fail "rank $r did not check its results"
+  grep -q "Sieve serving NCCL calls (mode dense)" "$work/sieve.$r.log" ||
+    fail "rank $r did not log 'Sieve serving NCCL calls (mode dense)' at SIEVE_DEBUG=INFO"
+done
+echo "ok: $nranks ranks served by Sieve through LD_PRELOAD, every collective correct"
+
+# 2. A mode Sieve does not implement fails init, naming the accepted values.
+run_ranks badmode LD_PRELOAD="$preload" SIEVE_NCCL_MODE=ternary NCCL_APP_WAIT_S=20
+for ((r = 0; r < nranks; ++r)); do
+  [[ $(cat "$work/badmode.$r.rc") == 2 ]] ||
+    fail "rank $r: SIEVE_NCCL_MODE=ternary did not fail init"
+done
+grep -q "SIEVE_NCCL_MODE=ternary is not one of dense" "$work/badmode.0.log" ||
+  fail "the failure does not name SIEVE_NCCL_MODE and its accepted values"
+echo "ok: SIEVE_NCCL_MODE=ternary fails init naming the accepted values"
+
+# 3. Not preloaded: the real NCCL answers and fails at init (no GPU).
+run_ranks real NCCL_APP_WAIT_S=20
+for ((r = 0; r < nranks; ++r)); do
+  grep -q "served by NCCL" "$work/real.$r.log" || fail "rank $r: the real NCCL did not answer"
+  [[ $(cat "$work/real.$r.rc") == 2 ]] ||
+    fail "rank $r exited $(cat "$work/real.$r.rc") without the shim; expected an init failure (2)"
+done
+echo "ok: without the preload the real NCCL answered and failed at init:"
+grep -h "init failed" "$work/real.0.log" || true

@@ -1,0 +1,93 @@
+// The ternary oracle, written from DESIGN.md 1.3 one element at a time; only
+// the Philox generator (checked against known answers) is shared with the library.
+#include "support/ternary_reference.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "kernels/dtype.h"
+#include "kernels/philox.h"
+
+namespace sieve_test {
+
+namespace {
+
+uint64_t SplitMix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+float LoadWidened(sieveDataType_t dtype, const void* buf, size_t j) {
+  if (dtype == sieveFloat32) return static_cast<const float*>(buf)[j];
+  uint16_t h = static_cast<const uint16_t*>(buf)[j];
+  return dtype == sieveFloat16 ? sieve::kernels::HalfToFloat(h) : sieve::kernels::Bf16ToFloat(h);
+}
+
+void FillTernaryInput(uint64_t seed, int rank, sieveDataType_t dtype, size_t count, void* out) {
+  static const float kMagnitude[3] = {1.0f, 0.125f, 8.0f};
+  for (size_t j = 0; j < count; ++j) {
+    uint64_t bits = SplitMix(SplitMix(seed * 1000003 + static_cast<uint64_t>(rank)) + j);
+    float u = static_cast<float>(bits >> 40) / 16777216.0f;  // [0, 1)
+    float g = (2.0f * u - 1.0f) * kMagnitude[(j / 256) % 3];
+    if (j % 13 == 0) g = 0.0f;
+    if (dtype == sieveFloat32) {
+      static_cast<float*>(out)[j] = g;
+    } else {
+      uint16_t h = dtype == sieveFloat16 ? sieve::kernels::FloatToHalf(g)
+                                         : sieve::kernels::FloatToBf16(g);
+      static_cast<uint16_t*>(out)[j] = h;
+    }
+  }
+}
+
+std::vector<float> ExpectedScales(const TernaryCase& c) {
+  std::vector<float> scales((c.count + c.block - 1) / c.block, 0.0f);
+  std::vector<char> in(c.count * 4);
+  for (int r = 0; r < c.nranks; ++r) {
+    FillTernaryInput(c.input_seed, r, c.dtype, c.count, in.data());
+    for (size_t j = 0; j < c.count; ++j)
+      scales[j / c.block] =
+          std::fmax(scales[j / c.block], std::fabs(LoadWidened(c.dtype, in.data(), j)));
+  }
+  return scales;
+}
+
+std::vector<int> ExpectedSums(const TernaryCase& c, const std::vector<float>& scales) {
+  std::vector<int> sums(c.count, 0);
+  std::vector<char> in(c.count * 4);
+  for (int r = 0; r < c.nranks; ++r) {
+    FillTernaryInput(c.input_seed, r, c.dtype, c.count, in.data());
+    sieve::kernels::PhiloxStream rng{c.seed, static_cast<uint32_t>(r), c.step};
+    for (size_t j = 0; j < c.count; ++j) {
+      float g = LoadWidened(c.dtype, in.data(), j), s = scales[j / c.block];
+      float u = static_cast<float>(sieve::kernels::PhiloxQuad(rng, j / 4).v[j % 4] >> 8) *
+                (1.0f / 16777216.0f);
+      if (s > 0.0f && u < std::fabs(g) / s) sums[j] += g < 0.0f ? -1 : 1;
+    }
+  }
+  return sums;
+}
+
+std::vector<char> ExpectedTernary(const TernaryCase& c) {
+  std::vector<float> scales = ExpectedScales(c);
+  std::vector<int> sums = ExpectedSums(c, scales);
+  std::vector<char> out(c.count * (c.dtype == sieveFloat32 ? 4 : 2));
+  for (size_t j = 0; j < c.count; ++j) {
+    float v = scales[j / c.block] * static_cast<float>(sums[j]);
+    if (c.op == sieveAvg) v /= static_cast<float>(c.nranks);
+    if (c.dtype == sieveFloat32) {
+      std::memcpy(out.data() + 4 * j, &v, 4);
+    } else {
+      uint16_t h = c.dtype == sieveFloat16 ? sieve::kernels::FloatToHalf(v)
+                                           : sieve::kernels::FloatToBf16(v);
+      std::memcpy(out.data() + 2 * j, &h, 2);
+    }
+  }
+  return out;
+}
+
+}  // namespace sieve_test

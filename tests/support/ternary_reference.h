@@ -1,0 +1,42 @@
+// Inputs and the bit-exact expected result of the ternary all-reduce,
+// computable on one process from every rank's (seed, rank) input and the
+// Philox (seed, rank, step) stream, element by element.
+#ifndef SIEVE_TESTS_SUPPORT_TERNARY_REFERENCE_H_
+#define SIEVE_TESTS_SUPPORT_TERNARY_REFERENCE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "sieve.h"
+
+namespace sieve_test {
+
+// Rank `rank`'s gradient: uniform in [-1, 1] (splitmix64 of seed/rank/index)
+// times a per-256-element magnitude in {1, 1/8, 8}, every 13th element 0,
+// rounded to dtype (float32, float16 or bfloat16).
+void FillTernaryInput(uint64_t seed, int rank, sieveDataType_t dtype, size_t count, void* out);
+
+// Element j of a float32/float16/bfloat16 buffer widened to float.
+float LoadWidened(sieveDataType_t dtype, const void* buf, size_t j);
+
+struct TernaryCase {
+  uint64_t input_seed = 1;
+  int nranks = 2;
+  sieveDataType_t dtype = sieveFloat32;
+  sieveRedOp_t op = sieveSum;
+  size_t count = 1;
+  size_t block = 2048;
+  uint64_t seed = 0;  // Philox seed and step
+  uint64_t step = 0;
+};
+
+// Per-block agreed scales s_b = max over ranks and the block of |g|.
+std::vector<float> ExpectedScales(const TernaryCase& c);
+// Q[j] = sum over ranks of q_r[j].
+std::vector<int> ExpectedSums(const TernaryCase& c, const std::vector<float>& scales);
+// The result every rank must hold, as bytes of dtype.
+std::vector<char> ExpectedTernary(const TernaryCase& c);
+
+}  // namespace sieve_test
+
+#endif  // SIEVE_TESTS_SUPPORT_TERNARY_REFERENCE_H_
