@@ -85,6 +85,12 @@ SIEVE_HD inline void TernaryQuantizeRun(const void* in, uint64_t j0, int cnt, si
 SIEVE_HD inline void TernaryPackGroup(const int32_t* v, int cnt, int w, uint8_t* out) {
   const uint64_t mask = (uint64_t{1} << w) - 1;
   uint64_t acc = 0;
+  if (cnt == 8 && w <= 8) {  // a full group fits one 64-bit word: no loop-carried shifts
+    for (int i = 0; i < 8; ++i)
+      acc |= (static_cast<uint64_t>(static_cast<uint32_t>(v[i])) & mask) << (i * w);
+    for (int b = 0; b < w; ++b) out[b] = static_cast<uint8_t>(acc >> (8 * b));
+    return;
+  }
   int nbits = 0;
   for (int i = 0; i < cnt; ++i) {
     acc |= (static_cast<uint64_t>(static_cast<uint32_t>(v[i])) & mask) << nbits;
@@ -102,6 +108,14 @@ SIEVE_HD inline void TernaryPackGroup(const int32_t* v, int cnt, int w, uint8_t*
 SIEVE_HD inline void TernaryUnpackGroup(const uint8_t* in, int cnt, int w, int32_t* v) {
   const uint64_t mask = (uint64_t{1} << w) - 1;
   uint64_t acc = 0;
+  if (cnt == 8 && w <= 8) {
+    for (int b = 0; b < w; ++b) acc |= static_cast<uint64_t>(in[b]) << (8 * b);
+    for (int i = 0; i < 8; ++i) {
+      uint32_t raw = static_cast<uint32_t>((acc >> (i * w)) & mask);
+      v[i] = static_cast<int32_t>(raw << (32 - w)) >> (32 - w);
+    }
+    return;
+  }
   int nbits = 0;
   for (int i = 0; i < cnt; ++i) {
     while (nbits < w) {

@@ -33,9 +33,10 @@ ncclResult_t Wrap(const char* call, sieveComm_t sieve, ncclComm_t* out) {
     sieveCommDestroy(sieve);
     return result;
   }
-  if (std::strcmp(mode, "dense") != 0) {
+  if (std::strcmp(mode, "dense") != 0 && std::strcmp(mode, "auto-mask") != 0) {
     sieveCommDestroy(sieve);
-    return Fail(nullptr, ncclInvalidUsage, call, "SIEVE_NCCL_MODE: only dense is implemented");
+    return Fail(nullptr, ncclInvalidUsage, call,
+                "SIEVE_NCCL_MODE: only dense and auto-mask are implemented");
   }
   ncclComm* comm = new (std::nothrow) ncclComm;
   if (comm == nullptr) {

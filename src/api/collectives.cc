@@ -6,6 +6,7 @@
 #include "api/arg_check.h"
 #include "comm/group.h"
 #include "core/log.h"
+#include "mask/mask_tracker.h"
 
 using sieve::Comm;
 using sieve::Status;
@@ -61,7 +62,7 @@ sieveResult_t sieveAllReduce(const void* sendbuff, void* recvbuff, size_t count,
     SIEVE_RETURN_IF_ERROR(sieve::CheckRedOp(sieve::EnumValue(op), &args.op));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
-    return Submit(impl, sieve::coll::AllReduce, args);
+    return Submit(impl, sieve::mask::TrackedAllReduce, args);
   });
 }
 

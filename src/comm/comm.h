@@ -48,6 +48,9 @@ class Comm {
     uint64_t mask_mismatches = 0;
   };
   Stats& stats() { return stats_; }
+  // State a mode keeps per communicator (the mask tracker), owned here
+  // type-erased so comm/ does not depend on the modes built on top of it.
+  std::shared_ptr<void>& mask_tracker_state() { return mask_tracker_state_; }
 
   // True the first time (collective, size class) is seen: one INFO line each.
   bool FirstUse(const std::string& collective, size_t bytes);
@@ -77,6 +80,7 @@ class Comm {
   uint32_t seq_ = 0;
   algo::Channel::Counters p2p_counters_;
   Stats stats_;
+  std::shared_ptr<void> mask_tracker_state_;
   std::set<std::string> logged_choices_;
   bool transport_logged_ = false;
   std::atomic<bool> abort_{false};

@@ -12,7 +12,7 @@ namespace sieve {
 
 namespace {
 
-enum Kind { kEnum, kString, kBytes, kSeconds, kBool };
+enum Kind { kEnum, kString, kBytes, kCount, kSeconds, kBool };
 
 Status ParseInto(std::string* out, Kind kind, const char* env, const std::string& text,
                  const char* values) {
@@ -37,7 +37,16 @@ Status ParseInto(std::string* out, Kind kind, const char* env, const std::string
       StrFormat("%s=%s is not one of %s", env, text.c_str(), values));
 }
 
-Status ParseInto(size_t* out, Kind, const char* env, const std::string& text, const char*) {
+Status ParseInto(size_t* out, Kind kind, const char* env, const std::string& text, const char*) {
+  if (kind == kCount) {
+    char* end = nullptr;
+    unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+    if (text.empty() || text[0] < '0' || text[0] > '9' || *end != '\0' || v < 1 || v > 1000000)
+      return Status::InvalidArgument(
+          StrFormat("%s=%s is not a count between 1 and 1000000", env, text.c_str()));
+    *out = static_cast<size_t>(v);
+    return Status::OK();
+  }
   // strtoull would accept leading blanks and a minus sign: require a digit first.
   if (text.empty() || text[0] < '0' || text[0] > '9') {
     return Status::InvalidArgument(

@@ -1,0 +1,64 @@
+// Zero-pattern kernels: 64 elements per bitmap word, a branch-free inner loop
+// over a typed view of the data.
+#include "kernels/nonzero.h"
+
+#include <cstring>
+
+namespace sieve::kernels {
+
+namespace {
+
+template <typename T>
+void BitmapOf(const T* data, size_t count, uint64_t* bits) {
+  size_t words = (count + 63) / 64;
+  for (size_t w = 0; w < words; ++w) {
+    size_t begin = w * 64, end = begin + 64 < count ? begin + 64 : count;
+    uint64_t word = 0;
+    for (size_t j = begin; j < end; ++j) word |= static_cast<uint64_t>(data[j] != 0) << (j - begin);
+    bits[w] = word;
+  }
+}
+
+template <typename T>
+bool AnyOutside(const T* data, const uint64_t* mask, size_t count) {
+  size_t words = (count + 63) / 64;
+  for (size_t w = 0; w < words; ++w) {
+    if (mask[w] == ~uint64_t{0}) continue;  // every element kept: nothing to check
+    size_t begin = w * 64, end = begin + 64 < count ? begin + 64 : count;
+    uint64_t word = 0;
+    for (size_t j = begin; j < end; ++j) word |= static_cast<uint64_t>(data[j] != 0) << (j - begin);
+    if ((word & ~mask[w]) != 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// Elements are compared as unsigned integers of their size: a bit-pattern test.
+void NonzeroBitmap(size_t elem_size, const void* data, size_t count, uint64_t* bits) {
+  switch (elem_size) {
+    case 1:
+      return BitmapOf(static_cast<const uint8_t*>(data), count, bits);
+    case 2:
+      return BitmapOf(static_cast<const uint16_t*>(data), count, bits);
+    case 4:
+      return BitmapOf(static_cast<const uint32_t*>(data), count, bits);
+    default:
+      return BitmapOf(static_cast<const uint64_t*>(data), count, bits);
+  }
+}
+
+bool AnyNonzeroOutside(size_t elem_size, const void* data, const uint64_t* mask, size_t count) {
+  switch (elem_size) {
+    case 1:
+      return AnyOutside(static_cast<const uint8_t*>(data), mask, count);
+    case 2:
+      return AnyOutside(static_cast<const uint16_t*>(data), mask, count);
+    case 4:
+      return AnyOutside(static_cast<const uint32_t*>(data), mask, count);
+    default:
+      return AnyOutside(static_cast<const uint64_t*>(data), mask, count);
+  }
+}
+
+}  // namespace sieve::kernels
