@@ -16,15 +16,6 @@ namespace sieve::coll {
 
 namespace {
 
-enum class Algo { kRing, kTree };
-
-Algo ChooseAllReduceAlgo(const Comm& comm, size_t bytes) {
-  const std::string& forced = comm.config().algo;
-  if (forced == "RING") return Algo::kRing;
-  if (forced == "TREE") return Algo::kTree;
-  return comm.size() >= 3 && bytes <= comm.config().tree_threshold ? Algo::kTree : Algo::kRing;
-}
-
 algo::Channel MakeChannel(Comm& comm, const char* what, uint32_t seq) {
   ++comm.stats().collectives;
   return comm.MakeChannel(what, seq);
@@ -38,6 +29,13 @@ void LogChoice(Comm& comm, const char* what, const CollArgs& a, size_t bytes, co
 
 }  // namespace
 
+bool UseTree(const Comm& comm, size_t bytes) {
+  const std::string& forced = comm.config().algo;
+  if (forced == "RING") return false;
+  if (forced == "TREE") return true;
+  return comm.size() >= 3 && bytes <= comm.config().tree_threshold;
+}
+
 Status AllReduce(Comm& comm, const CollArgs& a) {
   uint32_t seq = comm.NextSeq();
   size_t bytes = a.count * kernels::DTypeSize(a.dtype);
@@ -48,7 +46,7 @@ Status AllReduce(Comm& comm, const CollArgs& a) {
     return Status::OK();
   }
   algo::Channel ch = MakeChannel(comm, "allreduce", seq);
-  if (ChooseAllReduceAlgo(comm, bytes) == Algo::kTree) {
+  if (UseTree(comm, bytes)) {
     LogChoice(comm, "allreduce", a, bytes, "tree");
     return algo::RunTree(ch, codec, a.count, comm.config().segment_bytes);
   }

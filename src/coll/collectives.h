@@ -19,6 +19,10 @@ struct CollArgs {
   int root = 0;
 };
 
+// The all-reduce algorithm choice for `bytes` on the wire: the tree for small
+// messages on 3+ ranks (SIEVE_TREE_THRESHOLD), the ring otherwise; SIEVE_ALGO forces.
+bool UseTree(const Comm& comm, size_t bytes);
+
 Status AllReduce(Comm& comm, const CollArgs& args);
 Status Broadcast(Comm& comm, const CollArgs& args);
 Status Reduce(Comm& comm, const CollArgs& args);

@@ -15,13 +15,6 @@ namespace sieve::coll {
 
 namespace {
 
-bool UseTree(const Comm& comm, size_t wire_bytes) {
-  const std::string& forced = comm.config().algo;
-  if (forced == "RING") return false;
-  if (forced == "TREE") return true;
-  return comm.size() >= 3 && wire_bytes <= comm.config().tree_threshold;
-}
-
 // s_b = max over ranks of max |g| in block b.
 Status AgreeOnScales(Comm& comm, const TernaryArgs& a, std::vector<float>* scales) {
   const CollArgs& b = a.base;

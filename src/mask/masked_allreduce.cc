@@ -13,18 +13,10 @@
 namespace sieve::mask {
 namespace {
 
-// The dense all-reduce's choice, on the packed size.
-bool UseTree(const Comm& comm, size_t packed_bytes) {
-  const std::string& forced = comm.config().algo;
-  if (forced == "RING") return false;
-  if (forced == "TREE") return true;
-  return comm.size() >= 3 && packed_bytes <= comm.config().tree_threshold;
-}
-
 Status Exchange(Comm& comm, uint32_t seq, MaskedCodec& codec, size_t nnz, size_t packed_bytes) {
   ++comm.stats().collectives;
   algo::Channel ch = comm.MakeChannel("masked allreduce", seq);
-  bool tree = UseTree(comm, packed_bytes);
+  bool tree = coll::UseTree(comm, packed_bytes);  // the dense choice, on the packed size
   if (comm.FirstUse("masked allreduce", packed_bytes))
     SIEVE_INFO(kLogColl, "masked allreduce of %zu packed bytes on %d ranks: %s", packed_bytes,
                comm.size(), tree ? "tree" : "ring");
