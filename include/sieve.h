@@ -240,7 +240,9 @@ typedef struct {
   uint64_t seed;     /* with (rank, step), keys the Philox 4x32-10 stream */
   uint64_t step;     /* e.g. the training step */
   size_t block_size; /* elements per scale block; 0 = 2048 */
-  sieveMask_t mask;  /* NULL = dense (masked + ternary: not implemented yet) */
+  sieveMask_t mask;  /* NULL = dense; else only the kept elements are quantized and
+                      * sent (packed first; Philox index j = position among kept
+                      * elements, blocks over kept elements); the rest are 0 */
 } sieveTernaryParams_t;
 
 /* Unbiased stochastic ternary all-reduce (float32/float16/bfloat16; sum or avg).

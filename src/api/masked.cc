@@ -8,6 +8,7 @@
 #include "api/api_guard.h"
 #include "api/arg_check.h"
 #include "comm/group.h"
+#include "api/mask_handle.h"
 #include "mask/masked_allreduce.h"
 
 constexpr uint64_t kSieveMaskMagic = 0x53494556454d534bull;  // "SIEVEMSK"
@@ -52,7 +53,10 @@ Status CheckMaskEnums(int format, int policy) {
   return Status::OK();
 }
 
-// Checks that (mask, comm, count) belong together; writes the mask's state.
+}  // namespace
+
+namespace sieve {
+
 Status CheckMaskUse(sieveMask_t mask, const sieve::Comm* impl, size_t count,
                     std::shared_ptr<sieve::mask::MaskState>* state) {
   SIEVE_RETURN_IF_ERROR(LookupMask(mask, state));
@@ -65,7 +69,7 @@ Status CheckMaskUse(sieveMask_t mask, const sieve::Comm* impl, size_t count,
   return Status::OK();
 }
 
-}  // namespace
+}  // namespace sieve
 
 extern "C" {
 
@@ -128,7 +132,7 @@ sieveResult_t sieveAllReduceMasked(const void* sendbuff, void* recvbuff, size_t 
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
     std::shared_ptr<sieve::mask::MaskState> state;
-    SIEVE_RETURN_IF_ERROR(CheckMaskUse(mask, impl, count, &state));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckMaskUse(mask, impl, count, &state));
     if (count == 0) return Status::OK();
     args.send = sendbuff;
     args.recv = recvbuff;

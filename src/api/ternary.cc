@@ -3,7 +3,9 @@
 #include "api/api_guard.h"
 #include "api/arg_check.h"
 #include "coll/ternary_allreduce.h"
+#include "api/mask_handle.h"
 #include "comm/group.h"
+#include "mask/masked_ternary.h"
 #include "kernels/philox.h"
 
 namespace {
@@ -30,8 +32,6 @@ Status CheckTernaryTypes(sieve::kernels::DType dtype, sieve::kernels::RedOp op) 
 
 Status CheckTernaryParams(const sieveTernaryParams_t* params, size_t count) {
   if (params == nullptr) return Status::InvalidArgument("params is NULL");
-  if (params->mask != nullptr)
-    return Status::InvalidUsage("ternary with a mask is not implemented yet");
   if (count > sieve::kernels::kPhiloxMaxElements)
     return Status::InvalidArgument(sieve::StrFormat(
         "count %zu exceeds the ternary all-reduce's limit of 2^34 elements", count));
@@ -65,8 +65,12 @@ sieveResult_t sieveAllReduceTernary(const void* sendbuff, void* recvbuff, size_t
     args.seed = params->seed;
     args.step = params->step;
     args.block = params->block_size == 0 ? 2048 : params->block_size;
-    return sieve::SubmitCollective(impl, [impl, args] {
-      Status st = sieve::coll::TernaryAllReduce(*impl, args);
+    std::shared_ptr<sieve::mask::MaskState> mask;
+    if (params->mask != nullptr)
+      SIEVE_RETURN_IF_ERROR(sieve::CheckMaskUse(params->mask, impl, count, &mask));
+    return sieve::SubmitCollective(impl, [impl, args, mask] {
+      Status st = mask ? sieve::mask::TernaryAllReduceMasked(*impl, args, *mask)
+                       : sieve::coll::TernaryAllReduce(*impl, args);
       if (st.ok()) impl->LogTransportOnce();
       return st;
     });

@@ -19,6 +19,29 @@ uint64_t SplitMix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// Rank r's input as the ternary all-reduce sees it: every element, or only the
+// kept ones in order. Returns the number of elements.
+size_t QuantizedInput(const TernaryCase& c, int r, std::vector<char>* in) {
+  std::vector<char> full(c.count * 4);
+  FillTernaryInput(c.input_seed, r, c.dtype, c.count, full.data());
+  if (c.kept == nullptr) {
+    *in = std::move(full);
+    return c.count;
+  }
+  size_t esize = c.dtype == sieveFloat32 ? 4 : 2, n = 0;
+  in->assign(c.count * 4, 0);
+  for (size_t j = 0; j < c.count; ++j)
+    if ((*c.kept)[j]) std::memcpy(in->data() + esize * n++, full.data() + esize * j, esize);
+  return n;
+}
+
+size_t KeptCount(const TernaryCase& c) {
+  if (c.kept == nullptr) return c.count;
+  size_t n = 0;
+  for (size_t j = 0; j < c.count; ++j) n += (*c.kept)[j];
+  return n;
+}
+
 }  // namespace
 
 float LoadWidened(sieveDataType_t dtype, const void* buf, size_t j) {
@@ -45,11 +68,12 @@ void FillTernaryInput(uint64_t seed, int rank, sieveDataType_t dtype, size_t cou
 }
 
 std::vector<float> ExpectedScales(const TernaryCase& c) {
-  std::vector<float> scales((c.count + c.block - 1) / c.block, 0.0f);
-  std::vector<char> in(c.count * 4);
+  const size_t count = KeptCount(c);
+  std::vector<float> scales((count + c.block - 1) / c.block, 0.0f);
+  std::vector<char> in;
   for (int r = 0; r < c.nranks; ++r) {
-    FillTernaryInput(c.input_seed, r, c.dtype, c.count, in.data());
-    for (size_t j = 0; j < c.count; ++j)
+    QuantizedInput(c, r, &in);
+    for (size_t j = 0; j < count; ++j)
       scales[j / c.block] =
           std::fmax(scales[j / c.block], std::fabs(LoadWidened(c.dtype, in.data(), j)));
   }
@@ -57,12 +81,13 @@ std::vector<float> ExpectedScales(const TernaryCase& c) {
 }
 
 std::vector<int> ExpectedSums(const TernaryCase& c, const std::vector<float>& scales) {
-  std::vector<int> sums(c.count, 0);
-  std::vector<char> in(c.count * 4);
+  const size_t count = KeptCount(c);
+  std::vector<int> sums(count, 0);
+  std::vector<char> in;
   for (int r = 0; r < c.nranks; ++r) {
-    FillTernaryInput(c.input_seed, r, c.dtype, c.count, in.data());
+    QuantizedInput(c, r, &in);
     sieve::kernels::PhiloxStream rng{c.seed, static_cast<uint32_t>(r), c.step};
-    for (size_t j = 0; j < c.count; ++j) {
+    for (size_t j = 0; j < count; ++j) {
       float g = LoadWidened(c.dtype, in.data(), j), s = scales[j / c.block];
       float u = static_cast<float>(sieve::kernels::PhiloxQuad(rng, j / 4).v[j % 4] >> 8) *
                 (1.0f / 16777216.0f);
@@ -76,8 +101,10 @@ std::vector<char> ExpectedTernary(const TernaryCase& c) {
   std::vector<float> scales = ExpectedScales(c);
   std::vector<int> sums = ExpectedSums(c, scales);
   std::vector<char> out(c.count * (c.dtype == sieveFloat32 ? 4 : 2));
-  for (size_t j = 0; j < c.count; ++j) {
-    float v = scales[j / c.block] * static_cast<float>(sums[j]);
+  for (size_t j = 0, k = 0; j < c.count; ++j) {
+    if (c.kept != nullptr && !(*c.kept)[j]) continue;  // masked out: stays 0 (all-zero bits)
+    float v = scales[k / c.block] * static_cast<float>(sums[k]);
+    ++k;
     if (c.op == sieveAvg) v /= static_cast<float>(c.nranks);
     if (c.dtype == sieveFloat32) {
       std::memcpy(out.data() + 4 * j, &v, 4);

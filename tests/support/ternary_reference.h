@@ -28,9 +28,13 @@ struct TernaryCase {
   size_t block = 2048;
   uint64_t seed = 0;  // Philox seed and step
   uint64_t step = 0;
+  // Masked + ternary: elements j with !(*kept)[j] are dropped before
+  // quantization (Philox indices and blocks count kept elements) and are 0 in
+  // the result. nullptr: every element is kept.
+  const std::vector<bool>* kept = nullptr;
 };
 
-// Per-block agreed scales s_b = max over ranks and the block of |g|.
+// Per-block agreed scales s_b = max over ranks and the block of |g| (kept elements).
 std::vector<float> ExpectedScales(const TernaryCase& c);
 // Q[j] = sum over ranks of q_r[j].
 std::vector<int> ExpectedSums(const TernaryCase& c, const std::vector<float>& scales);
