@@ -43,6 +43,8 @@ void PrintUsage(FILE* f) {
           "      --json FILE        write the results as a JSON array\n"
           "      --csv FILE         write the results as CSV\n"
           "      --mode M           dense or masked (allreduce only; default dense)\n"
+          "      --quant Q          none or ternary (allreduce, float/half/bfloat16, sum/avg;\n"
+          "                         results are stochastic, so #wrong is N/A)\n"
           "      --mask-density D   masked mode: random mask keeping D of the elements, the\n"
           "                         same on every rank (0..1, default 1)\n"
           "  -h, --help             this text\n");
@@ -118,6 +120,10 @@ bool ApplyOption(int c, const char* arg, Options* opts) {
       if (strcmp(arg, "dense") != 0 && strcmp(arg, "masked") != 0) return false;
       opts->masked = strcmp(arg, "masked") == 0;
       return true;
+    case 'Q':
+      if (strcmp(arg, "none") != 0 && strcmp(arg, "ternary") != 0) return false;
+      opts->ternary = strcmp(arg, "ternary") == 0;
+      return true;
     case 'D': {
       char* end = nullptr;
       double d = strtod(arg, &end);
@@ -177,6 +183,7 @@ int ParseArgs(int argc, char** argv, bool verbose, Options* opts) {
                                  {"csv", required_argument, nullptr, 'C'},
                                  {"mode", required_argument, nullptr, 'M'},
                                  {"mask-density", required_argument, nullptr, 'D'},
+                                 {"quant", required_argument, nullptr, 'Q'},
                                  {"help", no_argument, nullptr, 'h'},
                                  {nullptr, 0, nullptr, 0}};
   opterr = verbose ? 1 : 0;
@@ -191,6 +198,11 @@ int ParseArgs(int argc, char** argv, bool verbose, Options* opts) {
       if (verbose) PrintUsage(stderr);
       return 2;
     }
+  }
+  if (opts->ternary) opts->check = false;  // stochastic rounding: no exact reference here
+  if (opts->ternary && opts->coll != Collective::kAllReduce) {
+    if (verbose) fprintf(stderr, "sieve-perf: --quant ternary runs allreduce only\n");
+    return 2;
   }
   if (opts->masked && opts->coll != Collective::kAllReduce) {
     if (verbose) fprintf(stderr, "sieve-perf: --mode masked runs allreduce only\n");

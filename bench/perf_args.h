@@ -31,6 +31,7 @@ struct Options {
   std::string csv_path;
   bool masked = false;        // --mode masked: sieveAllReduceMasked with a random mask
   double mask_density = 1.0;  // --mask-density: fraction of elements the mask keeps
+  bool ternary = false;       // --quant ternary: sieveAllReduceTernary (with the mask if masked)
 };
 
 // Parses argv into *opts. Returns -1 to go on, else the exit code for main to return

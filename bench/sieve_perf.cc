@@ -98,6 +98,12 @@ class Bench {
     sieveDataType_t t = opts_.type;
     switch (opts_.coll) {
       case Collective::kAllReduce:
+        if (opts_.ternary) {
+          // A fresh step per call: new rounding noise, as in training.
+          sieveTernaryParams_t params{1, ++ternary_step_, 0, opts_.masked ? mask_ : nullptr};
+          return sieveAllReduceTernary(bufs.send, bufs.recv, n, t, opts_.op, &params, comm_,
+                                       nullptr);
+        }
         if (opts_.masked)
           return sieveAllReduceMasked(bufs.send, bufs.recv, n, t, opts_.op, mask_, comm_, nullptr);
         return sieveAllReduce(bufs.send, bufs.recv, n, t, opts_.op, comm_, nullptr);
@@ -194,6 +200,7 @@ class Bench {
   int64_t total_wrong_ = 0;
   std::vector<uint8_t> keep_;
   sieveMask_t mask_ = nullptr;
+  uint64_t ternary_step_ = 0;
 };
 
 int Main(int argc, char** argv) {
