@@ -51,13 +51,21 @@ class RingRun {
   Status Run() {
     std::vector<Segment> segs(segments_);
     std::deque<Segment*> queue;
-    for (size_t s = 0; s < segments_; ++s) {
-      segs[s].index = s;
-      segs[s].sends.assign(total_steps_, 0);
-      SIEVE_RETURN_IF_ERROR(Post(segs[s]));
-      queue.push_back(&segs[s]);
-    }
-    // Segments complete roughly in posting order: serve them first-in first-out.
+    // At most `window` segments are in flight; a finished one hands its receive
+    // scratch to the next, so scratch stays small enough to stay in cache.
+    size_t window = std::max<size_t>(2, opt_.inflight_bytes / opt_.segment_bytes);
+    size_t next = 0;
+    auto start = [&](std::vector<char> scratch) -> Status {
+      Segment& seg = segs[next];
+      seg.index = next++;
+      seg.sends.assign(total_steps_, 0);
+      seg.recv_scratch = std::move(scratch);
+      queue.push_back(&seg);
+      return Post(seg);
+    };
+    while (next < std::min(window, segments_)) SIEVE_RETURN_IF_ERROR(start({}));
+    // Every rank serves segments first-in first-out, so all ranks post their
+    // messages in the same order (the tags' per-peer indices rely on it).
     while (!queue.empty()) {
       Segment* seg = queue.front();
       queue.pop_front();
@@ -66,6 +74,8 @@ class RingRun {
       if (++seg->step < total_steps_) {
         SIEVE_RETURN_IF_ERROR(Post(*seg));
         queue.push_back(seg);
+      } else if (next < segments_) {
+        SIEVE_RETURN_IF_ERROR(start(std::move(seg->recv_scratch)));
       }
     }
     return ch_.WaitAll();

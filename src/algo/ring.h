@@ -14,6 +14,7 @@ struct RingOptions {
   bool reduce_scatter = true;  // combine: afterwards rank r holds chunk r complete
   bool all_gather = true;      // distribute: afterwards every rank holds every chunk
   size_t segment_bytes = 512 << 10;
+  size_t inflight_bytes = 2 << 20;  // segments in flight at once: this / segment_bytes (>= 2)
 };
 
 // Runs the ring over the chunks [bounds[c], bounds[c+1]) (n+1 entries).
