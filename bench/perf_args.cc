@@ -42,7 +42,9 @@ void PrintUsage(FILE* f) {
           "                         sendrecv (default allreduce)\n"
           "      --json FILE        write the results as a JSON array\n"
           "      --csv FILE         write the results as CSV\n"
-          "      --mode M           dense or masked (allreduce only; default dense)\n"
+          "      --mode M           dense, masked (sieveAllReduceMasked) or auto-mask (plain\n"
+          "                         allreduce of data that is zero outside the mask, with\n"
+          "                         SIEVE_AUTO_MASK=1) -- allreduce only; default dense\n"
           "      --quant Q          none or ternary (allreduce, float/half/bfloat16, sum/avg;\n"
           "                         results are stochastic, so #wrong is N/A)\n"
           "      --mask-density D   masked mode: random mask keeping D of the elements, the\n"
@@ -117,8 +119,11 @@ bool ApplyOption(int c, const char* arg, Options* opts) {
       opts->csv_path = arg;
       return true;
     case 'M':
-      if (strcmp(arg, "dense") != 0 && strcmp(arg, "masked") != 0) return false;
+      if (strcmp(arg, "dense") != 0 && strcmp(arg, "masked") != 0 &&
+          strcmp(arg, "auto-mask") != 0)
+        return false;
       opts->masked = strcmp(arg, "masked") == 0;
+      opts->auto_mask = strcmp(arg, "auto-mask") == 0;
       return true;
     case 'Q':
       if (strcmp(arg, "none") != 0 && strcmp(arg, "ternary") != 0) return false;
@@ -204,7 +209,7 @@ int ParseArgs(int argc, char** argv, bool verbose, Options* opts) {
     if (verbose) fprintf(stderr, "sieve-perf: --quant ternary runs allreduce only\n");
     return 2;
   }
-  if (opts->masked && opts->coll != Collective::kAllReduce) {
+  if ((opts->masked || opts->auto_mask) && opts->coll != Collective::kAllReduce) {
     if (verbose) fprintf(stderr, "sieve-perf: --mode masked runs allreduce only\n");
     return 2;
   }

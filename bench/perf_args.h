@@ -31,6 +31,8 @@ struct Options {
   std::string csv_path;
   bool masked = false;        // --mode masked: sieveAllReduceMasked with a random mask
   double mask_density = 1.0;  // --mask-density: fraction of elements the mask keeps
+  bool auto_mask = false;     // --mode auto-mask: plain allreduce, zeros outside a random
+                              // mask, with the library's mask tracker on (SIEVE_AUTO_MASK=1)
   bool ternary = false;       // --quant ternary: sieveAllReduceTernary (with the mask if masked)
 };
 

@@ -300,7 +300,8 @@ void Checker::Prepare(const Shape& shape, const CallBuffers& bufs, uint64_t seed
   memset(bufs.recv, 0xff, shape.recv_count * type_size);
   if (opts_.coll == Collective::kBroadcast && rank_ != opts_.root) return;
   for (size_t i = 0; i < shape.send_count; ++i) {
-    Store(opts_.type, bufs.send, i, Input(rank_, i, seed));
+    bool zero = zero_outside_ && keep_ != nullptr && keep_[i] == 0;
+    Store(opts_.type, bufs.send, i, zero ? 0.0 : Input(rank_, i, seed));
   }
 }
 

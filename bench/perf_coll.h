@@ -52,6 +52,8 @@ class Checker {
 
   // Masked mode: keep[i] == 0 means output element i must be 0 (null: no mask).
   void SetMask(const uint8_t* keep) { keep_ = keep; }
+  // Auto-mask mode: inputs are also zero where keep[i] == 0.
+  void SetZeroOutsideMask(bool zero) { zero_outside_ = zero; }
 
   // Poisons this rank's output, then writes its input for `seed`.
   void Prepare(const Shape& shape, const CallBuffers& bufs, uint64_t seed) const;
@@ -72,6 +74,7 @@ class Checker {
   int nranks_;
   long range_;  // Inputs of sum/max/min/avg lie in [-range_, range_] (or [0, range_]).
   const uint8_t* keep_ = nullptr;
+  bool zero_outside_ = false;
 };
 
 }  // namespace perf

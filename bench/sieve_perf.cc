@@ -47,6 +47,11 @@ class Bench {
       Shape shape = ShapeOf(opts_.coll, bytes, nranks_, type_size_);
       Row out, in;
       if (opts_.masked && !RegisterMask(shape)) return 3;
+      if (opts_.auto_mask) {
+        keep_ = RandomKeep(shape.call_count, opts_.mask_density, 12345);
+        checker_.SetMask(keep_.data());
+        checker_.SetZeroOutsideMask(true);
+      }
       if (!Measure(shape, false, ++step, &out)) return 3;
       bool has_in = SupportsInPlace(opts_.coll);
       if (has_in && !Measure(shape, true, ++step, &in)) return 3;
@@ -207,6 +212,8 @@ int Main(int argc, char** argv) {
   Options opts;
   int rc = ParseArgs(argc, argv, LauncherRank() == 0, &opts);
   if (rc >= 0) return rc;
+  // The library reads its configuration at init: the tracker is switched on there.
+  if (opts.auto_mask) setenv("SIEVE_AUTO_MASK", "1", 1);
   sieveComm_t comm = nullptr;
   sieveResult_t res = sieveCommInitFromEnv(&comm);
   if (res != sieveSuccess) {
