@@ -105,7 +105,8 @@ class Bench {
       case Collective::kAllReduce:
         if (opts_.ternary) {
           // A fresh step per call: new rounding noise, as in training.
-          sieveTernaryParams_t params{1, ++ternary_step_, 0, opts_.masked ? mask_ : nullptr};
+          sieveTernaryParams_t params{1, ++ternary_step_, 0, opts_.masked ? mask_ : nullptr,
+                                      0};
           return sieveAllReduceTernary(bufs.send, bufs.recv, n, t, opts_.op, &params, comm_,
                                        nullptr);
         }

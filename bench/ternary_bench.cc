@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
                                 nullptr), comm, "dense");
   }, &dense);
   ok = ok && Measure(comm, iters, [&](int i) {
-    sieveTernaryParams_t params = {1, static_cast<uint64_t>(i), 0, nullptr};
+    sieveTernaryParams_t params = {1, static_cast<uint64_t>(i), 0, nullptr, 0};
     return Check(sieveAllReduceTernary(in.data(), out.data(), count, sieveFloat32, sieveSum,
                                        &params, comm, nullptr), comm, "ternary");
   }, &ternary);

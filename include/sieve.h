@@ -243,6 +243,10 @@ typedef struct {
   sieveMask_t mask;  /* NULL = dense; else only the kept elements are quantized and
                       * sent (packed first; Philox index j = position among kept
                       * elements, blocks over kept elements); the rest are 0 */
+  int error_feedback; /* 1: keep this rank's residual e per buffer (sendbuff, count,
+                       * datatype, mask) and send g + e: e = g + e_prev - s*q.
+                       * Costs 4 bytes per element per buffer until the
+                       * communicator is destroyed. 0: off */
 } sieveTernaryParams_t;
 
 /* Unbiased stochastic ternary all-reduce (float32/float16/bfloat16; sum or avg).

@@ -1,5 +1,10 @@
 // sieveAllReduceTernary: checks (floating dtypes, sum/avg, params), then the
 // ternary all-reduce queued like any collective.
+#include <map>
+#include <memory>
+#include <tuple>
+#include <vector>
+
 #include "api/api_guard.h"
 #include "api/arg_check.h"
 #include "coll/ternary_allreduce.h"
@@ -11,6 +16,21 @@
 namespace {
 
 using sieve::Status;
+
+// The error-feedback residuals of one communicator, per buffer.
+struct Residuals {
+  std::map<std::tuple<const void*, size_t, int, const void*>, std::vector<float>> by_buffer;
+};
+
+float* ResidualFor(sieve::Comm& comm, const void* send, size_t count, int dtype,
+                   const void* mask, size_t elems) {
+  std::shared_ptr<void>& slot = comm.ternary_state();
+  if (!slot) slot = std::make_shared<Residuals>();
+  std::vector<float>& r =
+      static_cast<Residuals*>(slot.get())->by_buffer[std::make_tuple(send, count, dtype, mask)];
+  if (r.size() != elems) r.assign(elems, 0.0f);
+  return r.data();
+}
 
 sieve::Comm* ImplOrNull(sieveComm_t comm) {
   return comm != nullptr && comm->magic == kSieveCommMagic ? comm->impl.get() : nullptr;
@@ -68,6 +88,11 @@ sieveResult_t sieveAllReduceTernary(const void* sendbuff, void* recvbuff, size_t
     std::shared_ptr<sieve::mask::MaskState> mask;
     if (params->mask != nullptr)
       SIEVE_RETURN_IF_ERROR(sieve::CheckMaskUse(params->mask, impl, count, &mask));
+    if (params->error_feedback != 0) {
+      size_t elems = mask ? mask->idx.size() : count;  // masked: residuals of kept elements
+      args.residual = ResidualFor(*impl, sendbuff, count, static_cast<int>(args.base.dtype),
+                                  params->mask, elems);
+    }
     return sieve::SubmitCollective(impl, [impl, args, mask] {
       Status st = mask ? sieve::mask::TernaryAllReduceMasked(*impl, args, *mask)
                        : sieve::coll::TernaryAllReduce(*impl, args);

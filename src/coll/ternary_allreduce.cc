@@ -10,16 +10,18 @@
 #include "algo/ternary_codec.h"
 #include "algo/tree.h"
 #include "core/log.h"
+#include "kernels/ternary_feedback.h"
 
 namespace sieve::coll {
 
 namespace {
 
 // s_b = max over ranks of max |g| in block b.
-Status AgreeOnScales(Comm& comm, const TernaryArgs& a, std::vector<float>* scales) {
+Status AgreeOnScales(Comm& comm, const TernaryArgs& a, const void* in,
+                     std::vector<float>* scales) {
   const CollArgs& b = a.base;
   scales->assign((b.count + a.block - 1) / a.block, 0.0f);
-  kernels::TernaryAbsMax(b.dtype, b.send, b.count, a.block, scales->data());
+  kernels::TernaryAbsMax(b.dtype, in, b.count, a.block, scales->data());
   if (comm.size() == 1) return Status::OK();
   CollArgs max;
   max.send = scales->data();
@@ -34,11 +36,19 @@ Status AgreeOnScales(Comm& comm, const TernaryArgs& a, std::vector<float>* scale
 
 Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
   const CollArgs& b = a.base;
+  // With error feedback the rank quantizes g + e_prev (rounded to the datatype).
+  std::vector<char> fed;
+  const void* in = b.send;
+  if (a.residual != nullptr) {
+    fed.resize(b.count * kernels::DTypeSize(b.dtype));
+    kernels::TernaryFeedbackApply(b.dtype, b.send, a.residual, fed.data(), b.count);
+    in = fed.data();
+  }
   std::vector<float> scales;
-  SIEVE_RETURN_IF_ERROR(AgreeOnScales(comm, a, &scales));
+  SIEVE_RETURN_IF_ERROR(AgreeOnScales(comm, a, in, &scales));
   const int n = comm.size();
   algo::TernaryInput input;
-  input.data = b.send;
+  input.data = in;
   input.dtype = b.dtype;
   input.block = a.block;
   input.scales = scales.data();
@@ -65,6 +75,9 @@ Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
           algo::RunRing(ch, codec, algo::BalancedSplit(b.count, n), options));
     }
   }
+  if (a.residual != nullptr)
+    kernels::TernaryFeedbackUpdate(b.dtype, in, b.count, a.block, scales.data(), input.rng,
+                                   a.residual);
   int divisor = b.op == kernels::RedOp::kAvg ? n : 1;
   kernels::TernaryDequantize(b.dtype, wt, work.data(), b.count, a.block, scales.data(), divisor,
                              b.recv);

@@ -15,6 +15,9 @@ struct TernaryArgs {
   uint64_t seed = 0;
   uint64_t step = 0;
   size_t block = 2048;  // >= 1
+  // Error feedback: this rank's residual, one float per element (nullptr: off).
+  // Added to the input before quantizing and updated with what was dropped.
+  float* residual = nullptr;
 };
 
 Status TernaryAllReduce(Comm& comm, const TernaryArgs& args);

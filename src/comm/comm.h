@@ -51,6 +51,8 @@ class Comm {
   // State a mode keeps per communicator (the mask tracker), owned here
   // type-erased so comm/ does not depend on the modes built on top of it.
   std::shared_ptr<void>& mask_tracker_state() { return mask_tracker_state_; }
+  // Error-feedback residuals of the ternary all-reduce, likewise type-erased.
+  std::shared_ptr<void>& ternary_state() { return ternary_state_; }
 
   // True the first time (collective, size class) is seen: one INFO line each.
   bool FirstUse(const std::string& collective, size_t bytes);
@@ -81,6 +83,7 @@ class Comm {
   algo::Channel::Counters p2p_counters_;
   Stats stats_;
   std::shared_ptr<void> mask_tracker_state_;
+  std::shared_ptr<void> ternary_state_;
   std::set<std::string> logged_choices_;
   bool transport_logged_ = false;
   std::atomic<bool> abort_{false};

@@ -33,7 +33,7 @@ long RunCase(sieveComm_t comm, int rank, const TernaryCase& c, bool in_place) {
   std::vector<char> send(bytes + 1), recv(bytes + 1, 0x5a);
   char* sendp = in_place ? recv.data() : send.data();
   FillTernaryInput(c.input_seed, rank, c.dtype, c.count, sendp);
-  sieveTernaryParams_t params = {c.seed, c.step, c.block == 2048 ? 0 : c.block, nullptr};
+  sieveTernaryParams_t params = {c.seed, c.step, c.block == 2048 ? 0 : c.block, nullptr, 0};
   if (sieveAllReduceTernary(sendp, recv.data(), c.count, c.dtype, c.op, &params, comm,
                             nullptr) != sieveSuccess) {
     std::fprintf(stderr, "rank %d: %s\n", rank, sieveGetLastError(comm));
@@ -106,7 +106,7 @@ int RunUnbiased(int rank, int n, const sieveUniqueId& id) {
   FillTernaryInput(c.input_seed, rank, sieveFloat32, c.count, in.data());
   std::vector<double> mean(c.count, 0.0);
   for (int t = 0; t < kSteps; ++t) {
-    sieveTernaryParams_t params = {7, static_cast<uint64_t>(t), c.block, nullptr};
+    sieveTernaryParams_t params = {7, static_cast<uint64_t>(t), c.block, nullptr, 0};
     RANK_CHECK(sieveAllReduceTernary(in.data(), out.data(), c.count, sieveFloat32, sieveSum,
                                      &params, comm, nullptr) == sieveSuccess,
                "%s", sieveGetLastError(comm));
@@ -176,7 +176,7 @@ int RunWire(int rank, int n, const sieveUniqueId& id) {
     FillTernaryInput(3, rank, sieveFloat32, count, in.data());
     sieveCounters_t before, after;
     RANK_CHECK(sieveCommGetCounters(comm, &before) == sieveSuccess, "counters");
-    sieveTernaryParams_t params = {1, 2, 0, nullptr};
+    sieveTernaryParams_t params = {1, 2, 0, nullptr, 0};
     RANK_CHECK(sieveAllReduceTernary(in.data(), out.data(), count, sieveFloat32, sieveAvg,
                                      &params, comm, nullptr) == sieveSuccess,
                "%s", sieveGetLastError(comm));
@@ -206,7 +206,7 @@ int RunErrors(int rank, int n, const sieveUniqueId& id) {
   sieveComm_t comm = Init(rank, n, id);
   RANK_CHECK(comm != nullptr, "%s", sieveGetLastError(nullptr));
   std::vector<int32_t> buf(16, 1);
-  sieveTernaryParams_t params = {1, 1, 0, nullptr};
+  sieveTernaryParams_t params = {1, 1, 0, nullptr, 0};
   sieveResult_t res = sieveAllReduceTernary(buf.data(), buf.data(), 16, sieveInt32, sieveSum,
                                             &params, comm, nullptr);
   RANK_CHECK(res == sieveInvalidArgument, "int32 gave %d", res);
@@ -284,7 +284,7 @@ int RunMaskedTernary(int rank, int n, const sieveUniqueId& id) {
       size_t esize = dtype == sieveFloat32 ? 4 : 2;
       std::vector<char> buf(count * esize), out(count * esize);
       FillTernaryInput(c.input_seed, rank, dtype, count, buf.data());
-      sieveTernaryParams_t params{c.seed, c.step, c.block, mask};
+      sieveTernaryParams_t params{c.seed, c.step, c.block, mask, 0};
       RANK_CHECK(sieveAllReduceTernary(buf.data(), out.data(), count, dtype, op, &params, comm,
                                        nullptr) == sieveSuccess, "%s", sieveGetLastError(comm));
       std::vector<char> expected = ExpectedTernary(c);
@@ -307,6 +307,70 @@ TEST_P(MaskedTernaryTest, EqualsTheReferenceOnKeptElementsAndZeroElsewhere) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, MaskedTernaryTest, ::testing::Values(2, 3, 4));
+
+}  // namespace
+}  // namespace sieve_test
+
+namespace sieve_test {
+namespace {
+
+// Error feedback: the same gradient every step. With feedback the sum of the
+// applied (all-reduced, averaged) updates over T steps differs from T times the
+// true average by the last residuals only (e = g' - s*q, |e| <= s): the error
+// stops growing with T. Without it the rounding errors add up like a random
+// walk (about sqrt(T)). Returns the mean accumulated error per element.
+// Residuals are kept per buffer: each run passes its own `g` so it starts at zero.
+double AccumulatedError(int rank, int n, sieveComm_t comm, int feedback, int steps,
+                        std::vector<float>& g) {
+  const size_t count = g.size();
+  std::vector<float> out(count);
+  std::vector<double> applied(count, 0.0), truth(count, 0.0);
+  for (int r = 0; r < n; ++r) {
+    FillTernaryInput(77, r, sieveFloat32, count, g.data());
+    for (size_t j = 0; j < count; ++j) truth[j] += static_cast<double>(g[j]) / n * steps;
+  }
+  FillTernaryInput(77, rank, sieveFloat32, count, g.data());
+  for (int t = 0; t < steps; ++t) {
+    sieveTernaryParams_t params = {5, static_cast<uint64_t>(t), 256, nullptr, feedback};
+    if (sieveAllReduceTernary(g.data(), out.data(), count, sieveFloat32, sieveAvg, &params, comm,
+                              nullptr) != sieveSuccess)
+      return -1;
+    for (size_t j = 0; j < count; ++j) applied[j] += out[j];
+  }
+  double mean = 0;
+  for (size_t j = 0; j < count; ++j) mean += std::fabs(applied[j] - truth[j]) / count;
+  return mean;
+}
+
+int RunErrorFeedback(int rank, int n, const sieveUniqueId& id) {
+  sieveComm_t comm = nullptr;
+  RANK_CHECK(sieveCommInitRank(&comm, n, id, rank) == sieveSuccess, "%s",
+             sieveGetLastError(nullptr));
+  double err[2][2];  // [feedback][100 steps, 400 steps]
+  const int kSteps[2] = {100, 400};
+  std::vector<std::vector<float>> buffers(4, std::vector<float>(4099));  // distinct addresses
+  for (int fb = 0; fb < 2; ++fb) {
+    for (int len = 0; len < 2; ++len) {
+      err[fb][len] = AccumulatedError(rank, n, comm, fb, kSteps[len], buffers[2 * fb + len]);
+      RANK_CHECK(err[fb][len] >= 0, "%s", sieveGetLastError(comm));
+    }
+  }
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  std::fprintf(stderr, "rank %d: mean accumulated error after 100/400 steps: %.2f/%.2f with "
+               "feedback, %.2f/%.2f without\n", rank, err[1][0], err[1][1], err[0][0], err[0][1]);
+  RANK_CHECK(err[1][1] < 1.5 * err[1][0], "with feedback the error still grows: %g -> %g",
+             err[1][0], err[1][1]);
+  RANK_CHECK(err[0][1] > 1.5 * err[0][0], "without feedback the error should grow: %g -> %g",
+             err[0][0], err[0][1]);
+  RANK_CHECK(err[1][1] < err[0][1], "feedback does not help: %g vs %g", err[1][1], err[0][1]);
+  return 0;
+}
+
+TEST(TernaryErrorFeedbackTest, AppliedUpdatesTrackTheTrueGradient) {
+  RankSpec spec;
+  spec.nranks = 3;
+  EXPECT_EQ(RunRanks(spec, RunErrorFeedback), "");
+}
 
 }  // namespace
 }  // namespace sieve_test
