@@ -33,10 +33,13 @@ ncclResult_t Wrap(const char* call, sieveComm_t sieve, ncclComm_t* out) {
     sieveCommDestroy(sieve);
     return result;
   }
-  if (std::strcmp(mode, "dense") != 0 && std::strcmp(mode, "auto-mask") != 0) {
+  // Sieve validated the mode at init; a mode this shim predates is refused.
+  static const char* const kModes[] = {"dense", "auto-mask", "ternary", "auto-mask+ternary"};
+  bool known = false;
+  for (const char* m : kModes) known |= std::strcmp(mode, m) == 0;
+  if (!known) {
     sieveCommDestroy(sieve);
-    return Fail(nullptr, ncclInvalidUsage, call,
-                "SIEVE_NCCL_MODE: only dense and auto-mask are implemented");
+    return Fail(nullptr, ncclInvalidUsage, call, "SIEVE_NCCL_MODE: a mode this shim does not know");
   }
   ncclComm* comm = new (std::nothrow) ncclComm;
   if (comm == nullptr) {

@@ -62,7 +62,7 @@ sieveResult_t sieveAllReduce(const void* sendbuff, void* recvbuff, size_t count,
     SIEVE_RETURN_IF_ERROR(sieve::CheckRedOp(sieve::EnumValue(op), &args.op));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
-    return Submit(impl, sieve::mask::TrackedAllReduce, args);
+    return Submit(impl, sieve::mask::ModeAllReduce, args);
   });
 }
 

@@ -51,6 +51,12 @@ class Comm {
   // State a mode keeps per communicator (the mask tracker), owned here
   // type-erased so comm/ does not depend on the modes built on top of it.
   std::shared_ptr<void>& mask_tracker_state() { return mask_tracker_state_; }
+  // Set when the NCCL shim serves this communicator: SIEVE_NCCL_MODE applies.
+  void MarkServingNccl() { serving_nccl_ = true; }
+  bool serving_nccl() const { return serving_nccl_; }
+  // Step numbers of the ternary all-reduces issued for the shim (same on every rank).
+  uint64_t NextTernaryStep() { return ternary_step_++; }
+
   // Error-feedback residuals of the ternary all-reduce, likewise type-erased.
   std::shared_ptr<void>& ternary_state() { return ternary_state_; }
 
@@ -84,6 +90,8 @@ class Comm {
   Stats stats_;
   std::shared_ptr<void> mask_tracker_state_;
   std::shared_ptr<void> ternary_state_;
+  bool serving_nccl_ = false;
+  uint64_t ternary_step_ = 0;
   std::set<std::string> logged_choices_;
   bool transport_logged_ = false;
   std::atomic<bool> abort_{false};

@@ -12,6 +12,7 @@
 #include "mask/mask_bits.h"
 #include "mask/mask_registry.h"
 #include "mask/masked_allreduce.h"
+#include "mask/masked_ternary.h"
 
 namespace sieve::mask {
 namespace {
@@ -63,12 +64,41 @@ Status StartMasking(Comm& comm, size_t count, std::vector<uint64_t> bits, Entry*
   return Status::OK();
 }
 
+// One data step, dense or masked, exact or ternary.
+Status DataStep(Comm& comm, const coll::CollArgs& a, const coll::TernaryArgs* ternary,
+                MaskState* mask) {
+  if (ternary == nullptr)
+    return mask != nullptr ? AllReduceMasked(comm, a, *mask) : coll::AllReduce(comm, a);
+  return mask != nullptr ? TernaryAllReduceMasked(comm, *ternary, *mask)
+                         : coll::TernaryAllReduce(comm, *ternary);
+}
+
+bool TernaryEligible(const coll::CollArgs& a) {
+  using kernels::DType;
+  using kernels::RedOp;
+  return (a.dtype == DType::kFloat32 || a.dtype == DType::kFloat16 ||
+          a.dtype == DType::kBfloat16) &&
+         (a.op == RedOp::kSum || a.op == RedOp::kAvg);
+}
+
 }  // namespace
 
-Status TrackedAllReduce(Comm& comm, const coll::CollArgs& a) {
+Status ModeAllReduce(Comm& comm, const coll::CollArgs& a) {
   const Config& config = comm.config();
-  if ((!config.auto_mask && config.nccl_mode != "auto-mask") || a.count < kMinTrackedElements)
-    return coll::AllReduce(comm, a);
+  const std::string& mode = comm.serving_nccl() ? config.nccl_mode : std::string("dense");
+  bool auto_mask = config.auto_mask || mode.find("auto-mask") != std::string::npos;
+  bool ternary = mode.find("ternary") != std::string::npos && TernaryEligible(a);
+  if (!ternary) return auto_mask ? TrackedAllReduce(comm, a) : coll::AllReduce(comm, a);
+  coll::TernaryArgs t;
+  t.base = a;
+  t.seed = config.ternary_seed;
+  t.step = comm.NextTernaryStep();
+  return auto_mask ? TrackedAllReduce(comm, a, &t) : coll::TernaryAllReduce(comm, t);
+}
+
+Status TrackedAllReduce(Comm& comm, const coll::CollArgs& a, const coll::TernaryArgs* ternary) {
+  const Config& config = comm.config();
+  if (a.count < kMinTrackedElements) return DataStep(comm, a, ternary, nullptr);
   Entry& e = TrackerOf(comm)
                  .entries[Key{a.send, a.count, static_cast<int>(a.dtype), static_cast<int>(a.op)}];
   const size_t esize = kernels::DTypeSize(a.dtype);
@@ -91,16 +121,16 @@ Status TrackedAllReduce(Comm& comm, const coll::CollArgs& a) {
   if (flags[0] && flags[1]) {  // ranks disagree on the state: everyone starts over
     SIEVE_WARN("mask tracker: ranks disagree on a buffer's state; relearning it");
     e = Entry();
-    return coll::AllReduce(comm, a);
+    return DataStep(comm, a, ternary, nullptr);
   }
-  if (flags[0] && !flags[2]) return AllReduceMasked(comm, a, *e.mask);
+  if (flags[0] && !flags[2]) return DataStep(comm, a, ternary, e.mask.get());
   if (flags[0]) {  // some rank wrote outside the mask: exact dense step, then relearn
     ++comm.stats().dense_fallbacks;
     SIEVE_INFO(kLogColl, "mask tracker: a non-zero outside the mask; step done dense");
     e = Entry();
-    return coll::AllReduce(comm, a);
+    return DataStep(comm, a, ternary, nullptr);
   }
-  SIEVE_RETURN_IF_ERROR(coll::AllReduce(comm, a));
+  SIEVE_RETURN_IF_ERROR(DataStep(comm, a, ternary, nullptr));
   if (flags[2]) return Status::OK();  // some rank is still learning
   return StartMasking(comm, a.count, std::move(bits), &e);
 }

@@ -6,18 +6,26 @@
 #define SIEVE_MASK_MASK_TRACKER_H_
 
 #include "coll/collectives.h"
+#include "coll/ternary_allreduce.h"
 
 namespace sieve::mask {
 
-// sieveAllReduce's entry: the dense all-reduce, or the tracker when the
-// communicator has SIEVE_AUTO_MASK=1 (or the NCCL shim's auto-mask mode).
+// sieveAllReduce's entry: the dense all-reduce; the tracker when the
+// communicator has SIEVE_AUTO_MASK=1; for a communicator served to NCCL,
+// whatever SIEVE_NCCL_MODE asks (auto-mask, ternary for float/half/bfloat16
+// sum/avg, or both).
+Status ModeAllReduce(Comm& comm, const coll::CollArgs& args);
+
+// The tracker itself. With `ternary`, the data steps are ternary all-reduces
+// (masked ones over the kept elements) instead of exact ones.
 //
 // Per tracked call every rank first all-reduces 3 bytes (max) saying whether it
 // is in masked state, whether it is not (so a disagreement shows), and whether
 // its pattern is unstable (learning) or has a stray non-zero (masked). All
 // transitions follow that agreed answer, so every rank issues the same
 // collectives. Buffers are told apart by (address, count, datatype, op).
-Status TrackedAllReduce(Comm& comm, const coll::CollArgs& args);
+Status TrackedAllReduce(Comm& comm, const coll::CollArgs& args,
+                        const coll::TernaryArgs* ternary = nullptr);
 
 }  // namespace sieve::mask
 

@@ -165,12 +165,12 @@ TEST(NcclShim, BadHandles) {
 TEST(NcclShim, UnknownModeFailsInitNamingTheAcceptedValues) {
   ncclUniqueId id;
   ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess) << ncclGetLastError(nullptr);
-  ScopedEnv mode("SIEVE_NCCL_MODE", "ternary");
+  ScopedEnv mode("SIEVE_NCCL_MODE", "fast");
   ncclComm_t comm = nullptr;
   EXPECT_EQ(ncclCommInitRank(&comm, 1, id, 0), ncclInvalidArgument);
   EXPECT_EQ(comm, nullptr);
   std::string message = ncclGetLastError(nullptr);
-  EXPECT_TRUE(Mentions(message.c_str(), "SIEVE_NCCL_MODE=ternary")) << message;
+  EXPECT_TRUE(Mentions(message.c_str(), "SIEVE_NCCL_MODE=fast")) << message;
   EXPECT_TRUE(Mentions(message.c_str(), "dense")) << message;
 }
 

@@ -59,14 +59,14 @@ done
 echo "ok: $nranks ranks served by Sieve through LD_PRELOAD, every collective correct"
 
 # 2. A mode Sieve does not implement fails init, naming the accepted values.
-run_ranks badmode LD_PRELOAD="$preload" SIEVE_NCCL_MODE=ternary NCCL_APP_WAIT_S=20
+run_ranks badmode LD_PRELOAD="$preload" SIEVE_NCCL_MODE=fast NCCL_APP_WAIT_S=20
 for ((r = 0; r < nranks; ++r)); do
   [[ $(cat "$work/badmode.$r.rc") == 2 ]] ||
-    fail "rank $r: SIEVE_NCCL_MODE=ternary did not fail init"
+    fail "rank $r: SIEVE_NCCL_MODE=fast did not fail init"
 done
-grep -q "SIEVE_NCCL_MODE=ternary is not one of dense|auto-mask" "$work/badmode.0.log" ||
+grep -q "SIEVE_NCCL_MODE=fast is not one of dense|auto-mask|ternary|auto-mask+ternary" "$work/badmode.0.log" ||
   fail "the failure does not name SIEVE_NCCL_MODE and its accepted values"
-echo "ok: SIEVE_NCCL_MODE=ternary fails init naming the accepted values"
+echo "ok: SIEVE_NCCL_MODE=fast fails init naming the accepted values"
 
 # 2b. SIEVE_NCCL_MODE=auto-mask: a gradient with a fixed zero pattern, 12 steps, exact results,
 # fewer bytes than the same job in dense mode (counters logged at destroy at SIEVE_DEBUG=INFO).
@@ -87,6 +87,19 @@ for ((r = 0; r < nranks; ++r)); do
   # 3 learning steps are dense, 9 masked (a quarter kept): well under 3/4 of dense.
   ((masked * 4 < dense * 3)) || fail "rank $r: auto-mask sent $masked bytes, dense $dense"
   echo "ok: rank $r sent $masked bytes with auto-mask, $dense dense (12 exact steps)"
+done
+
+# 2c. Ternary modes: results within the quantization bound and unbiased, far fewer bytes.
+for mode in ternary auto-mask+ternary; do
+  run_ranks "grad-$mode" LD_PRELOAD="$preload" SIEVE_NCCL_MODE=$mode NCCL_APP_GRADIENT_STEPS=12 \
+    NCCL_APP_LOSSY=1 SIEVE_DEBUG=INFO SIEVE_DEBUG_SUBSYS=COLL
+  for ((r = 0; r < nranks; ++r)); do
+    [[ $(cat "$work/grad-$mode.$r.rc") == 0 ]] || fail "rank $r: gradient steps failed in $mode mode"
+    dense=$(sent_bytes "$work/grad-dense.$r.log")
+    sent=$(sent_bytes "$work/grad-$mode.$r.log")
+    ((sent * 6 < dense)) || fail "rank $r: $mode sent $sent bytes, dense $dense"
+    echo "ok: rank $r sent $sent bytes with $mode, $dense dense (12 steps within the bound)"
+  done
 done
 
 # 3. Not preloaded: the real NCCL answers and fails at init (no GPU).
