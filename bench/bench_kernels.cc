@@ -8,6 +8,7 @@
 
 #include "kernels/masked_pack.h"
 #include "kernels/reduce.h"
+#include "kernels/ternary.h"
 
 namespace sieve::kernels {
 namespace {
@@ -140,7 +141,27 @@ void BM_Memcpy64M(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kMaskedBytes));
 }
 
+// Ternary quantize + 2-bit pack of 64 MiB of float32 (the first hop's encode),
+// counted in input bytes so it compares with memcpy of the same input.
+void BM_TernaryQuantizePack64M(benchmark::State& state) {
+  const size_t count = kMaskedBytes / sizeof(float), block = 2048;
+  std::vector<float> in(count);
+  for (size_t j = 0; j < count; ++j)
+    in[j] = static_cast<float>((j * 2654435761u) % 2001) / 1000 - 1;
+  std::vector<float> scales((count + block - 1) / block);
+  TernaryAbsMax(DType::kFloat32, in.data(), count, block, scales.data());
+  std::vector<uint8_t> wire(TernaryPackedBytes(count, 2));
+  PhiloxStream rng{1, 0, 0};
+  for (auto _ : state) {
+    TernaryQuantizePack(DType::kFloat32, in.data(), 0, count, block, scales.data(), rng, 2,
+                        wire.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kMaskedBytes));
+}
+
 BENCHMARK(BM_Memcpy64M);
+BENCHMARK(BM_TernaryQuantizePack64M);
 BENCHMARK(BM_MaskedPack64M)->Arg(10)->Arg(50)->Arg(90);
 BENCHMARK(BM_MaskedUnpack64M)->Arg(10)->Arg(50)->Arg(90);
 
