@@ -29,8 +29,12 @@ struct Segment {
   Channel::Handle recv = 0;
   bool recv_direct = false;
   std::vector<Channel::Handle> sends;  // one per step, to respect buffer reuse
-  std::vector<char> recv_scratch;
-  std::vector<char> send_scratch[2];
+  // Buffers handed from a finished segment to the next one (grown, never shrunk,
+  // so they are not re-zeroed on every segment).
+  struct Scratch {
+    std::vector<char> recv;
+    std::vector<char> send[2];
+  } scratch;
 };
 
 class RingRun {
@@ -55,11 +59,11 @@ class RingRun {
     // scratch to the next, so scratch stays small enough to stay in cache.
     size_t window = std::max<size_t>(2, opt_.inflight_bytes / opt_.segment_bytes);
     size_t next = 0;
-    auto start = [&](std::vector<char> scratch) -> Status {
+    auto start = [&](Segment::Scratch scratch) -> Status {
       Segment& seg = segs[next];
       seg.index = next++;
       seg.sends.assign(total_steps_, 0);
-      seg.recv_scratch = std::move(scratch);
+      seg.scratch = std::move(scratch);
       queue.push_back(&seg);
       return Post(seg);
     };
@@ -75,7 +79,10 @@ class RingRun {
         SIEVE_RETURN_IF_ERROR(Post(*seg));
         queue.push_back(seg);
       } else if (next < segments_) {
-        SIEVE_RETURN_IF_ERROR(start(std::move(seg->recv_scratch)));
+        // Its sends must be done before the next segment reuses the send scratch.
+        for (int k = std::max(0, total_steps_ - 2); k < total_steps_; ++k)
+          SIEVE_RETURN_IF_ERROR(ch_.Wait(seg->sends[k]));
+        SIEVE_RETURN_IF_ERROR(start(std::move(seg->scratch)));
       }
     }
     return ch_.WaitAll();
@@ -112,16 +119,17 @@ class RingRun {
       SIEVE_RETURN_IF_ERROR(ch_.Wait(seg.sends[k - rs_steps_]));
     }
     if (target == nullptr) {
-      if (seg.recv_scratch.size() < recv_bytes) seg.recv_scratch.resize(recv_bytes);
-      target = seg.recv_scratch.data();
+      if (seg.scratch.recv.size() < recv_bytes) seg.scratch.recv.resize(recv_bytes);
+      target = seg.scratch.recv.data();
     }
     SIEVE_RETURN_IF_ERROR(ch_.Recv(RingPrev(rank_, n_), target, recv_bytes, &seg.recv));
 
     void* scratch = nullptr;
     if (codec_.EncodeUsesScratch()) {
-      std::vector<char>& buf = seg.send_scratch[k % 2];
+      std::vector<char>& buf = seg.scratch.send[k % 2];
       if (k >= 2) SIEVE_RETURN_IF_ERROR(ch_.Wait(seg.sends[k - 2]));  // buffer reuse
-      buf.resize(codec_.WireBytes(se - sb, contributions));
+      size_t need = codec_.WireBytes(se - sb, contributions);
+      if (buf.size() < need) buf.resize(need);
       scratch = buf.data();
     }
     const void* wire = codec_.Encode(sb, se - sb, contributions, scratch);
@@ -135,11 +143,11 @@ class RingRun {
     size_t b, e;
     if (InReduceScatter(k)) {
       Range(RsRecvChunk(rank_, k, n_), seg.index, &b, &e);
-      codec_.ReduceInto(b, e - b, k + 1, seg.recv_scratch.data(), /*first=*/true);
+      codec_.ReduceInto(b, e - b, k + 1, seg.scratch.recv.data(), /*first=*/true);
       if (k == rs_steps_ - 1) codec_.Finalize(b, e - b);  // chunk r is complete
     } else {
       Range(AgRecvChunk(rank_, k - rs_steps_, n_), seg.index, &b, &e);
-      if (!seg.recv_direct) codec_.Decode(b, e - b, seg.recv_scratch.data());
+      if (!seg.recv_direct) codec_.Decode(b, e - b, seg.scratch.recv.data());
     }
   }
 
