@@ -3,6 +3,8 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include "support/gpu.h"
+
 #include <cstring>
 #include <random>
 #include <string>
@@ -14,15 +16,7 @@
 namespace sieve::kernels {
 namespace {
 
-bool HaveGpu(std::string* why) {
-  int count = 0;
-  cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0) {
-    *why = err != cudaSuccess ? cudaGetErrorString(err) : "no CUDA device";
-    return false;
-  }
-  return true;
-}
+using sieve_test::HaveGpu;
 
 template <typename T>
 T* ToDevice(const std::vector<T>& host) {

@@ -3,6 +3,8 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include "support/gpu.h"
+
 #include <cstring>
 #include <random>
 #include <vector>
@@ -13,15 +15,7 @@
 namespace sieve::kernels {
 namespace {
 
-bool HaveGpu(std::string* why) {
-  int count = 0;
-  cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0) {
-    *why = err != cudaSuccess ? cudaGetErrorString(err) : "no CUDA device";
-    return false;
-  }
-  return true;
-}
+using sieve_test::HaveGpu;
 
 std::vector<char> RandomBytes(DType dtype, size_t n, uint64_t seed) {
   std::vector<char> out(n * DTypeSize(dtype));

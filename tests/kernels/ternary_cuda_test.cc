@@ -4,6 +4,8 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include "support/gpu.h"
+
 #include <random>
 #include <string>
 #include <vector>
@@ -14,15 +16,7 @@
 namespace sieve::kernels {
 namespace {
 
-bool HaveGpu(std::string* why) {
-  int count = 0;
-  cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0) {
-    *why = err != cudaSuccess ? cudaGetErrorString(err) : "no CUDA device";
-    return false;
-  }
-  return true;
-}
+using sieve_test::HaveGpu;
 
 // A device copy of a host vector, freed at scope exit.
 struct DeviceBuf {
