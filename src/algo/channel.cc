@@ -32,7 +32,14 @@ Channel::~Channel() {
   if (!pending.empty()) transport_->Cancel(pending.data(), pending.size());
 }
 
+void Channel::SetMembers(std::vector<int> members) {
+  members_ = std::move(members);
+  for (size_t i = 0; i < members_.size(); ++i)
+    if (members_[i] == transport_->rank()) position_ = static_cast<int>(i);
+}
+
 Status Channel::Send(int peer, const void* buf, size_t bytes, Handle* handle) {
+  peer = Global(peer);
   requests_.emplace_back();
   if (handle != nullptr) *handle = requests_.size() - 1;
   Request& req = requests_.back();
@@ -40,7 +47,7 @@ Status Channel::Send(int peer, const void* buf, size_t bytes, Handle* handle) {
     req.state = Request::kDone;
     return Status::OK();
   }
-  uint64_t tag = transport::MakeTag(rank(), p2p_, seq_, counters_->send[peer]++);
+  uint64_t tag = transport::MakeTag(transport_->rank(), p2p_, seq_, counters_->send[peer]++);
   if (traffic_ != nullptr) traffic_->sent += bytes;
   SIEVE_TRACE(kLogNet, "%s: send %zu bytes to rank %d tag 0x%lx", name_.c_str(), bytes, peer,
               static_cast<unsigned long>(tag));
@@ -48,6 +55,7 @@ Status Channel::Send(int peer, const void* buf, size_t bytes, Handle* handle) {
 }
 
 Status Channel::Recv(int peer, void* buf, size_t bytes, Handle* handle) {
+  peer = Global(peer);
   requests_.emplace_back();
   if (handle != nullptr) *handle = requests_.size() - 1;
   Request& req = requests_.back();
@@ -70,9 +78,9 @@ Status Channel::Check(const Request& req) const {
     return Status::OK();
   if (req.state == Request::kFailed) {
     std::string failure = transport_->PeerFailure(req.peer);
-    return Status::RemoteError(StrFormat(
-        "%s: %s rank %d failed: %s", name_.c_str(), req.is_recv ? "receive from" : "send to",
-        req.peer, (failure.empty() ? req.error : failure).c_str()));
+    return Status::RemoteError(StrFormat("%s: %s rank %d failed: %s", name_.c_str(),
+                                         req.is_recv ? "receive from" : "send to", req.peer,
+                                         (failure.empty() ? req.error : failure).c_str()));
   }
   if (req.is_recv && req.received_bytes != req.bytes) {
     return Status::InvalidUsage(StrFormat(
@@ -101,6 +109,35 @@ Status Channel::WaitAll() {
   return Status::OK();
 }
 
+bool Channel::Done(Handle handle) const { return requests_[handle].state != Request::kPending; }
+
+bool Channel::AllDone() const {
+  for (size_t i = first_unwaited_; i < requests_.size(); ++i)
+    if (requests_[i].state == Request::kPending) return false;
+  return true;
+}
+
+Status Channel::WaitUntil(const std::vector<Channel*>& channels,
+                          const std::function<bool()>& done) {
+  transport::WaitOptions wait = channels.front()->wait_;  // timeout and abort flag
+  wait.check_peers = [&channels]() -> Status {
+    for (Channel* ch : channels) {
+      Status st = ch->PeerFailures();
+      if (!st.ok()) return st.WithContext(ch->name_);
+    }
+    return Status::OK();
+  };
+  wait.describe_pending = [&channels] {
+    std::string out;
+    for (Channel* ch : channels) {
+      std::string pending = ch->DescribePending();
+      if (!pending.empty()) out += (out.empty() ? "" : "; ") + ch->name_ + ": " + pending;
+    }
+    return out;
+  };
+  return transport::ProgressUntil(channels.front()->transport_, done, wait);
+}
+
 bool Channel::AnyReceivePending() const {
   for (const Request& req : requests_)
     if (req.is_recv && req.state == Request::kPending) return true;
@@ -121,7 +158,8 @@ Status Channel::PeerFailures() {
     Request* abandoned = &req;
     transport_->Cancel(&abandoned, 1);
     req.state = Request::kFailed;
-    SIEVE_INFO(kLogNet, "%s: rank %d left before acknowledging a send (%s); nothing is missing here",
+    SIEVE_INFO(kLogNet,
+               "%s: rank %d left before acknowledging a send (%s); nothing is missing here",
                name_.c_str(), req.peer, failure.c_str());
   }
   return Status::OK();

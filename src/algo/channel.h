@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -39,8 +40,16 @@ class Channel {
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
 
-  int rank() const { return transport_->rank(); }
-  int size() const { return transport_->size(); }
+  // Restricts the channel to `members` (ascending ranks of the communicator,
+  // this rank among them): peers, rank() and size() are then positions in that
+  // list, so an algorithm written for ranks 0..n-1 runs among a subset.
+  // REQUIRES: no message posted yet.
+  void SetMembers(std::vector<int> members);
+
+  int rank() const { return members_.empty() ? transport_->rank() : position_; }
+  int size() const {
+    return members_.empty() ? transport_->size() : static_cast<int>(members_.size());
+  }
   const std::string& name() const { return name_; }
 
   // Posts a message; zero-byte messages are skipped on both sides alike.
@@ -50,8 +59,18 @@ class Channel {
   Status Wait(Handle handle);
   // Waits for everything posted so far.
   Status WaitAll();
+  // Whether a posted message / everything posted so far is complete (no
+  // progress is made; Wait() still accounts for it and reports its errors).
+  bool Done(Handle handle) const;
+  bool AllDone() const;
+
+  // Progresses until done() holds, watching the peers of every channel given
+  // (failures and timeouts name the channel and the peer): for drivers that
+  // interleave several channels of one communicator. REQUIRES: non-empty.
+  static Status WaitUntil(const std::vector<Channel*>& channels, const std::function<bool()>& done);
 
  private:
+  int Global(int peer) const { return members_.empty() ? peer : members_[peer]; }
   Status Check(const transport::Request& req) const;
   Status PeerFailures();
   bool AnyReceivePending() const;
@@ -67,6 +86,8 @@ class Channel {
   Counters own_counters_;
   Counters* counters_;
   size_t first_unwaited_ = 0;
+  std::vector<int> members_;  // empty: every rank of the communicator
+  int position_ = 0;          // this rank's index in members_
 };
 
 }  // namespace sieve::algo

@@ -37,58 +37,75 @@ struct Segment {
   } scratch;
 };
 
-class RingRun {
+}  // namespace
+
+class Ring::Run {
  public:
-  RingRun(Channel& channel, Codec& codec, const std::vector<size_t>& bounds,
-          const RingOptions& options)
-      : ch_(channel), codec_(codec), bounds_(bounds), opt_(options) {
+  Run(Channel& channel, Codec& codec, std::vector<size_t> bounds, const RingOptions& options)
+      : ch_(channel), codec_(codec), bounds_(std::move(bounds)), opt_(options) {
     n_ = channel.size();
     rank_ = channel.rank();
     rs_steps_ = options.reduce_scatter ? n_ - 1 : 0;
     total_steps_ = rs_steps_ + (options.all_gather ? n_ - 1 : 0);
     size_t max_bytes = 0;
     for (int c = 0; c < n_; ++c)
-      max_bytes = std::max(max_bytes, codec.WireBytes(bounds[c + 1] - bounds[c], n_));
+      max_bytes = std::max(max_bytes, codec.WireBytes(bounds_[c + 1] - bounds_[c], n_));
     segments_ = std::max<size_t>(1, (max_bytes + opt_.segment_bytes - 1) / opt_.segment_bytes);
-  }
-
-  Status Run() {
-    std::vector<Segment> segs(segments_);
-    std::deque<Segment*> queue;
     // At most `window` segments are in flight; a finished one hands its receive
     // scratch to the next, so scratch stays small enough to stay in cache.
-    size_t window = std::max<size_t>(2, opt_.inflight_bytes / opt_.segment_bytes);
-    size_t next = 0;
-    auto start = [&](Segment::Scratch scratch) -> Status {
-      Segment& seg = segs[next];
-      seg.index = next++;
-      seg.sends.assign(total_steps_, 0);
-      seg.scratch = std::move(scratch);
-      queue.push_back(&seg);
-      return Post(seg);
-    };
-    while (next < std::min(window, segments_)) SIEVE_RETURN_IF_ERROR(start({}));
-    // Every rank serves segments first-in first-out, so all ranks post their
-    // messages in the same order (the tags' per-peer indices rely on it).
-    while (!queue.empty()) {
-      Segment* seg = queue.front();
-      queue.pop_front();
-      SIEVE_RETURN_IF_ERROR(ch_.Wait(seg->recv));
-      Absorb(*seg);
-      if (++seg->step < total_steps_) {
-        SIEVE_RETURN_IF_ERROR(Post(*seg));
-        queue.push_back(seg);
-      } else if (next < segments_) {
-        // Its sends must be done before the next segment reuses the send scratch.
-        for (int k = std::max(0, total_steps_ - 2); k < total_steps_; ++k)
-          SIEVE_RETURN_IF_ERROR(ch_.Wait(seg->sends[k]));
-        SIEVE_RETURN_IF_ERROR(start(std::move(seg->scratch)));
-      }
-    }
-    return ch_.WaitAll();
+    window_ = std::max<size_t>(2, opt_.inflight_bytes / opt_.segment_bytes);
   }
 
+  Status Start() {
+    if (n_ == 1) {
+      if (opt_.reduce_scatter) {
+        codec_.LoadInput(bounds_[0], bounds_[1] - bounds_[0]);
+        codec_.Finalize(bounds_[0], bounds_[1] - bounds_[0]);
+      }
+      return Status::OK();
+    }
+    segs_.resize(segments_);
+    while (next_ < std::min(window_, segments_)) SIEVE_RETURN_IF_ERROR(StartSegment({}));
+    return Status::OK();
+  }
+
+  bool Idle() const { return queue_.empty(); }
+
+  bool Ready() const {
+    if (queue_.empty() || !ch_.Done(queue_.front()->recv)) return false;
+    Blockers b = BlockersOf(*queue_.front());
+    for (int i = 0; i < b.count; ++i)
+      if (!ch_.Done(b.sends[i])) return false;
+    return true;
+  }
+
+  // Every rank serves segments first-in first-out, so all ranks post their
+  // messages in the same order (the tags' per-peer indices rely on it).
+  Status Advance() {
+    Segment* seg = queue_.front();
+    queue_.pop_front();
+    SIEVE_RETURN_IF_ERROR(ch_.Wait(seg->recv));
+    Absorb(*seg);
+    Blockers b = BlockersOf(*seg);
+    for (int i = 0; i < b.count; ++i) SIEVE_RETURN_IF_ERROR(ch_.Wait(b.sends[i]));
+    if (++seg->step < total_steps_) {
+      SIEVE_RETURN_IF_ERROR(Post(*seg));
+      queue_.push_back(seg);
+    } else if (next_ < segments_) {
+      SIEVE_RETURN_IF_ERROR(StartSegment(std::move(seg->scratch)));
+    }
+    return Status::OK();
+  }
+
+  Status Finish() { return ch_.WaitAll(); }
+
  private:
+  // Sends whose buffers the segment's move past its current step reuses.
+  struct Blockers {
+    Channel::Handle sends[2];
+    int count = 0;
+  };
+
   bool InReduceScatter(int step) const { return step < rs_steps_; }
 
   void Range(int chunk, size_t s, size_t* begin, size_t* end) const {
@@ -98,7 +115,38 @@ class RingRun {
     *end = bounds_[chunk] + e;
   }
 
-  // Posts the receive and the send of segment `seg` at its current step.
+  Blockers BlockersOf(const Segment& seg) const {
+    Blockers b;
+    int k = seg.step + 1;
+    if (k < total_steps_) {
+      if (!InReduceScatter(k) && rs_steps_ > 0) {
+        // Receiving into work overwrites what our reduce-scatter send of the same
+        // chunk read (step k - rs_steps_ sent chunk r-k-1 too): it must be done.
+        size_t rb, re;
+        Range(AgRecvChunk(rank_, k - rs_steps_, n_), seg.index, &rb, &re);
+        if (codec_.DirectTarget(rb, re - rb) != nullptr)
+          b.sends[b.count++] = seg.sends[k - rs_steps_];
+      }
+      if (codec_.EncodeUsesScratch() && k >= 2) b.sends[b.count++] = seg.sends[k - 2];
+    } else if (next_ < segments_) {
+      // The next segment inherits this one's send scratch.
+      for (int j = std::max(0, total_steps_ - 2); j < total_steps_; ++j)
+        b.sends[b.count++] = seg.sends[j];
+    }
+    return b;
+  }
+
+  Status StartSegment(Segment::Scratch scratch) {
+    Segment& seg = segs_[next_];
+    seg.index = next_++;
+    seg.sends.assign(total_steps_, 0);
+    seg.scratch = std::move(scratch);
+    queue_.push_back(&seg);
+    return Post(seg);
+  }
+
+  // Posts the receive and the send of segment `seg` at its current step; the
+  // buffers it reuses are free (BlockersOf).
   Status Post(Segment& seg) {
     int k = seg.step;
     bool rs = InReduceScatter(k);
@@ -113,11 +161,6 @@ class RingRun {
     size_t recv_bytes = codec_.WireBytes(re - rb, rs ? k + 1 : n_);
     void* target = rs ? nullptr : codec_.DirectTarget(rb, re - rb);
     seg.recv_direct = target != nullptr;
-    if (target != nullptr && rs_steps_ > 0) {
-      // Receiving into work overwrites what our reduce-scatter send of the same
-      // chunk read (step k - rs_steps_ sent chunk r-k-1 too): it must be done.
-      SIEVE_RETURN_IF_ERROR(ch_.Wait(seg.sends[k - rs_steps_]));
-    }
     if (target == nullptr) {
       if (seg.scratch.recv.size() < recv_bytes) seg.scratch.recv.resize(recv_bytes);
       target = seg.scratch.recv.data();
@@ -127,7 +170,6 @@ class RingRun {
     void* scratch = nullptr;
     if (codec_.EncodeUsesScratch()) {
       std::vector<char>& buf = seg.scratch.send[k % 2];
-      if (k >= 2) SIEVE_RETURN_IF_ERROR(ch_.Wait(seg.sends[k - 2]));  // buffer reuse
       size_t need = codec_.WireBytes(se - sb, contributions);
       if (buf.size() < need) buf.resize(need);
       scratch = buf.data();
@@ -153,28 +195,34 @@ class RingRun {
 
   Channel& ch_;
   Codec& codec_;
-  const std::vector<size_t>& bounds_;
+  std::vector<size_t> bounds_;
   RingOptions opt_;
   int n_ = 1;
   int rank_ = 0;
   int rs_steps_ = 0;
   int total_steps_ = 0;
   size_t segments_ = 1;
+  size_t window_ = 2;
+  size_t next_ = 0;
+  std::vector<Segment> segs_;
+  std::deque<Segment*> queue_;
 };
 
-}  // namespace
+Ring::Ring(Channel& channel, Codec& codec, std::vector<size_t> bounds, const RingOptions& options)
+    : run_(new Run(channel, codec, std::move(bounds), options)) {}
+Ring::~Ring() = default;
+Status Ring::Start() { return run_->Start(); }
+bool Ring::Idle() const { return run_->Idle(); }
+bool Ring::Ready() const { return run_->Ready(); }
+Status Ring::Advance() { return run_->Advance(); }
+Status Ring::Finish() { return run_->Finish(); }
 
 Status RunRing(Channel& channel, Codec& codec, const std::vector<size_t>& bounds,
                const RingOptions& options) {
-  if (channel.size() == 1) {
-    if (options.reduce_scatter) {
-      codec.LoadInput(bounds[0], bounds[1] - bounds[0]);
-      codec.Finalize(bounds[0], bounds[1] - bounds[0]);
-    }
-    return Status::OK();
-  }
-  return RingRun(channel, codec, bounds, options).Run();
+  Ring ring(channel, codec, bounds, options);
+  SIEVE_RETURN_IF_ERROR(ring.Start());
+  while (!ring.Idle()) SIEVE_RETURN_IF_ERROR(ring.Advance());
+  return ring.Finish();
 }
 
 }  // namespace sieve::algo
-

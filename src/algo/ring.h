@@ -3,6 +3,7 @@
 #ifndef SIEVE_ALGO_RING_H_
 #define SIEVE_ALGO_RING_H_
 
+#include <memory>
 #include <vector>
 
 #include "algo/channel.h"
@@ -22,6 +23,34 @@ struct RingOptions {
 // chunk r must already be complete in work on rank r.
 Status RunRing(Channel& channel, Codec& codec, const std::vector<size_t>& bounds,
                const RingOptions& options);
+
+// The same ring driven one step at a time, so that a caller can interleave
+// several rings (each on its own channel) and never block on one of them:
+//   Start(); while (!Idle()) { wait until Ready(); Advance(); } Finish();
+// RunRing is exactly that loop with blocking waits.
+class Ring {
+ public:
+  Ring(Channel& channel, Codec& codec, std::vector<size_t> bounds, const RingOptions& options);
+  ~Ring();
+  Ring(const Ring&) = delete;
+  Ring& operator=(const Ring&) = delete;
+
+  // Posts the first window of segments (one rank: loads and finalizes its input).
+  Status Start();
+  // True once every segment has absorbed its last step (sends may be in flight).
+  bool Idle() const;
+  // True when Advance() would not block: the next receive has arrived and the
+  // sends whose buffers the next step reuses are complete.
+  bool Ready() const;
+  // Absorbs the next arrived segment and posts its next step (waits if not Ready).
+  Status Advance();
+  // Waits for every send still in flight.
+  Status Finish();
+
+ private:
+  class Run;
+  std::unique_ptr<Run> run_;
+};
 
 }  // namespace sieve::algo
 
