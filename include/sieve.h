@@ -149,6 +149,7 @@ typedef struct {
   uint64_t masked_collectives; /* of which ran in masked mode */
   uint64_t dense_fallbacks;    /* masked steps redone dense (mask tracker) */
   uint64_t mask_mismatches;    /* mask registrations/steps where ranks disagreed */
+  uint64_t subnet_collectives; /* sieveAllReduceSubnet / sieveAllReduceD2ft calls */
 } sieveCounters_t;
 sieveResult_t sieveCommGetCounters(sieveComm_t comm, sieveCounters_t* counters);
 

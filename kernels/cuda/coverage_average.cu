@@ -65,11 +65,16 @@ int SumDivideCuda(DType dtype, const void* a, const void* b, void* out, size_t n
   if (divisor < 1) return static_cast<int>(cudaErrorInvalidValue);
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   switch (dtype) {
-    case DType::kFloat32: return Launch<F32>(a, b, out, n, divisor, s);
-    case DType::kFloat64: return Launch<F64>(a, b, out, n, divisor, s);
-    case DType::kFloat16: return Launch<Half>(a, b, out, n, divisor, s);
-    case DType::kBfloat16: return Launch<Bf16>(a, b, out, n, divisor, s);
-    default: return static_cast<int>(cudaErrorInvalidValue);
+    case DType::kFloat32:
+      return Launch<F32>(a, b, out, n, divisor, s);
+    case DType::kFloat64:
+      return Launch<F64>(a, b, out, n, divisor, s);
+    case DType::kFloat16:
+      return Launch<Half>(a, b, out, n, divisor, s);
+    case DType::kBfloat16:
+      return Launch<Bf16>(a, b, out, n, divisor, s);
+    default:
+      return static_cast<int>(cudaErrorInvalidValue);
   }
 }
 

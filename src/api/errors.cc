@@ -68,6 +68,7 @@ sieveResult_t sieveCommGetCounters(sieveComm_t comm, sieveCounters_t* counters) 
     counters->masked_collectives = s.masked_collectives;
     counters->dense_fallbacks = s.dense_fallbacks;
     counters->mask_mismatches = s.mask_mismatches;
+    counters->subnet_collectives = s.subnet_collectives;
     return sieve::Status::OK();
   });
 }

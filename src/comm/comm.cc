@@ -47,13 +47,14 @@ Status Comm::Create(const char id[128], int nranks, int rank, const Config& conf
 Comm::~Comm() {
   SIEVE_INFO(kLogColl,
              "counters: %llu bytes sent, %llu received, %llu collectives (%llu masked, %llu dense "
-             "fallbacks, %llu mask mismatches)",
+             "fallbacks, %llu mask mismatches, %llu subnet)",
              static_cast<unsigned long long>(stats_.traffic.sent),
              static_cast<unsigned long long>(stats_.traffic.received),
              static_cast<unsigned long long>(stats_.collectives),
              static_cast<unsigned long long>(stats_.masked_collectives),
              static_cast<unsigned long long>(stats_.dense_fallbacks),
-             static_cast<unsigned long long>(stats_.mask_mismatches));
+             static_cast<unsigned long long>(stats_.mask_mismatches),
+             static_cast<unsigned long long>(stats_.subnet_collectives));
   // After an abort or a failure peers may be gone: close without waiting on them.
   bool force = abort_.load() || AsyncError() != Code::kOk;
   if (transport_) transport_->Shutdown(force ? 0.5 : 2.0, force);

@@ -46,6 +46,7 @@ class Comm {
     uint64_t masked_collectives = 0;
     uint64_t dense_fallbacks = 0;
     uint64_t mask_mismatches = 0;
+    uint64_t subnet_collectives = 0;
   };
   Stats& stats() { return stats_; }
   // State a mode keeps per communicator (the mask tracker), owned here

@@ -1,9 +1,9 @@
 // CUDA SumDivide against the CPU kernel, bit for bit, every supported type,
 // several divisors, odd sizes, in place. Skipped (with the reason) without a GPU.
+#include "kernels/coverage_average_cuda.h"
+
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
-
-#include "support/gpu.h"
 
 #include <cmath>
 #include <cstring>
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "kernels/coverage_average.h"
-#include "kernels/coverage_average_cuda.h"
+#include "support/gpu.h"
 
 namespace sieve::kernels {
 namespace {

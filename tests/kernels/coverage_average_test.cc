@@ -2,14 +2,14 @@
 // bit: random values including NaN, inf, subnormals and signed zeros, every
 // supported type, divisors 1..9, odd sizes, in place and out of place; plus a
 // few hand-computed values that pin the reference itself.
+#include "kernels/coverage_average.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <random>
 #include <vector>
-
-#include "kernels/coverage_average.h"
 
 namespace sieve::kernels {
 namespace {
@@ -54,11 +54,20 @@ std::vector<char> RandomElements(DType dtype, size_t n, std::mt19937_64& rng) {
     uint64_t bits = rng();
     double v = static_cast<double>(static_cast<int64_t>(bits % 2001) - 1000) / 8.0;
     switch (rng() % 16) {
-      case 0: v = NAN; break;
-      case 1: v = INFINITY; break;
-      case 2: v = -0.0; break;
-      case 3: v = 1e-7; break;  // subnormal as half
-      default: break;
+      case 0:
+        v = NAN;
+        break;
+      case 1:
+        v = INFINITY;
+        break;
+      case 2:
+        v = -0.0;
+        break;
+      case 3:
+        v = 1e-7;
+        break;  // subnormal as half
+      default:
+        break;
     }
     if (dtype == DType::kFloat64) {
       std::memcpy(&out[i * es], &v, 8);

@@ -1,0 +1,243 @@
+// Subnet layout entry points (SDP, D2FT): layout handles (a magic plus a table
+// of live handles, so a freed or foreign pointer is reported, never
+// dereferenced), the three collective ways to register one, and the two
+// all-reduces queued like any collective.
+#include <memory>
+#include <mutex>
+#include <unordered_set>
+#include <vector>
+
+#include "api/api_guard.h"
+#include "api/arg_check.h"
+#include "comm/group.h"
+#include "kernels/coverage_average.h"
+#include "subnet/subnet_allreduce.h"
+
+constexpr uint64_t kSieveLayoutMagic = 0x534945564c41594full;  // "SIEVLAYO"
+
+struct sieveLayout {
+  uint64_t magic = kSieveLayoutMagic;
+  std::shared_ptr<sieve::subnet::LayoutState> state;
+};
+
+namespace {
+
+using sieve::Status;
+using sieve::StrFormat;
+using sieve::subnet::LayoutState;
+using sieve::subnet::SegmentSpec;
+
+std::mutex live_mu;
+std::unordered_set<const sieveLayout*>& LiveLayouts() {
+  static auto* live = new std::unordered_set<const sieveLayout*>();  // outlives static dtors
+  return *live;
+}
+
+// The state of a live handle; the handle is looked up before it is read.
+Status LookupLayout(sieveLayout_t handle, std::shared_ptr<LayoutState>* out) {
+  if (handle == nullptr) return Status::InvalidArgument("layout is NULL");
+  std::lock_guard<std::mutex> lock(live_mu);
+  if (LiveLayouts().count(handle) == 0 || handle->magic != kSieveLayoutMagic)
+    return Status::InvalidArgument(
+        "layout is not a registered layout (deregistered, never registered, or corrupted)");
+  *out = handle->state;
+  return Status::OK();
+}
+
+sieve::Comm* ImplOrNull(sieveComm_t comm) {
+  return comm != nullptr && comm->magic == kSieveCommMagic ? comm->impl.get() : nullptr;
+}
+
+// What registration needs before any data is read: a usable comm, an output
+// handle, no open group.
+Status CheckRegister(sieveComm_t comm, sieveLayout_t* layout, const char* call,
+                     sieve::Comm** impl) {
+  SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, impl));
+  if (layout == nullptr) return Status::InvalidArgument("layout is NULL");
+  if (sieve::InGroup())
+    return Status::InvalidUsage(StrFormat("%s cannot be called inside a group", call));
+  return Status::OK();
+}
+
+// Registers collectively (`local` carries this rank's own check result) and
+// hands out a live handle.
+Status Publish(sieve::Comm* impl, size_t count, std::vector<SegmentSpec> segments, Status local,
+               sieveLayout_t* layout) {
+  std::shared_ptr<LayoutState> state;
+  SIEVE_RETURN_IF_ERROR(
+      sieve::subnet::Register(*impl, count, std::move(segments), std::move(local), &state));
+  auto* h = new sieveLayout;
+  h->state = std::move(state);
+  std::lock_guard<std::mutex> lock(live_mu);
+  LiveLayouts().insert(h);
+  *layout = h;
+  return Status::OK();
+}
+
+// Copies the caller's segments; a NULL holders pointer or a holder count
+// outside 1..nranks is reported (holders are not read then).
+Status CopySegments(const sieveSegment_t* segments, int nsegments, int nranks,
+                    std::vector<SegmentSpec>* out) {
+  if (nsegments < 1) return Status::InvalidArgument(StrFormat("nsegments %d < 1", nsegments));
+  if (segments == nullptr) return Status::InvalidArgument("segments is NULL");
+  out->resize(static_cast<size_t>(nsegments));
+  for (int k = 0; k < nsegments; ++k) {
+    const sieveSegment_t& s = segments[k];
+    if (s.nholders < 1 || s.nholders > nranks)
+      return Status::InvalidArgument(
+          StrFormat("segment %d has nholders %d; it needs 1..%d", k, s.nholders, nranks));
+    if (s.holders == nullptr)
+      return Status::InvalidArgument(StrFormat("segment %d: holders is NULL", k));
+    (*out)[k].offset = s.offset;
+    (*out)[k].length = s.length;
+    (*out)[k].holders.assign(s.holders, s.holders + s.nholders);
+  }
+  return Status::OK();
+}
+
+// Checks shared by both all-reduces; writes the exchange arguments and layout.
+Status CheckSubnetCall(sieveComm_t comm, const void* sendbuff, void* recvbuff, size_t count,
+                       sieveDataType_t datatype, sieveLayout_t layout, const char* call,
+                       sieve::Comm** impl, sieve::subnet::ExchangeArgs* args,
+                       std::shared_ptr<LayoutState>* state) {
+  SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, impl));
+  SIEVE_RETURN_IF_ERROR(sieve::CheckDataType(sieve::EnumValue(datatype), &args->dtype));
+  if (!sieve::kernels::SupportsCoverageAverage(args->dtype))
+    return Status::InvalidArgument(
+        StrFormat("datatype %s is not supported by %s (float32, float16, bfloat16, float64)",
+                  sieve::kernels::DTypeName(args->dtype), call));
+  SIEVE_RETURN_IF_ERROR(LookupLayout(layout, state));
+  if ((*state)->comm != *impl)
+    return Status::InvalidArgument("layout was registered on another communicator");
+  if ((*state)->count != count)
+    return Status::InvalidArgument(
+        StrFormat("count %zu differs from the %zu elements the layout was registered for", count,
+                  (*state)->count));
+  SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
+  SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
+  args->send = sendbuff;
+  args->recv = recvbuff;
+  return Status::OK();
+}
+
+}  // namespace
+
+extern "C" {
+
+sieveResult_t sieveLayoutRegister(sieveComm_t comm, size_t count, const sieveSegment_t* segments,
+                                  int nsegments, sieveLayout_t* layout) {
+  return sieve::Guard(ImplOrNull(comm), "sieveLayoutRegister", [&]() -> Status {
+    sieve::Comm* impl = nullptr;
+    SIEVE_RETURN_IF_ERROR(CheckRegister(comm, layout, "sieveLayoutRegister", &impl));
+    std::vector<SegmentSpec> specs;
+    Status local = CopySegments(segments, nsegments, impl->size(), &specs);
+    return Publish(impl, count, std::move(specs), std::move(local), layout);
+  });
+}
+
+sieveResult_t sieveLayoutFromMaskMatrix(sieveComm_t comm, const unsigned char* matrix,
+                                        size_t nblocks, size_t block_size, size_t count,
+                                        sieveLayout_t* layout) {
+  return sieve::Guard(ImplOrNull(comm), "sieveLayoutFromMaskMatrix", [&]() -> Status {
+    sieve::Comm* impl = nullptr;
+    SIEVE_RETURN_IF_ERROR(CheckRegister(comm, layout, "sieveLayoutFromMaskMatrix", &impl));
+    std::vector<SegmentSpec> specs;
+    Status local = matrix == nullptr
+                       ? Status::InvalidArgument("matrix is NULL")
+                       : sieve::subnet::SegmentsFromMaskMatrix(matrix, impl->size(), nblocks,
+                                                               block_size, count, &specs);
+    return Publish(impl, count, std::move(specs), std::move(local), layout);
+  });
+}
+
+sieveResult_t sieveLayoutEqualSubnets(sieveComm_t comm, size_t count, int nsubnets,
+                                      sieveLayout_t* layout) {
+  return sieve::Guard(ImplOrNull(comm), "sieveLayoutEqualSubnets", [&]() -> Status {
+    sieve::Comm* impl = nullptr;
+    SIEVE_RETURN_IF_ERROR(CheckRegister(comm, layout, "sieveLayoutEqualSubnets", &impl));
+    std::vector<SegmentSpec> specs;
+    Status local = sieve::subnet::EqualSubnetSegments(count, nsubnets, impl->size(), &specs);
+    return Publish(impl, count, std::move(specs), std::move(local), layout);
+  });
+}
+
+sieveResult_t sieveLayoutNumSegments(sieveLayout_t layout, int* nsegments) {
+  return sieve::Guard(nullptr, "sieveLayoutNumSegments", [&]() -> Status {
+    if (nsegments == nullptr) return Status::InvalidArgument("nsegments is NULL");
+    std::shared_ptr<LayoutState> state;
+    SIEVE_RETURN_IF_ERROR(LookupLayout(layout, &state));
+    *nsegments = state->num_segments();
+    return Status::OK();
+  });
+}
+
+sieveResult_t sieveLayoutDeregister(sieveLayout_t layout) {
+  return sieve::Guard(nullptr, "sieveLayoutDeregister", [&]() -> Status {
+    std::shared_ptr<LayoutState> state;
+    SIEVE_RETURN_IF_ERROR(LookupLayout(layout, &state));
+    std::lock_guard<std::mutex> lock(live_mu);
+    if (LiveLayouts().erase(layout) == 0)  // another thread deregistered it meanwhile
+      return Status::InvalidArgument("layout was deregistered concurrently");
+    layout->magic = 0;
+    delete layout;  // a queued collective still holds `state`
+    return Status::OK();
+  });
+}
+
+sieveResult_t sieveAllReduceSubnet(const void* sendbuff, void* recvbuff, size_t count,
+                                   sieveDataType_t datatype, sieveLayout_t layout, sieveComm_t comm,
+                                   sieveStream_t stream) {
+  return sieve::Guard(ImplOrNull(comm), "sieveAllReduceSubnet", [&]() -> Status {
+    sieve::Comm* impl = nullptr;
+    sieve::subnet::ExchangeArgs args;
+    std::shared_ptr<LayoutState> state;
+    SIEVE_RETURN_IF_ERROR(CheckSubnetCall(comm, sendbuff, recvbuff, count, datatype, layout,
+                                          "sieveAllReduceSubnet", &impl, &args, &state));
+    args.what = "subnet allreduce";
+    return sieve::SubmitCollective(impl, [impl, args, state] {
+      Status st = sieve::subnet::AllReduceSubnet(*impl, args, *state);
+      if (st.ok()) impl->LogTransportOnce();
+      return st;
+    });
+  });
+}
+
+sieveResult_t sieveAllReduceD2ft(const void* sendbuff, void* recvbuff, size_t count,
+                                 sieveDataType_t datatype, sieveLayout_t layout,
+                                 const unsigned char* touched, const unsigned char* schedule,
+                                 sieveComm_t comm, sieveStream_t stream) {
+  return sieve::Guard(ImplOrNull(comm), "sieveAllReduceD2ft", [&]() -> Status {
+    sieve::Comm* impl = nullptr;
+    sieve::subnet::ExchangeArgs args;
+    std::shared_ptr<LayoutState> state;
+    SIEVE_RETURN_IF_ERROR(CheckSubnetCall(comm, sendbuff, recvbuff, count, datatype, layout,
+                                          "sieveAllReduceD2ft", &impl, &args, &state));
+    args.what = "d2ft allreduce";
+    const size_t row = (static_cast<size_t>(state->num_segments()) + 7) / 8;
+    // Copied now: a grouped call runs after the caller may have reused them.
+    std::vector<unsigned char> mine, table;
+    if (schedule != nullptr) {
+      table.assign(schedule, schedule + row * static_cast<size_t>(impl->size()));
+      if (touched != nullptr) {
+        const unsigned char* own = schedule + row * static_cast<size_t>(impl->rank());
+        for (int k = 0; k < state->num_segments(); ++k)
+          if (((touched[k / 8] ^ own[k / 8]) >> (k % 8)) & 1u)
+            return Status::InvalidArgument(StrFormat(
+                "touched differs from this rank's row of schedule at segment %d (pass touched "
+                "NULL with a schedule, or this rank's row)",
+                k));
+      }
+    } else if (touched == nullptr) {
+      return Status::InvalidArgument("touched and schedule are both NULL");
+    } else {
+      mine.assign(touched, touched + row);
+    }
+    return sieve::SubmitCollective(impl, [impl, args, state, mine, table] {
+      Status st = sieve::subnet::AllReduceD2ft(*impl, args, *state, mine, table);
+      if (st.ok()) impl->LogTransportOnce();
+      return st;
+    });
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,183 @@
+// Layout registration: validate, build segments from the helpers' inputs, and
+// agree across ranks with one all-gather of 32 bytes per rank (valid flag,
+// count, number of segments, hash).
+#include "subnet/layout_registry.h"
+
+#include <algorithm>
+#include <string>
+
+#include "coll/collectives.h"
+
+namespace sieve::subnet {
+namespace {
+
+uint64_t Mix64(uint64_t x) {  // splitmix64 finalizer
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// "2, 5": the ranks whose `field` (of 4 per rank) differs from rank 0's, or
+// (want_zero) is zero.
+std::string RanksWhere(const std::vector<uint64_t>& all, int n, int field, bool want_zero) {
+  std::string out;
+  for (int r = 0; r < n; ++r) {
+    uint64_t v = all[4 * static_cast<size_t>(r) + field];
+    if (want_zero ? v != 0 : (r == 0 || v == all[field])) continue;
+    if (!out.empty()) out += ", ";
+    out += std::to_string(r);
+  }
+  return out;
+}
+
+Status Agree(Comm& comm, bool valid, size_t count, size_t nsegments, uint64_t hash) {
+  const int n = comm.size();
+  uint64_t mine[4] = {valid ? 1u : 0u, count, nsegments, hash};
+  std::vector<uint64_t> all(4 * static_cast<size_t>(n));
+  coll::CollArgs args;
+  args.send = mine;
+  args.recv = all.data();
+  args.count = 4;
+  args.dtype = kernels::DType::kUint64;
+  SIEVE_RETURN_IF_ERROR(coll::AllGather(comm, args));
+  std::string invalid = RanksWhere(all, n, 0, /*want_zero=*/true);
+  if (!invalid.empty())
+    return Status::InvalidUsage(StrFormat(
+        "the subnet layout of rank(s) %s is invalid (their error says why)", invalid.c_str()));
+  std::string counts = RanksWhere(all, n, 1, false);
+  if (!counts.empty())
+    return Status::InvalidUsage(StrFormat(
+        "subnet layout count differs across ranks: rank 0 passed %llu, rank(s) %s another",
+        static_cast<unsigned long long>(all[1]), counts.c_str()));
+  std::string layouts = RanksWhere(all, n, 2, false);
+  std::string hashes = RanksWhere(all, n, 3, false);
+  if (layouts.empty()) layouts = hashes;
+  if (!layouts.empty())
+    return Status::InvalidUsage(
+        StrFormat("subnet layout mismatch: rank(s) %s passed a layout that differs from rank 0's "
+                  "(segments, offsets or holders); every rank must register the same layout",
+                  layouts.c_str()));
+  return Status::OK();
+}
+
+std::string HolderList(const std::vector<int>& holders) {
+  std::string out;
+  for (int r : holders) out += (out.empty() ? "" : ", ") + std::to_string(r);
+  return out;
+}
+
+}  // namespace
+
+Status ValidateSegments(size_t count, const std::vector<SegmentSpec>& segments, int nranks) {
+  if (segments.empty()) return Status::InvalidArgument("a layout needs at least one segment");
+  size_t expect = 0;
+  for (size_t k = 0; k < segments.size(); ++k) {
+    const SegmentSpec& s = segments[k];
+    if (s.offset != expect)
+      return Status::InvalidArgument(StrFormat(
+          "segment %zu starts at element %zu, expected %zu: segments must be sorted by offset "
+          "and partition [0, count) without gaps or overlaps",
+          k, s.offset, expect));
+    if (s.length == 0) return Status::InvalidArgument(StrFormat("segment %zu has length 0", k));
+    if (s.length > count - s.offset)
+      return Status::InvalidArgument(
+          StrFormat("segment %zu [%zu, +%zu) ends past count %zu", k, s.offset, s.length, count));
+    if (s.holders.empty() || s.holders.size() > static_cast<size_t>(nranks))
+      return Status::InvalidArgument(
+          StrFormat("segment %zu has %zu holders; it needs 1..%d", k, s.holders.size(), nranks));
+    for (size_t i = 0; i < s.holders.size(); ++i) {
+      int r = s.holders[i];
+      if (r < 0 || r >= nranks)
+        return Status::InvalidArgument(StrFormat(
+            "segment %zu: holder %d is not a rank of this communicator (0..%d)", k, r, nranks - 1));
+      if (i > 0 && r <= s.holders[i - 1])
+        return Status::InvalidArgument(
+            StrFormat("segment %zu: holders (%s) must be ascending without duplicates", k,
+                      HolderList(s.holders).c_str()));
+    }
+    expect = s.offset + s.length;
+  }
+  if (expect != count)
+    return Status::InvalidArgument(StrFormat(
+        "segments cover [0, %zu) but count is %zu: they must partition the buffer", expect, count));
+  return Status::OK();
+}
+
+Status SegmentsFromMaskMatrix(const unsigned char* matrix, int nranks, size_t nblocks,
+                              size_t block_size, size_t count, std::vector<SegmentSpec>* out) {
+  out->clear();
+  if (block_size == 0) return Status::InvalidArgument("block_size is 0");
+  if (nblocks != (count + block_size - 1) / block_size)
+    return Status::InvalidArgument(
+        StrFormat("nblocks %zu does not match count %zu with block_size %zu (needs %zu)", nblocks,
+                  count, block_size, (count + block_size - 1) / block_size));
+  std::vector<int> holders;
+  for (size_t b = 0; b < nblocks; ++b) {
+    holders.clear();
+    for (int r = 0; r < nranks; ++r)
+      if (matrix[static_cast<size_t>(r) * nblocks + b] != 0) holders.push_back(r);
+    if (holders.empty())
+      return Status::InvalidArgument(StrFormat("block %zu of the mask matrix has no holder", b));
+    const size_t begin = b * block_size, length = std::min(block_size, count - begin);
+    if (!out->empty() && out->back().holders == holders) {
+      out->back().length += length;
+    } else {
+      out->push_back({begin, length, holders});
+    }
+  }
+  return Status::OK();
+}
+
+Status EqualSubnetSegments(size_t count, int nsubnets, int nranks, std::vector<SegmentSpec>* out) {
+  out->clear();
+  if (nsubnets < 1 || static_cast<size_t>(nsubnets) > count)
+    return Status::InvalidArgument(
+        StrFormat("nsubnets %d must be in 1..count (%zu)", nsubnets, count));
+  std::vector<int> everyone(static_cast<size_t>(nranks));
+  for (int r = 0; r < nranks; ++r) everyone[r] = r;
+  const size_t size = count / static_cast<size_t>(nsubnets);
+  for (int k = 0; k < nsubnets; ++k) {
+    const size_t begin = size * static_cast<size_t>(k);
+    out->push_back({begin, k + 1 == nsubnets ? count - begin : size, everyone});
+  }
+  return Status::OK();
+}
+
+uint64_t LayoutHash(size_t count, const std::vector<SegmentSpec>& segments) {
+  uint64_t h = Mix64(count ^ 0x5355424e4554ull);  // "SUBNET"
+  for (const SegmentSpec& s : segments) {
+    h = Mix64(h ^ Mix64(s.offset + 0x9e3779b97f4a7c15ull));
+    h = Mix64(h ^ Mix64(s.length));
+    h = Mix64(h ^ Mix64(s.holders.size() * 0x632be59bd9b4e019ull));
+    for (int r : s.holders) h = Mix64(h ^ static_cast<uint64_t>(r));
+  }
+  return h;
+}
+
+Status Register(Comm& comm, size_t count, std::vector<SegmentSpec> segments, Status local,
+                std::shared_ptr<LayoutState>* out) {
+  if (local.ok()) local = ValidateSegments(count, segments, comm.size());
+  const uint64_t hash = local.ok() ? LayoutHash(count, segments) : 0;
+  Status agreed =
+      comm.size() > 1 ? Agree(comm, local.ok(), count, segments.size(), hash) : Status::OK();
+  SIEVE_RETURN_IF_ERROR(local);  // this rank's own reason first; the others were told
+  SIEVE_RETURN_IF_ERROR(agreed);
+
+  auto state = std::make_shared<LayoutState>();
+  state->comm = &comm;
+  state->count = count;
+  std::vector<SegmentRole> roles(segments.size());
+  for (size_t k = 0; k < segments.size(); ++k) {
+    state->offsets.push_back(segments[k].offset);
+    roles[k].senders = segments[k].holders;  // SDP: every holder contributes
+    state->holders.push_back(std::move(segments[k].holders));
+  }
+  state->offsets.push_back(count);
+  state->sdp_plan = std::make_shared<const Plan>(GroupSegments(state->offsets, roles));
+  *out = std::move(state);
+  return Status::OK();
+}
+
+}  // namespace sieve::subnet

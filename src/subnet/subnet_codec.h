@@ -1,0 +1,57 @@
+// SubnetCodec: one group's element ranges, concatenated into the index space
+// the ring works in. Elements travel as they are; intermediate hops add, and
+// the last reduce-scatter combine divides by the group's coverage in the same
+// pass (kernels::SumDivide), so no separate division pass touches the data.
+// Only the group's ranges of input and work are ever read or written.
+#ifndef SIEVE_SUBNET_SUBNET_CODEC_H_
+#define SIEVE_SUBNET_SUBNET_CODEC_H_
+
+#include <vector>
+
+#include "algo/codec.h"
+#include "kernels/dtype.h"
+#include "subnet/subnet_plan.h"
+
+namespace sieve::subnet {
+
+class SubnetCodec : public algo::Codec {
+ public:
+  // input and work may be the same buffer (in place); `ranges` must outlive the
+  // codec. divisor: the number of ranks whose sum is averaged (the ring's size).
+  // REQUIRES: dtype is float32, float16, bfloat16 or float64; the algorithm
+  // combines with first = true (the ring), so a combine carrying divisor - 1
+  // contributions completes the sum.
+  SubnetCodec(const void* input, void* work, kernels::DType dtype, const std::vector<Range>& ranges,
+              int divisor);
+
+  size_t WireBytes(size_t elems, int contributions) const override;
+  bool EncodeUsesScratch() const override { return true; }  // only across range boundaries
+  const void* Encode(size_t offset, size_t elems, int contributions, void* scratch) override;
+  void ReduceInto(size_t offset, size_t elems, int contributions, const void* wire,
+                  bool first) override;
+  void LoadInput(size_t offset, size_t elems) override;
+  void Finalize(size_t offset, size_t elems) override;  // nothing left: the combine divided
+  void* DirectTarget(size_t offset, size_t elems) override;
+  void Decode(size_t offset, size_t elems, const void* wire) override;
+
+ private:
+  // Calls fn(buffer element, elements, position in the wire) for each piece of
+  // the group's index range [offset, offset + elems).
+  template <typename Fn>
+  void ForEachPiece(size_t offset, size_t elems, Fn fn) const;
+  // The buffer element of index `offset` when [offset, offset+elems) is one
+  // contiguous piece, else SIZE_MAX.
+  size_t Contiguous(size_t offset, size_t elems) const;
+
+  const char* input_;
+  char* work_;
+  kernels::DType dtype_;
+  size_t elem_size_;
+  const std::vector<Range>& ranges_;
+  std::vector<size_t> starts_;  // index of each range's first element
+  int divisor_;
+};
+
+}  // namespace sieve::subnet
+
+#endif  // SIEVE_SUBNET_SUBNET_CODEC_H_

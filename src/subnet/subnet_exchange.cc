@@ -1,0 +1,173 @@
+// The group driver: one GroupRun per group this rank is in, stepped without
+// blocking (Ready/Advance) and waited on together across their channels.
+#include "subnet/subnet_exchange.h"
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "algo/ring.h"
+#include "algo/ring_pattern.h"
+#include "core/log.h"
+#include "subnet/subnet_codec.h"
+
+namespace sieve::subnet {
+namespace {
+
+// Groups started together: bounds the tags (operation numbers) and ring
+// scratch in flight at once; waves run one after the other, in plan order.
+constexpr size_t kWave = 1024;
+
+int PositionOf(const std::vector<int>& ranks, int rank) {
+  auto it = std::lower_bound(ranks.begin(), ranks.end(), rank);
+  return it != ranks.end() && *it == rank ? static_cast<int>(it - ranks.begin()) : -1;
+}
+
+// One group on this rank. A sender runs the ring, then sends its chunk of the
+// result to every receiver; a receiver takes chunk c from sender c.
+class GroupRun {
+ public:
+  GroupRun(Comm& comm, const GroupPlan& group, uint32_t ring_seq, uint32_t fan_seq,
+           const ExchangeArgs& args)
+      : group_(group),
+        sender_pos_(PositionOf(group.senders, comm.rank())),
+        esize_(kernels::DTypeSize(args.dtype)),
+        codec_(sender_pos_ >= 0 ? args.send : args.recv, args.recv, args.dtype, group.ranges,
+               static_cast<int>(group.senders.size())),
+        bounds_(algo::BalancedSplit(group.elems, static_cast<int>(group.senders.size()))) {
+    if (sender_pos_ >= 0) {
+      ring_ch_.reset(new algo::Channel(comm.MakeChannel(args.what, ring_seq)));
+      ring_ch_->SetMembers(group.senders);
+      algo::RingOptions options;
+      options.segment_bytes = comm.config().segment_bytes;
+      ring_.reset(new algo::Ring(*ring_ch_, codec_, bounds_, options));
+    }
+    if (!group.receivers.empty())
+      fan_ch_.reset(new algo::Channel(comm.MakeChannel(args.what, fan_seq)));
+  }
+
+  void Channels(std::vector<algo::Channel*>* out) const {
+    if (ring_ch_) out->push_back(ring_ch_.get());
+    if (fan_ch_) out->push_back(fan_ch_.get());
+  }
+
+  Status Start() {
+    if (ring_) return ring_->Start();
+    // A receiver: chunk c comes from sender c, straight into recvbuff when it
+    // lies in one range.
+    fan_scratch_.resize(group_.senders.size());
+    for (size_t c = 0; c < group_.senders.size(); ++c) {
+      const size_t begin = bounds_[c], elems = bounds_[c + 1] - bounds_[c];
+      void* target = codec_.DirectTarget(begin, elems);
+      if (target == nullptr && elems > 0) {
+        fan_scratch_[c].resize(elems * esize_);
+        target = fan_scratch_[c].data();
+      }
+      SIEVE_RETURN_IF_ERROR(fan_ch_->Recv(group_.senders[c], target, elems * esize_));
+    }
+    phase_ = kFinishing;
+    return Status::OK();
+  }
+
+  bool Done() const { return phase_ == kDone; }
+
+  bool Ready() const {
+    switch (phase_) {
+      case kRing:
+        return ring_->Idle() || ring_->Ready();
+      case kFinishing:
+        return (!ring_ch_ || ring_ch_->AllDone()) && (!fan_ch_ || fan_ch_->AllDone());
+      default:
+        return false;
+    }
+  }
+
+  Status Advance() {
+    if (phase_ == kRing) {
+      if (!ring_->Idle()) return ring_->Advance();
+      phase_ = kFinishing;
+      return fan_ch_ ? SendChunk() : Status::OK();
+    }
+    if (ring_) SIEVE_RETURN_IF_ERROR(ring_->Finish());
+    if (fan_ch_) SIEVE_RETURN_IF_ERROR(fan_ch_->WaitAll());
+    if (!ring_) {
+      for (size_t c = 0; c < fan_scratch_.size(); ++c)
+        if (!fan_scratch_[c].empty())
+          codec_.Decode(bounds_[c], bounds_[c + 1] - bounds_[c], fan_scratch_[c].data());
+    }
+    phase_ = kDone;
+    return Status::OK();
+  }
+
+ private:
+  enum Phase { kRing, kFinishing, kDone };
+
+  // After the ring this sender's chunk of recvbuff holds the final average.
+  Status SendChunk() {
+    const size_t begin = bounds_[sender_pos_], elems = bounds_[sender_pos_ + 1] - begin;
+    if (elems == 0) return Status::OK();
+    const void* data = codec_.DirectTarget(begin, elems);
+    if (data == nullptr) {  // the chunk spans several ranges: gather it once
+      fan_scratch_.assign(1, std::vector<char>(elems * esize_));
+      data = codec_.Encode(begin, elems, static_cast<int>(group_.senders.size()),
+                           fan_scratch_[0].data());
+    }
+    for (int q : group_.receivers) SIEVE_RETURN_IF_ERROR(fan_ch_->Send(q, data, elems * esize_));
+    return Status::OK();
+  }
+
+  const GroupPlan& group_;
+  int sender_pos_;
+  size_t esize_;
+  SubnetCodec codec_;
+  std::vector<size_t> bounds_;
+  std::unique_ptr<algo::Channel> ring_ch_, fan_ch_;
+  std::unique_ptr<algo::Ring> ring_;
+  std::vector<std::vector<char>> fan_scratch_;
+  Phase phase_ = kRing;
+};
+
+// Advances every run whenever it can; waits (across all their channels) only
+// when none can.
+Status Drive(const std::vector<std::unique_ptr<GroupRun>>& runs) {
+  std::vector<algo::Channel*> channels;
+  for (const auto& run : runs) run->Channels(&channels);
+  auto any_ready = [&runs] {
+    for (const auto& run : runs)
+      if (!run->Done() && run->Ready()) return true;
+    return false;
+  };
+  for (;;) {
+    bool all_done = true;
+    for (const auto& run : runs) {
+      while (!run->Done() && run->Ready()) SIEVE_RETURN_IF_ERROR(run->Advance());
+      all_done = all_done && run->Done();
+    }
+    if (all_done) return Status::OK();
+    SIEVE_RETURN_IF_ERROR(algo::Channel::WaitUntil(channels, any_ready));
+  }
+}
+
+}  // namespace
+
+Status Exchange(Comm& comm, const Plan& plan, const ExchangeArgs& args) {
+  const int me = comm.rank();
+  for (size_t wave = 0; wave < plan.groups.size(); wave += kWave) {
+    std::vector<std::unique_ptr<GroupRun>> runs;
+    const size_t end = std::min(plan.groups.size(), wave + kWave);
+    for (size_t g = wave; g < end; ++g) {
+      const GroupPlan& group = plan.groups[g];
+      // Every rank numbers every group alike, member or not.
+      const uint32_t ring_seq = comm.NextSeq();
+      const uint32_t fan_seq = group.receivers.empty() ? ring_seq : comm.NextSeq();
+      if (PositionOf(group.senders, me) < 0 && PositionOf(group.receivers, me) < 0) continue;
+      runs.emplace_back(new GroupRun(comm, group, ring_seq, fan_seq, args));
+    }
+    if (runs.empty()) continue;
+    for (const auto& run : runs) SIEVE_RETURN_IF_ERROR(run->Start());
+    SIEVE_RETURN_IF_ERROR(Drive(runs));
+  }
+  return Status::OK();
+}
+
+}  // namespace sieve::subnet

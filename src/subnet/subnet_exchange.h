@@ -1,0 +1,31 @@
+// Runs a subnet plan: for every group this rank belongs to, a ring among the
+// group's senders (the existing ring over a SubnetCodec, on a channel
+// restricted to them) averages its ranges; then each sender passes its chunk
+// of the result to the group's receivers. Ranks outside a group neither send,
+// receive, read nor write anything of it.
+#ifndef SIEVE_SUBNET_SUBNET_EXCHANGE_H_
+#define SIEVE_SUBNET_SUBNET_EXCHANGE_H_
+
+#include "comm/comm.h"
+#include "kernels/dtype.h"
+#include "subnet/subnet_plan.h"
+
+namespace sieve::subnet {
+
+struct ExchangeArgs {
+  const void* send = nullptr;
+  void* recv = nullptr;
+  kernels::DType dtype = kernels::DType::kFloat32;
+  const char* what = "subnet allreduce";  // names the operation in errors and logs
+};
+
+// Collective over comm: every rank passes the same plan. Groups are numbered
+// in the plan's one global order (which fixes their tags); all groups of a
+// wave run at once and each ring advances whenever its next message is in,
+// so no rank ever blocks on one group while another waits on it: no layout
+// can deadlock.
+Status Exchange(Comm& comm, const Plan& plan, const ExchangeArgs& args);
+
+}  // namespace sieve::subnet
+
+#endif  // SIEVE_SUBNET_SUBNET_EXCHANGE_H_
