@@ -49,6 +49,13 @@ void PrintUsage(FILE* f) {
           "                         results are stochastic, so #wrong is N/A)\n"
           "      --mask-density D   masked mode: random mask keeping D of the elements, the\n"
           "                         same on every rank (0..1, default 1)\n"
+          "      --layout sdp:C     SDP: sieveAllReduceSubnet on a balanced random layout of 64\n"
+          "                         equal blocks, each held by about C*nranks ranks (0 < C <= 1;\n"
+          "                         the same layout on every rank); the result is the average\n"
+          "                         over each block's holders (float, half, bfloat16, double)\n"
+          "      --d2ft P           D2FT: sieveAllReduceD2ft over 64 equal subnets held by every\n"
+          "                         rank, each touched by each rank with probability P (0..1;\n"
+          "                         one fixed random table, bitmaps all-gathered every call)\n"
           "  -h, --help             this text\n");
 }
 
@@ -129,6 +136,17 @@ bool ApplyOption(int c, const char* arg, Options* opts) {
       if (strcmp(arg, "none") != 0 && strcmp(arg, "ternary") != 0) return false;
       opts->ternary = strcmp(arg, "ternary") == 0;
       return true;
+    case 'L': {
+      if (strncmp(arg, "sdp:", 4) != 0) return false;
+      char* end = nullptr;
+      double c = strtod(arg + 4, &end);
+      return end != arg + 4 && *end == '\0' && c > 0 && c <= 1 && (opts->sdp_coverage = c, true);
+    }
+    case 'P': {
+      char* end = nullptr;
+      double p = strtod(arg, &end);
+      return end != arg && *end == '\0' && p >= 0 && p <= 1 && (opts->d2ft_p = p, true);
+    }
     case 'D': {
       char* end = nullptr;
       double d = strtod(arg, &end);
@@ -189,6 +207,8 @@ int ParseArgs(int argc, char** argv, bool verbose, Options* opts) {
                                  {"mode", required_argument, nullptr, 'M'},
                                  {"mask-density", required_argument, nullptr, 'D'},
                                  {"quant", required_argument, nullptr, 'Q'},
+                                 {"layout", required_argument, nullptr, 'L'},
+                                 {"d2ft", required_argument, nullptr, 'P'},
                                  {"help", no_argument, nullptr, 'h'},
                                  {nullptr, 0, nullptr, 0}};
   opterr = verbose ? 1 : 0;
@@ -212,6 +232,20 @@ int ParseArgs(int argc, char** argv, bool verbose, Options* opts) {
   if ((opts->masked || opts->auto_mask) && opts->coll != Collective::kAllReduce) {
     if (verbose) fprintf(stderr, "sieve-perf: --mode masked runs allreduce only\n");
     return 2;
+  }
+  if (opts->subnet()) {
+    const char* why = nullptr;
+    if (opts->sdp_coverage >= 0 && opts->d2ft_p >= 0) why = "--layout and --d2ft exclude each other";
+    else if (opts->coll != Collective::kAllReduce) why = "--layout/--d2ft run allreduce only";
+    else if (opts->masked || opts->auto_mask || opts->ternary)
+      why = "--layout/--d2ft do not combine with --mode masked/auto-mask or --quant";
+    else if (opts->type != sieveFloat32 && opts->type != sieveFloat16 &&
+             opts->type != sieveBfloat16 && opts->type != sieveFloat64)
+      why = "--layout/--d2ft take float, half, bfloat16 or double";
+    if (why != nullptr) {
+      if (verbose) fprintf(stderr, "sieve-perf: %s\n", why);
+      return 2;
+    }
   }
   if (optind < argc || opts->min_bytes > opts->max_bytes) {
     if (verbose)

@@ -34,6 +34,12 @@ struct Options {
   bool auto_mask = false;     // --mode auto-mask: plain allreduce, zeros outside a random
                               // mask, with the library's mask tracker on (SIEVE_AUTO_MASK=1)
   bool ternary = false;       // --quant ternary: sieveAllReduceTernary (with the mask if masked)
+  double sdp_coverage = -1;   // --layout sdp:C: sieveAllReduceSubnet on a balanced random
+                              // layout, each block held by about C*nranks ranks (-1: off)
+  double d2ft_p = -1;         // --d2ft P: sieveAllReduceD2ft, each subnet touched by each rank
+                              // with probability P (-1: off)
+
+  bool subnet() const { return sdp_coverage >= 0 || d2ft_p >= 0; }
 };
 
 // Parses argv into *opts. Returns -1 to go on, else the exit code for main to return

@@ -286,7 +286,8 @@ bool Checker::Expected(const Shape& shape, size_t i, uint64_t seed, double* valu
 
 bool Checker::Matches(double got, double want) const {
   if (got == want) return true;
-  if (opts_.op != sieveAvg || !HasOp(opts_.coll) || !IsFloat(opts_.type)) return false;
+  if ((opts_.op != sieveAvg && subnet_ == nullptr) || !HasOp(opts_.coll) || !IsFloat(opts_.type))
+    return false;
   // Average may be computed as a sum of pre-scaled inputs: allow a few ulps per rank.
   int bits = opts_.type == sieveFloat16    ? 11
              : opts_.type == sieveBfloat16 ? 8
@@ -305,7 +306,37 @@ void Checker::Prepare(const Shape& shape, const CallBuffers& bufs, uint64_t seed
   }
 }
 
+int64_t Checker::CountWrongSubnet(const Shape& shape, const CallBuffers& bufs,
+                                  uint64_t seed) const {
+  const bool in_place = bufs.send == bufs.recv;
+  const size_t type_size = TypeSize(opts_.type);
+  int64_t wrong = 0;
+  for (size_t k = 0; k + 1 < subnet_->offsets.size(); ++k) {
+    const std::vector<int>& holders = subnet_->holders[k];
+    std::vector<int> who = subnet_->Contributors(k);
+    const bool changes =
+        !who.empty() && std::find(holders.begin(), holders.end(), rank_) != holders.end();
+    for (size_t i = subnet_->offsets[k]; i < subnet_->offsets[k + 1] && i < shape.recv_count; ++i) {
+      if (!changes && !in_place) {  // still Prepare's 0xff poison
+        const unsigned char* p = static_cast<const unsigned char*>(bufs.recv) + i * type_size;
+        wrong += std::any_of(p, p + type_size, [](unsigned char b) { return b != 0xff; });
+        continue;
+      }
+      double want = 0;
+      if (changes) {
+        for (int r : who) want += Input(r, i, seed);
+        want /= static_cast<double>(who.size());
+      } else {
+        want = Input(rank_, i, seed);
+      }
+      wrong += !Matches(Load(opts_.type, bufs.recv, i), RoundTrip(opts_.type, want));
+    }
+  }
+  return wrong;
+}
+
 int64_t Checker::CountWrong(const Shape& shape, const CallBuffers& bufs, uint64_t seed) const {
+  if (subnet_ != nullptr) return CountWrongSubnet(shape, bufs, seed);
   int64_t wrong = 0;
   double want;
   for (size_t i = 0; i < shape.recv_count; ++i) {

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "perf_args.h"
+#include "perf_subnet.h"
 
 namespace sieve {
 namespace perf {
@@ -54,6 +55,9 @@ class Checker {
   void SetMask(const uint8_t* keep) { keep_ = keep; }
   // Auto-mask mode: inputs are also zero where keep[i] == 0.
   void SetZeroOutsideMask(bool zero) { zero_outside_ = zero; }
+  // Subnet modes: outputs are averages over each subnet's contributors, and
+  // unchanged where this rank holds nothing or nobody contributed (null: off).
+  void SetSubnet(const SubnetSetup* setup) { subnet_ = setup; }
 
   // Poisons this rank's output, then writes its input for `seed`.
   void Prepare(const Shape& shape, const CallBuffers& bufs, uint64_t seed) const;
@@ -68,6 +72,7 @@ class Checker {
   // Expected value of element i of this rank's output; false when it is unspecified.
   bool Expected(const Shape& shape, size_t i, uint64_t seed, double* value) const;
   bool Matches(double got, double want) const;
+  int64_t CountWrongSubnet(const Shape& shape, const CallBuffers& bufs, uint64_t seed) const;
 
   const Options& opts_;
   int rank_;
@@ -75,6 +80,7 @@ class Checker {
   long range_;  // Inputs of sum/max/min/avg lie in [-range_, range_] (or [0, range_]).
   const uint8_t* keep_ = nullptr;
   bool zero_outside_ = false;
+  const SubnetSetup* subnet_ = nullptr;
 };
 
 }  // namespace perf

@@ -38,6 +38,8 @@ void Report::PrintHeader(const char* size_meaning) const {
          opts_.iters, opts_.warmup, opts_.check ? 1 : 0);
   printf("#  %s; count = size / type size; time = max over ranks\n", size_meaning);
   if (opts_.masked) printf("#  mode masked  mask density %g\n", opts_.mask_density);
+  if (opts_.sdp_coverage >= 0) printf("#  mode sdp  coverage %g (average over holders)\n", opts_.sdp_coverage);
+  if (opts_.d2ft_p >= 0) printf("#  mode d2ft  touch probability %g (average over contributors)\n", opts_.d2ft_p);
   printf("#%74s%43s\n", "out-of-place", "in-place");
   printf("#%11s  %12s  %8s  %6s  %6s", "size", "count", "type", "redop", "root");
   for (int i = 0; i < 2; ++i)

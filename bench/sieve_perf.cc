@@ -12,6 +12,7 @@
 #include "perf_coll.h"
 #include "perf_mask.h"
 #include "perf_report.h"
+#include "perf_subnet.h"
 #include "sieve.h"
 
 namespace sieve {
@@ -47,6 +48,7 @@ class Bench {
       Shape shape = ShapeOf(opts_.coll, bytes, nranks_, type_size_);
       Row out, in;
       if (opts_.masked && !RegisterMask(shape)) return 3;
+      if (opts_.subnet() && !RegisterLayout(shape)) return 3;
       if (opts_.auto_mask) {
         keep_ = RandomKeep(shape.call_count, opts_.mask_density, 12345);
         checker_.SetMask(keep_.data());
@@ -56,12 +58,15 @@ class Bench {
       bool has_in = SupportsInPlace(opts_.coll);
       if (has_in && !Measure(shape, true, ++step, &in)) return 3;
       if (opts_.masked && !Check(sieveMaskDeregister(mask_), "sieveMaskDeregister")) return 3;
+      if (opts_.subnet() && !Check(sieveLayoutDeregister(layout_), "sieveLayoutDeregister"))
+        return 3;
       if (rank_ == 0) report_.AddLine(out, has_in ? &in : nullptr);
       total_wrong_ +=
           std::max<int64_t>(out.wrong, 0) + (has_in ? std::max<int64_t>(in.wrong, 0) : 0);
     }
     if (rank_ == 0) {
       report_.PrintFooter();
+      PrintIdeal();
       if (!report_.WriteFiles()) return 3;
     }
     return total_wrong_ ? 1 : 0;
@@ -91,6 +96,35 @@ class Bench {
                  "sieveMaskRegister");
   }
 
+  // Subnet modes: this size's layout (and touched table), the same on every rank.
+  bool RegisterLayout(const Shape& shape) {
+    const uint64_t seed = 12345;
+    setup_ = opts_.sdp_coverage >= 0
+                 ? SdpSetup(shape.call_count, nranks_, opts_.sdp_coverage, seed)
+                 : D2ftSetup(shape.call_count, nranks_, opts_.d2ft_p, seed);
+    bitmap_ = setup_.Bitmap(rank_);
+    checker_.SetSubnet(&setup_);
+    double ideal = 0;
+    for (int r = 0; r < nranks_; ++r)
+      ideal = std::max(ideal, setup_.IdealBytesSent(r, nranks_, type_size_));
+    ideal_.push_back({shape.bytes, ideal});
+    return Check(RegisterSetup(comm_, shape.call_count, setup_, &layout_), "sieveLayoutRegister");
+  }
+
+  // The bytes/rank the subnet plan needs (rings among each group's contributors,
+  // the D2FT fan-out to non-contributing holders and bitmap all-gather), max over ranks.
+  void PrintIdeal() const {
+    if (ideal_.empty()) return;
+    if (opts_.sdp_coverage >= 0)
+      printf("# SDP coverage %g: %d blocks, each held by about %g ranks\n", opts_.sdp_coverage,
+             kSubnets, opts_.sdp_coverage * nranks_);
+    else
+      printf("# D2FT: %d subnets held by every rank, each touched by each rank with p = %g\n",
+             kSubnets, opts_.d2ft_p);
+    for (const auto& entry : ideal_)
+      printf("# ideal bytes/rank at size %zu: %.0f\n", entry.first, entry.second);
+  }
+
   uint64_t BytesSent() {
     sieveCounters_t c{};
     sieveCommGetCounters(comm_, &c);
@@ -112,6 +146,11 @@ class Bench {
         }
         if (opts_.masked)
           return sieveAllReduceMasked(bufs.send, bufs.recv, n, t, opts_.op, mask_, comm_, nullptr);
+        if (opts_.sdp_coverage >= 0)
+          return sieveAllReduceSubnet(bufs.send, bufs.recv, n, t, layout_, comm_, nullptr);
+        if (opts_.d2ft_p >= 0)
+          return sieveAllReduceD2ft(bufs.send, bufs.recv, n, t, layout_, bitmap_.data(), nullptr,
+                                    comm_, nullptr);
         return sieveAllReduce(bufs.send, bufs.recv, n, t, opts_.op, comm_, nullptr);
       case Collective::kBroadcast:
         return sieveBroadcast(bufs.send, bufs.recv, n, t, opts_.root, comm_, nullptr);
@@ -207,6 +246,10 @@ class Bench {
   std::vector<uint8_t> keep_;
   sieveMask_t mask_ = nullptr;
   uint64_t ternary_step_ = 0;
+  SubnetSetup setup_;
+  std::vector<unsigned char> bitmap_;
+  sieveLayout_t layout_ = nullptr;
+  std::vector<std::pair<size_t, double>> ideal_;  // (size, ideal bytes/rank)
 };
 
 int Main(int argc, char** argv) {
