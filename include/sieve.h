@@ -276,8 +276,9 @@ typedef struct {
 } sieveSegment_t;
 
 /* Collective over comm: every rank passes the same segments, sorted by offset
- * and partitioning [0, count) (checked; a mismatch across ranks is an error
- * naming the ranks). The layout belongs to comm. */
+ * and partitioning [0, count) (checked; a mismatch across ranks, or an invalid
+ * layout on any rank, is an error on every rank naming the ranks). Costs one
+ * all-gather of 32 bytes per rank. The layout belongs to comm. */
 sieveResult_t sieveLayoutRegister(sieveComm_t comm, size_t count, const sieveSegment_t* segments,
                                   int nsegments, sieveLayout_t* layout);
 /* Collective: a layout from an SDP mask matrix of nranks rows x nblocks bytes
@@ -287,8 +288,9 @@ sieveResult_t sieveLayoutRegister(sieveComm_t comm, size_t count, const sieveSeg
 sieveResult_t sieveLayoutFromMaskMatrix(sieveComm_t comm, const unsigned char* matrix,
                                         size_t nblocks, size_t block_size, size_t count,
                                         sieveLayout_t* layout);
-/* Collective: nsubnets subnets of equal size (the last takes the remainder),
- * each held by every rank: the usual D2FT layout. */
+/* Collective: nsubnets subnets of count/nsubnets elements (the last takes the
+ * remainder; 1 <= nsubnets <= count), each held by every rank: the usual D2FT
+ * layout. */
 sieveResult_t sieveLayoutEqualSubnets(sieveComm_t comm, size_t count, int nsubnets,
                                       sieveLayout_t* layout);
 sieveResult_t sieveLayoutNumSegments(sieveLayout_t layout, int* nsegments);
@@ -296,24 +298,28 @@ sieveResult_t sieveLayoutNumSegments(sieveLayout_t layout, int* nsegments);
 sieveResult_t sieveLayoutDeregister(sieveLayout_t layout);
 
 /* SDP. For every segment with holders R that include this rank:
- * recvbuff = (1/|R|) * sum over r in R of sendbuff_r on the segment. On
- * segments this rank does not hold recvbuff is not written, and no bytes of
- * them are sent or received. float32, float16, bfloat16, float64; in place
- * allowed. */
+ * recvbuff = (1/|R|) * sum over r in R of sendbuff_r on the segment (a ring
+ * among R; float16/bfloat16 add in float32 and round once per hop; the
+ * division happens in the last combine). On segments this rank does not hold
+ * recvbuff is not written, sendbuff is not read, and no bytes of them are sent
+ * or received. float32, float16, bfloat16, float64 (else sieveInvalidArgument);
+ * in place allowed. */
 sieveResult_t sieveAllReduceSubnet(const void* sendbuff, void* recvbuff, size_t count,
                                    sieveDataType_t datatype, sieveLayout_t layout,
                                    sieveComm_t comm, sieveStream_t stream);
 
 /* D2FT. touched: this rank's bitmap over the layout's K segments (bit k of
  * byte k/8, LSB first: this rank computed a gradient for segment k this step;
- * only holders may set it). schedule: NULL = the ranks exchange their bitmaps
- * (an all-gather of K bits); else the global table, nranks rows of
- * ceil(K/8) bytes, row r = rank r's bitmap, identical on every rank (then
- * nothing extra is exchanged; hash-checked across ranks only when
- * SIEVE_CHECK_SCHEDULE=1). For segment k with contributors T_k: T_k empty:
- * no bytes move and recvbuff is not written on any rank; else every holder
- * receives (1/|T_k|) * sum over r in T_k of sendbuff_r, and only contributors
- * send. Datatypes as sieveAllReduceSubnet. */
+ * only holders may set it, else every rank fails naming the rank and segment;
+ * bits past K are ignored). schedule: NULL = the ranks exchange their bitmaps
+ * (an all-gather of ceil(K/8) bytes per rank); else the global table, nranks
+ * rows of ceil(K/8) bytes, row r = rank r's bitmap, identical on every rank
+ * (then nothing extra is exchanged; hash-checked across ranks only when
+ * SIEVE_CHECK_SCHEDULE=1; touched may then be NULL, or must equal this rank's
+ * row). For segment k with contributors T_k: T_k empty: no bytes move and
+ * recvbuff is not written on any rank; else every holder receives
+ * (1/|T_k|) * sum over r in T_k of sendbuff_r, and only contributors send.
+ * Plans are cached per bitmap pattern. Datatypes as sieveAllReduceSubnet. */
 sieveResult_t sieveAllReduceD2ft(const void* sendbuff, void* recvbuff, size_t count,
                                  sieveDataType_t datatype, sieveLayout_t layout,
                                  const unsigned char* touched, const unsigned char* schedule,
