@@ -121,9 +121,11 @@ class GroupRun {
   size_t esize_;
   SubnetCodec codec_;
   std::vector<size_t> bounds_;
-  std::unique_ptr<algo::Channel> ring_ch_, fan_ch_;
-  std::unique_ptr<algo::Ring> ring_;
+  // Buffers first, channels last: destroying a channel cancels what is still
+  // posted (after an error) while the buffers it points into are alive.
   std::vector<std::vector<char>> fan_scratch_;
+  std::unique_ptr<algo::Ring> ring_;
+  std::unique_ptr<algo::Channel> ring_ch_, fan_ch_;
   Phase phase_ = kRing;
 };
 
