@@ -22,6 +22,11 @@ class Codec {
   // scratch alive until that send completes); false when it returns pointers
   // into input/work (zero copy).
   virtual bool EncodeUsesScratch() const = 0;
+  // Whether this particular Encode call writes into `scratch` (so the
+  // algorithm need not provide it otherwise); at most EncodeUsesScratch().
+  virtual bool EncodeNeedsScratch(size_t offset, size_t elems, int contributions) const {
+    return EncodeUsesScratch();
+  }
   // A wire image of [offset, offset+elems): of the input when contributions
   // is 1, else of work. Returns the bytes to send.
   virtual const void* Encode(size_t offset, size_t elems, int contributions, void* scratch) = 0;

@@ -168,7 +168,7 @@ class Ring::Run {
     SIEVE_RETURN_IF_ERROR(ch_.Recv(RingPrev(rank_, n_), target, recv_bytes, &seg.recv));
 
     void* scratch = nullptr;
-    if (codec_.EncodeUsesScratch()) {
+    if (codec_.EncodeNeedsScratch(sb, se - sb, contributions)) {
       std::vector<char>& buf = seg.scratch.send[k % 2];
       size_t need = codec_.WireBytes(se - sb, contributions);
       if (buf.size() < need) buf.resize(need);

@@ -56,6 +56,10 @@ size_t SubnetCodec::Contiguous(size_t offset, size_t elems) const {
 
 size_t SubnetCodec::WireBytes(size_t elems, int) const { return elems * elem_size_; }
 
+bool SubnetCodec::EncodeNeedsScratch(size_t offset, size_t elems, int) const {
+  return elems > 0 && Contiguous(offset, elems) == SIZE_MAX;
+}
+
 const void* SubnetCodec::Encode(size_t offset, size_t elems, int contributions, void* scratch) {
   const char* src = contributions == 1 ? input_ : work_;
   const size_t at = Contiguous(offset, elems);

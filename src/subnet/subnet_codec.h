@@ -25,7 +25,9 @@ class SubnetCodec : public algo::Codec {
               int divisor);
 
   size_t WireBytes(size_t elems, int contributions) const override;
-  bool EncodeUsesScratch() const override { return true; }  // only across range boundaries
+  bool EncodeUsesScratch() const override { return true; }
+  // Only a piece that straddles a range boundary is gathered.
+  bool EncodeNeedsScratch(size_t offset, size_t elems, int contributions) const override;
   const void* Encode(size_t offset, size_t elems, int contributions, void* scratch) override;
   void ReduceInto(size_t offset, size_t elems, int contributions, const void* wire,
                   bool first) override;

@@ -27,8 +27,10 @@ int PositionOf(const std::vector<int>& ranks, int rank) {
 // result to every receiver; a receiver takes chunk c from sender c.
 class GroupRun {
  public:
+  // inflight_bytes: this ring's share of the segments in flight (the rings of a
+  // call share the budget one dense ring has, so scratch stays in cache).
   GroupRun(Comm& comm, const GroupPlan& group, uint32_t ring_seq, uint32_t fan_seq,
-           const ExchangeArgs& args)
+           const ExchangeArgs& args, size_t inflight_bytes)
       : group_(group),
         sender_pos_(PositionOf(group.senders, comm.rank())),
         esize_(kernels::DTypeSize(args.dtype)),
@@ -40,6 +42,7 @@ class GroupRun {
       ring_ch_->SetMembers(group.senders);
       algo::RingOptions options;
       options.segment_bytes = comm.config().segment_bytes;
+      options.inflight_bytes = inflight_bytes;
       ring_.reset(new algo::Ring(*ring_ch_, codec_, bounds_, options));
     }
     if (!group.receivers.empty())
@@ -157,13 +160,18 @@ Status Exchange(Comm& comm, const Plan& plan, const ExchangeArgs& args) {
   for (size_t wave = 0; wave < plan.groups.size(); wave += kWave) {
     std::vector<std::unique_ptr<GroupRun>> runs;
     const size_t end = std::min(plan.groups.size(), wave + kWave);
+    size_t rings = 0;
+    for (size_t g = wave; g < end; ++g)
+      if (plan.groups[g].senders.size() > 1 && PositionOf(plan.groups[g].senders, me) >= 0) ++rings;
+    const algo::RingOptions defaults;
+    const size_t inflight = defaults.inflight_bytes / std::max<size_t>(1, rings);
     for (size_t g = wave; g < end; ++g) {
       const GroupPlan& group = plan.groups[g];
       // Every rank numbers every group alike, member or not.
       const uint32_t ring_seq = comm.NextSeq();
       const uint32_t fan_seq = group.receivers.empty() ? ring_seq : comm.NextSeq();
       if (PositionOf(group.senders, me) < 0 && PositionOf(group.receivers, me) < 0) continue;
-      runs.emplace_back(new GroupRun(comm, group, ring_seq, fan_seq, args));
+      runs.emplace_back(new GroupRun(comm, group, ring_seq, fan_seq, args, inflight));
     }
     if (runs.empty()) continue;
     for (const auto& run : runs) SIEVE_RETURN_IF_ERROR(run->Start());
