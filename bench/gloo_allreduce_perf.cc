@@ -70,23 +70,41 @@ int ParseArgs(int argc, char** argv, Options* o) {
   char* end;
   while (ok && (c = getopt_long(argc, argv, "b:e:f:i:n:w:c:h", kLong, nullptr)) != -1) {
     switch (c) {
-      case 'b': ok = ParseSize(optarg, &o->min_bytes); break;
-      case 'e': ok = ParseSize(optarg, &o->max_bytes); break;
-      case 'i': ok = ParseSize(optarg, &o->step_bytes) && o->step_bytes > 0; break;
+      case 'b':
+        ok = ParseSize(optarg, &o->min_bytes);
+        break;
+      case 'e':
+        ok = ParseSize(optarg, &o->max_bytes);
+        break;
+      case 'i':
+        ok = ParseSize(optarg, &o->step_bytes) && o->step_bytes > 0;
+        break;
       case 'f':
         o->step_factor = strtod(optarg, &end);
         ok = !*end && o->step_factor > 1;
         break;
-      case 'n': ok = (o->iters = atoi(optarg)) > 0; break;
-      case 'w': ok = (o->warmup = atoi(optarg)) >= 0; break;
+      case 'n':
+        ok = (o->iters = atoi(optarg)) > 0;
+        break;
+      case 'w':
+        ok = (o->warmup = atoi(optarg)) >= 0;
+        break;
       case 'c':
         o->check = atoi(optarg);
         ok = o->check == 0 || o->check == 1;
         break;
-      case 'S': o->store = optarg; break;
-      case 'I': o->iface = optarg; break;
-      case 'h': PrintUsage(); return 0;
-      default: ok = false; break;
+      case 'S':
+        o->store = optarg;
+        break;
+      case 'I':
+        o->iface = optarg;
+        break;
+      case 'h':
+        PrintUsage();
+        return 0;
+      default:
+        ok = false;
+        break;
     }
   }
   if (!ok || optind < argc || o->store.empty() || o->min_bytes > o->max_bytes) {
@@ -131,8 +149,9 @@ class Bench {
         printf("\n");
         fflush(stdout);
       }
-      size_t next = o_.step_bytes ? bytes + o_.step_bytes
-                                  : static_cast<size_t>(static_cast<double>(bytes) * o_.step_factor);
+      size_t next = o_.step_bytes
+                        ? bytes + o_.step_bytes
+                        : static_cast<size_t>(static_cast<double>(bytes) * o_.step_factor);
       bytes = next > bytes ? next : bytes + 1;
     }
     if (rank_ == 0) printf("# Out of bounds values : %lld %s\n#\n", wrong, wrong ? "FAILED" : "OK");
