@@ -1,67 +1,115 @@
-// Microbenchmarks of the CPU reduction kernels: bytes/s of out = a op b (a + b + out
-// counted) from 64 KiB to 64 MiB per buffer, with the scalar reference for scale.
+// Microbenchmarks of every CPU kernel family, each against memcpy of the same bytes in
+// the same run. The yardstick: `bytes` is the dense buffer a kernel works on (one operand
+// of a reduce, the dense input of a pack or quantize, the dense output of an unpack or
+// dequantize), bytes_per_second counts it, and the counter `memcpy%` is
+// 100 x (CPU time memcpy takes for those bytes, measured just before) / (kernel's time):
+// 100% means the kernel gets through its buffer as fast as memcpy copies it.
+//
+// Families: reduce (a op b), avg division, masked pack / gather+reduce (the first hop's
+// partial sum) / unpack, ternary absmax / quantize+pack / quantize+add (partial sum) /
+// pack / unpack+accumulate (partial-sum add) / dequantize, error feedback apply / update.
 #include <benchmark/benchmark.h>
+#include <time.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <vector>
 
 #include "kernels/masked_pack.h"
 #include "kernels/reduce.h"
 #include "kernels/ternary.h"
+#include "kernels/ternary_feedback.h"
 
 namespace sieve::kernels {
 namespace {
 
-// Three buffers of `bytes` each, holding small finite values of `dtype` (so no float
-// path runs into NaN/subnormal special cases).
-struct Buffers {
-  Buffers(DType dtype, size_t bytes) : a(bytes), b(bytes), out(bytes) {
-    const size_t es = DTypeSize(dtype);
-    for (size_t i = 0; i < bytes / es; ++i) {
-      const float v = static_cast<float>(i % 13) * 0.25f + 1.0f;
-      Put(dtype, a.data() + i * es, v);
-      Put(dtype, b.data() + i * es, 2.0f - v / 8);
-    }
+double ThreadCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// CPU seconds of one memcpy of `bytes` between two warm buffers: best of enough repeats
+// to fill ~20 ms (Google Benchmark's rates are per CPU second too). Cached per size.
+double MemcpySeconds(size_t bytes) {
+  static std::map<size_t, double> cache;
+  auto it = cache.find(bytes);
+  if (it != cache.end()) return it->second;
+  std::vector<char> src(bytes, 1), dst(bytes, 0);
+  std::memcpy(dst.data(), src.data(), bytes);
+  double best = 1e30, spent = 0;
+  for (int i = 0; i < 5 || spent < 0.02; ++i) {
+    const double t0 = ThreadCpuSeconds();
+    std::memcpy(dst.data(), src.data(), bytes);
+    benchmark::ClobberMemory();
+    const double t = ThreadCpuSeconds() - t0;
+    best = std::min(best, t);
+    spent += t;
   }
-  static void Put(DType dtype, unsigned char* p, float v) {
+  return cache[bytes] = best;
+}
+
+// Runs `body` as the benchmark loop and sets bytes/s (the dense `bytes` per iteration) and
+// memcpy% (see the top of the file), both from the loop's CPU time.
+template <typename Fn>
+void RunVsMemcpy(benchmark::State& state, size_t bytes, Fn&& body) {
+  const double memcpy_s = MemcpySeconds(bytes);
+  const double t0 = ThreadCpuSeconds();
+  for (auto _ : state) {
+    body();
+    benchmark::ClobberMemory();
+  }
+  const double spent = ThreadCpuSeconds() - t0;
+  const double iters = static_cast<double>(state.iterations());
+  state.SetBytesProcessed(static_cast<int64_t>(iters * static_cast<double>(bytes)));
+  state.counters["memcpy%"] = spent > 0 ? 100.0 * memcpy_s * iters / spent : 0;
+}
+
+// Small finite values (no NaN/subnormal special cases), varied so no branch is constant.
+float Value(size_t j) { return static_cast<float>((j * 2654435761u) % 2001) / 1000 - 1; }
+
+void FillAs(DType dtype, size_t n, unsigned char* p, float shift) {
+  const size_t es = DTypeSize(dtype);
+  for (size_t i = 0; i < n; ++i) {
+    const float v = Value(i) + shift;
     uint16_t h;
-    int32_t i32 = static_cast<int32_t>(v * 4);
+    int32_t i32 = static_cast<int32_t>(v * 64);
     double d = v;
+    unsigned char* q = p + i * es;
     switch (dtype) {
       case DType::kFloat16:
         h = FloatToHalf(v);
-        std::memcpy(p, &h, 2);
+        std::memcpy(q, &h, 2);
         break;
       case DType::kBfloat16:
         h = FloatToBf16(v);
-        std::memcpy(p, &h, 2);
+        std::memcpy(q, &h, 2);
         break;
       case DType::kFloat32:
-        std::memcpy(p, &v, 4);
+        std::memcpy(q, &v, 4);
         break;
       case DType::kFloat64:
-        std::memcpy(p, &d, 8);
+        std::memcpy(q, &d, 8);
         break;
       default:
-        std::memcpy(p, &i32, DTypeSize(dtype));
+        std::memcpy(q, &i32, es);
         break;  // low bytes on x86
     }
   }
-  std::vector<unsigned char> a, b, out;
-};
+}
+
+// ---- reduce and avg division: `bytes` per operand, 64 KiB (L2) .. 64 MiB (DRAM).
 
 template <typename Fn>
 void RunReduce(benchmark::State& state, DType dtype, RedOp op, Fn fn) {
   const size_t bytes = static_cast<size_t>(state.range(0));
-  Buffers buf(dtype, bytes);
   const size_t n = bytes / DTypeSize(dtype);
-  for (auto _ : state) {
-    fn(dtype, op, buf.a.data(), buf.b.data(), buf.out.data(), n);
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * 3 *
-                          static_cast<int64_t>(bytes));
+  std::vector<unsigned char> a(bytes), b(bytes), out(bytes);
+  FillAs(dtype, n, a.data(), 2.0f);
+  FillAs(dtype, n, b.data(), 0.5f);
+  RunVsMemcpy(state, bytes, [&] { fn(dtype, op, a.data(), b.data(), out.data(), n); });
 }
 
 void BM_ReduceFloat32Sum(benchmark::State& s) {
@@ -81,7 +129,15 @@ void BM_ReferenceFloat32Sum(benchmark::State& s) {
   RunReduce(s, DType::kFloat32, RedOp::kSum, ReduceReference);
 }
 
-// Bytes per buffer: 64 KiB (in L2) .. 64 MiB (DRAM-bound).
+void BM_DivideByFloat32(benchmark::State& state) {
+  const size_t bytes = static_cast<size_t>(state.range(0));
+  std::vector<float> buf(bytes / 4);
+  for (size_t j = 0; j < buf.size(); ++j) buf[j] = Value(j) + 2;
+  RunVsMemcpy(state, bytes, [&] {
+    DivideBy(DType::kFloat32, buf.data(), buf.size(), 1);  // /1 keeps the values steady
+  });
+}
+
 void Sizes(benchmark::internal::Benchmark* b) { b->RangeMultiplier(4)->Range(64 << 10, 64 << 20); }
 
 BENCHMARK(BM_ReduceFloat32Sum)->Apply(Sizes);
@@ -90,80 +146,167 @@ BENCHMARK(BM_ReduceBfloat16Sum)->Apply(Sizes);
 BENCHMARK(BM_ReduceInt32Sum)->Apply(Sizes);
 BENCHMARK(BM_ReduceFloat64Max)->Apply(Sizes);
 BENCHMARK(BM_ReferenceFloat32Sum)->Apply(Sizes);
+BENCHMARK(BM_DivideByFloat32)->Apply(Sizes);
 
-// Masked pack/unpack of a 64 MiB float32 buffer at density state.range(0)/100, against
-// memcpy of the same 64 MiB: bytes/s counts the dense buffer in every case.
-constexpr size_t kMaskedBytes = 64 << 20;
+// ---- masked: a 64 MiB float32 buffer at density range(0)/100; `bytes` = the dense buffer.
+constexpr size_t kDenseBytes = 64 << 20;
 
 struct MaskedBuffers {
-  explicit MaskedBuffers(int percent) : dense(kMaskedBytes / 4), out(kMaskedBytes / 4) {
+  explicit MaskedBuffers(int percent) : dense(kDenseBytes / 4), out(kDenseBytes / 4) {
     const size_t count = dense.size();
     bits.assign((count + 63) / 64, 0);
     uint64_t x = 88172645463325252ull;
     for (size_t j = 0; j < count; ++j) {
       x ^= x << 13, x ^= x >> 7, x ^= x << 17;  // xorshift64
-      dense[j] = static_cast<float>(j % 97);
+      dense[j] = Value(j);
       if (x % 100 >= static_cast<uint64_t>(percent)) continue;
       bits[j / 64] |= uint64_t{1} << (j % 64);
       idx.push_back(static_cast<uint32_t>(j));
     }
     packed.resize(idx.size() + 1);
+    wire.assign(idx.size() + 1, 0.5f);
   }
-  std::vector<float> dense, out, packed;
+  std::vector<float> dense, out, packed, wire;
   std::vector<uint64_t> bits;
   std::vector<uint32_t> idx;
 };
 
 void BM_MaskedPack64M(benchmark::State& state) {
   MaskedBuffers buf(static_cast<int>(state.range(0)));
-  for (auto _ : state) {
+  RunVsMemcpy(state, kDenseBytes, [&] {
     MaskedPack(4, buf.dense.data(), buf.idx.data(), buf.idx.size(), buf.packed.data());
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kMaskedBytes));
+  });
+}
+
+// Partial-sum add of the masked ring's first hop: out[k] = in[idx[k]] + wire[k].
+void BM_MaskedGatherReduce64M(benchmark::State& state) {
+  MaskedBuffers buf(static_cast<int>(state.range(0)));
+  RunVsMemcpy(state, kDenseBytes, [&] {
+    MaskedGatherReduce(DType::kFloat32, RedOp::kSum, buf.dense.data(), buf.idx.data(),
+                       buf.wire.data(), buf.packed.data(), buf.idx.size());
+  });
 }
 
 void BM_MaskedUnpack64M(benchmark::State& state) {
   MaskedBuffers buf(static_cast<int>(state.range(0)));
-  for (auto _ : state) {
+  RunVsMemcpy(state, kDenseBytes, [&] {
     MaskedUnpack(4, buf.packed.data(), buf.bits.data(), buf.dense.size(), buf.out.data());
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kMaskedBytes));
+  });
 }
 
-void BM_Memcpy64M(benchmark::State& state) {
-  std::vector<char> src(kMaskedBytes, 1), dst(kMaskedBytes, 0);
-  for (auto _ : state) {
-    std::memcpy(dst.data(), src.data(), kMaskedBytes);
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kMaskedBytes));
+void BM_Memcpy(benchmark::State& state) {
+  const size_t bytes = static_cast<size_t>(state.range(0));
+  std::vector<char> src(bytes, 1), dst(bytes, 0);
+  RunVsMemcpy(state, bytes, [&] {
+    std::memcpy(dst.data(), src.data(), bytes);
+  });  // ~100% by construction: the yardstick's own noise
 }
 
-// Ternary quantize + 2-bit pack of 64 MiB of float32 (the first hop's encode),
-// counted in input bytes so it compares with memcpy of the same input.
-void BM_TernaryQuantizePack64M(benchmark::State& state) {
-  const size_t count = kMaskedBytes / sizeof(float), block = 2048;
-  std::vector<float> in(count);
-  for (size_t j = 0; j < count; ++j)
-    in[j] = static_cast<float>((j * 2654435761u) % 2001) / 1000 - 1;
-  std::vector<float> scales((count + block - 1) / block);
-  TernaryAbsMax(DType::kFloat32, in.data(), count, block, scales.data());
-  std::vector<uint8_t> wire(TernaryPackedBytes(count, 2));
-  PhiloxStream rng{1, 0, 0};
-  for (auto _ : state) {
-    TernaryQuantizePack(DType::kFloat32, in.data(), 0, count, block, scales.data(), rng, 2,
-                        wire.data());
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kMaskedBytes));
-}
-
-BENCHMARK(BM_Memcpy64M);
-BENCHMARK(BM_TernaryQuantizePack64M);
+BENCHMARK(BM_Memcpy)->Arg(1 << 20)->Arg(kDenseBytes);
 BENCHMARK(BM_MaskedPack64M)->Arg(10)->Arg(50)->Arg(90);
+BENCHMARK(BM_MaskedGatherReduce64M)->Arg(10)->Arg(50)->Arg(90);
 BENCHMARK(BM_MaskedUnpack64M)->Arg(10)->Arg(50)->Arg(90);
+
+// ---- ternary: float32 input of range(0) bytes, block 2048, 4 ranks (partial sums of up
+// to 4 in int8 work words, 3-bit wire after the first hop); `bytes` = the float32 buffer.
+constexpr size_t kBlock = 2048;
+
+struct TernaryBuffers {
+  explicit TernaryBuffers(size_t bytes)
+      : count(bytes / 4),
+        in(count),
+        scales((count + kBlock - 1) / kBlock),
+        work(count),
+        wire(TernaryPackedBytes(count, 3)),
+        out(count) {
+    for (size_t j = 0; j < count; ++j) in[j] = Value(j);
+    TernaryAbsMax(DType::kFloat32, in.data(), count, kBlock, scales.data());
+    // Work holds partial sums in [-2, 2], as after two ranks.
+    for (size_t j = 0; j < count; ++j) work[j] = static_cast<int8_t>(j % 5) - 2;
+    TernaryPack(TernaryWork::kInt8, work.data(), count, 3, wire.data());
+  }
+  size_t count;
+  std::vector<float> in, scales;
+  std::vector<int8_t> work;
+  std::vector<uint8_t> wire;
+  std::vector<float> out;
+  PhiloxStream rng{1, 0, 0};
+};
+
+void BM_TernaryAbsMax(benchmark::State& state) {
+  TernaryBuffers t(static_cast<size_t>(state.range(0)));
+  RunVsMemcpy(state, t.count * 4, [&] {
+    TernaryAbsMax(DType::kFloat32, t.in.data(), t.count, kBlock, t.scales.data());
+  });
+}
+
+void BM_TernaryQuantizePack(benchmark::State& state) {
+  TernaryBuffers t(static_cast<size_t>(state.range(0)));
+  RunVsMemcpy(state, t.count * 4, [&] {
+    TernaryQuantizePack(DType::kFloat32, t.in.data(), 0, t.count, kBlock, t.scales.data(), t.rng, 2,
+                        t.wire.data());
+  });
+}
+
+// Partial-sum add at a middle hop: work = q(in) + unpack_3(wire).
+void BM_TernaryQuantizeAdd(benchmark::State& state) {
+  TernaryBuffers t(static_cast<size_t>(state.range(0)));
+  std::vector<uint8_t> wire = t.wire;
+  RunVsMemcpy(state, t.count * 4, [&] {
+    TernaryQuantizeAdd(DType::kFloat32, t.in.data(), 0, t.count, kBlock, t.scales.data(), t.rng,
+                       wire.data(), 3, TernaryWork::kInt8, t.work.data());
+  });
+}
+
+void BM_TernaryPack(benchmark::State& state) {
+  TernaryBuffers t(static_cast<size_t>(state.range(0)));
+  RunVsMemcpy(state, t.count * 4,
+              [&] { TernaryPack(TernaryWork::kInt8, t.work.data(), t.count, 3, t.wire.data()); });
+}
+
+// Partial-sum add of the all-gather/reduce side: work += unpack_3(wire).
+void BM_TernaryUnpackAccumulate(benchmark::State& state) {
+  TernaryBuffers t(static_cast<size_t>(state.range(0)));
+  RunVsMemcpy(state, t.count * 4, [&] {
+    TernaryUnpack(TernaryWork::kInt8, t.wire.data(), t.count, 3, true, t.work.data());
+  });
+}
+
+void BM_TernaryDequantize(benchmark::State& state) {
+  TernaryBuffers t(static_cast<size_t>(state.range(0)));
+  RunVsMemcpy(state, t.count * 4, [&] {
+    TernaryDequantize(DType::kFloat32, TernaryWork::kInt8, t.work.data(), t.count, kBlock,
+                      t.scales.data(), 4, t.out.data());
+  });
+}
+
+void BM_TernaryFeedbackApply(benchmark::State& state) {
+  TernaryBuffers t(static_cast<size_t>(state.range(0)));
+  std::vector<float> residual(t.count, 0.0f);
+  RunVsMemcpy(state, t.count * 4, [&] {
+    TernaryFeedbackApply(DType::kFloat32, t.in.data(), residual.data(), t.out.data(), t.count);
+  });
+}
+
+void BM_TernaryFeedbackUpdate(benchmark::State& state) {
+  TernaryBuffers t(static_cast<size_t>(state.range(0)));
+  std::vector<float> residual(t.in);
+  RunVsMemcpy(state, t.count * 4, [&] {
+    TernaryFeedbackUpdate(DType::kFloat32, t.in.data(), t.count, kBlock, t.scales.data(), t.rng,
+                          residual.data());
+  });
+}
+
+void TernarySizes(benchmark::internal::Benchmark* b) { b->Arg(1 << 20)->Arg(kDenseBytes); }
+
+BENCHMARK(BM_TernaryAbsMax)->Apply(TernarySizes);
+BENCHMARK(BM_TernaryQuantizePack)->Apply(TernarySizes);
+BENCHMARK(BM_TernaryQuantizeAdd)->Apply(TernarySizes);
+BENCHMARK(BM_TernaryPack)->Apply(TernarySizes);
+BENCHMARK(BM_TernaryUnpackAccumulate)->Apply(TernarySizes);
+BENCHMARK(BM_TernaryDequantize)->Apply(TernarySizes);
+BENCHMARK(BM_TernaryFeedbackApply)->Apply(TernarySizes);
+BENCHMARK(BM_TernaryFeedbackUpdate)->Apply(TernarySizes);
 
 }  // namespace
 }  // namespace sieve::kernels

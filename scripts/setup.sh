@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config libucx-dev libhwloc-dev libibverbs-dev
-          libgtest-dev libgmock-dev libbenchmark-dev openmpi-bin libopenmpi-dev iproute2)
+          libgtest-dev libgmock-dev libbenchmark-dev openmpi-bin libopenmpi-dev iproute2
+          libgloo-dev gnuplot-nox python3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

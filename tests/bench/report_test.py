@@ -1,0 +1,120 @@
+#!/usr/bin/python3
+"""sieve-bench's report on a small real run (2 ranks on loopback, two sizes, two modes):
+report.md has one well-formed table row per (size, mode) with numbers where numbers belong,
+results.csv has the same rows with positive times and the bytes each mode moved, and
+--from-csv regenerates the same table. Usage: report_test.py BUILD_DIR"""
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BENCH = os.path.join(HERE, "..", "..", "bench", "sieve-bench")
+SIZES = [64 << 10, 256 << 10]
+SIZE_NAMES = {64 << 10: "64 KiB", 256 << 10: "256 KiB"}
+MODES = ["dense", "masked0.5"]
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def table_rows(md):
+    """The results table: rows after the header that starts with '| size | mode'."""
+    lines = md.splitlines()
+    start = next((i for i, l in enumerate(lines) if l.startswith("| size | mode |")), None)
+    if start is None:
+        fail("no results table in report.md")
+    header = [c.strip() for c in lines[start].strip("|").split("|")]
+    if not lines[start + 1].startswith("|---"):
+        fail("table header has no separator line")
+    rows = []
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != len(header):
+            fail("row has %d cells, header %d: %s" % (len(cells), len(header), line))
+        rows.append(dict(zip(header, cells)))
+    return header, rows
+
+
+def check_markdown(md):
+    header, rows = table_rows(md)
+    for col in ("time (ms)", "busbw (Mbit/s)", "bytes/rank", "x vs dense"):
+        if col not in header:
+            fail("column '%s' missing" % col)
+    got = [(r["size"], r["mode"]) for r in rows]
+    want = [(SIZE_NAMES[s], m) for s in SIZES for m in MODES]
+    if got != want:
+        fail("table rows %s, want %s" % (got, want))
+    for r in rows:
+        for col in ("time (ms)", "busbw (Mbit/s)", "bytes/rank", "x vs dense"):
+            try:
+                if float(r[col]) <= 0:
+                    fail("%s %s: %s is not positive" % (r["size"], r["mode"], col))
+            except ValueError:
+                fail("%s %s: %s is '%s', not a number" % (r["size"], r["mode"], col, r[col]))
+        if r["mode"] == "dense" and abs(float(r["x vs dense"]) - 1) > 1e-9:
+            fail("dense is not 1.00x dense")
+    if "UNSHAPED" not in md:
+        fail("a loopback report does not say it is unshaped")
+    if "## Goals" not in md:
+        fail("no goals section")
+    return rows
+
+
+def check_csv(path):
+    with open(path, newline="") as f:
+        recs = list(csv.DictReader(f))
+    got = [(int(r["size"]), r["mode"]) for r in recs]
+    want = [(s, m) for s in SIZES for m in MODES]
+    if got != want:
+        fail("csv rows %s, want %s" % (got, want))
+    by = {(int(r["size"]), r["mode"]): r for r in recs}
+    for (size, mode), r in by.items():
+        if float(r["time_us"]) <= 0 or int(r["ranks"]) != 2:
+            fail("csv %s %s: time %s ranks %s" % (size, mode, r["time_us"], r["ranks"]))
+        sent = float(r["bytes_per_rank"])
+        # 2 ranks: the dense ring sends size bytes per rank; masked(0.5) about half.
+        want_sent = size if mode == "dense" else size / 2
+        if abs(sent - want_sent) > 0.1 * want_sent:
+            fail("csv %s %s: %g bytes/rank, want ~%g" % (size, mode, sent, want_sent))
+
+
+def main():
+    build = sys.argv[1]
+    out = tempfile.mkdtemp(prefix="sieve-report-test-")
+    cmd = [BENCH, "--loopback", "--ranks", "2", "--sizes", "64K,256K", "--modes",
+           ",".join(MODES), "--iters", "2", "--build", build, "--out", out]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+    if res.returncode != 0:
+        fail("sieve-bench exited %d:\n%s" % (res.returncode, res.stderr))
+    progress = [l for l in res.stderr.splitlines() if "] " in l and "ms/call" in l]
+    if len(progress) != len(SIZES) * len(MODES):
+        fail("%d progress lines, want %d:\n%s" % (len(progress), len(SIZES) * len(MODES),
+                                                  res.stderr))
+    with open(os.path.join(out, "report.md")) as f:
+        md = f.read()
+    rows = check_markdown(md)
+    check_csv(os.path.join(out, "results.csv"))
+    if os.path.exists("/usr/bin/gnuplot") and not os.path.exists(os.path.join(out, "time-vs-size.png")):
+        fail("gnuplot is installed but no plot was written")
+    # The report regenerates from the CSV alone, with the same table.
+    out2 = tempfile.mkdtemp(prefix="sieve-report-test-")
+    res = subprocess.run([BENCH, "--from-csv", os.path.join(out, "results.csv"), "--out", out2],
+                         capture_output=True, text=True, timeout=60)
+    if res.returncode != 0:
+        fail("--from-csv exited %d: %s" % (res.returncode, res.stderr))
+    with open(os.path.join(out2, "report.md")) as f:
+        _, rows2 = table_rows(f.read())
+    if rows2 != rows:
+        fail("--from-csv table differs:\n%s\n%s" % (rows, rows2))
+    subprocess.run(["rm", "-rf", out, out2])
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
