@@ -5,9 +5,10 @@
 // 100 x (CPU time memcpy takes for those bytes, measured just before) / (kernel's time):
 // 100% means the kernel gets through its buffer as fast as memcpy copies it.
 //
-// Families: reduce (a op b), avg division, masked pack / gather+reduce (the first hop's
-// partial sum) / unpack, ternary absmax / quantize+pack / quantize+add (partial sum) /
-// pack / unpack+accumulate (partial-sum add) / dequantize, error feedback apply / update.
+// Families: reduce (a op b), avg division, coverage division (SDP/D2FT), masked pack /
+// gather+reduce (the first hop's partial sum) / unpack, ternary absmax / quantize+pack /
+// quantize+add (partial sum) / pack / unpack+accumulate (partial-sum add) / dequantize, error
+// feedback apply / update.
 #include <benchmark/benchmark.h>
 #include <time.h>
 
@@ -17,6 +18,7 @@
 #include <map>
 #include <vector>
 
+#include "kernels/coverage_average.h"
 #include "kernels/masked_pack.h"
 #include "kernels/reduce.h"
 #include "kernels/ternary.h"
@@ -138,6 +140,18 @@ void BM_DivideByFloat32(benchmark::State& state) {
   });
 }
 
+// Coverage division of subnet averaging (SDP/D2FT), fused into the last combine:
+// out = (a + b) / 3.
+void BM_SumDivideFloat32(benchmark::State& state) {
+  const size_t bytes = static_cast<size_t>(state.range(0));
+  const size_t n = bytes / 4;
+  std::vector<unsigned char> a(bytes), b(bytes), out(bytes);
+  FillAs(DType::kFloat32, n, a.data(), 2.0f);
+  FillAs(DType::kFloat32, n, b.data(), 0.5f);
+  RunVsMemcpy(state, bytes,
+              [&] { SumDivide(DType::kFloat32, a.data(), b.data(), out.data(), n, 3); });
+}
+
 void Sizes(benchmark::internal::Benchmark* b) { b->RangeMultiplier(4)->Range(64 << 10, 64 << 20); }
 
 BENCHMARK(BM_ReduceFloat32Sum)->Apply(Sizes);
@@ -147,6 +161,7 @@ BENCHMARK(BM_ReduceInt32Sum)->Apply(Sizes);
 BENCHMARK(BM_ReduceFloat64Max)->Apply(Sizes);
 BENCHMARK(BM_ReferenceFloat32Sum)->Apply(Sizes);
 BENCHMARK(BM_DivideByFloat32)->Apply(Sizes);
+BENCHMARK(BM_SumDivideFloat32)->Apply(Sizes);
 
 // ---- masked: a 64 MiB float32 buffer at density range(0)/100; `bytes` = the dense buffer.
 constexpr size_t kDenseBytes = 64 << 20;
