@@ -29,6 +29,7 @@ struct Segment {
   Channel::Handle recv = 0;
   bool recv_direct = false;
   std::vector<Channel::Handle> sends;  // one per step, to respect buffer reuse
+  bool send_scratch_used[2] = {false, false};  // by the latest step of that parity
   // Buffers handed from a finished segment to the next one (grown, never shrunk,
   // so they are not re-zeroed on every segment).
   struct Scratch {
@@ -127,7 +128,7 @@ class Ring::Run {
         if (codec_.DirectTarget(rb, re - rb) != nullptr)
           b.sends[b.count++] = seg.sends[k - rs_steps_];
       }
-      if (codec_.EncodeUsesScratch() && k >= 2) b.sends[b.count++] = seg.sends[k - 2];
+      if (k >= 2 && seg.send_scratch_used[k % 2]) b.sends[b.count++] = seg.sends[k - 2];
     } else if (next_ < segments_) {
       // The next segment inherits this one's send scratch.
       for (int j = std::max(0, total_steps_ - 2); j < total_steps_; ++j)
@@ -140,6 +141,7 @@ class Ring::Run {
     Segment& seg = segs_[next_];
     seg.index = next_++;
     seg.sends.assign(total_steps_, 0);
+    seg.send_scratch_used[0] = seg.send_scratch_used[1] = false;
     seg.scratch = std::move(scratch);
     queue_.push_back(&seg);
     return Post(seg);
@@ -168,7 +170,8 @@ class Ring::Run {
     SIEVE_RETURN_IF_ERROR(ch_.Recv(RingPrev(rank_, n_), target, recv_bytes, &seg.recv));
 
     void* scratch = nullptr;
-    if (codec_.EncodeNeedsScratch(sb, se - sb, contributions)) {
+    seg.send_scratch_used[k % 2] = codec_.EncodeNeedsScratch(sb, se - sb, contributions);
+    if (seg.send_scratch_used[k % 2]) {
       std::vector<char>& buf = seg.scratch.send[k % 2];
       size_t need = codec_.WireBytes(se - sb, contributions);
       if (buf.size() < need) buf.resize(need);

@@ -92,7 +92,15 @@ void SubnetCodec::LoadInput(size_t offset, size_t elems) {
   });
 }
 
-void SubnetCodec::Finalize(size_t, size_t) {}
+std::vector<std::pair<char*, size_t>> SubnetCodec::WorkPieces(size_t offset, size_t elems) const {
+  std::vector<std::pair<char*, size_t>> out;
+  ForEachPiece(offset, elems, [&](size_t buf, size_t n, size_t) {
+    out.emplace_back(work_ + buf * elem_size_, n * elem_size_);
+  });
+  return out;
+}
+
+void SubnetCodec::Finalize(size_t, size_t elems) { finalized_ += elems; }
 
 void* SubnetCodec::DirectTarget(size_t offset, size_t elems) {
   const size_t at = Contiguous(offset, elems);

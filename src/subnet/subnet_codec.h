@@ -6,6 +6,7 @@
 #ifndef SIEVE_SUBNET_SUBNET_CODEC_H_
 #define SIEVE_SUBNET_SUBNET_CODEC_H_
 
+#include <utility>
 #include <vector>
 
 #include "algo/codec.h"
@@ -32,7 +33,13 @@ class SubnetCodec : public algo::Codec {
   void ReduceInto(size_t offset, size_t elems, int contributions, const void* wire,
                   bool first) override;
   void LoadInput(size_t offset, size_t elems) override;
-  void Finalize(size_t offset, size_t elems) override;  // nothing left: the combine divided
+  // Nothing left to compute (the combine divided); counts the elements that are final.
+  void Finalize(size_t offset, size_t elems) override;
+  // The contiguous pieces of recvbuff (work) behind index range [offset,
+  // offset + elems): (pointer, bytes) in index order.
+  std::vector<std::pair<char*, size_t>> WorkPieces(size_t offset, size_t elems) const;
+  // Elements Finalize()d so far: this rank's whole chunk once its reduce-scatter is done.
+  size_t finalized() const { return finalized_; }
   void* DirectTarget(size_t offset, size_t elems) override;
   void Decode(size_t offset, size_t elems, const void* wire) override;
 
@@ -52,6 +59,7 @@ class SubnetCodec : public algo::Codec {
   const std::vector<Range>& ranges_;
   std::vector<size_t> starts_;  // index of each range's first element
   int divisor_;
+  size_t finalized_ = 0;
 };
 
 }  // namespace sieve::subnet

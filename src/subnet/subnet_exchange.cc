@@ -23,8 +23,9 @@ int PositionOf(const std::vector<int>& ranks, int rank) {
   return it != ranks.end() && *it == rank ? static_cast<int>(it - ranks.begin()) : -1;
 }
 
-// One group on this rank. A sender runs the ring, then sends its chunk of the
-// result to every receiver; a receiver takes chunk c from sender c.
+// One group on this rank. A sender runs the ring and sends its chunk of the
+// result to every receiver as soon as it is final; a receiver takes chunk c
+// from sender c.
 class GroupRun {
  public:
   // inflight_bytes: this ring's share of the segments in flight (the rings of a
@@ -33,7 +34,6 @@ class GroupRun {
            const ExchangeArgs& args, size_t inflight_bytes)
       : group_(group),
         sender_pos_(PositionOf(group.senders, comm.rank())),
-        esize_(kernels::DTypeSize(args.dtype)),
         codec_(sender_pos_ >= 0 ? args.send : args.recv, args.recv, args.dtype, group.ranges,
                static_cast<int>(group.senders.size())),
         bounds_(algo::BalancedSplit(group.elems, static_cast<int>(group.senders.size()))) {
@@ -56,18 +56,11 @@ class GroupRun {
 
   Status Start() {
     if (ring_) return ring_->Start();
-    // A receiver: chunk c comes from sender c, straight into recvbuff when it
-    // lies in one range.
-    fan_scratch_.resize(group_.senders.size());
-    for (size_t c = 0; c < group_.senders.size(); ++c) {
-      const size_t begin = bounds_[c], elems = bounds_[c + 1] - bounds_[c];
-      void* target = codec_.DirectTarget(begin, elems);
-      if (target == nullptr && elems > 0) {
-        fan_scratch_[c].resize(elems * esize_);
-        target = fan_scratch_[c].data();
-      }
-      SIEVE_RETURN_IF_ERROR(fan_ch_->Recv(group_.senders[c], target, elems * esize_));
-    }
+    // A receiver: chunk c comes from sender c straight into recvbuff, one
+    // message per contiguous piece (the sender cuts it the same way).
+    for (size_t c = 0; c < group_.senders.size(); ++c)
+      for (const auto& piece : codec_.WorkPieces(bounds_[c], bounds_[c + 1] - bounds_[c]))
+        SIEVE_RETURN_IF_ERROR(fan_ch_->Recv(group_.senders[c], piece.first, piece.second));
     phase_ = kFinishing;
     return Status::OK();
   }
@@ -77,7 +70,7 @@ class GroupRun {
   bool Ready() const {
     switch (phase_) {
       case kRing:
-        return ring_->Idle() || ring_->Ready();
+        return ChunkFinal() || ring_->Idle() || ring_->Ready();
       case kFinishing:
         return (!ring_ch_ || ring_ch_->AllDone()) && (!fan_ch_ || fan_ch_->AllDone());
       default:
@@ -87,17 +80,18 @@ class GroupRun {
 
   Status Advance() {
     if (phase_ == kRing) {
+      // Receivers get this rank's chunk as soon as it is final, while the
+      // ring's all-gather still runs.
+      if (ChunkFinal()) {
+        fan_sent_ = true;
+        return SendChunk();
+      }
       if (!ring_->Idle()) return ring_->Advance();
       phase_ = kFinishing;
-      return fan_ch_ ? SendChunk() : Status::OK();
+      return Status::OK();
     }
     if (ring_) SIEVE_RETURN_IF_ERROR(ring_->Finish());
     if (fan_ch_) SIEVE_RETURN_IF_ERROR(fan_ch_->WaitAll());
-    if (!ring_) {
-      for (size_t c = 0; c < fan_scratch_.size(); ++c)
-        if (!fan_scratch_[c].empty())
-          codec_.Decode(bounds_[c], bounds_[c + 1] - bounds_[c], fan_scratch_[c].data());
-    }
     phase_ = kDone;
     return Status::OK();
   }
@@ -105,31 +99,33 @@ class GroupRun {
  private:
   enum Phase { kRing, kFinishing, kDone };
 
-  // After the ring this sender's chunk of recvbuff holds the final average.
+  // True once this sender's chunk is final and not yet sent to the receivers.
+  bool ChunkFinal() const {
+    return fan_ch_ && !fan_sent_ &&
+           codec_.finalized() == bounds_[sender_pos_ + 1] - bounds_[sender_pos_];
+  }
+
+  // This sender's chunk of recvbuff holds the final average: to every
+  // receiver, piece by piece, without a copy.
   Status SendChunk() {
     const size_t begin = bounds_[sender_pos_], elems = bounds_[sender_pos_ + 1] - begin;
-    if (elems == 0) return Status::OK();
-    const void* data = codec_.DirectTarget(begin, elems);
-    if (data == nullptr) {  // the chunk spans several ranges: gather it once
-      fan_scratch_.assign(1, std::vector<char>(elems * esize_));
-      data = codec_.Encode(begin, elems, static_cast<int>(group_.senders.size()),
-                           fan_scratch_[0].data());
-    }
-    for (int q : group_.receivers) SIEVE_RETURN_IF_ERROR(fan_ch_->Send(q, data, elems * esize_));
+    const auto pieces = codec_.WorkPieces(begin, elems);
+    for (int q : group_.receivers)
+      for (const auto& piece : pieces)
+        SIEVE_RETURN_IF_ERROR(fan_ch_->Send(q, piece.first, piece.second));
     return Status::OK();
   }
 
   const GroupPlan& group_;
   int sender_pos_;
-  size_t esize_;
   SubnetCodec codec_;
   std::vector<size_t> bounds_;
-  // Buffers first, channels last: destroying a channel cancels what is still
-  // posted (after an error) while the buffers it points into are alive.
-  std::vector<std::vector<char>> fan_scratch_;
+  // The ring (and its scratch) first, channels last: destroying a channel
+  // cancels what is still posted (after an error) while its buffers are alive.
   std::unique_ptr<algo::Ring> ring_;
   std::unique_ptr<algo::Channel> ring_ch_, fan_ch_;
   Phase phase_ = kRing;
+  bool fan_sent_ = false;
 };
 
 // Advances every run whenever it can; waits (across all their channels) only
