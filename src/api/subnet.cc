@@ -113,6 +113,8 @@ Status CheckSubnetCall(sieveComm_t comm, const void* sendbuff, void* recvbuff, s
     return Status::InvalidArgument(
         StrFormat("count %zu differs from the %zu elements the layout was registered for", count,
                   (*state)->count));
+  SIEVE_RETURN_IF_ERROR(
+      sieve::CheckByteSize(count, 1, sieve::kernels::DTypeSize(args->dtype), "count"));
   SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
   SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
   args->send = sendbuff;
