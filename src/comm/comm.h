@@ -29,7 +29,8 @@ class Comm {
   int rank() const { return rank_; }
   int size() const { return size_; }
   const Config& config() const { return config_; }
-  transport::Transport* transport() { return transport_.get(); }
+  // The transport operations go through: UCX, or the SIEVE_FAULT wrapper around it.
+  transport::Transport* transport() { return active_transport_; }
 
   // Sequence number of the next collective (names it in errors and tags).
   uint32_t NextSeq() { return seq_++; }
@@ -37,6 +38,10 @@ class Comm {
   algo::Channel::Counters* p2p_counters() { return &p2p_counters_; }
   // A channel for one operation of this communicator (traffic is counted).
   algo::Channel MakeChannel(const char* what, uint32_t seq);
+  // A collective's channel with agreement: fingerprints are exchanged now and
+  // the caller ends the operation with Channel::Conclude. `fp.segment_bytes`
+  // is filled in from the config.
+  algo::Channel MakeChannel(algo::OpFingerprint fp, uint32_t seq);
   algo::Channel MakeP2pChannel();
 
   // Statistics readable through sieveCommGetCounters.
@@ -86,6 +91,8 @@ class Comm {
   int size_ = 1;
   Config config_;
   std::unique_ptr<transport::UcxTransport> transport_;
+  std::unique_ptr<transport::Transport> fault_transport_;  // only with SIEVE_FAULT
+  transport::Transport* active_transport_ = nullptr;
   uint32_t seq_ = 0;
   algo::Channel::Counters p2p_counters_;
   Stats stats_;
@@ -95,6 +102,10 @@ class Comm {
   uint64_t ternary_step_ = 0;
   std::set<std::string> logged_choices_;
   bool transport_logged_ = false;
+  // Collectives before this sequence number succeeded on every rank (the
+  // failure notice we send names the first we will not complete).
+  uint32_t completed_seq_ = 0;
+  bool mismatch_ = false;  // ranks called different collectives: unusable
   std::atomic<bool> abort_{false};
   std::atomic<int> async_error_{0};
   std::atomic<int> active_calls_{0};

@@ -43,8 +43,8 @@ class UcxTransport : public Transport {
   uint64_t completions() const override;
   std::string PeerFailure(int peer) const override;  // may read /proc: rate-limited
   std::string Describe() const override;
-  void NotifyPeersOfFailure(const std::string& what) override;
-  std::string FailureNotice() override;
+  void NotifyPeersOfFailure(uint32_t first_failed_seq, const std::string& what) override;
+  Notice FailureNotice() override;
 
   struct Impl;
 
