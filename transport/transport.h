@@ -63,6 +63,8 @@ class Transport {
   virtual Notice FailureNotice() = 0;
   // A one-line description of the chosen transports, for INFO logs.
   virtual std::string Describe() const = 0;
+  // Whether the transport can send from and receive into CUDA device memory.
+  virtual bool SupportsCudaMemory() const { return false; }
 };
 
 }  // namespace sieve::transport

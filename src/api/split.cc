@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "gpu/device_collectives.h"
 #include "api/api_guard.h"
 #include "api/arg_check.h"
 #include "coll/collectives.h"
@@ -35,7 +36,8 @@ Status GatherInts(Comm& parent, const int32_t* mine, size_t count, std::vector<i
   args.recv = all->data();
   args.count = count;
   args.dtype = sieve::kernels::DType::kInt32;
-  return sieve::coll::AllGather(parent, args);
+  // After any device work queued on the parent (one order per communicator).
+  return sieve::gpu::RunHostCall(parent, [&] { return sieve::coll::AllGather(parent, args); });
 }
 
 // Every rank's color must be non-negative or SIEVE_SPLIT_NOCOLOR; each rank checks all of them

@@ -56,6 +56,9 @@ Status Comm::Create(const char id[128], int nranks, int rank, const Config& conf
 }
 
 Comm::~Comm() {
+  // Device work queued on streams finishes (or is released) before the
+  // transport goes away.
+  gpu_state_.reset();
   SIEVE_INFO(kLogColl,
              "counters: %llu bytes sent, %llu received, %llu collectives (%llu masked, %llu dense "
              "fallbacks, %llu mask mismatches, %llu subnet)",
@@ -132,6 +135,18 @@ void Comm::RecordError(const Status& status) {
       if (active_transport_ != nullptr && !abort_.load())
         active_transport_->NotifyPeersOfFailure(completed_seq_, status.message());
     }
+  }
+}
+
+void Comm::RecordAsyncError(const Status& status) {
+  RecordError(status);
+  int expected = 0;
+  if (async_error_.compare_exchange_strong(expected, static_cast<int>(status.code()))) {
+    {
+      std::lock_guard<std::mutex> lock(error_mu_);
+      fatal_error_ = status.message();
+    }
+    if (transport_ && !abort_.load()) transport_->NotifyPeersOfFailure(status.message());
   }
 }
 

@@ -65,6 +65,9 @@ class Comm {
 
   // Error-feedback residuals of the ternary all-reduce, likewise type-erased.
   std::shared_ptr<void>& ternary_state() { return ternary_state_; }
+  // The device-buffer progress engine (gpu/), created on the first device
+  // call; stopped before anything else when the communicator is destroyed.
+  std::shared_ptr<void>& gpu_state() { return gpu_state_; }
 
   // True the first time (collective, size class) is seen: one INFO line each.
   bool FirstUse(const std::string& collective, size_t bytes);
@@ -75,6 +78,9 @@ class Comm {
 
   // Error state. A remote/system error makes the comm unusable (async error).
   void RecordError(const Status& status);
+  // An error of an operation whose call already returned (device buffers):
+  // whatever its code, the communicator becomes unusable (as NCCL's async error).
+  void RecordAsyncError(const Status& status);
   std::string LastError() const;
   // The error that made the communicator unusable ("" while healthy).
   std::string FatalError() const;
@@ -98,6 +104,7 @@ class Comm {
   Stats stats_;
   std::shared_ptr<void> mask_tracker_state_;
   std::shared_ptr<void> ternary_state_;
+  std::shared_ptr<void> gpu_state_;
   bool serving_nccl_ = false;
   uint64_t ternary_step_ = 0;
   std::set<std::string> logged_choices_;

@@ -425,6 +425,13 @@ Transport::Notice UcxTransport::FailureNotice() {
   return im.notice;
 }
 
+bool UcxTransport::SupportsCudaMemory() const {
+  ucp_context_attr_t attr;
+  attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
+  if (ucp_context_query(impl_->context, &attr) != UCS_OK) return false;
+  return (attr.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) != 0;
+}
+
 namespace {
 
 // "posix/memory,tcp/lo": the distinct transports of an endpoint's lanes, from

@@ -43,6 +43,8 @@ class UcxTransport : public Transport {
   uint64_t completions() const override;
   std::string PeerFailure(int peer) const override;  // may read /proc: rate-limited
   std::string Describe() const override;
+  // The UCP context's memory types include CUDA (a UCX built with CUDA support).
+  bool SupportsCudaMemory() const override;
   void NotifyPeersOfFailure(uint32_t first_failed_seq, const std::string& what) override;
   Notice FailureNotice() override;
 
