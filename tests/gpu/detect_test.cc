@@ -44,7 +44,9 @@ TEST(GpuRuntime, HostMemoryIsAlwaysHost) {
   EXPECT_EQ(rt.classifier->Classify(heap.data()), MemoryKind::kHost);
   EXPECT_EQ(rt.classifier->Classify(&stack), MemoryKind::kHost);
   EXPECT_EQ(rt.classifier->Classify(nullptr), MemoryKind::kHost);
-  if (!rt.available) EXPECT_EQ(rt.ops, nullptr);
+  if (!rt.available) {
+    EXPECT_EQ(rt.ops, nullptr);
+  }
 }
 
 TEST(ClassifyCall, AllHostAllDeviceAndMixed) {

@@ -63,7 +63,9 @@ TEST(PlanStream, InvariantsHoldForManyShapes) {
               << "slot " << st.slot << " restaged before it was copied out";
           slot_holder[st.slot] = static_cast<long>(st.chunk);
         }
-        if (st.kind == K::kWaitDone) ASSERT_EQ(st.chunk, next_wait++);
+        if (st.kind == K::kWaitDone) {
+          ASSERT_EQ(st.chunk, next_wait++);
+        }
         if (st.kind == K::kCopyOut) slot_holder[st.slot] = -1;
       }
       for (size_t c = 0; c < chunks; ++c) ASSERT_EQ(phase[c], 4) << "chunk " << c;
