@@ -19,13 +19,11 @@ StagingPool::~StagingPool() {
   }
 }
 
-Slot* StagingPool::FindIdle(size_t bytes) const {
-  Slot* best = nullptr;  // the smallest idle slot that fits and mirrors no buffer
+Slot* StagingPool::FindIdle(size_t bytes, bool take_keyed) const {
+  Slot* best = nullptr;  // the smallest idle slot that fits
   for (const auto& s : slots_) {
-    if (!s->Idle() || s->capacity < bytes) continue;
-    if (best == nullptr || (best->key != nullptr && s->key == nullptr) ||
-        ((best->key == nullptr) == (s->key == nullptr) && s->capacity < best->capacity))
-      best = s.get();
+    if (!s->Idle() || s->capacity < bytes || (s->key != nullptr && !take_keyed)) continue;
+    if (best == nullptr || s->capacity < best->capacity) best = s.get();
   }
   return best;
 }
@@ -36,11 +34,15 @@ Slot* StagingPool::FindKeyed(const void* key, size_t bytes) const {
   return nullptr;
 }
 
-size_t StagingPool::allocated_bytes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+size_t StagingPool::HeldBytes() const {
   size_t total = 0;
   for (const auto& s : slots_) total += s->capacity;
   return total;
+}
+
+size_t StagingPool::allocated_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return HeldBytes();
 }
 
 bool StagingPool::AllIdle() const {
@@ -91,17 +93,16 @@ Status StagingPool::Acquire(size_t bytes, const void* key, const std::function<b
   for (int spins = 0;; ++spins) {
     {
       std::lock_guard<std::mutex> lock(mu_);
+      // Preference: the key's own slot; an idle unkeyed one; a new one; one
+      // mirroring another buffer (its next call then gets a new address).
       Slot* slot = key != nullptr ? FindKeyed(key, bytes) : nullptr;
       bool keyed = slot != nullptr;
-      if (slot == nullptr) slot = FindIdle(bytes);
+      if (slot == nullptr) slot = FindIdle(bytes, false);
       if (slot == nullptr) {
-        size_t held = 0;
-        for (const auto& s : slots_) held += s->capacity;
-        if (held + bytes > cap_bytes_) FreeIdleSmallerThan(bytes);
-        held = 0;
-        for (const auto& s : slots_) held += s->capacity;
-        if (held + bytes <= cap_bytes_) SIEVE_RETURN_IF_ERROR(Allocate(bytes, &slot));
+        if (HeldBytes() + bytes > cap_bytes_) FreeIdleSmallerThan(bytes);
+        if (HeldBytes() + bytes <= cap_bytes_) SIEVE_RETURN_IF_ERROR(Allocate(bytes, &slot));
       }
+      if (slot == nullptr) slot = FindIdle(bytes, true);
       if (slot != nullptr && slot->Idle()) {
         slot->leased = true;
         if (key != nullptr) {

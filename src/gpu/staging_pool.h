@@ -50,8 +50,9 @@ class StagingPool {
   // slot last used for that key is preferred, waited for if busy, so the host
   // algorithms see the same staging address for the same device buffer (the
   // mask tracker and error feedback tell buffers apart by address). Otherwise:
-  // any idle slot that fits; a new one within the cap; idle slots too small
-  // are freed to make room; else waits until a stream frees one. `give_up` is
+  // an idle slot that mirrors no buffer; a new one within the cap (idle slots
+  // too small are freed to make room); an idle slot mirroring another buffer;
+  // else waits until a stream frees one. `give_up` is
   // polled while waiting: true ends the wait with an error.
   Status Acquire(size_t bytes, const void* key, const std::function<bool()>& give_up, Slot** out);
   // Ends the lease once the slot's stream operations (ending with the write
@@ -64,7 +65,10 @@ class StagingPool {
   size_t slot_count() const;
 
  private:
-  Slot* FindIdle(size_t bytes) const;
+  // The smallest idle slot of at least `bytes`; with take_keyed also one that
+  // mirrors a buffer.
+  Slot* FindIdle(size_t bytes, bool take_keyed) const;
+  size_t HeldBytes() const;  // REQUIRES: mu_ held
   Slot* FindKeyed(const void* key, size_t bytes) const;
   Status Allocate(size_t bytes, Slot** out);
   void FreeIdleSmallerThan(size_t bytes);

@@ -113,6 +113,50 @@ TEST(DeviceFakeMp, CallReturnsBeforeTheStreamReachesIt) {
   EXPECT_EQ(RunRanks(Spec(2, false), ReturnsBeforeTheStream), "");
 }
 
+// The mask tracker on device buffers: each whole buffer is staged at the same
+// pinned address every call (its own slot, even with another buffer reduced in
+// between), so the tracker tells two gradients apart, learns each zero pattern
+// and switches both to the masked all-reduce; results stay exact.
+int TrackerOnDeviceBuffer(int rank, int nranks, const sieveUniqueId& id) {
+  ScopedFakeRuntime rt;
+  FakeMemory mem(&rt);
+  sieveComm_t comm = nullptr;
+  RANK_CHECK(sieveCommInitRank(&comm, nranks, id, rank) == sieveSuccess, "init");
+  const size_t count = 20011;
+  float* bufs[2] = {static_cast<float*>(mem.Alloc(count * 4)),
+                    static_cast<float*>(mem.Alloc(count * 4))};
+  const size_t every[2] = {3, 5};  // two different fixed zero patterns
+  std::vector<float> g(count), out(count);
+  for (int step = 0; step < 16; ++step) {
+    int b = step % 2;
+    for (size_t i = 0; i < count; ++i)  // values change per step, the pattern does not
+      g[i] = i % every[b] == 0 ? static_cast<float>((i + step) % 17 + rank + 1) : 0.0f;
+    mem.Upload(bufs[b], g.data(), count * 4);
+    RANK_CHECK(sieveAllReduce(bufs[b], bufs[b], count, sieveFloat32, sieveSum, comm,
+                              mem.stream()) == sieveSuccess,
+               "step %d: %s", step, sieveGetLastError(comm));
+    mem.Download(out.data(), bufs[b], count * 4);
+    for (size_t i = 0; i < count; ++i) {
+      float want = i % every[b] == 0 ? static_cast<float>(nranks * ((i + step) % 17 + 1) +
+                                                          nranks * (nranks - 1) / 2)
+                                     : 0.0f;
+      RANK_CHECK(out[i] == want, "step %d element %zu: %g, expected %g", step, i, out[i], want);
+    }
+  }
+  sieveCounters_t c;
+  RANK_CHECK(sieveCommGetCounters(comm, &c) == sieveSuccess, "counters");
+  RANK_CHECK(c.masked_collectives >= 8, "only %llu of 16 steps ran masked",
+             static_cast<unsigned long long>(c.masked_collectives));
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  return 0;
+}
+
+TEST(DeviceFakeMp, MaskTrackerRecognisesADeviceBuffer) {
+  RankSpec spec = Spec(2, false);
+  spec.env.push_back({"SIEVE_AUTO_MASK", "1"});
+  EXPECT_EQ(RunRanks(spec, TrackerOnDeviceBuffer), "");
+}
+
 // Without a CUDA driver (this machine, CI) device-looking pointers cannot
 // exist: the real runtime classifies everything as host and the library runs
 // unchanged; here the fake is absent and host buffers work as always.
