@@ -26,19 +26,23 @@ Status ClassifyCall(const PointerClassifier& classifier, std::initializer_list<N
                     MemoryKind* out) {
   bool any = false, mixed = false;
   MemoryKind first = MemoryKind::kHost;
-  std::string listing;
   for (const NamedBuffer& b : buffers) {
     if (b.ptr == nullptr) continue;
     MemoryKind kind = classifier.Classify(b.ptr);
     if (any && kind != first) mixed = true;
     if (!any) first = kind;
     any = true;
-    listing += StrFormat("%s%s %p is %s memory", listing.empty() ? "" : ", ", b.name, b.ptr,
-                         MemoryKindName(kind));
   }
-  if (mixed)
+  if (mixed) {  // the message names every buffer (only built on this error path)
+    std::string listing;
+    for (const NamedBuffer& b : buffers) {
+      if (b.ptr == nullptr) continue;
+      listing += StrFormat("%s%s %p is %s memory", listing.empty() ? "" : ", ", b.name, b.ptr,
+                           MemoryKindName(classifier.Classify(b.ptr)));
+    }
     return Status::InvalidUsage(StrFormat(
         "buffers of one call must all be host or all be device memory: %s", listing.c_str()));
+  }
   *out = first;
   return Status::OK();
 }

@@ -47,7 +47,7 @@ RankSpec Spec(int n, bool sync) {
   RankSpec spec;
   spec.nranks = n;
   spec.env = {{"SIEVE_GPU_CHUNK_BYTES", "4096"}, {"SIEVE_GPU_PIPELINE", "3"},
-              {"SIEVE_GPU_SYNC", sync ? "1" : "0"}, {"SIEVE_TIMEOUT", "30"}};
+              {"SIEVE_GPU_SYNC", sync ? "1" : "0"}, {"SIEVE_TIMEOUT", "120"}};
   return spec;
 }
 
