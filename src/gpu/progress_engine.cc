@@ -211,6 +211,7 @@ Status ProgressEngine::EnqueueAsync(StagedOp& op) {
     // A slot whose `freed` write was not enqueued stays owed and is not reused.
     for (size_t i = 0; i < slots.size(); ++i) {
       StoreWord(&slots[i]->words->done, slots[i]->gen);
+      slots[i]->abandoned = !freed[i];
       pool_.Release(slots[i]);
     }
     st = st.WithContext(StrFormat("%s on device buffers: ", op.name));

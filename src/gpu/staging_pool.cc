@@ -48,7 +48,7 @@ size_t StagingPool::allocated_bytes() const {
 bool StagingPool::AllIdle() const {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& s : slots_)
-    if (!s->Idle()) return false;
+    if (!s->Idle() && !s->abandoned) return false;
   return true;
 }
 

@@ -31,6 +31,7 @@ struct Slot {
   uint32_t gen = 0;           // last generation handed out
   const void* key = nullptr;  // the device buffer it last mirrored (see Acquire)
   bool leased = false;        // held by an enqueuing call
+  bool abandoned = false;     // its stream will never write `freed` (a failed enqueue)
   // Starts the next use; every use has its own generation.
   uint32_t NextGen() { return ++gen; }
   bool Idle() const { return !leased && Reached(LoadWord(&words->freed), gen); }
@@ -59,7 +60,7 @@ class StagingPool {
   // of `freed`) are enqueued.
   void Release(Slot* slot);
 
-  // No slot is leased or owed by a stream.
+  // No slot is leased or owed by a stream (abandoned slots aside).
   bool AllIdle() const;
   size_t allocated_bytes() const;
   size_t slot_count() const;
