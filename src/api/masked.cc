@@ -5,11 +5,11 @@
 #include <mutex>
 #include <unordered_set>
 
-#include "gpu/device_collectives.h"
 #include "api/api_guard.h"
 #include "api/arg_check.h"
 #include "comm/group.h"
 #include "api/mask_handle.h"
+#include "gpu/device_collectives.h"
 #include "mask/masked_allreduce.h"
 
 constexpr uint64_t kSieveMaskMagic = 0x53494556454d534bull;  // "SIEVEMSK"

@@ -7,11 +7,11 @@
 #include <memory>
 #include <vector>
 
-#include "gpu/device_collectives.h"
 #include "api/api_guard.h"
 #include "api/arg_check.h"
 #include "coll/collectives.h"
 #include "core/log.h"
+#include "gpu/device_collectives.h"
 #include "transport/bootstrap/bootstrap.h"
 
 using sieve::Comm;

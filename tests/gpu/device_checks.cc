@@ -261,6 +261,19 @@ std::string MixedChecks(sieveComm_t comm, DeviceMemory& mem) {
   return "";
 }
 
+// Subnet averaging does not take device buffers yet: a clear error, not a crash.
+std::string SubnetChecks(sieveComm_t comm, DeviceMemory& mem) {
+  sieveLayout_t layout = nullptr;
+  CHECK_OK(sieveLayoutEqualSubnets(comm, 1000, 4, &layout), "layout");
+  void* dev = mem.Alloc(1000 * 4);
+  sieveResult_t r = sieveAllReduceSubnet(dev, dev, 1000, sieveFloat32, layout, comm, mem.stream());
+  std::string msg = sieveGetLastError(comm);
+  CHECK_OK(sieveLayoutDeregister(layout), "layout deregister");
+  if (r != sieveInvalidUsage || msg.find("device buffers") == std::string::npos)
+    return "subnet on device buffers: got result " + std::to_string(r) + " \"" + msg + "\"";
+  return "";
+}
+
 }  // namespace
 
 std::string RunDeviceChecks(sieveComm_t comm, int rank, int nranks, size_t chunk_bytes,
@@ -269,6 +282,7 @@ std::string RunDeviceChecks(sieveComm_t comm, int rank, int nranks, size_t chunk
   if (e.empty()) e = DenseChecks(comm, rank, nranks, chunk_bytes, mem);
   if (e.empty()) e = CompressedChecks(comm, rank, nranks, mem);
   if (e.empty()) e = PointToPointChecks(comm, rank, nranks, mem);
+  if (e.empty()) e = SubnetChecks(comm, mem);
   return e;
 }
 
