@@ -146,7 +146,8 @@ void Comm::RecordAsyncError(const Status& status) {
       std::lock_guard<std::mutex> lock(error_mu_);
       fatal_error_ = status.message();
     }
-    if (transport_ && !abort_.load()) transport_->NotifyPeersOfFailure(status.message());
+    if (active_transport_ != nullptr && !abort_.load())
+      active_transport_->NotifyPeersOfFailure(completed_seq_, status.message());
   }
 }
 
