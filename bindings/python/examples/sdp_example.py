@@ -1,0 +1,67 @@
+"""SDP on 4 data-parallel ranks: a residual-block network on scikit-learn's digits trained
+with plain DDP (Gloo all-reduce) versus subnetwork data parallelism, each rank holding a
+fixed balanced subset of the blocks (coverage --coverage: about C*n holders per block),
+training only those (forward masking) and averaging each block only among its holders
+with Sieve's coverage-weighted subnet all-reduce.
+
+    bindings/python/examples/run_example.sh sdp [--testbed]
+"""
+import copy
+
+import torch
+
+import common
+from blocks_model import BlockNet
+from sieve import hooks, sdp
+
+
+def assembled(model, matrix, comm):
+    """The global model: every block taken from its holders (their copies are identical;
+    summed and divided by the coverage). Communicates (evaluation only)."""
+    full = copy.deepcopy(model)
+    held = matrix[comm.rank]
+    cover = matrix.sum(0)
+    with torch.no_grad():
+        for k, blk in enumerate(full.blocks):
+            for p in blk.parameters():
+                p.mul_(float(held[k]))
+                comm.all_reduce(p.data, op="sum")
+                p.div_(float(cover[k]))
+    full.eval_scale = float(matrix.sum(1)[0]) / matrix.shape[1]
+    return full
+
+
+def main():
+    args = common.parse(__doc__, steps=150, lr=0.05, extra={
+        "coverage": (float, 0.5, "fraction of the blocks each rank holds"),
+        "nblocks": (int, 8, "residual blocks")})
+    ctx = common.Context(args)
+    torch.manual_seed(args.seed)
+    start = common.warm_start(BlockNet(k=args.nblocks), ctx)
+    nparams = sum(p.numel() for p in start.parameters())
+    matrix = sdp.balanced_mask(ctx.size, args.nblocks, args.coverage, seed=args.seed)
+    held = [k for k in range(args.nblocks) if matrix[ctx.rank, k]]
+    records = []
+    for name in args.runs.split(","):
+        model = copy.deepcopy(start)
+        if name == "ddp":
+            ddp = torch.nn.parallel.DistributedDataParallel(model)
+            records.append(common.train(ctx, name, ddp, torch.optim.SGD(
+                model.parameters(), lr=args.lr, momentum=0.9)))
+            continue
+        ops = [2 if matrix[ctx.rank, k] else 0 for k in range(args.nblocks)]
+        ddp = torch.nn.parallel.DistributedDataParallel(model, find_unused_parameters=True)
+        ddp.register_comm_hook(hooks.SdpState(ctx.comm, matrix, model.block_params()),
+                               hooks.sdp_hook)
+        opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
+        rec = common.train(ctx, "sdp C=%.2f" % args.coverage, ddp, opt,
+                           forward=lambda x, step: ddp(x, ops),
+                           eval_model=lambda: assembled(model, matrix, ctx.comm))
+        records.append(rec)
+    common.report(ctx, records, nparams, note="; rank %d holds blocks %s, coverage per block %s"
+                  % (ctx.rank, held, matrix.sum(0).tolist()))
+    common.finish(ctx)
+
+
+if __name__ == "__main__":
+    main()
