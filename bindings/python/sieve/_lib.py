@@ -20,10 +20,15 @@ class UniqueId(ctypes.Structure):
     _fields_ = [("internal", ctypes.c_char * 128)]
 
 
+COUNTER_NAMES = ("bytes_sent", "bytes_received", "collectives", "masked_collectives",
+                 "dense_fallbacks", "mask_mismatches", "subnet_collectives")
+
+
 class Counters(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_uint64) for name in (
-        "bytes_sent", "bytes_received", "collectives", "masked_collectives",
-        "dense_fallbacks", "mask_mismatches")]
+    # sieveCounters_t grows at its end; the spare room keeps a newer library from writing
+    # past this struct (fields an older library lacks read 0).
+    _fields_ = [(name, ctypes.c_uint64) for name in COUNTER_NAMES] + [
+        ("_spare", ctypes.c_uint64 * 16)]
 
 
 class TernaryParams(ctypes.Structure):

@@ -139,7 +139,7 @@ class Comm:
         c = _lib.Counters()
         self._check(_lib.lib.sieveCommGetCounters(self._handle(), ctypes.byref(c)),
                     "sieveCommGetCounters")
-        return {name: getattr(c, name) for name, _ in _lib.Counters._fields_}
+        return {name: getattr(c, name) for name in _lib.COUNTER_NAMES}
 
     # -- argument plumbing ----------------------------------------------------------
     def _pair(self, send, recv, what, recv_factor=1, send_factor=1):
