@@ -20,7 +20,8 @@ def parse(description, **defaults):
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--steps", type=int, default=defaults.get("steps", 150))
     ap.add_argument("--eval-every", type=int, default=defaults.get("eval_every", 5))
-    ap.add_argument("--batch", type=int, default=32, help="samples per rank per step")
+    ap.add_argument("--batch", type=int, default=defaults.get("batch", 32),
+                    help="samples per rank per step")
     ap.add_argument("--lr", type=float, default=defaults.get("lr", 0.05))
     ap.add_argument("--out", default=os.environ.get("SIEVE_EXAMPLE_OUT", "example-out"))
     ap.add_argument("--runs", default="ddp,sieve", help="which runs, in order")
@@ -87,7 +88,7 @@ def accuracy(model, ctx):
     return acc
 
 
-def warm_start(model, ctx, epochs=1, lr=0.05):
+def warm_start(model, ctx, epochs=3, lr=0.05):
     """The 'pretrained' starting point: a short dense training on the first half of the
     training set, identical on every rank (no communication, not timed)."""
     torch.manual_seed(ctx.args.seed)
