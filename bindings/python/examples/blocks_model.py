@@ -18,16 +18,17 @@ class BlockNet(torch.nn.Module):
         self.inp = torch.nn.Linear(64, d)
         self.blocks = torch.nn.ModuleList([Block(d, f) for _ in range(k)])
         self.out = torch.nn.Linear(d, 10)
-        self.eval_scale = 1.0  # stochastic-depth style: blocks trained part of the time
 
-    def forward(self, x, ops=None):
+    def forward(self, x, ops=None, scale=1.0):
         """ops[k]: 2 full, 1 forward-only (no gradient into the block), 0 skip; None: all
-        blocks, scaled by eval_scale outside training."""
+        blocks. scale multiplies the blocks run in full (inverted stochastic depth: a rank
+        that runs a fraction C of the blocks scales them by 1/C, so the full model, used
+        unscaled for evaluation, matches its subnetworks in expectation)."""
         h = torch.relu(self.inp(x))
         for k, blk in enumerate(self.blocks):
             op = 2 if ops is None else ops[k]
             if op == 2:
-                h = h + (blk(h) if ops is not None or self.training else self.eval_scale * blk(h))
+                h = h + (blk(h) if scale == 1.0 else scale * blk(h))
             elif op == 1:
                 with torch.no_grad():
                     y = blk(h)

@@ -1,8 +1,9 @@
 """SDP on 4 data-parallel ranks: a residual-block network on scikit-learn's digits trained
-with plain DDP (Gloo all-reduce) versus subnetwork data parallelism, each rank holding a
-fixed balanced subset of the blocks (coverage --coverage: about C*n holders per block),
-training only those (forward masking) and averaging each block only among its holders
-with Sieve's coverage-weighted subnet all-reduce.
+with plain DDP (Gloo all-reduce) versus subnetwork data parallelism: each rank holds a fixed
+balanced subset of the blocks (coverage --coverage: about C*n holders per block), trains
+only those (forward masking, scaled by 1/C as in stochastic depth, so the full model is
+evaluated unscaled and starts where plain DDP starts) and averages each block only among
+its holders with Sieve's coverage-weighted subnet all-reduce.
 
     bindings/python/examples/run_example.sh sdp [--testbed]
 """
@@ -27,7 +28,6 @@ def assembled(model, matrix, comm):
                 p.mul_(float(held[k]))
                 comm.all_reduce(p.data, op="sum")
                 p.div_(float(cover[k]))
-    full.eval_scale = float(matrix.sum(1)[0]) / matrix.shape[1]
     return full
 
 
@@ -50,12 +50,13 @@ def main():
                 model.parameters(), lr=args.lr, momentum=0.9)))
             continue
         ops = [2 if matrix[ctx.rank, k] else 0 for k in range(args.nblocks)]
+        scale = args.nblocks / float(sum(matrix[ctx.rank]))
         ddp = torch.nn.parallel.DistributedDataParallel(model, find_unused_parameters=True)
         ddp.register_comm_hook(hooks.SdpState(ctx.comm, matrix, model.block_params()),
                                hooks.sdp_hook)
         opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
         rec = common.train(ctx, "sdp C=%.2f" % args.coverage, ddp, opt,
-                           forward=lambda x, step: ddp(x, ops),
+                           forward=lambda x, step: ddp(x, ops, scale),
                            eval_model=lambda: assembled(model, matrix, ctx.comm))
         records.append(rec)
     common.report(ctx, records, nparams, note="; rank %d holds blocks %s, coverage per block %s"
