@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import sieve
-from mp_util import run_ranks
+from mp_util import free_port, run_ranks
 
 TORCH_TYPES = [torch.int8, torch.uint8, torch.int32, torch.int64, torch.float16,
                torch.bfloat16, torch.float32, torch.float64]
@@ -173,3 +173,35 @@ def test_missing_rank_times_out_with_message():
                               env={"SIEVE_TIMEOUT": "2"})[0]
     # within SIEVE_TIMEOUT, not a hang: sieveRemoteError saying what was missing
     assert code == 6 and "2.0 s" in message, (code, message)
+
+
+def from_env_rank(rank, n):
+    comm = sieve.Comm.from_env()
+    x = torch.full((3,), float(rank))
+    comm.all_reduce(x)
+    comm.destroy()
+    return (comm.rank, comm.size, x.tolist())
+
+
+def test_from_torchrun_env():
+    port = free_port()
+    env = lambda r: {"RANK": str(r), "WORLD_SIZE": "3", "MASTER_ADDR": "127.0.0.1",
+                     "MASTER_PORT": str(port)}
+    got = run_ranks(3, from_env_rank, env=env)
+    assert got == [(r, 3, [3.0, 3.0, 3.0]) for r in range(3)]
+
+
+def test_from_env_without_launcher_fails():
+    with pytest.raises(sieve.SieveError) as e:
+        run_env_less()
+    assert e.value.code == 5 and "RANK" in e.value.message
+
+
+def run_env_less():
+    import os
+    saved = {k: os.environ.pop(k) for k in ("SIEVE_RANK", "RANK", "OMPI_COMM_WORLD_RANK")
+             if k in os.environ}
+    try:
+        sieve.Comm.from_env()
+    finally:
+        os.environ.update(saved)
