@@ -130,6 +130,9 @@ def train(ctx, name, ddp, opt, forward=None, before_step=None, eval_model=None,
         if (step + 1) % args.eval_every == 0 or step + 1 == args.steps:
             e0, et0 = ctx.comm.counters()["bytes_sent"], ctx.tx_bytes()
             curve.append((clock, step + 1, accuracy(eval_model(), ctx)))
+            if ctx.rank == 0 and os.environ.get("SIEVE_EXAMPLE_PROGRESS", "1") != "0":
+                print("[%s] step %d  %.1f s  acc %.3f" % (name, step + 1, clock, curve[-1][2]),
+                      flush=True)
             excluded_sieve += ctx.comm.counters()["bytes_sent"] - e0
             excluded_tx += ctx.tx_bytes() - et0
     c1, tx1 = ctx.comm.counters(), ctx.tx_bytes()
