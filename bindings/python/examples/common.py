@@ -88,7 +88,7 @@ def accuracy(model, ctx):
     return acc
 
 
-def warm_start(model, ctx, epochs=3, lr=0.05):
+def warm_start(model, ctx, epochs=1, lr=0.05):
     """The 'pretrained' starting point: a short dense training on the first half of the
     training set, identical on every rank (no communication, not timed)."""
     torch.manual_seed(ctx.args.seed)
@@ -159,6 +159,10 @@ def report(ctx, records, nparams, note=""):
     base = everyone[0][0]
     target = base["curve"][-1][2] - 0.02  # the first run's final accuracy, minus 2 points
     dense_step_bytes = 2 * (ctx.size - 1) / ctx.size * 4 * nparams  # ring all-reduce
+    stem = os.path.join(args.out, os.path.splitext(os.path.basename(sys.argv[0]))[0])
+    with open(stem + ".json", "w") as f:
+        json.dump({"target": target, "ranks": ctx.size, "ifname": ctx.ifname,
+                   "records": everyone}, f, indent=1)
     lines = ["%s: %d ranks, %d params (%.2f MB fp32), %d steps x %d samples/rank; target = "
              "%s final accuracy - 2 points = %.3f%s" % (
                  os.path.basename(sys.argv[0]), ctx.size, nparams, 4 * nparams / 1e6,
@@ -178,16 +182,12 @@ def report(ctx, records, nparams, note=""):
         lines.append("| %s | %.3f | %s | %s | %.1f | %s | %s | %s |" % (
             rec["name"], rec["curve"][-1][2], "-" if t is None else "%.1f" % t,
             "-" if s is None else s, rec["curve"][-1][0],
-            "-" if (t is None or tta0 is None) else "%.1fx" % (tta0 / t),
+            "-" if not (t and tta0) else "%.1fx" % (tta0 / t),
             payload, "%.0f" % tx if ctx.ifname != "lo" else "n/a (lo shared)"))
     text = "\n".join(lines)
     print(text, flush=True)
-    stem = os.path.join(args.out, os.path.splitext(os.path.basename(sys.argv[0]))[0])
     with open(stem + ".md", "w") as f:
         f.write(text + "\n")
-    with open(stem + ".json", "w") as f:
-        json.dump({"target": target, "ranks": ctx.size, "ifname": ctx.ifname,
-                   "records": everyone}, f, indent=1)
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -20,10 +20,10 @@ class Mlp(torch.nn.Sequential):
 
 
 def main():
-    args = common.parse(__doc__, steps=150, lr=0.05, batch=8, extra={
+    args = common.parse(__doc__, steps=120, lr=0.05, batch=8, extra={
         "width": (int, 1024, "hidden width (1024: 1.1 M parameters)"),
         "prune": (float, 0.8, "pruning ratio of the weight matrices")})
-    args.runs = args.runs.replace("sieve", "masked,masked+ternary")
+    args.runs = args.runs.replace("sieve", "masked+ternary")  # --runs ddp,masked,... for more
     ctx = common.Context(args)
     torch.manual_seed(args.seed)
     start = common.warm_start(Mlp(args.width), ctx)

@@ -32,7 +32,7 @@ def assembled(model, matrix, comm):
 
 
 def main():
-    args = common.parse(__doc__, steps=150, lr=0.05, extra={
+    args = common.parse(__doc__, steps=100, lr=0.05, batch=16, extra={
         "coverage": (float, 0.5, "fraction of the blocks each rank holds"),
         "nblocks": (int, 8, "residual blocks")})
     ctx = common.Context(args)
