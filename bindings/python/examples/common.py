@@ -26,6 +26,8 @@ def parse(description, **defaults):
     ap.add_argument("--out", default=os.environ.get("SIEVE_EXAMPLE_OUT", "example-out"))
     ap.add_argument("--runs", default="ddp,sieve", help="which runs, in order")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--warm-epochs", type=int, default=defaults.get("warm_epochs", 1),
+                    help="epochs of the untimed dense warm start (the 'pretrained' model)")
     for name, (typ, val, helptext) in defaults.get("extra", {}).items():
         ap.add_argument("--" + name, type=typ, default=val, help=helptext)
     return ap.parse_args()
@@ -88,13 +90,13 @@ def accuracy(model, ctx):
     return acc
 
 
-def warm_start(model, ctx, epochs=1, lr=0.05):
+def warm_start(model, ctx, lr=0.05):
     """The 'pretrained' starting point: a short dense training on the first half of the
     training set, identical on every rank (no communication, not timed)."""
     torch.manual_seed(ctx.args.seed)
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
     half = len(ctx.ytrain_all) // 2
-    for _ in range(epochs):
+    for _ in range(ctx.args.warm_epochs):
         for b in range(0, half - 31, 32):
             opt.zero_grad()
             torch.nn.functional.cross_entropy(model(ctx.xtrain_all[b:b + 32]),

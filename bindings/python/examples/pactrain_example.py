@@ -20,7 +20,7 @@ class Mlp(torch.nn.Sequential):
 
 
 def main():
-    args = common.parse(__doc__, steps=120, lr=0.05, batch=8, extra={
+    args = common.parse(__doc__, steps=160, lr=0.05, batch=8, warm_epochs=2, extra={
         "width": (int, 1024, "hidden width (1024: 1.1 M parameters)"),
         "prune": (float, 0.8, "pruning ratio of the weight matrices")})
     args.runs = args.runs.replace("sieve", "masked+ternary")  # --runs ddp,masked,... for more
