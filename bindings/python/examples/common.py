@@ -26,6 +26,8 @@ def parse(description, **defaults):
     ap.add_argument("--out", default=os.environ.get("SIEVE_EXAMPLE_OUT", "example-out"))
     ap.add_argument("--runs", default="ddp,sieve", help="which runs, in order")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--clip", type=float, default=defaults.get("clip", 0.0),
+                    help="clip the (already averaged) gradient norm; 0 = off")
     ap.add_argument("--warm-epochs", type=int, default=defaults.get("warm_epochs", 1),
                     help="epochs of the untimed dense warm start (the 'pretrained' model)")
     for name, (typ, val, helptext) in defaults.get("extra", {}).items():
@@ -127,6 +129,8 @@ def train(ctx, name, ddp, opt, forward=None, before_step=None, eval_model=None,
         x, y = ctx.batch(step)
         opt.zero_grad()
         torch.nn.functional.cross_entropy(forward(x, step), y).backward()
+        if args.clip > 0:
+            torch.nn.utils.clip_grad_norm_(ddp.parameters(), args.clip)
         opt.step()
         clock += time.perf_counter() - t0
         if (step + 1) % args.eval_every == 0 or step + 1 == args.steps:

@@ -34,7 +34,7 @@ def fisher_scores(model, ctx):
 
 
 def main():
-    args = common.parse(__doc__, steps=100, lr=0.05, batch=16, extra={
+    args = common.parse(__doc__, steps=100, lr=0.05, batch=16, clip=1.0, extra={
         "nblocks": (int, 8, "residual blocks (subnets)"),
         "full-budget": (int, 15, "full-operation cost per rank and step (a block costs 3)"),
         "fwd-budget": (int, 2, "forward-only cost per rank and step (a block costs 1)")})

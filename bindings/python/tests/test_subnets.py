@@ -90,3 +90,31 @@ def subnet_rank(rank, n, uid):
 
 def test_subnet_collectives():
     assert run_ranks(3, subnet_rank, sieve.get_unique_id()) == ["ok"] * 3
+
+
+def d2ft_patterns_rank(rank, n, uid, steps, count, k):
+    """Many steps with fresh random tables (every pattern a new plan), checked each step."""
+    comm = sieve.Comm(n, uid, rank)
+    pieces = np.linspace(0, count, k + 1).astype(int)
+    lay = comm.register_layout(count, [(int(a), int(b - a), list(range(n)))
+                                       for a, b in zip(pieces[:-1], pieces[1:])])
+    rng = np.random.default_rng(99)  # same tables on every rank
+    bad = []
+    for step in range(steps):
+        table = rng.random((n, k)) < rng.choice([0.2, 0.5, 0.8])
+        xs = inputs(n, count, torch.float32, 1000 + step)
+        out = xs[rank].clone()
+        comm.all_reduce_d2ft(out, lay, table[rank], schedule=table if step % 2 else None)
+        for s in range(k):
+            sl = slice(pieces[s], pieces[s + 1])
+            t = np.flatnonzero(table[:, s])
+            want = xs[rank][sl] if len(t) == 0 else torch.stack([xs[r][sl] for r in t]).mean(0)
+            if not torch.allclose(out[sl], want, atol=1e-6):
+                bad.append((step, s, table[:, s].tolist()))
+    comm.destroy()
+    return bad
+
+
+def test_d2ft_many_patterns():
+    bad = run_ranks(4, d2ft_patterns_rank, sieve.get_unique_id(), 60, 20011, 8)
+    assert bad == [[]] * 4, bad
