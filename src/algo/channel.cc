@@ -11,7 +11,8 @@ namespace sieve::algo {
 using transport::Request;
 
 Channel::Channel(transport::Transport* transport, uint32_t seq, std::string name,
-                 transport::WaitOptions wait, Traffic* traffic, Counters* p2p_counters)
+                 transport::WaitOptions wait, Traffic* traffic, Counters* p2p_counters,
+                 std::vector<int> members)
     : transport_(transport),
       seq_(seq),
       p2p_(p2p_counters != nullptr),
@@ -23,6 +24,7 @@ Channel::Channel(transport::Transport* transport, uint32_t seq, std::string name
   counters_->recv.resize(transport->size(), 0);
   wait_.check_peers = [this] { return PeerFailures(); };
   wait_.describe_pending = [this] { return DescribePending(); };
+  if (!members.empty()) SetMembers(std::move(members));
 }
 
 Channel::~Channel() {

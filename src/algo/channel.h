@@ -34,8 +34,10 @@ class Channel {
 
   // `name` ("allreduce #12") prefixes every error. A collective gets fresh
   // counters; p2p passes the communicator's (and uses its own tag space).
+  // Non-empty `members`: SetMembers(members) (a communicator view's channel).
   Channel(transport::Transport* transport, uint32_t seq, std::string name,
-          transport::WaitOptions wait, Traffic* traffic, Counters* p2p_counters = nullptr);
+          transport::WaitOptions wait, Traffic* traffic, Counters* p2p_counters = nullptr,
+          std::vector<int> members = {});
   ~Channel();  // cancels whatever is still pending (after an error)
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;

@@ -4,12 +4,43 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "core/log.h"
+#include "topo/placement.h"
 #include "transport/bootstrap/bootstrap.h"
 
 namespace sieve {
+
+namespace {
+
+// The NIC this rank hands to UCX and the NUMA node of its staging memory,
+// with one INFO line each for the machine, the RDMA devices and the choice.
+topo::Placement PlaceRank(const Config& config, int rank) {
+  std::string hwloc_note, rdma_note;
+  const topo::Machine& machine = topo::LoadMachine(&hwloc_note);
+  static const std::vector<topo::RdmaPort> ports = topo::ListRdmaPorts(&rdma_note);
+  ForeignEnv foreign = ReadForeignEnv();
+  topo::PlacementRequest req;
+  req.forced_device = config.net_device;
+  req.user_chose = foreign.ucx_net_devices_set || !config.socket_ifname.empty();
+  req.user_reason = foreign.ucx_net_devices_set ? "UCX_NET_DEVICES" : "SIEVE_SOCKET_IFNAME";
+  req.local_rank = foreign.local_rank >= 0 ? foreign.local_rank : rank;
+  topo::Placement p = topo::ChoosePlacement(machine, ports, req);
+  if (config.bind == "NONE") p.numa = -1;
+  SIEVE_INFO(kLogInit, "topology: %s%s%s", machine.Summary().c_str(),
+             hwloc_note.empty() ? "" : "; ", hwloc_note.c_str());
+  if (!rdma_note.empty()) SIEVE_INFO(kLogInit, "RDMA: %s", rdma_note.c_str());
+  SIEVE_INFO(kLogInit, "NIC for UCX: %s (%s); NUMA binding of mask work buffers: %s",
+             p.net_device.empty() ? "UCX's choice" : p.net_device.c_str(), p.reason.c_str(),
+             machine.numa_nodes < 2 ? "none (one NUMA node)"
+             : p.numa < 0          ? "none (SIEVE_BIND=NONE or no nearest node)"
+                                   : StrFormat("node %d", p.numa).c_str());
+  return p;
+}
+
+}  // namespace
 
 Status Comm::Create(const char id[128], int nranks, int rank, const Config& config,
                     std::unique_ptr<Comm>* out) {
@@ -17,7 +48,10 @@ Status Comm::Create(const char id[128], int nranks, int rank, const Config& conf
   comm->rank_ = rank;
   comm->size_ = nranks;
   comm->config_ = config;
-  SIEVE_RETURN_IF_ERROR(transport::UcxTransport::Create(rank, nranks, &comm->transport_));
+  comm->placement_ = PlaceRank(config, rank);
+  transport::UcxOptions ucx;
+  ucx.net_devices = comm->placement_.net_device;
+  SIEVE_RETURN_IF_ERROR(transport::UcxTransport::Create(rank, nranks, ucx, &comm->transport_));
 
   // host_id is "<hostname>#<pid>": ranks on one host find each other by name
   // and check each other's liveness by pid.
@@ -44,7 +78,28 @@ Status Comm::Create(const char id[128], int nranks, int rank, const Config& conf
   return Status::OK();
 }
 
+std::unique_ptr<Comm> Comm::MakeView(Comm& root, std::vector<int> members) {
+  std::unique_ptr<Comm> view(new Comm());
+  view->root_ = root.root_;
+  view->rank_ = static_cast<int>(std::find(members.begin(), members.end(), root.rank()) -
+                                 members.begin());
+  view->size_ = static_cast<int>(members.size());
+  view->config_ = root.config_;
+  view->members_ = std::move(members);
+  return view;
+}
+
+void Comm::SetHosts(HostLayout layout) {
+  hosts_ = std::move(layout);
+  host_view_.reset();
+  cross_view_.reset();
+  if (!hosts_.Hierarchical()) return;
+  host_view_ = MakeView(*this, hosts_.SameHost(rank_));
+  cross_view_ = MakeView(*this, hosts_.SameLocalIndex(rank_));
+}
+
 Comm::~Comm() {
+  if (root_ != this) return;  // a view owns nothing
   SIEVE_INFO(kLogColl,
              "counters: %llu bytes sent, %llu received, %llu collectives (%llu masked, %llu dense "
              "fallbacks, %llu mask mismatches, %llu subnet)",
@@ -63,13 +118,13 @@ Comm::~Comm() {
 transport::WaitOptions Comm::WaitOptions() const {
   transport::WaitOptions options;
   options.timeout_s = config_.timeout_s;
-  options.abort = &abort_;
+  options.abort = &root_->abort_;
   return options;
 }
 
 algo::Channel Comm::MakeChannel(const char* what, uint32_t seq) {
-  return algo::Channel(transport_.get(), seq, StrFormat("%s #%u", what, seq), WaitOptions(),
-                       &stats_.traffic);
+  return algo::Channel(transport(), seq, StrFormat("%s #%u", what, seq), WaitOptions(),
+                       &root_->stats_.traffic, nullptr, members_);
 }
 
 algo::Channel Comm::MakeP2pChannel() {
@@ -88,6 +143,24 @@ void Comm::LogTransportOnce() {
   transport_logged_ = true;
   SIEVE_INFO(kLogNet, "transport: %s; UCX peer-failure reporting %s (SIEVE_UCX_PEER_ERRORS)",
              transport_->Describe().c_str(), config_.ucx_peer_errors.c_str());
+  if (host_view_ == nullptr) return;
+  // Hierarchical: say what UCX picked for a same-host peer (shared memory is
+  // expected) and for a peer on another host (the NIC).
+  const std::vector<int> same = hosts_.SameHost(rank_), cross = hosts_.SameLocalIndex(rank_);
+  int local_peer = same[(hosts_.local[rank_] + 1) % same.size()];
+  int remote_peer = cross[(hosts_.host[rank_] + 1) % cross.size()];
+  std::string local_lanes = transport_->DescribePeer(local_peer);
+  std::string remote_lanes = transport_->DescribePeer(remote_peer);
+  bool shm = false;
+  for (const char* tl : {"sysv", "posix", "cma", "xpmem", "knem"})
+    shm = shm || local_lanes.find(tl) != std::string::npos;
+  SIEVE_INFO(kLogNet, "same-host rank %d over %s%s; rank %d on another host over %s", local_peer,
+             local_lanes.c_str(), shm ? " (shared memory)" : "", remote_peer,
+             remote_lanes.c_str());
+  if (!shm)
+    SIEVE_WARN("same-host rank %d is reached over %s, not shared memory (UCX_TLS?): the "
+               "hierarchical all-reduce's host steps will be slow", local_peer,
+               local_lanes.c_str());
 }
 
 void Comm::RecordError(const Status& status) {
