@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "core/log.h"
+#include "topo/host_id.h"
 #include "topo/placement.h"
 #include "transport/bootstrap/bootstrap.h"
 
@@ -53,13 +54,15 @@ Status Comm::Create(const char id[128], int nranks, int rank, const Config& conf
   ucx.net_devices = comm->placement_.net_device;
   SIEVE_RETURN_IF_ERROR(transport::UcxTransport::Create(rank, nranks, ucx, &comm->transport_));
 
-  // host_id is "<hostname>#<pid>": ranks on one host find each other by name
+  // host_id is "<host>#<pid>": ranks on one host find each other by name
   // and check each other's liveness by pid.
   transport::PeerInfo mine;
   mine.worker_address = comm->transport_->LocalAddress();
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  mine.host_id = StrFormat("%s#%d", host, static_cast<int>(getpid()));
+  // The host part is topo::HostIdentity (hostname, boot id, network
+  // namespace, or SIEVE_HOST_ID): ranks in other namespaces are other hosts,
+  // so UCX reports their failures and does not reach them by shared memory.
+  const std::string host = topo::HostIdentity(config.host_id);
+  mine.host_id = StrFormat("%s#%d", host.c_str(), static_cast<int>(getpid()));
   std::vector<transport::PeerInfo> all;
   SIEVE_RETURN_IF_ERROR(
       transport::BootstrapExchange(id, rank, nranks, mine, config.timeout_s, &all));

@@ -216,14 +216,11 @@ Status ReadRendezvous(const Getenv& get, LaunchEnv* e) {
     if (e->master_port < 1 || e->master_port > 65535)
       return Status::InvalidArgument(StrFormat("MASTER_PORT=%s is not a port", port));
   }
+  // SIEVE_COMM_ID wins over MASTER_*: under torchrun MASTER_PORT is taken by its own store.
   if (const char* comm_id = get("SIEVE_COMM_ID"); comm_id != nullptr && *comm_id != '\0') {
     std::string host;
     int p = -1;
     SIEVE_RETURN_IF_ERROR(ParseCommId(comm_id, &host, &p));
-    if ((addr != nullptr && host != addr) || (port != nullptr && p != e->master_port))
-      return Status::InvalidUsage(StrFormat(
-          "SIEVE_COMM_ID=%s contradicts MASTER_ADDR=%s MASTER_PORT=%s: set one rendezvous",
-          comm_id, addr != nullptr ? addr : "(unset)", port != nullptr ? port : "(unset)"));
     e->master_addr = host;
     e->master_port = p;
   }

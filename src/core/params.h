@@ -32,7 +32,8 @@ std::string DumpConfig(const Config& config);
 // innermost first: sieve-run (SIEVE_RANK/SIEVE_NRANKS), torchrun (RANK,
 // WORLD_SIZE, LOCAL_RANK), Open MPI (OMPI_COMM_WORLD_*), Slurm (SLURM_PROCID,
 // SLURM_NTASKS, SLURM_LOCALID). The rendezvous is SIEVE_UNIQUE_ID, else
-// SIEVE_COMM_ID=host:port, else MASTER_ADDR + MASTER_PORT.
+// SIEVE_COMM_ID=host:port, else MASTER_ADDR + MASTER_PORT. Missing or
+// contradictory variables fail naming them.
 struct LaunchEnv {
   int rank = -1;
   int nranks = -1;

@@ -37,6 +37,7 @@ int NumaOf(hwloc_topology_t topo, hwloc_obj_t obj) {
 }
 
 void Fill(hwloc_topology_t topo, Machine* m) {
+  m->hwloc_version = HWLOC_VERSION;
   m->numa_nodes = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
   m->cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
   m->pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);

@@ -21,6 +21,7 @@ struct Device {
 };
 
 struct Machine {
+  std::string hwloc_version;  // of the hwloc Sieve was built with
   int numa_nodes = 0;  // 0 when hwloc reports none
   int cores = 0;
   int pus = 0;
