@@ -11,7 +11,9 @@
 # [payload, 1.12 * payload + 512 KiB]. Needs root (skips with 77 otherwise).
 #
 #   hier_netns_test.sh SIEVE_PERF [--report]
-#   --report: 64 MiB at 1gbit, dense and masked(0.5)+ternary, prints a table.
+#   --report: dense and masked(0.5)+ternary, flat and hier, prints a table of
+#   times and bytes per direction (e.g. TOPO_BYTES=64M TOPO_ITERS=3); the byte
+#   counts include the checked call and the in-place calls sieve-perf makes.
 set -u
 PERF=$1
 REPORT=${2:-}
@@ -122,15 +124,14 @@ if [ "$REPORT" != "--report" ]; then
 fi
 
 # Report: one table, 64 MiB unless TOPO_BYTES says otherwise.
-echo "| mode | algo | time (ms, sieve-perf out-of-place) | bytes host0->host1 | bytes host1->host0 |"
+echo "| mode | algo | time ms (sieve-perf out-of-place, mean of $ITERS) | bytes host0->host1 | bytes host1->host0 |"
 echo "|---|---|---|---|---|"
 for mode in dense masked-ternary; do
   args=()
   [ $mode = masked-ternary ] && args=(--mode masked --mask-density 0.5 --quant ternary)
   for algo in flat hier; do
     run "$mode-$algo" $algo "${args[@]}"
-    echo "| $mode | $algo | $(echo "$ROW" | awk '{print $6}') | $SENT0 | $SENT1 |"
-    grep -h "wrong\|#" "$WORK/$mode-$algo.0" | head -n 0
+    echo "| $mode | $algo | $(echo "$ROW" | awk '{printf "%.0f", $6 / 1000}') | $SENT0 | $SENT1 |"
   done
 done
 for f in "$WORK"/*.0; do echo "--- $(basename "$f")"; grep -E '^ +[0-9]+ |^#' "$f" | head -n 4; done
