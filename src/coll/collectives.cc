@@ -41,8 +41,9 @@ Status AllReduce(Comm& comm, const CollArgs& a) {
   size_t bytes = a.count * kernels::DTypeSize(a.dtype);
   if (comm.size() > 1) ++comm.stats().collectives;
   if (UseHier(comm, a.count)) {
-    LogChoice(comm, "allreduce", a, bytes, "hierarchical (host reduce-scatter, inter-host "
-                                           "all-reduce per local rank, host all-gather)");
+    LogChoice(comm, "allreduce", a, bytes,
+              "hierarchical (host reduce-scatter, inter-host "
+              "all-reduce per local rank, host all-gather)");
     return HierDenseAllReduce(comm, a);
   }
   return FlatAllReduce(comm, a);

@@ -83,18 +83,18 @@ Status HierAllReduce(Comm& comm, const CollArgs& a, const std::vector<size_t>& b
 
 Status HierDenseAllReduce(Comm& comm, const CollArgs& a) {
   const int n = comm.size();
-  return HierAllReduce(
-      comm, a, HierBounds(a.count, comm.hosts().max_local, 1),
-      [&](Comm& cross, void* slice, size_t, size_t count) -> Status {
-        CollArgs s = a;
-        s.send = slice;
-        s.recv = slice;
-        s.count = count;
-        if (a.op == kernels::RedOp::kAvg) s.op = kernels::RedOp::kSum;
-        SIEVE_RETURN_IF_ERROR(FlatAllReduce(cross, s));
-        if (a.op == kernels::RedOp::kAvg) kernels::DivideBy(a.dtype, slice, count, n);
-        return Status::OK();
-      });
+  return HierAllReduce(comm, a, HierBounds(a.count, comm.hosts().max_local, 1),
+                       [&](Comm& cross, void* slice, size_t, size_t count) -> Status {
+                         CollArgs s = a;
+                         s.send = slice;
+                         s.recv = slice;
+                         s.count = count;
+                         if (a.op == kernels::RedOp::kAvg) s.op = kernels::RedOp::kSum;
+                         SIEVE_RETURN_IF_ERROR(FlatAllReduce(cross, s));
+                         if (a.op == kernels::RedOp::kAvg)
+                           kernels::DivideBy(a.dtype, slice, count, n);
+                         return Status::OK();
+                       });
 }
 
 }  // namespace sieve::coll

@@ -37,19 +37,20 @@ Status AgreeOnScales(Comm& comm, const TernaryArgs& a, const void* in,
 Status HierTernary(Comm& comm, const TernaryArgs& a) {
   const int root_rank = comm.rank(), n = comm.size();
   if (comm.FirstUse("allreduce-ternary-hier", a.base.count * kernels::DTypeSize(a.base.dtype)))
-    SIEVE_INFO(kLogColl, "ternary allreduce of %zu elements on %s: hierarchical (dense inside "
-               "hosts, ternary between hosts)", a.base.count, comm.hosts().Describe().c_str());
-  return HierAllReduce(
-      comm, a.base, HierBounds(a.base.count, comm.hosts().max_local, a.block),
-      [&](Comm& cross, void* slice, size_t, size_t count) -> Status {
-        TernaryArgs s = a;
-        s.base.send = slice;
-        s.base.recv = slice;
-        s.base.count = count;
-        s.rng_rank = root_rank;
-        s.divisor = n;
-        return TernaryAllReduce(cross, s);
-      });
+    SIEVE_INFO(kLogColl,
+               "ternary allreduce of %zu elements on %s: hierarchical (dense inside "
+               "hosts, ternary between hosts)",
+               a.base.count, comm.hosts().Describe().c_str());
+  return HierAllReduce(comm, a.base, HierBounds(a.base.count, comm.hosts().max_local, a.block),
+                       [&](Comm& cross, void* slice, size_t, size_t count) -> Status {
+                         TernaryArgs s = a;
+                         s.base.send = slice;
+                         s.base.recv = slice;
+                         s.base.count = count;
+                         s.rng_rank = root_rank;
+                         s.divisor = n;
+                         return TernaryAllReduce(cross, s);
+                       });
 }
 
 }  // namespace

@@ -36,8 +36,8 @@ topo::Placement PlaceRank(const Config& config, int rank) {
   SIEVE_INFO(kLogInit, "NIC for UCX: %s (%s); NUMA binding of mask work buffers: %s",
              p.net_device.empty() ? "UCX's choice" : p.net_device.c_str(), p.reason.c_str(),
              machine.numa_nodes < 2 ? "none (one NUMA node)"
-             : p.numa < 0          ? "none (SIEVE_BIND=NONE or no nearest node)"
-                                   : StrFormat("node %d", p.numa).c_str());
+             : p.numa < 0           ? "none (SIEVE_BIND=NONE or no nearest node)"
+                                    : StrFormat("node %d", p.numa).c_str());
   return p;
 }
 
@@ -84,8 +84,8 @@ Status Comm::Create(const char id[128], int nranks, int rank, const Config& conf
 std::unique_ptr<Comm> Comm::MakeView(Comm& root, std::vector<int> members) {
   std::unique_ptr<Comm> view(new Comm());
   view->root_ = root.root_;
-  view->rank_ = static_cast<int>(std::find(members.begin(), members.end(), root.rank()) -
-                                 members.begin());
+  view->rank_ =
+      static_cast<int>(std::find(members.begin(), members.end(), root.rank()) - members.begin());
   view->size_ = static_cast<int>(members.size());
   view->config_ = root.config_;
   view->members_ = std::move(members);
@@ -158,12 +158,12 @@ void Comm::LogTransportOnce() {
   for (const char* tl : {"sysv", "posix", "cma", "xpmem", "knem"})
     shm = shm || local_lanes.find(tl) != std::string::npos;
   SIEVE_INFO(kLogNet, "same-host rank %d over %s%s; rank %d on another host over %s", local_peer,
-             local_lanes.c_str(), shm ? " (shared memory)" : "", remote_peer,
-             remote_lanes.c_str());
+             local_lanes.c_str(), shm ? " (shared memory)" : "", remote_peer, remote_lanes.c_str());
   if (!shm)
-    SIEVE_WARN("same-host rank %d is reached over %s, not shared memory (UCX_TLS?): the "
-               "hierarchical all-reduce's host steps will be slow", local_peer,
-               local_lanes.c_str());
+    SIEVE_WARN(
+        "same-host rank %d is reached over %s, not shared memory (UCX_TLS?): the "
+        "hierarchical all-reduce's host steps will be slow",
+        local_peer, local_lanes.c_str());
 }
 
 void Comm::RecordError(const Status& status) {

@@ -101,8 +101,8 @@ class Comm {
  private:
   Comm() = default;
 
-  Comm* root_ = this;          // a view's communicator; itself otherwise
-  std::vector<int> members_;   // a view's ranks of root_ (empty: not a view)
+  Comm* root_ = this;         // a view's communicator; itself otherwise
+  std::vector<int> members_;  // a view's ranks of root_ (empty: not a view)
   HostLayout hosts_;
   topo::Placement placement_;
   std::unique_ptr<Comm> host_view_, cross_view_;

@@ -22,8 +22,8 @@ HostLayout HostLayout::FromIds(const std::vector<uint64_t>& ids) {
   }
   l.nhosts = std::max<int>(1, static_cast<int>(ranks_on.size()));
   l.max_local = ranks_on.empty() ? 1 : *std::max_element(ranks_on.begin(), ranks_on.end());
-  l.uniform = std::all_of(ranks_on.begin(), ranks_on.end(),
-                          [&](int c) { return c == l.max_local; });
+  l.uniform =
+      std::all_of(ranks_on.begin(), ranks_on.end(), [&](int c) { return c == l.max_local; });
   return l;
 }
 
@@ -43,8 +43,9 @@ std::vector<int> HostLayout::SameLocalIndex(int rank) const {
 }
 
 std::string HostLayout::Describe() const {
-  if (uniform) return StrFormat("%d host%s x %d rank%s", nhosts, nhosts == 1 ? "" : "s",
-                                max_local, max_local == 1 ? "" : "s");
+  if (uniform)
+    return StrFormat("%d host%s x %d rank%s", nhosts, nhosts == 1 ? "" : "s", max_local,
+                     max_local == 1 ? "" : "s");
   std::vector<int> count(nhosts, 0);
   for (int h : host) ++count[h];
   return StrFormat("%d hosts, %d to %d ranks each", nhosts,

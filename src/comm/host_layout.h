@@ -14,8 +14,8 @@ struct HostLayout {
   std::vector<int> host;   // rank -> host index
   std::vector<int> local;  // rank -> index among the ranks of its host
   int nhosts = 1;
-  int max_local = 1;       // most ranks on one host
-  bool uniform = true;     // every host has max_local ranks
+  int max_local = 1;    // most ranks on one host
+  bool uniform = true;  // every host has max_local ranks
 
   // From the host identities of ranks 0..n-1 (equal ids = same host).
   static HostLayout FromIds(const std::vector<uint64_t>& ids);

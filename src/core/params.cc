@@ -187,22 +187,24 @@ Status ReadLocalRank(const Getenv& get, const Launcher& l, LaunchEnv* e) {
   if (text == nullptr) return Status::OK();
   SIEVE_RETURN_IF_ERROR(ParseInt(l.local_rank, text, &e->local_rank));
   if (e->local_rank >= e->nranks)
-    return Status::InvalidArgument(StrFormat("%s=%d is not below %s=%d: contradictory launcher "
-                                             "variables",
-                                             l.local_rank, e->local_rank, l.size, e->nranks));
+    return Status::InvalidArgument(
+        StrFormat("%s=%d is not below %s=%d: contradictory launcher "
+                  "variables",
+                  l.local_rank, e->local_rank, l.size, e->nranks));
   if (e->local_rank > e->rank)
-    return Status::InvalidArgument(StrFormat("%s=%d exceeds %s=%d: contradictory launcher "
-                                             "variables",
-                                             l.local_rank, e->local_rank, l.rank, e->rank));
+    return Status::InvalidArgument(
+        StrFormat("%s=%d exceeds %s=%d: contradictory launcher "
+                  "variables",
+                  l.local_rank, e->local_rank, l.rank, e->rank));
   // Slurm writes e.g. "4" or "2(x3)"; only a plain number is checked.
   const char* lsize = l.local_size != nullptr ? get(l.local_size) : nullptr;
   int local_size = 0;
   if (lsize != nullptr && ParseInt(l.local_size, lsize, &local_size).ok() &&
       e->local_rank >= local_size)
-    return Status::InvalidArgument(StrFormat("%s=%d is not below %s=%d: contradictory launcher "
-                                             "variables",
-                                             l.local_rank, e->local_rank, l.local_size,
-                                             local_size));
+    return Status::InvalidArgument(
+        StrFormat("%s=%d is not below %s=%d: contradictory launcher "
+                  "variables",
+                  l.local_rank, e->local_rank, l.local_size, local_size));
   return Status::OK();
 }
 
@@ -228,10 +230,11 @@ Status ReadRendezvous(const Getenv& get, LaunchEnv* e) {
     std::string missing = e->master_addr.empty() && e->master_port < 0
                               ? "MASTER_ADDR and MASTER_PORT"
                               : (e->master_addr.empty() ? "MASTER_ADDR" : "MASTER_PORT");
-    return Status::InvalidUsage(StrFormat(
-        "%s found, but no rendezvous: %s %s not set (or set SIEVE_COMM_ID=host:port, or "
-        "SIEVE_UNIQUE_ID)",
-        e->source.c_str(), missing.c_str(), missing.find(" and ") != std::string::npos ? "are" : "is"));
+    return Status::InvalidUsage(
+        StrFormat("%s found, but no rendezvous: %s %s not set (or set SIEVE_COMM_ID=host:port, or "
+                  "SIEVE_UNIQUE_ID)",
+                  e->source.c_str(), missing.c_str(),
+                  missing.find(" and ") != std::string::npos ? "are" : "is"));
   }
   return Status::OK();
 }

@@ -44,8 +44,8 @@ Status AllReduceMasked(Comm& comm, const coll::CollArgs& a, MaskState& mask) {
     p.recv = packed;
     p.count = nnz;
     if (comm.FirstUse("masked allreduce-hier", nnz * esize))
-      SIEVE_INFO(kLogColl, "masked allreduce of %zu packed bytes on %s: hierarchical",
-                 nnz * esize, comm.hosts().Describe().c_str());
+      SIEVE_INFO(kLogColl, "masked allreduce of %zu packed bytes on %s: hierarchical", nnz * esize,
+                 comm.hosts().Describe().c_str());
     ++comm.stats().collectives;
     SIEVE_RETURN_IF_ERROR(coll::HierDenseAllReduce(comm, p));
   } else if (nnz > 0 && comm.size() == 1) {

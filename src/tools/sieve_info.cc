@@ -45,7 +45,9 @@ void PrintMachine(const sieve::topo::Machine& m, const std::string& note) {
   }
   for (const Device& d : m.devices)
     std::printf("  %-5s %-12s pci %-13s NUMA node %d, CPUs %s\n",
-                d.kind == Device::kNet ? "net" : d.kind == Device::kRdma ? "rdma" : "gpu",
+                d.kind == Device::kNet    ? "net"
+                : d.kind == Device::kRdma ? "rdma"
+                                          : "gpu",
                 d.name.c_str(), d.pci.empty() ? "-" : d.pci.c_str(), d.numa,
                 d.cpus.empty() ? "?" : d.cpus.c_str());
   std::string nodes;
@@ -126,10 +128,10 @@ int main(int argc, char** argv) {
     std::printf("  local rank %d: NIC %s (%s)\n    UCX transports: %s\n", r,
                 p.net_device.empty() ? "UCX's choice" : p.net_device.c_str(), p.reason.c_str(),
                 q.ok() ? Join(mine.resources).c_str() : q.ToString().c_str());
-    std::string bind = machine.numa_nodes < 2 ? "not bound (one NUMA node)"
+    std::string bind = machine.numa_nodes < 2  ? "not bound (one NUMA node)"
                        : config.bind == "NONE" ? "not bound (SIEVE_BIND=NONE)"
-                       : p.numa < 0 ? "not bound (no NUMA node nearest the NIC)"
-                                    : "NUMA node " + std::to_string(p.numa);
+                       : p.numa < 0            ? "not bound (no NUMA node nearest the NIC)"
+                                               : "NUMA node " + std::to_string(p.numa);
     std::printf("    mask work buffers: %s\n", bind.c_str());
   }
 

@@ -27,8 +27,8 @@ std::string CpuList(hwloc_const_bitmap_t set) {
 int NumaOf(hwloc_topology_t topo, hwloc_obj_t obj) {
   hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(topo, obj);
   if (anc == nullptr || anc->nodeset == nullptr) return -1;
-  hwloc_obj_t node = hwloc_get_next_obj_covering_cpuset_by_type(topo, anc->cpuset,
-                                                                HWLOC_OBJ_NUMANODE, nullptr);
+  hwloc_obj_t node =
+      hwloc_get_next_obj_covering_cpuset_by_type(topo, anc->cpuset, HWLOC_OBJ_NUMANODE, nullptr);
   if (node == nullptr) {
     int first = hwloc_bitmap_first(anc->nodeset);
     node = first < 0 ? nullptr : hwloc_get_numanode_obj_by_os_index(topo, first);
@@ -44,11 +44,18 @@ void Fill(hwloc_topology_t topo, Machine* m) {
   for (hwloc_obj_t os = nullptr; (os = hwloc_get_next_osdev(topo, os)) != nullptr;) {
     Device d;
     switch (os->attr->osdev.type) {
-      case HWLOC_OBJ_OSDEV_NETWORK: d.kind = Device::kNet; break;
-      case HWLOC_OBJ_OSDEV_OPENFABRICS: d.kind = Device::kRdma; break;
+      case HWLOC_OBJ_OSDEV_NETWORK:
+        d.kind = Device::kNet;
+        break;
+      case HWLOC_OBJ_OSDEV_OPENFABRICS:
+        d.kind = Device::kRdma;
+        break;
       case HWLOC_OBJ_OSDEV_GPU:
-      case HWLOC_OBJ_OSDEV_COPROC: d.kind = Device::kGpu; break;
-      default: continue;
+      case HWLOC_OBJ_OSDEV_COPROC:
+        d.kind = Device::kGpu;
+        break;
+      default:
+        continue;
     }
     d.name = os->name != nullptr ? os->name : "";
     hwloc_obj_t pci = os->parent;

@@ -14,15 +14,15 @@ namespace sieve::topo {
 struct Device {
   enum Kind { kNet, kRdma, kGpu };
   Kind kind = kNet;
-  std::string name;    // OS name: "eth0", "mlx5_0", "cuda0" / "card0"
-  std::string pci;     // "0000:3b:00.0" ("" if not on PCI)
-  int numa = -1;       // logical index of its nearest NUMA node (-1: unknown)
-  std::string cpus;    // its locality as a CPU list ("0-15"), "" if unknown
+  std::string name;  // OS name: "eth0", "mlx5_0", "cuda0" / "card0"
+  std::string pci;   // "0000:3b:00.0" ("" if not on PCI)
+  int numa = -1;     // logical index of its nearest NUMA node (-1: unknown)
+  std::string cpus;  // its locality as a CPU list ("0-15"), "" if unknown
 };
 
 struct Machine {
   std::string hwloc_version;  // of the hwloc Sieve was built with
-  int numa_nodes = 0;  // 0 when hwloc reports none
+  int numa_nodes = 0;         // 0 when hwloc reports none
   int cores = 0;
   int pus = 0;
   std::vector<Device> devices;

@@ -68,10 +68,10 @@ Placement ChoosePlacement(const Machine& m, const std::vector<RdmaPort>& ports,
   const Candidate& pick = near[static_cast<size_t>(req.local_rank) % near.size()];
   p.net_device = pick.ucx_name;
   if (pick.numa >= 0) p.numa = pick.numa;
-  p.reason = by_numa ? StrFormat("%s on NUMA node %d, nearest %s (local rank %d; %zu such)",
-                                 kind, anchor, anchor_text.c_str(), req.local_rank, near.size())
-                     : StrFormat("%s, none on %s's NUMA node; by local rank %d of %zu",
-                                 kind, anchor_text.c_str(), req.local_rank, near.size());
+  p.reason = by_numa ? StrFormat("%s on NUMA node %d, nearest %s (local rank %d; %zu such)", kind,
+                                 anchor, anchor_text.c_str(), req.local_rank, near.size())
+                     : StrFormat("%s, none on %s's NUMA node; by local rank %d of %zu", kind,
+                                 anchor_text.c_str(), req.local_rank, near.size());
   return p;
 }
 

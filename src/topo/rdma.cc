@@ -9,25 +9,40 @@ namespace sieve::topo {
 
 double RdmaLaneGbps(int active_speed) {
   switch (active_speed) {
-    case 1: return 2.5;    // SDR
-    case 2: return 5.0;    // DDR
-    case 4: case 8: return 10.0;  // QDR, FDR10
-    case 16: return 14.0;  // FDR
-    case 32: return 25.0;  // EDR
-    case 64: return 50.0;  // HDR
-    case 128: return 100.0;  // NDR
-    default: return 0;
+    case 1:
+      return 2.5;  // SDR
+    case 2:
+      return 5.0;  // DDR
+    case 4:
+    case 8:
+      return 10.0;  // QDR, FDR10
+    case 16:
+      return 14.0;  // FDR
+    case 32:
+      return 25.0;  // EDR
+    case 64:
+      return 50.0;  // HDR
+    case 128:
+      return 100.0;  // NDR
+    default:
+      return 0;
   }
 }
 
 int RdmaLanes(int active_width) {
   switch (active_width) {
-    case 1: return 1;
-    case 2: return 4;
-    case 4: return 8;
-    case 8: return 12;
-    case 16: return 2;
-    default: return 0;
+    case 1:
+      return 1;
+    case 2:
+      return 4;
+    case 4:
+      return 8;
+    case 8:
+      return 12;
+    case 16:
+      return 2;
+    default:
+      return 0;
   }
 }
 

@@ -8,7 +8,7 @@
 namespace sieve::topo {
 
 struct RdmaPort {
-  std::string device;      // "mlx5_0"
+  std::string device;  // "mlx5_0"
   int port = 1;
   std::string state;       // "ACTIVE", "DOWN", ...
   std::string link_layer;  // "InfiniBand", "Ethernet"

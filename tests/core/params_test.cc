@@ -377,15 +377,21 @@ void ExpectError(const Vars& vars, Code code, std::vector<std::string> names) {
   e.rank = 42;
   Status s = Parse(vars, &e);
   EXPECT_EQ(s.code(), code) << s.ToString();
-  for (const std::string& n : names) EXPECT_NE(s.message().find(n), std::string::npos) << n << ": " << s.message();
+  for (const std::string& n : names)
+    EXPECT_NE(s.message().find(n), std::string::npos) << n << ": " << s.message();
   EXPECT_EQ(e.rank, 42);  // untouched on failure
 }
 
 TEST(LaunchEnvParse, TorchrunWithLocalRank) {
   LaunchEnv e;
-  ASSERT_TRUE(Parse({{"RANK", "5"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"},
-                     {"LOCAL_WORLD_SIZE", "4"}, {"MASTER_ADDR", "n0"}, {"MASTER_PORT", "29500"}},
-                    &e).ok());
+  ASSERT_TRUE(Parse({{"RANK", "5"},
+                     {"WORLD_SIZE", "8"},
+                     {"LOCAL_RANK", "1"},
+                     {"LOCAL_WORLD_SIZE", "4"},
+                     {"MASTER_ADDR", "n0"},
+                     {"MASTER_PORT", "29500"}},
+                    &e)
+                  .ok());
   EXPECT_EQ(e.rank, 5);
   EXPECT_EQ(e.nranks, 8);
   EXPECT_EQ(e.local_rank, 1);
@@ -396,10 +402,13 @@ TEST(LaunchEnvParse, TorchrunWithLocalRank) {
 
 TEST(LaunchEnvParse, OpenMpiWithLocalRank) {
   LaunchEnv e;
-  ASSERT_TRUE(Parse({{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "4"},
-                     {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"},
+  ASSERT_TRUE(Parse({{"OMPI_COMM_WORLD_RANK", "3"},
+                     {"OMPI_COMM_WORLD_SIZE", "4"},
+                     {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                     {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"},
                      {"SIEVE_COMM_ID", "10.0.0.1:4000"}},
-                    &e).ok());
+                    &e)
+                  .ok());
   EXPECT_EQ(e.rank, 3);
   EXPECT_EQ(e.local_rank, 1);
   EXPECT_EQ(e.master_addr, "10.0.0.1");
@@ -409,19 +418,27 @@ TEST(LaunchEnvParse, OpenMpiWithLocalRank) {
 
 TEST(LaunchEnvParse, Slurm) {
   LaunchEnv e;
-  ASSERT_TRUE(Parse({{"SLURM_PROCID", "6"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "2"},
-                     {"SLURM_NTASKS_PER_NODE", "4"}, {"MASTER_ADDR", "node1"},
+  ASSERT_TRUE(Parse({{"SLURM_PROCID", "6"},
+                     {"SLURM_NTASKS", "8"},
+                     {"SLURM_LOCALID", "2"},
+                     {"SLURM_NTASKS_PER_NODE", "4"},
+                     {"MASTER_ADDR", "node1"},
                      {"MASTER_PORT", "29400"}},
-                    &e).ok());
+                    &e)
+                  .ok());
   EXPECT_EQ(e.rank, 6);
   EXPECT_EQ(e.nranks, 8);
   EXPECT_EQ(e.local_rank, 2);
   EXPECT_EQ(e.master_addr, "node1");
   EXPECT_NE(e.source.find("Slurm"), std::string::npos) << e.source;
   // Slurm's "2(x3)" task counts are not a contradiction.
-  ASSERT_TRUE(Parse({{"SLURM_PROCID", "6"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "2"},
-                     {"SLURM_NTASKS_PER_NODE", "4(x2)"}, {"SIEVE_COMM_ID", "[fe80::1]:7"}},
-                    &e).ok());
+  ASSERT_TRUE(Parse({{"SLURM_PROCID", "6"},
+                     {"SLURM_NTASKS", "8"},
+                     {"SLURM_LOCALID", "2"},
+                     {"SLURM_NTASKS_PER_NODE", "4(x2)"},
+                     {"SIEVE_COMM_ID", "[fe80::1]:7"}},
+                    &e)
+                  .ok());
   EXPECT_EQ(e.master_addr, "fe80::1");
   EXPECT_EQ(e.master_port, 7);
 }
@@ -429,9 +446,13 @@ TEST(LaunchEnvParse, Slurm) {
 // torchrun's own store holds MASTER_PORT: Sieve's rendezvous goes elsewhere.
 TEST(LaunchEnvParse, CommIdWinsOverMasterAddr) {
   LaunchEnv e;
-  ASSERT_TRUE(Parse({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "a"},
-                     {"MASTER_PORT", "29500"}, {"SIEVE_COMM_ID", "b:29501"}},
-                    &e).ok());
+  ASSERT_TRUE(Parse({{"RANK", "0"},
+                     {"WORLD_SIZE", "2"},
+                     {"MASTER_ADDR", "a"},
+                     {"MASTER_PORT", "29500"},
+                     {"SIEVE_COMM_ID", "b:29501"}},
+                    &e)
+                  .ok());
   EXPECT_EQ(e.master_addr, "b");
   EXPECT_EQ(e.master_port, 29501);
 }
@@ -439,15 +460,24 @@ TEST(LaunchEnvParse, CommIdWinsOverMasterAddr) {
 TEST(LaunchEnvParse, InnermostLauncherWins) {
   LaunchEnv e;
   // torchrun started by srun: every worker inherits SLURM_PROCID of its srun task.
-  ASSERT_TRUE(Parse({{"RANK", "3"}, {"WORLD_SIZE", "4"}, {"SLURM_PROCID", "1"},
-                     {"SLURM_NTASKS", "2"}, {"MASTER_ADDR", "a"}, {"MASTER_PORT", "1"}},
-                    &e).ok());
+  ASSERT_TRUE(Parse({{"RANK", "3"},
+                     {"WORLD_SIZE", "4"},
+                     {"SLURM_PROCID", "1"},
+                     {"SLURM_NTASKS", "2"},
+                     {"MASTER_ADDR", "a"},
+                     {"MASTER_PORT", "1"}},
+                    &e)
+                  .ok());
   EXPECT_EQ(e.rank, 3);
   EXPECT_EQ(e.nranks, 4);
   // mpirun inside an sbatch script.
-  ASSERT_TRUE(Parse({{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "3"},
-                     {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}, {"SIEVE_COMM_ID", "h:9"}},
-                    &e).ok());
+  ASSERT_TRUE(Parse({{"OMPI_COMM_WORLD_RANK", "2"},
+                     {"OMPI_COMM_WORLD_SIZE", "3"},
+                     {"SLURM_PROCID", "0"},
+                     {"SLURM_NTASKS", "1"},
+                     {"SIEVE_COMM_ID", "h:9"}},
+                    &e)
+                  .ok());
   EXPECT_EQ(e.rank, 2);
 }
 
@@ -467,15 +497,22 @@ TEST(LaunchEnvParse, MissingVariablesAreNamed) {
 }
 
 TEST(LaunchEnvParse, ContradictoryVariablesAreNamed) {
-  ExpectError({{"RANK", "3"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "2"}, {"LOCAL_WORLD_SIZE", "2"},
-               {"MASTER_ADDR", "a"}, {"MASTER_PORT", "1"}},
+  ExpectError({{"RANK", "3"},
+               {"WORLD_SIZE", "4"},
+               {"LOCAL_RANK", "2"},
+               {"LOCAL_WORLD_SIZE", "2"},
+               {"MASTER_ADDR", "a"},
+               {"MASTER_PORT", "1"}},
               Code::kInvalidArgument, {"LOCAL_RANK=2", "LOCAL_WORLD_SIZE=2"});
-  ExpectError({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}, {"SLURM_LOCALID", "1"},
-               {"MASTER_ADDR", "a"}, {"MASTER_PORT", "1"}},
+  ExpectError({{"SLURM_PROCID", "0"},
+               {"SLURM_NTASKS", "4"},
+               {"SLURM_LOCALID", "1"},
+               {"MASTER_ADDR", "a"},
+               {"MASTER_PORT", "1"}},
               Code::kInvalidArgument, {"SLURM_LOCALID=1", "SLURM_PROCID=0"});
-  ExpectError({{"OMPI_COMM_WORLD_RANK", "5"}, {"OMPI_COMM_WORLD_SIZE", "4"},
-               {"SIEVE_COMM_ID", "h:1"}},
-              Code::kInvalidArgument, {"OMPI_COMM_WORLD_RANK=5", "OMPI_COMM_WORLD_SIZE=4"});
+  ExpectError(
+      {{"OMPI_COMM_WORLD_RANK", "5"}, {"OMPI_COMM_WORLD_SIZE", "4"}, {"SIEVE_COMM_ID", "h:1"}},
+      Code::kInvalidArgument, {"OMPI_COMM_WORLD_RANK=5", "OMPI_COMM_WORLD_SIZE=4"});
   for (const char* bad : {"nohost", ":80", "h:0", "h:port", "h:70000"})
     ExpectError({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"SIEVE_COMM_ID", bad}},
                 Code::kInvalidArgument, {"SIEVE_COMM_ID"});

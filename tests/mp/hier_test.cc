@@ -23,8 +23,8 @@
 namespace sieve_test {
 namespace {
 
-const sieveDataType_t kTypes[] = {sieveInt8,   sieveUint8,   sieveInt32,   sieveUint32,
-                                  sieveInt64,  sieveUint64,  sieveFloat16, sieveFloat32,
+const sieveDataType_t kTypes[] = {sieveInt8,    sieveUint8,   sieveInt32,   sieveUint32,
+                                  sieveInt64,   sieveUint64,  sieveFloat16, sieveFloat32,
                                   sieveFloat64, sieveBfloat16};
 const sieveRedOp_t kOps[] = {sieveSum, sieveProd, sieveMax, sieveMin, sieveAvg};
 
@@ -57,8 +57,7 @@ int CheckEveryTypeAndOp(int rank, int n, sieveComm_t comm, uint64_t seed_base) {
           FillInput(seed, rank, t, op, 0, count, send.data());
           ExpectedReduction(seed, n, t, op, 0, count, expect.data());
           void* out = in_place ? send.data() : recv.data();
-          RANK_CHECK(sieveAllReduce(send.data(), out, count, t, op, comm, nullptr) ==
-                         sieveSuccess,
+          RANK_CHECK(sieveAllReduce(send.data(), out, count, t, op, comm, nullptr) == sieveSuccess,
                      "%s", sieveGetLastError(comm));
           size_t first = 0;
           size_t bad = CountMismatches(out, expect.data(), count, es, &first);
@@ -92,7 +91,8 @@ uint64_t HierBytesSent(size_t count, int hosts, int local, int rank) {
   uint64_t intra = (count - len(me)) + (count - len((me + 1) % local));
   std::vector<size_t> sub = Split(len(me), hosts);
   auto sublen = [&](int h) { return sub[h + 1] - sub[h]; };
-  uint64_t inter = hosts == 1 ? 0 : (len(me) - sublen(host)) + (len(me) - sublen((host + 1) % hosts));
+  uint64_t inter =
+      hosts == 1 ? 0 : (len(me) - sublen(host)) + (len(me) - sublen((host + 1) % hosts));
   return (intra + inter) * 4;
 }
 
@@ -183,33 +183,33 @@ TEST_P(HierShapes, MatchesReferenceAndFormula) {
   auto [hosts, local] = GetParam();
   RankSpec spec;
   spec.nranks = hosts * local;
-  std::string failures = RunRanks(spec, [hosts = hosts, local = local](
-                                            int rank, int n, const sieveUniqueId& id) {
-    sieveComm_t comm = nullptr;
-    if (InitOnHost(rank, n, id, local, &comm) != 0) return 1;
-    uint64_t seed = 5000;
-    for (sieveDataType_t t : {sieveFloat32, sieveInt32, sieveFloat16})
-      for (sieveRedOp_t op : {sieveSum, sieveMax, sieveAvg})
-        for (size_t count : {size_t{5}, size_t{65539}}) {
-          size_t es = TypeSize(t);
-          std::vector<char> data(count * es), expect(count * es);
-          FillInput(++seed, rank, t, op, 0, count, data.data());
-          ExpectedReduction(seed, n, t, op, 0, count, expect.data());
-          RANK_CHECK(sieveAllReduce(data.data(), data.data(), count, t, op, comm, nullptr) ==
-                         sieveSuccess,
-                     "%s", sieveGetLastError(comm));
-          size_t first = 0;
-          RANK_CHECK(CountMismatches(data.data(), expect.data(), count, es, &first) == 0,
-                     "%s %s count %zu wrong at %zu", TypeName(t), OpName(op), count, first);
-        }
-    uint64_t sent = 0;
-    if (SendAndCount(rank, n, comm, 200003, &sent) != 0) return 1;
-    uint64_t expect = HierBytesSent(200003, hosts, local, rank);
-    RANK_CHECK(sent == expect, "sent %llu, formula %llu", (unsigned long long)sent,
-               (unsigned long long)expect);
-    RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
-    return 0;
-  });
+  std::string failures =
+      RunRanks(spec, [hosts = hosts, local = local](int rank, int n, const sieveUniqueId& id) {
+        sieveComm_t comm = nullptr;
+        if (InitOnHost(rank, n, id, local, &comm) != 0) return 1;
+        uint64_t seed = 5000;
+        for (sieveDataType_t t : {sieveFloat32, sieveInt32, sieveFloat16})
+          for (sieveRedOp_t op : {sieveSum, sieveMax, sieveAvg})
+            for (size_t count : {size_t{5}, size_t{65539}}) {
+              size_t es = TypeSize(t);
+              std::vector<char> data(count * es), expect(count * es);
+              FillInput(++seed, rank, t, op, 0, count, data.data());
+              ExpectedReduction(seed, n, t, op, 0, count, expect.data());
+              RANK_CHECK(sieveAllReduce(data.data(), data.data(), count, t, op, comm, nullptr) ==
+                             sieveSuccess,
+                         "%s", sieveGetLastError(comm));
+              size_t first = 0;
+              RANK_CHECK(CountMismatches(data.data(), expect.data(), count, es, &first) == 0,
+                         "%s %s count %zu wrong at %zu", TypeName(t), OpName(op), count, first);
+            }
+        uint64_t sent = 0;
+        if (SendAndCount(rank, n, comm, 200003, &sent) != 0) return 1;
+        uint64_t expect = HierBytesSent(200003, hosts, local, rank);
+        RANK_CHECK(sent == expect, "sent %llu, formula %llu", (unsigned long long)sent,
+                   (unsigned long long)expect);
+        RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+        return 0;
+      });
   EXPECT_EQ(failures, "");
 }
 
@@ -273,7 +273,8 @@ std::vector<char> ExpectedHierTernary(const std::vector<std::vector<char>>& inpu
   for (int h = 0; h < hosts; ++h)
     for (size_t j = 0; j < count; ++j) {
       std::vector<char> one(4);
-      float v = LoadWidened(t, inputs[h * 2].data(), j) + LoadWidened(t, inputs[h * 2 + 1].data(), j);
+      float v =
+          LoadWidened(t, inputs[h * 2].data(), j) + LoadWidened(t, inputs[h * 2 + 1].data(), j);
       StoreRounded(t, one.data(), 0, v);
       host_sum[h][j] = LoadWidened(t, one.data(), 0);
     }
@@ -320,15 +321,14 @@ TEST(HierAllReduce, TernaryQuantizesHostSumsOnce) {
           for (int r = 0; r < n; ++r) FillTernaryInput(step, r, t, count, inputs[r].data());
           std::vector<char> out(count * es);
           sieveTernaryParams_t p = {11, step, block, nullptr, 0};
-          RANK_CHECK(sieveAllReduceTernary(inputs[rank].data(), out.data(), count, t, op, &p,
-                                           comm, nullptr) == sieveSuccess,
+          RANK_CHECK(sieveAllReduceTernary(inputs[rank].data(), out.data(), count, t, op, &p, comm,
+                                           nullptr) == sieveSuccess,
                      "%s", sieveGetLastError(comm));
-          std::vector<char> expect =
-              ExpectedHierTernary(inputs, t, op, count, block, 11, step);
+          std::vector<char> expect = ExpectedHierTernary(inputs, t, op, count, block, 11, step);
           size_t first = 0;
           size_t bad = CountMismatches(out.data(), expect.data(), count, es, &first);
-          RANK_CHECK(bad == 0, "ternary %s %s count %zu: %zu wrong, first at %zu",
-                     TypeName(t), OpName(op), count, bad, first);
+          RANK_CHECK(bad == 0, "ternary %s %s count %zu: %zu wrong, first at %zu", TypeName(t),
+                     OpName(op), count, bad, first);
         }
     RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
     return 0;
@@ -360,8 +360,8 @@ TEST(HierAllReduce, MaskedTernaryQuantizesPackedHostSums) {
     }
     std::vector<float> out(count, 1.0f);
     sieveTernaryParams_t p = {21, 4, block, handle, 0};
-    RANK_CHECK(sieveAllReduceTernary(inputs[rank].data(), out.data(), count, sieveFloat32,
-                                     sieveAvg, &p, comm, nullptr) == sieveSuccess,
+    RANK_CHECK(sieveAllReduceTernary(inputs[rank].data(), out.data(), count, sieveFloat32, sieveAvg,
+                                     &p, comm, nullptr) == sieveSuccess,
                "%s", sieveGetLastError(comm));
     std::vector<char> expect_packed =
         ExpectedHierTernary(packed, sieveFloat32, sieveAvg, kept.size(), block, 21, 4);

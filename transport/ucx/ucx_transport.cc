@@ -226,8 +226,7 @@ Status InitContext(const UcxOptions& options, ucp_context_h* out) {
     if (st != UCS_OK) {
       ucp_config_release(config);
       return Status::InvalidArgument(StrFormat("UCX rejects net devices '%s': %s",
-                                               options.net_devices.c_str(),
-                                               ucs_status_string(st)));
+                                               options.net_devices.c_str(), ucs_status_string(st)));
     }
   }
   ucp_params_t params{};
@@ -267,7 +266,8 @@ Status UcxTransport::Query(const UcxOptions& options, UcxInfo* out) {
   while ((pos = text.find("resource", pos)) != std::string::npos) {
     size_t eol = text.find('\n', pos);
     std::string line = text.substr(pos, eol == std::string::npos ? eol : eol - pos);
-    if (size_t dash = line.find("-- "); dash != std::string::npos) info.resources.push_back(line.substr(dash + 3));
+    if (size_t dash = line.find("-- "); dash != std::string::npos)
+      info.resources.push_back(line.substr(dash + 3));
     pos = eol == std::string::npos ? text.size() : eol;
   }
   ucp_context_attr_t attr{};
