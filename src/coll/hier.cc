@@ -39,8 +39,7 @@ Status LearnHosts(Comm& comm) {
 bool UseHier(const Comm& comm, size_t count) {
   const std::string& algo = comm.config().algo;
   if (algo != "AUTO" && algo != "HIER") return false;
-  if (comm.host_view() == nullptr || comm.hosts().host.size() != static_cast<size_t>(comm.size()))
-    return false;  // not hierarchical, or this is a view
+  if (comm.is_view() || comm.host_view() == nullptr) return false;
   return count >= static_cast<size_t>(comm.hosts().max_local);
 }
 

@@ -67,6 +67,7 @@ class Comm {
   const topo::Placement& placement() const { return root_->placement_; }
   void SetHosts(HostLayout layout);
   Comm* host_view() const { return root_->host_view_.get(); }
+  bool is_view() const { return root_ != this; }
   Comm* cross_view() const { return root_->cross_view_.get(); }
   // State a mode keeps per communicator (the mask tracker), owned here
   // type-erased so comm/ does not depend on the modes built on top of it.
