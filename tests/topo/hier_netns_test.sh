@@ -1,60 +1,51 @@
 #!/bin/bash
-# Hierarchical vs flat all-reduce on two "hosts": network namespaces joined by
-# a veth pair shaped with tc tbf, two ranks in each (ranks in one namespace
-# share a host: their host identity includes the namespace). Runs sieve-perf
-# (results checked, -c 1) with SIEVE_ALGO=hier and =flat and compares the
-# bytes that left each namespace over the veth with the formulas:
+# Hierarchical vs flat all-reduce on two "hosts" of bench/testbed/sieve-testbed
+# (network namespaces on a bridge, egress shaped with tc), two ranks in each
+# (ranks in one namespace share a host: their host identity includes the
+# namespace). Runs sieve-perf (results checked, -c 1) with SIEVE_ALGO=hier and
+# =flat and compares the bytes that left each namespace over its sv0
+# (/sys/class/net/sv0/statistics/tx_bytes) with the formulas:
 #   hier: per call each host sends count*esize (one inter-host ring per local
 #         rank over its half, 2(H-1)/H = 1 times), flat: the ring 0-1-2-3
 #         crosses hosts at 1->2 and 3->0, (n-1)/n*2 = 1.5 times count*esize.
 # Measured bytes include Ethernet/IP/TCP headers and ACKs: they must lie in
 # [payload, 1.12 * payload + 512 KiB]. Needs root (skips with 77 otherwise).
 #
-#   hier_netns_test.sh SIEVE_PERF [--report]
+#   hier_netns_test.sh SIEVE_PERF SIEVE_TESTBED [--report]
 #   --report: dense and masked(0.5)+ternary, flat and hier, prints a table of
 #   times and bytes per direction (e.g. TOPO_BYTES=64M TOPO_ITERS=3); the byte
 #   counts include the checked call and the in-place calls sieve-perf makes.
 set -u
 PERF=$1
-REPORT=${2:-}
+TESTBED=$2
+REPORT=${3:-}
 RATE=${TOPO_RATE:-1gbit}
 BYTES=${TOPO_BYTES:-16M}
 ITERS=${TOPO_ITERS:-1}   # timed iterations; sieve-perf adds one checked call, out-of-place and in-place
 
 skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" = 0 ] || skip "needs root for network namespaces"
-command -v ip >/dev/null && command -v tc >/dev/null || skip "needs ip and tc (iproute2)"
 [ -x "$PERF" ] || { echo "FAIL: $PERF is not executable"; exit 1; }
+[ -x "$TESTBED" ] || { echo "FAIL: $TESTBED is not executable"; exit 1; }
 
-P="topo-$$-"   # unique per run: tests of other branches may run at the same time
+# Unique per run (tests of other branches may run at the same time); interface
+# names are at most 15 characters: "tpNNNNN-v999".
+P="tp$(($$ % 100000))-"
 NS0="${P}h0"
 NS1="${P}h1"
 WORK=$(mktemp -d /tmp/topo-netns.XXXXXX)
 cleanup() {
-  ip netns del "$NS0" 2>/dev/null
-  ip netns del "$NS1" 2>/dev/null
+  "$TESTBED" down --prefix "$P" >/dev/null 2>&1
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-
-ip netns add "$NS0" 2>/dev/null || skip "cannot create network namespaces here"
-ip netns add "$NS1" || exit 1
-ip link add "${P}a" type veth peer name "${P}b" || exit 1
-ip link set "${P}a" netns "$NS0" && ip link set "${P}b" netns "$NS1" || exit 1
-i=0
-for ns in "$NS0" "$NS1"; do
-  dev=$([ $i = 0 ] && echo "${P}a" || echo "${P}b")
-  ip -n "$ns" link set "$dev" name sv0 || exit 1
-  ip -n "$ns" addr add "10.79.0.$((i + 1))/24" dev sv0 || exit 1
-  ip -n "$ns" link set sv0 up && ip -n "$ns" link set lo up || exit 1
-  # A ~1 ms bucket at the rate keeps tbf cheap (see TESTBED.md).
-  tc -n "$ns" qdisc add dev sv0 root tbf rate "$RATE" burst 125kb latency 100ms || exit 1
-  i=$((i + 1))
-done
+# Hosts 10.79.0.1 and .2 on sv0, each host's egress shaped to the rate.
+"$TESTBED" up --hosts 2 --rate "$RATE" --prefix "$P" --subnet 10.79.0 ||
+  { rc=$?; [ $rc = 77 ] && skip "sieve-testbed needs root"; echo "FAIL: testbed up ($rc)"; exit 1; }
 
 tx() { ip netns exec "$1" cat /sys/class/net/sv0/statistics/tx_bytes; }
 
-# run NAME ALGO SIEVE-PERF-ARGS...: 4 ranks, 2 per namespace; sets SENT0 SENT1 SECONDS_TAKEN.
+# run NAME ALGO SIEVE-PERF-ARGS...: 4 ranks, 2 per namespace; sets SENT0 SENT1 and ROW.
 run() {
   local name=$1 algo=$2
   shift 2
