@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs, builds and runs every test that needs no GPU: the Release build,
-# then an AddressSanitizer + UndefinedBehaviorSanitizer build of the same tests.
+# then an AddressSanitizer + UndefinedBehaviorSanitizer build of the same tests,
+# then a ThreadSanitizer build of the threading tests.
 # Usage: scripts/test.sh [--no-sanitizers]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,4 +22,14 @@ if [ "${1:-}" != "--no-sanitizers" ]; then
   export ASAN_OPTIONS="detect_odr_violation=0" UBSAN_OPTIONS="print_stacktrace=1"
   export UCX_MEM_MALLOC_HOOKS=no UCX_MEM_EVENTS=no
   (cd build-asan && ctest --output-on-failure -LE cuda --timeout 1800)
+
+  # ThreadSanitizer on the threading tests only (abort from another thread,
+  # GetAsyncError polling during collectives): only their targets are built.
+  echo "== thread sanitizer build (threading tests) ==" >&2
+  cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIEVE_SANITIZE=thread \
+    -DSIEVE_BUILD_BENCH=OFF -DSIEVE_WITH_CUDA=OFF >/dev/null
+  cmake --build build-tsan -j"$(nproc)" --target abort_async_mp_test errors_mp_test
+  export TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp:halt_on_error=1:second_deadlock_stack=1"
+  (cd build-tsan && ctest --output-on-failure --timeout 600 \
+     -R 'AbortAsyncTest|ErrorsTest.AbortFromAnotherThread')
 fi

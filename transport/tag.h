@@ -23,8 +23,17 @@ inline uint64_t MakeTag(int src_rank, bool p2p, uint32_t seq, uint32_t index) {
          (index & ((1u << kTagIndexBits) - 1));
 }
 
+// Per-collective control messages (algo/op_header.h) use the top two message
+// indices of the operation's tag space; data messages number below them.
+constexpr uint32_t kFingerprintIndex = (1u << kTagIndexBits) - 1;
+constexpr uint32_t kVerdictIndex = (1u << kTagIndexBits) - 2;
+constexpr uint32_t kDataIndexLimit = kVerdictIndex;
+inline uint32_t DataIndex(uint32_t counter) { return counter % kDataIndexLimit; }
+
 // Failure notices: p2p space, the reserved sequence number (p2p traffic
-// itself always uses seq 0). Receivers match them from any sender.
+// itself always uses seq 0). Receivers match them from any sender. The body
+// starts with the sender's first failed collective sequence number (4 bytes,
+// little-endian), then the reason as text.
 constexpr uint32_t kNoticeSeq = (1u << kTagSeqBits) - 1;
 inline uint64_t NoticeTag(int src_rank) { return MakeTag(src_rank, true, kNoticeSeq, 0); }
 constexpr uint64_t kNoticeTagMask = (uint64_t{1} << 39) |

@@ -49,13 +49,22 @@ class Transport {
   virtual uint64_t completions() const = 0;
   // Non-empty once the connection to `peer` has failed (reset, closed, unreachable).
   virtual std::string PeerFailure(int peer) const = 0;
-  // Tells every reachable peer that this rank failed an operation (best
-  // effort, bounded): their waits then fail at once instead of timing out.
-  virtual void NotifyPeersOfFailure(const std::string& what) = 0;
-  // Non-empty once a peer's failure notice arrived ("rank 2: allreduce #7 ...").
-  virtual std::string FailureNotice() = 0;
+  // Tells every reachable peer that this rank failed (best effort, bounded):
+  // it will not complete collective `first_failed_seq` nor any later one.
+  // Peers waiting in those collectives then fail at once instead of timing
+  // out; peers still finishing an earlier one are not disturbed.
+  virtual void NotifyPeersOfFailure(uint32_t first_failed_seq, const std::string& what) = 0;
+  struct Notice {
+    bool received = false;
+    uint32_t first_failed_seq = 0;
+    std::string text;  // "rank 2 failed allreduce #7: ..."
+  };
+  // The failure notice with the earliest sequence number received so far.
+  virtual Notice FailureNotice() = 0;
   // A one-line description of the chosen transports, for INFO logs.
   virtual std::string Describe() const = 0;
+  // Whether the transport can send from and receive into CUDA device memory.
+  virtual bool SupportsCudaMemory() const { return false; }
 };
 
 }  // namespace sieve::transport

@@ -3,10 +3,10 @@
 # GPU with libsieve-nccl.so preloaded, trains 20 steps and must end with the parameters of a
 # single-process run on the same global batch; prints which library served the NCCL calls.
 #
-# Written and ready, NOT runnable on the CPU-only development machine: it needs a CUDA GPU and
-# PyTorch with CUDA (the GPU machine has both, and no network). Sieve serves host buffers only
-# so far, so until the GPU path lands expect the first collective on CUDA tensors to fail with
-# Sieve's message naming the unsupported memory type.
+# Device tensors go through Sieve's GPU path: each collective is classified as device memory,
+# staged through pinned host memory on PyTorch's stream, and its network part runs on the
+# communicator's progress thread (see src/gpu/). Needs a CUDA GPU and PyTorch with CUDA; run by
+# tests/gpu/run.sh, which builds the shim first.
 #
 # Usage: bindings/nccl/gpu_check.sh [path/to/libsieve-nccl.so]   (default: build/...)
 set -euo pipefail
@@ -63,12 +63,19 @@ pids=()
 for rank in 0 1; do
   env LD_PRELOAD="$shim" RANK=$rank WORLD_SIZE=2 LOCAL_RANK=$rank MASTER_ADDR=127.0.0.1 \
     MASTER_PORT=29517 SIEVE_SOCKET_IFNAME=lo UCX_NET_DEVICES=lo SIEVE_DEBUG=INFO \
-    SIEVE_DEBUG_SUBSYS=INIT "$python" "$work/train.py" ddp "$work/ddp.pt" &
+    SIEVE_DEBUG_SUBSYS=INIT "$python" "$work/train.py" ddp "$work/ddp.pt" >"$work/rank$rank.log" 2>&1 &
   pids+=($!)
 done
 status=0
 for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+cat "$work"/rank*.log
 (( status == 0 )) || { echo "FAIL: the DDP run failed"; exit 1; }
+# Sieve's own INFO lines prove who served the calls and that device buffers took the GPU path.
+grep -q "Sieve serving NCCL calls" "$work"/rank*.log ||
+  { echo "FAIL: no 'Sieve serving NCCL calls' line: the real NCCL answered"; exit 1; }
+grep -q "device buffers: staged" "$work"/rank*.log ||
+  { echo "FAIL: Sieve never took the device-buffer path"; exit 1; }
+echo "ok: Sieve served the NCCL calls, on device buffers"
 
 "$python" - "$work/single.pt" "$work/ddp.pt" <<'PY'
 import sys, torch

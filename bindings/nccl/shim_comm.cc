@@ -159,12 +159,14 @@ ncclResult_t ncclCommUserRank(const ncclComm_t comm, int* rank) {
   return FromSieve(comm, sieveCommUserRank(SieveOf(comm), rank));
 }
 
-// Sieve communicators work on host memory and are bound to no CUDA device, so there is no
-// device number to report; answering 0 would name a device the communicator never used.
+// Sieve communicators are bound to no CUDA device: each call's buffers are classified (host or
+// device) and device work goes on the caller's stream, whatever device that is. Answering 0
+// would name a device the communicator never chose.
 ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int* device) {
   return sieve_nccl::Unsupported(
       comm, "ncclCommCuDevice",
-      "Sieve communicators are bound to no CUDA device (host buffers only in this build)");
+      "Sieve communicators are bound to no CUDA device (each call's buffers are detected as "
+      "host or device memory and device work runs on the caller's stream)");
 }
 
 }  // extern "C"

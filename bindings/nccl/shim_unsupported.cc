@@ -1,4 +1,4 @@
-// NCCL entry points Sieve does not provide (device memory, buffer registration, windows, custom
+// NCCL entry points Sieve does not provide (NCCL-allocated memory, buffer registration, windows, custom
 // operators, shrink/revoke, simulation): each returns ncclInvalidUsage and says why in
 // ncclGetLastError, so a caller learns at once instead of finding a missing symbol or no-op.
 #include "shim_internal.h"
@@ -9,7 +9,8 @@ extern "C" {
 
 ncclResult_t ncclMemAlloc(void** ptr, size_t size) {
   return Unsupported(nullptr, "ncclMemAlloc",
-                     "it allocates CUDA device memory; Sieve serves host buffers only");
+                     "allocate with cudaMalloc instead: Sieve detects device buffers per call and "
+                     "has no symmetric-memory allocator");
 }
 
 ncclResult_t ncclMemFree(void* ptr) {

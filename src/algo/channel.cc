@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "algo/channel_control.h"
 #include "core/log.h"
 #include "transport/tag.h"
 
@@ -12,7 +13,7 @@ using transport::Request;
 
 Channel::Channel(transport::Transport* transport, uint32_t seq, std::string name,
                  transport::WaitOptions wait, Traffic* traffic, Counters* p2p_counters,
-                 std::vector<int> members)
+                 const OpControl* control, std::vector<int> members)
     : transport_(transport),
       seq_(seq),
       p2p_(p2p_counters != nullptr),
@@ -25,12 +26,16 @@ Channel::Channel(transport::Transport* transport, uint32_t seq, std::string name
   wait_.check_peers = [this] { return PeerFailures(); };
   wait_.describe_pending = [this] { return DescribePending(); };
   if (!members.empty()) SetMembers(std::move(members));
+  if (control != nullptr) StartControl(*control);
 }
 
 Channel::~Channel() {
   std::vector<Request*> pending;
   for (Request& req : requests_)
     if (req.state == Request::kPending) pending.push_back(&req);
+  if (control_)
+    for (Request& req : control_->requests)
+      if (req.state == Request::kPending) pending.push_back(&req);
   if (!pending.empty()) transport_->Cancel(pending.data(), pending.size());
 }
 
@@ -49,11 +54,12 @@ Status Channel::Send(int peer, const void* buf, size_t bytes, Handle* handle) {
     req.state = Request::kDone;
     return Status::OK();
   }
-  uint64_t tag = transport::MakeTag(transport_->rank(), p2p_, seq_, counters_->send[peer]++);
+  uint64_t tag = transport::MakeTag(transport_->rank(), p2p_, seq_,
+                                    transport::DataIndex(counters_->send[peer]++));
   if (traffic_ != nullptr) traffic_->sent += bytes;
   SIEVE_TRACE(kLogNet, "%s: send %zu bytes to rank %d tag 0x%lx", name_.c_str(), bytes, peer,
               static_cast<unsigned long>(tag));
-  return transport_->Isend(peer, tag, buf, bytes, &req).WithContext(name_);
+  return Failed(transport_->Isend(peer, tag, buf, bytes, &req).WithContext(name_));
 }
 
 Status Channel::Recv(int peer, void* buf, size_t bytes, Handle* handle) {
@@ -65,10 +71,11 @@ Status Channel::Recv(int peer, void* buf, size_t bytes, Handle* handle) {
     req.state = Request::kDone;
     return Status::OK();
   }
-  uint64_t tag = transport::MakeTag(peer, p2p_, seq_, counters_->recv[peer]++);
+  uint64_t tag =
+      transport::MakeTag(peer, p2p_, seq_, transport::DataIndex(counters_->recv[peer]++));
   SIEVE_TRACE(kLogNet, "%s: recv %zu bytes from rank %d tag 0x%lx", name_.c_str(), bytes, peer,
               static_cast<unsigned long>(tag));
-  return transport_->Irecv(peer, tag, buf, bytes, &req).WithContext(name_);
+  return Failed(transport_->Irecv(peer, tag, buf, bytes, &req).WithContext(name_));
 }
 
 Status Channel::Check(const Request& req) const {
@@ -85,6 +92,9 @@ Status Channel::Check(const Request& req) const {
                                          (failure.empty() ? req.error : failure).c_str()));
   }
   if (req.is_recv && req.received_bytes != req.bytes) {
+    // A collective's peers disagree about its messages: what is still in
+    // flight could match a later operation, so the communicator is unusable.
+    if (control_ && control_->spec.mismatch != nullptr) *control_->spec.mismatch = true;
     return Status::InvalidUsage(StrFormat(
         "%s: rank %d sent %zu bytes where %zu were expected: ranks called this operation with "
         "different arguments",
@@ -97,12 +107,23 @@ Status Channel::Wait(Handle handle) {
   Request& req = requests_[handle];
   Status st = transport::ProgressUntil(
       transport_, [&req] { return req.state != Request::kPending; }, wait_);
-  if (!st.ok()) return st.WithContext(name_);
+  if (!st.ok()) return Failed(st.WithContext(name_));
   if (req.is_recv && req.state == Request::kDone && !req.counted && traffic_ != nullptr) {
     traffic_->received += req.received_bytes;
     req.counted = true;
   }
-  return Check(req);
+  return Failed(Check(req));
+}
+
+Status Channel::Failed(Status st) {
+  if (st.ok()) return st;
+  // The algorithm frees its buffers when the error reaches it: nothing may
+  // still read or write them, so every pending data message is withdrawn now.
+  std::vector<Request*> pending;
+  for (Request& req : requests_)
+    if (req.state == Request::kPending) pending.push_back(&req);
+  if (!pending.empty()) transport_->Cancel(pending.data(), pending.size());
+  return st;
 }
 
 Status Channel::WaitAll() {
@@ -147,8 +168,12 @@ bool Channel::AnyReceivePending() const {
 }
 
 Status Channel::PeerFailures() {
-  std::string notice = transport_->FailureNotice();
-  if (!notice.empty()) return Status::RemoteError(notice);
+  // A notice about a later collective than ours (its sender finished ours)
+  // does not fail this one: every rank must reach the same verdict for it.
+  transport::Transport::Notice notice = transport_->FailureNotice();
+  if (notice.received && (p2p_ || static_cast<int32_t>(notice.first_failed_seq - seq_) <= 0))
+    return Status::RemoteError(notice.text);
+  if (control_) SIEVE_RETURN_IF_ERROR(ControlFailures());
   bool receiving = AnyReceivePending();
   for (Request& req : requests_) {
     if (req.state != Request::kPending) continue;
@@ -176,6 +201,16 @@ std::string Channel::DescribePending() const {
   std::string out;
   for (int p : recv_peers) out += StrFormat("%srank %d (receive)", out.empty() ? "" : ", ", p);
   for (int p : send_peers) out += StrFormat("%srank %d (send)", out.empty() ? "" : ", ", p);
+  if (control_) {
+    for (size_t p = 0; p < control_->verdict_recv.size(); ++p) {
+      const Request* fp = control_->fingerprint_recv[p];
+      const Request* v = control_->verdict_recv[p];
+      if (fp != nullptr && fp->state == Request::kPending)
+        out += StrFormat("%srank %zu (fingerprint)", out.empty() ? "" : ", ", p);
+      else if (v != nullptr && v->state == Request::kPending && control_->verdict_sent)
+        out += StrFormat("%srank %zu (verdict)", out.empty() ? "" : ", ", p);
+    }
+  }
   return out;
 }
 

@@ -8,9 +8,11 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "algo/op_header.h"
 #include "transport/transport.h"
 #include "transport/wait.h"
 
@@ -32,12 +34,23 @@ class Channel {
     uint64_t received = 0;
   };
 
+  // What a collective's channel checks with every peer (algo/op_header.h),
+  // and where it reports the outcome to its communicator.
+  struct OpControl {
+    OpFingerprint fingerprint;
+    uint32_t* completed_seq = nullptr;  // raised to seq + 1 when every rank succeeded
+    bool* mismatch = nullptr;           // set when ranks called different collectives
+    bool agree = true;                  // exchange verdicts (SIEVE_AGREEMENT)
+  };
+
   // `name` ("allreduce #12") prefixes every error. A collective gets fresh
   // counters; p2p passes the communicator's (and uses its own tag space).
-  // Non-empty `members`: SetMembers(members) (a communicator view's channel).
+  // With `control`, the fingerprint goes to every peer (every member, with
+  // `members`) now and Conclude() must end the operation. Non-empty `members`:
+  // SetMembers(members) (a communicator view's channel).
   Channel(transport::Transport* transport, uint32_t seq, std::string name,
           transport::WaitOptions wait, Traffic* traffic, Counters* p2p_counters = nullptr,
-          std::vector<int> members = {});
+          const OpControl* control = nullptr, std::vector<int> members = {});
   ~Channel();  // cancels whatever is still pending (after an error)
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
@@ -71,9 +84,29 @@ class Channel {
   // interleave several channels of one communicator. REQUIRES: non-empty.
   static Status WaitUntil(const std::vector<Channel*>& channels, const std::function<bool()>& done);
 
+  // Ends a collective with agreement: given this rank's data-phase outcome,
+  // returns OK only when every peer called the same collective (fingerprints
+  // match) and every peer still alive reported success; otherwise an error,
+  // and this rank's "failed" verdict goes to every peer so none of them
+  // reports success. Without control, returns `data` unchanged.
+  Status Conclude(Status data);
+
  private:
   int Global(int peer) const { return members_.empty() ? peer : members_[peer]; }
+  struct Control;
+  void StartControl(const OpControl& spec);
+  // The other ranks this channel talks to (global ranks; the members if set).
+  std::vector<int> OtherRanks() const;
+  // Fingerprints or verdicts received so far: a mismatch or a peer's failure.
+  Status ControlFailures();
+  // Waits until every live peer's control message of one kind has arrived
+  // and our own control sends are done.
+  Status WaitControl(bool verdicts);
+  void SendVerdict(bool ok);
+  bool PeerGone(int peer) const;
   Status Check(const transport::Request& req) const;
+  // Returns st; when it is an error, first cancels every pending data message.
+  Status Failed(Status st);
   Status PeerFailures();
   bool AnyReceivePending() const;
   std::string DescribePending() const;
@@ -90,6 +123,7 @@ class Channel {
   size_t first_unwaited_ = 0;
   std::vector<int> members_;  // empty: every rank of the communicator
   int position_ = 0;          // this rank's index in members_
+  std::unique_ptr<Control> control_;
 };
 
 }  // namespace sieve::algo

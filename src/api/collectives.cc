@@ -6,6 +6,7 @@
 #include "api/arg_check.h"
 #include "comm/group.h"
 #include "core/log.h"
+#include "gpu/device_collectives.h"
 #include "mask/mask_tracker.h"
 
 using sieve::Comm;
@@ -34,17 +35,39 @@ Status CheckCommon(sieveComm_t comm, int datatype, const void* sendbuff, const v
 }
 
 using CollFn = Status (*)(Comm&, const CollArgs&);
+using sieve::gpu::CollKind;
+using sieve::gpu::MemoryKind;
 
-Status Submit(Comm* impl, CollFn fn, const CollArgs& args) {
+// Whether sieveAllReduce is plain dense here (elementwise, so device buffers
+// can be pipelined in chunks), rather than a mode that needs the whole buffer.
+bool PlainDenseAllReduce(const Comm& comm) {
+  const sieve::Config& config = comm.config();
+  return !config.auto_mask && (!comm.serving_nccl() || config.nccl_mode == "dense");
+}
+
+// Runs the collective on host buffers, or enqueues it on `stream` for device
+// buffers; `buffers` are those this rank uses (all host or all device).
+Status Submit(Comm* impl, CollFn fn, const CollArgs& args, CollKind kind, sieveStream_t stream,
+              std::initializer_list<sieve::gpu::NamedBuffer> buffers) {
   if (args.count == 0) return Status::OK();  // as NCCL: nothing to do, nothing exchanged
-  SIEVE_TRACE(sieve::kLogCall, "send %p recv %p count %zu dtype %d op %d root %d", args.send,
+  MemoryKind memory = MemoryKind::kHost;
+  SIEVE_RETURN_IF_ERROR(sieve::gpu::ClassifyBuffers(buffers, &memory));
+  SIEVE_TRACE(sieve::kLogCall, "send %p recv %p count %zu dtype %d op %d root %d (%s)", args.send,
               args.recv, args.count, static_cast<int>(args.dtype), static_cast<int>(args.op),
-              args.root);
-  return sieve::SubmitCollective(impl, [impl, fn, args] {
-    Status st = fn(*impl, args);
+              args.root, sieve::gpu::MemoryKindName(memory));
+  auto host = [impl, fn](const CollArgs& a) {
+    Status st = fn(*impl, a);
     if (st.ok()) impl->LogTransportOnce();
     return st;
-  });
+  };
+  if (memory == MemoryKind::kDevice) {
+    if (kind == CollKind::kAllReduce && !PlainDenseAllReduce(*impl)) kind = CollKind::kAllReduceWhole;
+    return sieve::SubmitCollective(impl, [impl, args, kind, stream, host] {
+      return sieve::gpu::EnqueueDeviceCollective(*impl, kind, args, stream, host);
+    });
+  }
+  return sieve::SubmitCollective(
+      impl, [impl, args, host] { return sieve::gpu::RunHostCall(*impl, [&] { return host(args); }); });
 }
 
 }  // namespace
@@ -62,7 +85,8 @@ sieveResult_t sieveAllReduce(const void* sendbuff, void* recvbuff, size_t count,
     SIEVE_RETURN_IF_ERROR(sieve::CheckRedOp(sieve::EnumValue(op), &args.op));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
-    return Submit(impl, sieve::mask::ModeAllReduce, args);
+    return Submit(impl, sieve::mask::ModeAllReduce, args, CollKind::kAllReduce, stream,
+                  {{"sendbuff", sendbuff}, {"recvbuff", recvbuff}});
   });
 }
 
@@ -79,7 +103,9 @@ sieveResult_t sieveBroadcast(const void* sendbuff, void* recvbuff, size_t count,
     if (impl->rank() == root)
       SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
-    return Submit(impl, sieve::coll::Broadcast, args);
+    bool is_root = impl->rank() == root;
+    return Submit(impl, sieve::coll::Broadcast, args, CollKind::kBroadcast, stream,
+                  {{"sendbuff", is_root ? sendbuff : nullptr}, {"recvbuff", recvbuff}});
   });
 }
 
@@ -97,7 +123,9 @@ sieveResult_t sieveReduce(const void* sendbuff, void* recvbuff, size_t count,
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
     if (impl->rank() == root)
       SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
-    return Submit(impl, sieve::coll::Reduce, args);
+    bool is_root = impl->rank() == root;
+    return Submit(impl, sieve::coll::Reduce, args, CollKind::kReduce, stream,
+                  {{"sendbuff", sendbuff}, {"recvbuff", is_root ? recvbuff : nullptr}});
   });
 }
 
@@ -110,7 +138,8 @@ sieveResult_t sieveAllGather(const void* sendbuff, void* recvbuff, size_t sendco
         CheckCommon(comm, sieve::EnumValue(datatype), sendbuff, recvbuff, sendcount, &impl, &args));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", sendcount));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", sendcount));
-    return Submit(impl, sieve::coll::AllGather, args);
+    return Submit(impl, sieve::coll::AllGather, args, CollKind::kAllGather, stream,
+                  {{"sendbuff", sendbuff}, {"recvbuff", recvbuff}});
   });
 }
 
@@ -125,19 +154,25 @@ sieveResult_t sieveReduceScatter(const void* sendbuff, void* recvbuff, size_t re
     SIEVE_RETURN_IF_ERROR(sieve::CheckRedOp(sieve::EnumValue(op), &args.op));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", recvcount));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", recvcount));
-    return Submit(impl, sieve::coll::ReduceScatter, args);
+    return Submit(impl, sieve::coll::ReduceScatter, args, CollKind::kReduceScatter, stream,
+                  {{"sendbuff", sendbuff}, {"recvbuff", recvbuff}});
   });
 }
 
 static sieveResult_t PointToPoint(const char* call, bool is_send, const void* buffer, size_t count,
-                                  int datatype, int peer, sieveComm_t comm) {
+                                  int datatype, int peer, sieveComm_t comm, sieveStream_t stream) {
   return sieve::Guard(ImplOrNull(comm), call, [&]() -> Status {
     Comm* impl = nullptr;
     CollArgs args;
     SIEVE_RETURN_IF_ERROR(CheckCommon(comm, datatype, buffer, buffer, count, &impl, &args));
     SIEVE_RETURN_IF_ERROR(sieve::CheckRank(peer, impl->size(), "peer"));
-    SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(buffer, is_send ? "sendbuff" : "recvbuff", count));
+    const char* name = is_send ? "sendbuff" : "recvbuff";
+    SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(buffer, name, count));
+    MemoryKind memory = MemoryKind::kHost;
+    SIEVE_RETURN_IF_ERROR(sieve::gpu::ClassifyBuffers({{name, buffer}}, &memory));
     sieve::P2pOp op;
+    op.device = memory == MemoryKind::kDevice;
+    op.stream = stream;
     op.comm = impl;
     op.is_send = is_send;
     op.peer = peer;
@@ -149,12 +184,14 @@ static sieveResult_t PointToPoint(const char* call, bool is_send, const void* bu
 
 sieveResult_t sieveSend(const void* sendbuff, size_t count, sieveDataType_t datatype, int peer,
                         sieveComm_t comm, sieveStream_t stream) {
-  return PointToPoint("sieveSend", true, sendbuff, count, sieve::EnumValue(datatype), peer, comm);
+  return PointToPoint("sieveSend", true, sendbuff, count, sieve::EnumValue(datatype), peer, comm,
+                      stream);
 }
 
 sieveResult_t sieveRecv(void* recvbuff, size_t count, sieveDataType_t datatype, int peer,
                         sieveComm_t comm, sieveStream_t stream) {
-  return PointToPoint("sieveRecv", false, recvbuff, count, sieve::EnumValue(datatype), peer, comm);
+  return PointToPoint("sieveRecv", false, recvbuff, count, sieve::EnumValue(datatype), peer, comm,
+                      stream);
 }
 
 sieveResult_t sieveGroupStart(void) {

@@ -121,23 +121,38 @@ sieveResult_t sieveUniqueIdFromString(const char* str, sieveUniqueId* id) {
   });
 }
 
+}  // extern "C"
+
+namespace {
+
+// Sets the abort flag; a call blocked in another thread sees it, fails and
+// leaves. Waits (bounded) for such calls so the communicator is freed after.
+void AbortCalls(Comm* impl) {
+  impl->RequestAbort();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(4500);
+  while (impl->active_calls().load() > 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+}  // namespace
+
+extern "C" {
+
 sieveResult_t sieveCommDestroy(sieveComm_t comm) {
   if (comm == nullptr || comm->magic != kSieveCommMagic) {
     return sieve::Guard(nullptr, "sieveCommDestroy",
                         [] { return Status::InvalidArgument("comm is not a live communicator"); });
   }
+  // Work still in flight in another thread: it cannot complete once we are
+  // gone, so it is aborted rather than waited for.
+  if (comm->impl->active_calls().load() > 0) AbortCalls(comm->impl.get());
   Release(comm);
   return sieveSuccess;
 }
 
 sieveResult_t sieveCommAbort(sieveComm_t comm) {
   if (comm == nullptr || comm->magic != kSieveCommMagic) return sieveSuccess;
-  Comm* impl = comm->impl.get();
-  impl->RequestAbort();
-  // A call blocked in another thread sees the abort flag and leaves; wait for it.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (impl->active_calls().load() > 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  AbortCalls(comm->impl.get());
   Release(comm);
   return sieveSuccess;
 }

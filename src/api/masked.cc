@@ -9,6 +9,7 @@
 #include "api/arg_check.h"
 #include "comm/group.h"
 #include "api/mask_handle.h"
+#include "gpu/device_collectives.h"
 #include "mask/masked_allreduce.h"
 
 constexpr uint64_t kSieveMaskMagic = 0x53494556454d534bull;  // "SIEVEMSK"
@@ -84,10 +85,15 @@ sieveResult_t sieveMaskRegister(sieveComm_t comm, const void* mask, sieveMaskFor
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(mask, "mask", count));
     if (sieve::InGroup())
       return Status::InvalidUsage("sieveMaskRegister cannot be called inside a group");
+    sieve::gpu::MemoryKind memory = sieve::gpu::MemoryKind::kHost;
+    SIEVE_RETURN_IF_ERROR(sieve::gpu::ClassifyBuffers({{"mask", mask}}, &memory));
+    if (memory == sieve::gpu::MemoryKind::kDevice)
+      return Status::InvalidArgument("mask is device memory; masks are registered from host memory");
     std::shared_ptr<sieve::mask::MaskState> state;
-    SIEVE_RETURN_IF_ERROR(sieve::mask::Register(*impl, mask, static_cast<sieve::mask::Format>(fmt),
-                                                count, static_cast<sieve::mask::Policy>(pol),
-                                                &state));
+    SIEVE_RETURN_IF_ERROR(sieve::gpu::RunHostCall(*impl, [&] {
+      return sieve::mask::Register(*impl, mask, static_cast<sieve::mask::Format>(fmt), count,
+                                   static_cast<sieve::mask::Policy>(pol), &state);
+    }));
     auto* h = new sieveMask;
     h->state = std::move(state);
     std::lock_guard<std::mutex> lock(live_mu);
@@ -137,10 +143,21 @@ sieveResult_t sieveAllReduceMasked(const void* sendbuff, void* recvbuff, size_t 
     args.send = sendbuff;
     args.recv = recvbuff;
     args.count = count;
-    return sieve::SubmitCollective(impl, [impl, args, state] {
-      Status st = sieve::mask::AllReduceMasked(*impl, args, *state);
+    sieve::gpu::MemoryKind memory = sieve::gpu::MemoryKind::kHost;
+    SIEVE_RETURN_IF_ERROR(sieve::gpu::ClassifyBuffers(
+        {{"sendbuff", sendbuff}, {"recvbuff", recvbuff}}, &memory));
+    auto host = [impl, state](const sieve::coll::CollArgs& a) {
+      Status st = sieve::mask::AllReduceMasked(*impl, a, *state);
       if (st.ok()) impl->LogTransportOnce();
       return st;
+    };
+    if (memory == sieve::gpu::MemoryKind::kDevice)
+      return sieve::SubmitCollective(impl, [impl, args, stream, host] {
+        return sieve::gpu::EnqueueDeviceCollective(*impl, sieve::gpu::CollKind::kAllReduceWhole,
+                                                   args, stream, host);
+      });
+    return sieve::SubmitCollective(impl, [impl, args, host] {
+      return sieve::gpu::RunHostCall(*impl, [&] { return host(args); });
     });
   });
 }

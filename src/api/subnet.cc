@@ -10,6 +10,7 @@
 #include "api/api_guard.h"
 #include "api/arg_check.h"
 #include "comm/group.h"
+#include "gpu/device_collectives.h"
 #include "kernels/coverage_average.h"
 #include "subnet/subnet_allreduce.h"
 
@@ -64,8 +65,10 @@ Status CheckRegister(sieveComm_t comm, sieveLayout_t* layout, const char* call,
 Status Publish(sieve::Comm* impl, size_t count, std::vector<SegmentSpec> segments, Status local,
                sieveLayout_t* layout) {
   std::shared_ptr<LayoutState> state;
-  SIEVE_RETURN_IF_ERROR(
-      sieve::subnet::Register(*impl, count, std::move(segments), std::move(local), &state));
+  // After any device work queued on the communicator (one order per communicator).
+  SIEVE_RETURN_IF_ERROR(sieve::gpu::RunHostCall(*impl, [&] {
+    return sieve::subnet::Register(*impl, count, std::move(segments), std::move(local), &state);
+  }));
   auto* h = new sieveLayout;
   h->state = std::move(state);
   std::lock_guard<std::mutex> lock(live_mu);
@@ -113,8 +116,18 @@ Status CheckSubnetCall(sieveComm_t comm, const void* sendbuff, void* recvbuff, s
     return Status::InvalidArgument(
         StrFormat("count %zu differs from the %zu elements the layout was registered for", count,
                   (*state)->count));
+  SIEVE_RETURN_IF_ERROR(
+      sieve::CheckByteSize(count, 1, sieve::kernels::DTypeSize(args->dtype), "count"));
   SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
   SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
+  sieve::gpu::MemoryKind memory = sieve::gpu::MemoryKind::kHost;
+  SIEVE_RETURN_IF_ERROR(sieve::gpu::ClassifyBuffers(
+      {{"sendbuff", sendbuff}, {"recvbuff", recvbuff}}, &memory));
+  if (memory == sieve::gpu::MemoryKind::kDevice)
+    return Status::InvalidUsage(StrFormat(
+        "%s does not take device buffers yet (staging would rewrite segments D2FT must leave "
+        "untouched); pass host buffers",
+        call));
   args->send = sendbuff;
   args->recv = recvbuff;
   return Status::OK();
@@ -195,9 +208,11 @@ sieveResult_t sieveAllReduceSubnet(const void* sendbuff, void* recvbuff, size_t 
                                           "sieveAllReduceSubnet", &impl, &args, &state));
     args.what = "subnet allreduce";
     return sieve::SubmitCollective(impl, [impl, args, state] {
-      Status st = sieve::subnet::AllReduceSubnet(*impl, args, *state);
-      if (st.ok()) impl->LogTransportOnce();
-      return st;
+      return sieve::gpu::RunHostCall(*impl, [&] {
+        Status st = sieve::subnet::AllReduceSubnet(*impl, args, *state);
+        if (st.ok()) impl->LogTransportOnce();
+        return st;
+      });
     });
   });
 }
@@ -233,9 +248,11 @@ sieveResult_t sieveAllReduceD2ft(const void* sendbuff, void* recvbuff, size_t co
       mine.assign(touched, touched + row);
     }
     return sieve::SubmitCollective(impl, [impl, args, state, mine, table] {
-      Status st = sieve::subnet::AllReduceD2ft(*impl, args, *state, mine, table);
-      if (st.ok()) impl->LogTransportOnce();
-      return st;
+      return sieve::gpu::RunHostCall(*impl, [&] {
+        Status st = sieve::subnet::AllReduceD2ft(*impl, args, *state, mine, table);
+        if (st.ok()) impl->LogTransportOnce();
+        return st;
+      });
     });
   });
 }

@@ -10,6 +10,7 @@
 #include "coll/ternary_allreduce.h"
 #include "api/mask_handle.h"
 #include "comm/group.h"
+#include "gpu/device_collectives.h"
 #include "mask/masked_ternary.h"
 #include "kernels/philox.h"
 
@@ -93,11 +94,24 @@ sieveResult_t sieveAllReduceTernary(const void* sendbuff, void* recvbuff, size_t
       args.residual = ResidualFor(*impl, sendbuff, count, static_cast<int>(args.base.dtype),
                                   params->mask, elems);
     }
-    return sieve::SubmitCollective(impl, [impl, args, mask] {
-      Status st = mask ? sieve::mask::TernaryAllReduceMasked(*impl, args, *mask)
-                       : sieve::coll::TernaryAllReduce(*impl, args);
+    sieve::gpu::MemoryKind memory = sieve::gpu::MemoryKind::kHost;
+    SIEVE_RETURN_IF_ERROR(sieve::gpu::ClassifyBuffers(
+        {{"sendbuff", sendbuff}, {"recvbuff", recvbuff}}, &memory));
+    auto host = [impl, args, mask](const sieve::coll::CollArgs& staged) {
+      sieve::coll::TernaryArgs t = args;
+      t.base = staged;
+      Status st = mask ? sieve::mask::TernaryAllReduceMasked(*impl, t, *mask)
+                       : sieve::coll::TernaryAllReduce(*impl, t);
       if (st.ok()) impl->LogTransportOnce();
       return st;
+    };
+    if (memory == sieve::gpu::MemoryKind::kDevice)
+      return sieve::SubmitCollective(impl, [impl, args, stream, host] {
+        return sieve::gpu::EnqueueDeviceCollective(
+            *impl, sieve::gpu::CollKind::kAllReduceWhole, args.base, stream, host);
+      });
+    return sieve::SubmitCollective(impl, [impl, args, host] {
+      return sieve::gpu::RunHostCall(*impl, [&] { return host(args.base); });
     });
   });
 }

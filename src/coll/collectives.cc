@@ -17,9 +17,18 @@ namespace sieve::coll {
 
 namespace {
 
-algo::Channel MakeChannel(Comm& comm, const char* what, uint32_t seq) {
+// The channel of one collective, with the fingerprint every rank must agree on.
+algo::Channel MakeChannel(Comm& comm, algo::OpKind kind, const CollArgs& a, uint32_t seq,
+                          algo::OpAlgo algo, bool reduces, bool rooted) {
   ++comm.stats().collectives;
-  return comm.MakeChannel(what, seq);
+  algo::OpFingerprint fp;
+  fp.kind = kind;
+  fp.count = a.count;
+  fp.dtype = static_cast<uint8_t>(a.dtype);
+  fp.op = reduces ? static_cast<uint8_t>(a.op) : 0xff;
+  fp.root = rooted ? a.root : -1;
+  fp.algo = algo;
+  return comm.MakeChannel(fp, seq);
 }
 
 void LogChoice(Comm& comm, const char* what, const CollArgs& a, size_t bytes, const char* algo) {
@@ -58,15 +67,18 @@ Status FlatAllReduce(Comm& comm, const CollArgs& a) {
     codec.Finalize(0, a.count);
     return Status::OK();
   }
-  algo::Channel ch = comm.MakeChannel("allreduce", seq);
-  if (UseTree(comm, bytes)) {
+  bool tree = UseTree(comm, bytes);
+  algo::Channel ch = MakeChannel(comm, algo::OpKind::kAllReduce, a, seq,
+                                 tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing, true, false);
+  if (tree) {
     LogChoice(comm, "allreduce", a, bytes, "tree");
-    return algo::RunTree(ch, codec, a.count, comm.config().segment_bytes);
+    return ch.Conclude(algo::RunTree(ch, codec, a.count, comm.config().segment_bytes));
   }
   LogChoice(comm, "allreduce", a, bytes, "ring");
   algo::RingOptions options;
   options.segment_bytes = comm.config().segment_bytes;
-  return algo::RunRing(ch, codec, algo::BalancedSplit(a.count, comm.size()), options);
+  return ch.Conclude(
+      algo::RunRing(ch, codec, algo::BalancedSplit(a.count, comm.size()), options));
 }
 
 Status Broadcast(Comm& comm, const CollArgs& a) {
@@ -75,8 +87,10 @@ Status Broadcast(Comm& comm, const CollArgs& a) {
   if (comm.rank() == a.root && a.send != a.recv) std::memcpy(a.recv, a.send, bytes);
   if (comm.size() == 1) return Status::OK();
   LogChoice(comm, "broadcast", a, bytes, "pipelined chain");
-  algo::Channel ch = MakeChannel(comm, "broadcast", seq);
-  return algo::RunChainBroadcast(ch, a.recv, bytes, a.root, comm.config().segment_bytes);
+  algo::Channel ch =
+      MakeChannel(comm, algo::OpKind::kBroadcast, a, seq, algo::OpAlgo::kChain, false, true);
+  return ch.Conclude(
+      algo::RunChainBroadcast(ch, a.recv, bytes, a.root, comm.config().segment_bytes));
 }
 
 Status Reduce(Comm& comm, const CollArgs& a) {
@@ -92,8 +106,10 @@ Status Reduce(Comm& comm, const CollArgs& a) {
     return Status::OK();
   }
   LogChoice(comm, "reduce", a, bytes, "pipelined chain");
-  algo::Channel ch = MakeChannel(comm, "reduce", seq);
-  return algo::RunChainReduce(ch, codec, a.count, a.root, comm.config().segment_bytes);
+  algo::Channel ch =
+      MakeChannel(comm, algo::OpKind::kReduce, a, seq, algo::OpAlgo::kChain, true, true);
+  return ch.Conclude(
+      algo::RunChainReduce(ch, codec, a.count, a.root, comm.config().segment_bytes));
 }
 
 Status AllGather(Comm& comm, const CollArgs& a) {
@@ -104,11 +120,13 @@ Status AllGather(Comm& comm, const CollArgs& a) {
   if (comm.size() == 1) return Status::OK();
   LogChoice(comm, "allgather", a, a.count * esize * comm.size(), "ring");
   algo::DenseCodec codec(a.recv, a.recv, a.dtype, kernels::RedOp::kSum, comm.size());
-  algo::Channel ch = MakeChannel(comm, "allgather", seq);
+  algo::Channel ch =
+      MakeChannel(comm, algo::OpKind::kAllGather, a, seq, algo::OpAlgo::kRing, false, false);
   algo::RingOptions options;
   options.reduce_scatter = false;
   options.segment_bytes = comm.config().segment_bytes;
-  return algo::RunRing(ch, codec, algo::EqualBlocks(a.count, comm.size()), options);
+  return ch.Conclude(
+      algo::RunRing(ch, codec, algo::EqualBlocks(a.count, comm.size()), options));
 }
 
 Status ReduceScatter(Comm& comm, const CollArgs& a) {
@@ -119,12 +137,13 @@ Status ReduceScatter(Comm& comm, const CollArgs& a) {
   std::vector<char> work(total * esize);
   algo::DenseCodec codec(a.send, work.data(), a.dtype, a.op, comm.size());
   LogChoice(comm, "reducescatter", a, total * esize, "ring");
-  algo::Channel ch = MakeChannel(comm, "reducescatter", seq);
+  algo::Channel ch =
+      MakeChannel(comm, algo::OpKind::kReduceScatter, a, seq, algo::OpAlgo::kRing, true, false);
   algo::RingOptions options;
   options.all_gather = false;
   options.segment_bytes = comm.config().segment_bytes;
-  SIEVE_RETURN_IF_ERROR(
-      algo::RunRing(ch, codec, algo::EqualBlocks(a.count, comm.size()), options));
+  SIEVE_RETURN_IF_ERROR(ch.Conclude(
+      algo::RunRing(ch, codec, algo::EqualBlocks(a.count, comm.size()), options)));
   std::memcpy(a.recv, work.data() + static_cast<size_t>(comm.rank()) * a.count * esize,
               a.count * esize);
   return Status::OK();

@@ -83,19 +83,28 @@ Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
     codec.LoadInput(0, b.count);
   } else {
     uint32_t seq = comm.NextSeq();
-    algo::Channel ch = comm.MakeChannel("allreduce-ternary", seq);
     size_t wire = codec.WireBytes(b.count, n);
     bool tree = UseTree(comm, wire);
+    algo::OpFingerprint fp;
+    fp.kind = algo::OpKind::kTernaryAllReduce;
+    fp.count = b.count;
+    fp.dtype = static_cast<uint8_t>(b.dtype);
+    fp.op = static_cast<uint8_t>(b.op);
+    fp.algo = tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing;
+    // Seed, step and block must agree, or the ranks' codes do not add up.
+    fp.mode = a.seed * 0x9e3779b97f4a7c15ull ^ (a.step << 20) ^ a.block;
+    algo::Channel ch = comm.MakeChannel(fp, seq);
     if (comm.FirstUse("allreduce-ternary", wire))
       SIEVE_INFO(kLogColl, "ternary allreduce of %zu elements (%s, block %zu) on %d ranks: %s",
                  b.count, kernels::DTypeName(b.dtype), a.block, n, tree ? "tree" : "ring");
     if (tree) {
-      SIEVE_RETURN_IF_ERROR(algo::RunTree(ch, codec, b.count, comm.config().segment_bytes));
+      SIEVE_RETURN_IF_ERROR(
+          ch.Conclude(algo::RunTree(ch, codec, b.count, comm.config().segment_bytes)));
     } else {
       algo::RingOptions options;
       options.segment_bytes = comm.config().segment_bytes;
       SIEVE_RETURN_IF_ERROR(
-          algo::RunRing(ch, codec, algo::BalancedSplit(b.count, n), options));
+          ch.Conclude(algo::RunRing(ch, codec, algo::BalancedSplit(b.count, n), options)));
     }
   }
   if (a.residual != nullptr)

@@ -11,6 +11,7 @@
 #include "topo/host_id.h"
 #include "topo/placement.h"
 #include "transport/bootstrap/bootstrap.h"
+#include "transport/fault_transport.h"
 
 namespace sieve {
 
@@ -75,6 +76,16 @@ Status Comm::Create(const char id[128], int nranks, int rank, const Config& conf
     peers[i].pid = hash != std::string::npos ? std::atoi(hid.c_str() + hash + 1) : 0;
   }
   SIEVE_RETURN_IF_ERROR(comm->transport_->SetPeers(std::move(peers), config.ucx_peer_errors));
+  comm->active_transport_ = comm->transport_.get();
+  if (!config.fault.empty()) {
+    std::vector<transport::FaultRule> rules;
+    SIEVE_RETURN_IF_ERROR(transport::ParseFaultRules(config.fault, rank, &rules));
+    if (!rules.empty()) {
+      comm->fault_transport_ =
+          std::make_unique<transport::FaultTransport>(comm->transport_.get(), std::move(rules));
+      comm->active_transport_ = comm->fault_transport_.get();
+    }
+  }
   SIEVE_INFO(kLogInit, "rank %d of %d joined (timeout %.1f s, algo %s, segment %zu bytes)", rank,
              nranks, config.timeout_s, config.algo.c_str(), config.segment_bytes);
   *out = std::move(comm);
@@ -103,6 +114,9 @@ void Comm::SetHosts(HostLayout layout) {
 
 Comm::~Comm() {
   if (root_ != this) return;  // a view owns nothing
+  // Device work queued on streams finishes (or is released) before the
+  // transport goes away.
+  gpu_state_.reset();
   SIEVE_INFO(kLogColl,
              "counters: %llu bytes sent, %llu received, %llu collectives (%llu masked, %llu dense "
              "fallbacks, %llu mask mismatches, %llu subnet)",
@@ -130,9 +144,20 @@ algo::Channel Comm::MakeChannel(const char* what, uint32_t seq) {
                        &root_->stats_.traffic, nullptr, members_);
 }
 
+algo::Channel Comm::MakeChannel(algo::OpFingerprint fp, uint32_t seq) {
+  algo::Channel::OpControl control;
+  if (fp.segment_bytes == 0) fp.segment_bytes = config_.segment_bytes;
+  control.fingerprint = fp;
+  control.completed_seq = &root_->completed_seq_;
+  control.mismatch = &root_->mismatch_;
+  control.agree = config_.agreement;
+  return algo::Channel(transport(), seq, StrFormat("%s #%u", algo::OpKindName(fp.kind), seq),
+                       WaitOptions(), &root_->stats_.traffic, nullptr, &control, members_);
+}
+
 algo::Channel Comm::MakeP2pChannel() {
-  return algo::Channel(transport_.get(), 0, "send/recv", WaitOptions(), &stats_.traffic,
-                       &p2p_counters_);
+  return algo::Channel(transport(), 0, "send/recv", WaitOptions(), &root_->stats_.traffic,
+                       &p2p_counters_, nullptr, members_);
 }
 
 bool Comm::FirstUse(const std::string& collective, size_t bytes) {
@@ -144,8 +169,8 @@ bool Comm::FirstUse(const std::string& collective, size_t bytes) {
 void Comm::LogTransportOnce() {
   if (transport_logged_ || size_ == 1) return;
   transport_logged_ = true;
-  SIEVE_INFO(kLogNet, "transport: %s; UCX peer-failure reporting %s (SIEVE_UCX_PEER_ERRORS)",
-             transport_->Describe().c_str(), config_.ucx_peer_errors.c_str());
+  SIEVE_INFO(kLogNet, "transport: %s (SIEVE_UCX_PEER_ERRORS=%s)",
+             active_transport_->Describe().c_str(), config_.ucx_peer_errors.c_str());
   if (host_view_ == nullptr) return;
   // Hierarchical: say what UCX picked for a same-host peer (shared memory is
   // expected) and for a peer on another host (the NIC).
@@ -171,8 +196,10 @@ void Comm::RecordError(const Status& status) {
     std::lock_guard<std::mutex> lock(error_mu_);
     last_error_ = status.message();
   }
+  // Ranks that called different collectives may have left messages in
+  // flight that a later operation could match: the communicator is unusable.
   if (status.code() == Code::kRemoteError || status.code() == Code::kSystemError ||
-      status.code() == Code::kInternalError) {
+      status.code() == Code::kInternalError || mismatch_) {
     int expected = 0;
     if (async_error_.compare_exchange_strong(expected, static_cast<int>(status.code()))) {
       {
@@ -180,8 +207,22 @@ void Comm::RecordError(const Status& status) {
         fatal_error_ = status.message();
       }
       // Peers blocked on us learn now instead of after their own timeout.
-      if (transport_ && !abort_.load()) transport_->NotifyPeersOfFailure(status.message());
+      if (active_transport_ != nullptr && !abort_.load())
+        active_transport_->NotifyPeersOfFailure(completed_seq_, status.message());
     }
+  }
+}
+
+void Comm::RecordAsyncError(const Status& status) {
+  RecordError(status);
+  int expected = 0;
+  if (async_error_.compare_exchange_strong(expected, static_cast<int>(status.code()))) {
+    {
+      std::lock_guard<std::mutex> lock(error_mu_);
+      fatal_error_ = status.message();
+    }
+    if (active_transport_ != nullptr && !abort_.load())
+      active_transport_->NotifyPeersOfFailure(completed_seq_, status.message());
   }
 }
 

@@ -36,7 +36,9 @@ class Comm {
   int rank() const { return rank_; }
   int size() const { return size_; }
   const Config& config() const { return config_; }
-  transport::Transport* transport() { return root_->transport_.get(); }
+  // The transport operations go through: UCX, or the SIEVE_FAULT wrapper
+  // around it (a view's is its communicator's).
+  transport::Transport* transport() { return root_->active_transport_; }
   // One-line description of the UCX transports to `peer` (a rank of the root).
   std::string DescribePeer(int peer) const { return root_->transport_->DescribePeer(peer); }
 
@@ -46,6 +48,10 @@ class Comm {
   algo::Channel::Counters* p2p_counters() { return &p2p_counters_; }
   // A channel for one operation of this communicator (traffic is counted).
   algo::Channel MakeChannel(const char* what, uint32_t seq);
+  // A collective's channel with agreement: fingerprints are exchanged now and
+  // the caller ends the operation with Channel::Conclude. `fp.segment_bytes`
+  // is filled in from the config.
+  algo::Channel MakeChannel(algo::OpFingerprint fp, uint32_t seq);
   algo::Channel MakeP2pChannel();
 
   // Statistics readable through sieveCommGetCounters.
@@ -80,6 +86,9 @@ class Comm {
 
   // Error-feedback residuals of the ternary all-reduce, likewise type-erased.
   std::shared_ptr<void>& ternary_state() { return ternary_state_; }
+  // The device-buffer progress engine (gpu/), created on the first device
+  // call; stopped before anything else when the communicator is destroyed.
+  std::shared_ptr<void>& gpu_state() { return gpu_state_; }
 
   // True the first time (collective, size class) is seen: one INFO line each.
   bool FirstUse(const std::string& collective, size_t bytes);
@@ -90,6 +99,9 @@ class Comm {
 
   // Error state. A remote/system error makes the comm unusable (async error).
   void RecordError(const Status& status);
+  // An error of an operation whose call already returned (device buffers):
+  // whatever its code, the communicator becomes unusable (as NCCL's async error).
+  void RecordAsyncError(const Status& status);
   std::string LastError() const;
   // The error that made the communicator unusable ("" while healthy).
   std::string FatalError() const;
@@ -111,15 +123,22 @@ class Comm {
   int size_ = 1;
   Config config_;
   std::unique_ptr<transport::UcxTransport> transport_;
+  std::unique_ptr<transport::Transport> fault_transport_;  // only with SIEVE_FAULT
+  transport::Transport* active_transport_ = nullptr;
   uint32_t seq_ = 0;
   algo::Channel::Counters p2p_counters_;
   Stats stats_;
   std::shared_ptr<void> mask_tracker_state_;
   std::shared_ptr<void> ternary_state_;
+  std::shared_ptr<void> gpu_state_;
   bool serving_nccl_ = false;
   uint64_t ternary_step_ = 0;
   std::set<std::string> logged_choices_;
   bool transport_logged_ = false;
+  // Collectives before this sequence number succeeded on every rank (the
+  // failure notice we send names the first we will not complete).
+  uint32_t completed_seq_ = 0;
+  bool mismatch_ = false;  // ranks called different collectives: unusable
   std::atomic<bool> abort_{false};
   std::atomic<int> async_error_{0};
   std::atomic<int> active_calls_{0};

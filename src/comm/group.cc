@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "core/log.h"
+#include "gpu/device_collectives.h"
+#include "gpu/device_p2p.h"
 
 namespace sieve {
 
@@ -23,17 +25,21 @@ struct GroupState {
 
 thread_local GroupState tls_group;
 
-// Posts every queued send/recv of one communicator, then waits for all of them.
+// One communicator's sends and receives: on device buffers enqueued on their
+// stream, on host buffers run (after the device work queued before them).
 Status RunP2p(Comm* comm, const std::vector<P2pOp>& ops) {
-  algo::Channel ch = comm->MakeP2pChannel();
+  size_t device = 0, total = 0;
   for (const P2pOp& op : ops) {
     if (op.comm != comm) continue;
-    if (op.is_send)
-      SIEVE_RETURN_IF_ERROR(ch.Send(op.peer, op.buffer, op.bytes));
-    else
-      SIEVE_RETURN_IF_ERROR(ch.Recv(op.peer, op.buffer, op.bytes));
+    ++total;
+    if (op.device) ++device;
   }
-  return ch.WaitAll();
+  if (device == 0) return gpu::RunHostCall(*comm, [&] { return RunP2pNow(comm, ops); });
+  if (device != total)
+    return Status::InvalidUsage(
+        "a group mixes send/recv on host and on device buffers on one communicator; use "
+        "separate groups");
+  return gpu::EnqueueDeviceP2p(*comm, ops);
 }
 
 Status RunQueued(GroupState& group) {
@@ -59,6 +65,18 @@ Status RunQueued(GroupState& group) {
 }
 
 }  // namespace
+
+Status RunP2pNow(Comm* comm, const std::vector<P2pOp>& ops) {
+  algo::Channel ch = comm->MakeP2pChannel();
+  for (const P2pOp& op : ops) {
+    if (op.comm != comm) continue;
+    if (op.is_send)
+      SIEVE_RETURN_IF_ERROR(ch.Send(op.peer, op.buffer, op.bytes));
+    else
+      SIEVE_RETURN_IF_ERROR(ch.Recv(op.peer, op.buffer, op.bytes));
+  }
+  return ch.WaitAll();
+}
 
 void GroupStart() { ++tls_group.depth; }
 

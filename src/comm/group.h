@@ -5,6 +5,7 @@
 #define SIEVE_COMM_GROUP_H_
 
 #include <functional>
+#include <vector>
 
 #include "comm/comm.h"
 
@@ -16,6 +17,8 @@ struct P2pOp {
   int peer = 0;
   void* buffer = nullptr;
   size_t bytes = 0;
+  bool device = false;                 // buffer is device memory (staged, see gpu/)
+  struct CUstream_st* stream = nullptr;  // where a device op is enqueued
 };
 
 void GroupStart();
@@ -27,6 +30,10 @@ bool InGroup();
 // Runs `op` now, or queues it when inside a group.
 Status SubmitCollective(Comm* comm, std::function<Status()> op);
 Status SubmitP2p(const P2pOp& op);
+
+// Posts every send/recv of `comm` among `ops` on host buffers, then waits
+// for all of them (the executor behind groups and the device path).
+Status RunP2pNow(Comm* comm, const std::vector<P2pOp>& ops);
 
 }  // namespace sieve
 

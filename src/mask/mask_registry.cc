@@ -29,11 +29,15 @@ Status OrAllReduce(Comm& comm, std::vector<uint64_t>* bits) {
   if (bits->empty()) return Status::OK();
   uint32_t seq = comm.NextSeq();
   ++comm.stats().collectives;
-  algo::Channel ch = comm.MakeChannel("mask union", seq);
+  algo::OpFingerprint fp;
+  fp.kind = algo::OpKind::kMaskUnion;
+  fp.count = bits->size();
+  algo::Channel ch = comm.MakeChannel(fp, seq);
   OrCodec codec(bits->data());
   algo::RingOptions options;
   options.segment_bytes = comm.config().segment_bytes;
-  return algo::RunRing(ch, codec, algo::BalancedSplit(bits->size(), comm.size()), options);
+  return ch.Conclude(
+      algo::RunRing(ch, codec, algo::BalancedSplit(bits->size(), comm.size()), options));
 }
 
 }  // namespace

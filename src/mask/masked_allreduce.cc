@@ -14,17 +14,25 @@
 namespace sieve::mask {
 namespace {
 
-Status Exchange(Comm& comm, uint32_t seq, MaskedCodec& codec, size_t nnz, size_t packed_bytes) {
+Status Exchange(Comm& comm, uint32_t seq, const coll::CollArgs& a, MaskedCodec& codec, size_t nnz,
+                size_t packed_bytes) {
   ++comm.stats().collectives;
-  algo::Channel ch = comm.MakeChannel("masked allreduce", seq);
   bool tree = coll::UseTree(comm, packed_bytes);  // the dense choice, on the packed size
+  algo::OpFingerprint fp;
+  fp.kind = algo::OpKind::kMaskedAllReduce;
+  fp.count = nnz;
+  fp.dtype = static_cast<uint8_t>(a.dtype);
+  fp.op = static_cast<uint8_t>(a.op);
+  fp.algo = tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing;
+  fp.mode = a.count;  // the unpacked length
+  algo::Channel ch = comm.MakeChannel(fp, seq);
   if (comm.FirstUse("masked allreduce", packed_bytes))
     SIEVE_INFO(kLogColl, "masked allreduce of %zu packed bytes on %d ranks: %s", packed_bytes,
                comm.size(), tree ? "tree" : "ring");
-  if (tree) return algo::RunTree(ch, codec, nnz, comm.config().segment_bytes);
+  if (tree) return ch.Conclude(algo::RunTree(ch, codec, nnz, comm.config().segment_bytes));
   algo::RingOptions options;
   options.segment_bytes = comm.config().segment_bytes;
-  return algo::RunRing(ch, codec, algo::BalancedSplit(nnz, comm.size()), options);
+  return ch.Conclude(algo::RunRing(ch, codec, algo::BalancedSplit(nnz, comm.size()), options));
 }
 
 }  // namespace
@@ -52,7 +60,7 @@ Status AllReduceMasked(Comm& comm, const coll::CollArgs& a, MaskState& mask) {
     codec.LoadInput(0, nnz);
     codec.Finalize(0, nnz);
   } else if (nnz > 0) {
-    SIEVE_RETURN_IF_ERROR(Exchange(comm, seq, codec, nnz, nnz * esize));
+    SIEVE_RETURN_IF_ERROR(Exchange(comm, seq, a, codec, nnz, nnz * esize));
   }
   kernels::MaskedUnpack(esize, packed, mask.bits.data(), a.count, a.recv);
   return Status::OK();

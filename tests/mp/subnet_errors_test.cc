@@ -5,7 +5,10 @@
 // across ranks is caught with SIEVE_CHECK_SCHEDULE=1. The communicator stays
 // usable after each.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -232,6 +235,41 @@ TEST(SubnetScheduleCheckTest, DifferingTableFailsOnEveryRankWhenChecked) {
   spec.kill_after_s = 40;
   spec.env = {{"SIEVE_TIMEOUT", "10"}, {"SIEVE_CHECK_SCHEDULE", "1"}};
   EXPECT_EQ(RunRanks(spec, RunScheduleCheck), "");
+}
+
+// A holder that dies: the others' subnet call fails with sieveRemoteError
+// naming it, within the timeout, while their other group completes.
+int RunDeadHolder(int rank, int n, const sieveUniqueId& id) {
+  sieveComm_t comm = nullptr;
+  RANK_CHECK(InitComm(rank, n, id, &comm) == 0, "%s", sieveGetLastError(nullptr));
+  TestLayout layout = {{0, 100000, {0, 1, 2}}, {100000, 100000, {0, 1}}};
+  std::vector<sieveSegment_t> segs = ToApi(layout);
+  sieveLayout_t h = nullptr;
+  RANK_CHECK(sieveLayoutRegister(comm, 200000, segs.data(), 2, &h) == sieveSuccess, "%s",
+             sieveGetLastError(comm));
+  if (rank == 2) {
+    std::fflush(nullptr);
+    _exit(0);  // gone without a word
+  }
+  std::vector<float> v(200000, 1.0f);
+  auto start = std::chrono::steady_clock::now();
+  sieveResult_t res =
+      sieveAllReduceSubnet(v.data(), v.data(), v.size(), sieveFloat32, h, comm, nullptr);
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  RANK_CHECK(res == sieveRemoteError, "returned %d: %s", res, sieveGetLastError(comm));
+  RANK_CHECK(Mentions(comm, "rank 2"), "names the dead rank");
+  RANK_CHECK(took < 15, "took %.1f s", took);
+  sieveLayoutDeregister(h);
+  sieveCommAbort(comm);
+  return 0;
+}
+
+TEST(SubnetFailureTest, DeadHolderIsARemoteErrorNamingItWithinTheTimeout) {
+  RankSpec spec;
+  spec.nranks = 3;
+  spec.kill_after_s = 40;
+  spec.env = {{"SIEVE_TIMEOUT", "5"}};
+  EXPECT_EQ(RunRanks(spec, RunDeadHolder), "");
 }
 
 }  // namespace

@@ -26,6 +26,10 @@ struct SharedId {
 
 int RunChild(const RankSpec& spec, const RankFn& fn, int rank, SharedId* shared) {
   for (const auto& kv : spec.env) setenv(kv.first.c_str(), kv.second.c_str(), 1);
+  if (spec.setup) {
+    int rc = spec.setup(rank);
+    if (rc != 0) return rc;
+  }
   if (rank == 0) {
     sieveUniqueId id;
     if (sieveGetUniqueId(&id) != sieveSuccess) {

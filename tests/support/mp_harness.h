@@ -20,6 +20,9 @@ struct RankSpec {
   double kill_after_s = 240;
   // Environment set in every rank before it runs (e.g. SIEVE_TIMEOUT=3).
   std::vector<std::pair<std::string, std::string>> env;
+  // Runs first in each rank's process, before the unique id is made (e.g. to
+  // enter a network namespace); a non-zero return fails the rank.
+  std::function<int(int rank)> setup;
 };
 
 // fn(rank, nranks, id) runs in a child; it passes when it returns 0 and no

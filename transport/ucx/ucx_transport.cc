@@ -7,6 +7,8 @@
 #include <ucp/api/ucp.h>
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -101,7 +103,7 @@ struct UcxTransport::Impl {
   static constexpr size_t kNoticeBytes = 512;
   char notice_buffer[kNoticeBytes] = {};
   Request notice_recv;
-  std::string notice;
+  Notice notice;  // the earliest received
   std::unique_ptr<std::string> notice_body;
   std::vector<std::unique_ptr<Request>> notices_sent;
 
@@ -445,9 +447,11 @@ std::string UcxTransport::PeerFailure(int peer) const {
   return p.failure;
 }
 
-void UcxTransport::NotifyPeersOfFailure(const std::string& what) {
+void UcxTransport::NotifyPeersOfFailure(uint32_t first_failed_seq, const std::string& what) {
   if (impl_->notice_body || impl_->peers.empty()) return;  // one notice per communicator
-  std::string text = StrFormat("rank %d failed %s", impl_->rank, what.c_str());
+  std::string text(4, '\0');
+  for (int i = 0; i < 4; ++i) text[i] = static_cast<char>(first_failed_seq >> (8 * i));
+  text += StrFormat("rank %d failed %s", impl_->rank, what.c_str());
   if (text.size() >= Impl::kNoticeBytes) text.resize(Impl::kNoticeBytes - 1);
   impl_->notice_body = std::make_unique<std::string>(text);
   for (int peer = 0; peer < impl_->size; ++peer) {
@@ -461,25 +465,49 @@ void UcxTransport::NotifyPeersOfFailure(const std::string& what) {
   impl_->ProgressFor(0.02);  // push them out; Shutdown cancels what is left
 }
 
-std::string UcxTransport::FailureNotice() {
+Transport::Notice UcxTransport::FailureNotice() {
   Impl& im = *impl_;
-  if (im.notice.empty() && im.notice_recv.state == Request::kDone) {
-    im.notice.assign(im.notice_buffer, std::min(im.notice_recv.received_bytes,
-                                                Impl::kNoticeBytes - 1));
-    if (im.notice.empty()) im.notice = "a peer reported a failure";
-    SIEVE_INFO(kLogNet, "failure notice: %s", im.notice.c_str());
+  if (im.notice_recv.state == Request::kDone) {
+    // Body: first failed sequence number (4 bytes, little-endian), then text.
+    size_t len = std::min(im.notice_recv.received_bytes, Impl::kNoticeBytes - 1);
+    const auto* b = reinterpret_cast<const unsigned char*>(im.notice_buffer);
+    uint32_t seq = 0;
+    if (len >= 4) seq = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);
+    std::string text = len > 4 ? std::string(im.notice_buffer + 4, len - 4) : "";
+    if (text.empty()) text = "a peer reported a failure";
+    SIEVE_INFO(kLogNet, "failure notice (collectives from #%u): %s", seq, text.c_str());
+    if (!im.notice.received || static_cast<int32_t>(seq - im.notice.first_failed_seq) < 0) {
+      im.notice.received = true;
+      im.notice.first_failed_seq = seq;
+      im.notice.text = text;
+    }
+    im.PostNoticeReceive();  // each peer may send one: keep listening for an earlier one
   }
   return im.notice;
 }
 
+bool UcxTransport::SupportsCudaMemory() const {
+  ucp_context_attr_t attr;
+  attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
+  if (ucp_context_query(impl_->context, &attr) != UCS_OK) return false;
+  return (attr.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) != 0;
+}
+
 namespace {
 
-// ucp_ep_print_info names the transport of each lane: "posix/memory,cma/memory".
-std::string LanesOf(ucp_ep_h ep) {
-  std::string info = Capture([&](FILE* f) { ucp_ep_print_info(ep, f); });
+// "posix/memory,tcp/lo": the distinct transports of an endpoint's lanes, from
+// ucp_ep_print_info lines such as "lane[0]:  8:posix/memory.0 md[4] ...".
+std::string EndpointLanes(ucp_ep_h ep) {
+  char* text = nullptr;
+  size_t len = 0;
+  FILE* mem = open_memstream(&text, &len);
+  if (mem == nullptr) return "?";
+  ucp_ep_print_info(ep, mem);
+  std::fclose(mem);
+  std::string info(text, len);
+  std::free(text);
   std::string lanes;
   size_t pos = 0;
-  // Lines look like "lane[0]:  8:posix/memory.0 md[4] ...": keep "posix/memory".
   while ((pos = info.find("lane[", pos)) != std::string::npos) {
     size_t start = info.find_first_not_of(' ', info.find(':', pos) + 1);
     size_t end = info.find_first_of(" \n", start);
@@ -491,7 +519,7 @@ std::string LanesOf(ucp_ep_h ep) {
       lanes += (lanes.empty() ? "" : ",") + name;
     pos = end;
   }
-  return lanes;
+  return lanes.empty() ? "?" : lanes;
 }
 
 }  // namespace
@@ -501,19 +529,29 @@ std::string UcxTransport::DescribePeer(int peer) {
   if (peer < 0 || peer >= static_cast<int>(impl_->peers.size()) || peer == impl_->rank ||
       !impl_->Endpoint(peer, &ep).ok())
     return "";
-  return LanesOf(ep);
+  return EndpointLanes(ep);
 }
 
 std::string UcxTransport::Describe() const {
-  // One connected peer is representative for the INFO line.
-  std::string lanes;
+  // Peers grouped by (lanes, how their failure is found): one clause per group.
+  std::vector<std::pair<std::string, std::string>> groups;  // description, ranks
   for (const Impl::Peer& p : impl_->peers) {
-    if (p.ep == nullptr || p.rank == impl_->rank) continue;
-    lanes = LanesOf(p.ep);
-    break;
+    if (p.rank == impl_->rank) continue;
+    std::string what = p.ep == nullptr ? "not connected" : "lanes " + EndpointLanes(p.ep);
+    what += p.peer_errors   ? ", failure reported by UCX (peer-error mode)"
+            : p.local_pid > 0 ? ", failure found by pid (same host)"
+                              : ", failure found only by SIEVE_TIMEOUT";
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const auto& g) { return g.first == what; });
+    if (it == groups.end()) {
+      groups.push_back({what, std::to_string(p.rank)});
+    } else {
+      it->second += "," + std::to_string(p.rank);
+    }
   }
-  return StrFormat("UCX %s, lanes %s", ucp_get_version_string(),
-                   lanes.empty() ? "(not connected yet)" : lanes.c_str());
+  std::string out = StrFormat("UCX %s", ucp_get_version_string());
+  for (const auto& g : groups) out += StrFormat("; rank(s) %s: %s", g.second.c_str(), g.first.c_str());
+  return out;
 }
 
 }  // namespace sieve::transport

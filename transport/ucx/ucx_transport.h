@@ -63,8 +63,10 @@ class UcxTransport : public Transport {
   // "posix/memory,cma/memory" or "tcp/eth0": the lanes of the endpoint to
   // `peer` (connects it first if needed); "" if it cannot be connected.
   std::string DescribePeer(int peer);
-  void NotifyPeersOfFailure(const std::string& what) override;
-  std::string FailureNotice() override;
+  // The UCP context's memory types include CUDA (a UCX built with CUDA support).
+  bool SupportsCudaMemory() const override;
+  void NotifyPeersOfFailure(uint32_t first_failed_seq, const std::string& what) override;
+  Notice FailureNotice() override;
 
   struct Impl;
 

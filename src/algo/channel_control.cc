@@ -1,0 +1,180 @@
+// Agreement and mismatch detection for one collective (see op_header.h).
+//
+// Rule: a rank returns success for collective #s only when (1) its own data
+// phase succeeded, (2) every peer's fingerprint equals its own, and (3) every
+// peer sent an "ok" verdict — except peers whose connection or process is
+// gone, which report nothing. A rank that fails sends "failed" to everyone,
+// so a survivor still waiting for verdicts fails too. Hence a crash at any
+// point leaves every survivor with the same verdict for #s; only a freeze or
+// partition between a rank's verdict sends to different peers can split it.
+#include <algorithm>
+#include <chrono>
+
+#include "algo/channel.h"
+#include "algo/channel_control.h"
+#include "core/log.h"
+#include "transport/tag.h"
+
+namespace sieve::algo {
+
+using transport::Request;
+
+void Channel::StartControl(const OpControl& spec) {
+  control_ = std::make_unique<Control>();
+  Control& c = *control_;
+  c.spec = spec;
+  const int n = transport_->size();
+  c.peer_fingerprint.resize(n);
+  c.peer_verdict.resize(n);
+  c.fingerprint_recv.assign(n, nullptr);
+  c.verdict_recv.assign(n, nullptr);
+  EncodeFingerprint(seq_, spec.fingerprint, c.fingerprint);
+  // Failing to post is handled like a message that never comes: the waits
+  // below name the peer (or a dead peer is waived).
+  const std::vector<int> others = OtherRanks();
+  for (int p : others) {
+    c.requests.emplace_back();
+    c.fingerprint_recv[p] = &c.requests.back();
+    (void)transport_->Irecv(p, transport::MakeTag(p, false, seq_, transport::kFingerprintIndex),
+                            c.peer_fingerprint[p].data(), kFingerprintBytes,
+                            c.fingerprint_recv[p]);
+    if (!spec.agree) continue;
+    c.requests.emplace_back();
+    c.verdict_recv[p] = &c.requests.back();
+    (void)transport_->Irecv(p, transport::MakeTag(p, false, seq_, transport::kVerdictIndex),
+                            c.peer_verdict[p].data(), kVerdictBytes, c.verdict_recv[p]);
+  }
+  for (int p : others) {
+    c.requests.emplace_back();
+    c.sends.push_back(&c.requests.back());
+    uint64_t tag = transport::MakeTag(transport_->rank(), false, seq_, transport::kFingerprintIndex);
+    (void)transport_->Isend(p, tag, c.fingerprint, kFingerprintBytes, c.sends.back());
+  }
+}
+
+std::vector<int> Channel::OtherRanks() const {
+  std::vector<int> others;
+  for (int i = 0; i < size(); ++i)
+    if (i != rank()) others.push_back(Global(i));
+  return others;
+}
+
+bool Channel::PeerGone(int peer) const { return !transport_->PeerFailure(peer).empty(); }
+
+Status Channel::ControlFailures() {
+  Control& c = *control_;
+  std::string diffs;
+  for (int p = 0; p < transport_->size(); ++p) {
+    const Request* fr = c.fingerprint_recv[p];
+    if (fr == nullptr || fr->state == Request::kPending) continue;
+    uint32_t seq = 0;
+    OpFingerprint theirs;
+    bool decoded = fr->state == Request::kDone &&
+                   DecodeFingerprint(c.peer_fingerprint[p].data(), fr->received_bytes, &seq,
+                                     &theirs);
+    if (fr->state == Request::kFailed && PeerGone(p)) continue;  // its data phase decides
+    if (!decoded || seq != seq_) {
+      diffs += StrFormat("%srank %d sent an unreadable fingerprint (%s)", diffs.empty() ? "" : "; ",
+                         p, fr->state == Request::kFailed ? fr->error.c_str() : "bad header");
+    } else if (theirs != c.spec.fingerprint) {
+      diffs += (diffs.empty() ? "" : "; ") + FingerprintDiff(c.spec.fingerprint, theirs, p);
+    }
+  }
+  if (!diffs.empty()) {
+    if (c.spec.mismatch != nullptr) *c.spec.mismatch = true;
+    return Status::InvalidUsage(StrFormat(
+        "ranks called different collectives at this sequence number (this rank: %s): %s",
+        DescribeFingerprint(c.spec.fingerprint).c_str(), diffs.c_str()));
+  }
+  for (int p = 0; p < transport_->size(); ++p) {
+    const Request* vr = c.verdict_recv[p];
+    if (vr == nullptr || vr->state != Request::kDone) continue;
+    uint32_t seq = 0;
+    bool ok = false;
+    if (!DecodeVerdict(c.peer_verdict[p].data(), vr->received_bytes, &seq, &ok) || seq != seq_)
+      return Status::RemoteError(StrFormat("rank %d sent an unreadable verdict", p));
+    if (!ok) {
+      // The failing rank's notice usually says why; name it too.
+      transport::Transport::Notice notice = transport_->FailureNotice();
+      return Status::RemoteError(StrFormat(
+          "rank %d failed this operation, so no rank reports success for it%s%s", p,
+          notice.received ? "; " : "", notice.received ? notice.text.c_str() : ""));
+    }
+  }
+  return Status::OK();
+}
+
+Status Channel::WaitControl(bool verdicts) {
+  Control& c = *control_;
+  std::vector<Request*>& recvs = verdicts ? c.verdict_recv : c.fingerprint_recv;
+  auto done = [&] {
+    for (const Request* s : c.sends)
+      if (s->state == Request::kPending && !PeerGone(s->peer)) return false;
+    for (int p = 0; p < transport_->size(); ++p) {
+      const Request* r = recvs[p];
+      if (r != nullptr && r->state == Request::kPending && !PeerGone(p)) return false;
+    }
+    return true;
+  };
+  SIEVE_RETURN_IF_ERROR(transport::ProgressUntil(transport_, done, wait_).WithContext(name_));
+  // A peer that failed at once (its receive failed, nothing arrived) and is
+  // not gone could not confirm: the operation cannot be declared a success.
+  for (int p = 0; p < transport_->size(); ++p) {
+    const Request* r = recvs[p];
+    if (r != nullptr && r->state == Request::kFailed && !PeerGone(p))
+      return Status::RemoteError(StrFormat("%s: no %s from rank %d: %s", name_.c_str(),
+                                           verdicts ? "verdict" : "fingerprint", p,
+                                           r->error.c_str()));
+  }
+  return ControlFailures().WithContext(name_);
+}
+
+void Channel::SendVerdict(bool ok) {
+  Control& c = *control_;
+  if (c.verdict_sent) return;
+  c.verdict_sent = true;
+  EncodeVerdict(seq_, ok, c.verdict);
+  for (int p : OtherRanks()) {
+    if (PeerGone(p)) continue;
+    c.requests.emplace_back();
+    c.sends.push_back(&c.requests.back());
+    uint64_t tag = transport::MakeTag(transport_->rank(), false, seq_, transport::kVerdictIndex);
+    (void)transport_->Isend(p, tag, c.verdict, kVerdictBytes, c.sends.back());
+  }
+}
+
+Status Channel::Conclude(Status data) {
+  if (!control_) return data;
+  Control& c = *control_;
+  if (!data.ok()) {
+    data = Failed(data);  // in case the error did not come through this channel
+    // A size error is usually a mismatch: give the fingerprints a moment to
+    // arrive so the message names the field that differs.
+    if (data.code() == Code::kInvalidUsage) {
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+      while (std::chrono::steady_clock::now() < deadline &&
+             std::any_of(c.fingerprint_recv.begin(), c.fingerprint_recv.end(),
+                         [](const Request* r) { return r != nullptr && r->state == Request::kPending; }))
+        transport_->Progress();
+    }
+    Status mismatch = ControlFailures();
+    SendVerdict(false);
+    transport_->Progress();
+    if (!mismatch.ok() && mismatch.code() == Code::kInvalidUsage)
+      return mismatch.WithContext(name_);
+    return data;
+  }
+  Status st = WaitControl(/*verdicts=*/false);
+  if (c.spec.agree || !st.ok()) SendVerdict(st.ok());
+  if (st.ok() && c.spec.agree) st = WaitControl(/*verdicts=*/true);
+  if (!st.ok()) {
+    SIEVE_INFO(kLogNet, "%s: data complete here, but %s", name_.c_str(), st.message().c_str());
+    return st;
+  }
+  if (c.spec.completed_seq != nullptr &&
+      static_cast<int32_t>(seq_ + 1 - *c.spec.completed_seq) > 0)
+    *c.spec.completed_seq = seq_ + 1;
+  return Status::OK();
+}
+
+}  // namespace sieve::algo

@@ -1,0 +1,151 @@
+// Fingerprint and verdict messages: explicit little-endian encoding.
+#include "algo/op_header.h"
+
+#include "core/status.h"
+#include "kernels/dtype.h"
+
+namespace sieve::algo {
+
+namespace {
+
+constexpr uint32_t kFingerprintMagic = 0x504f5653;  // "SVOP"
+constexpr uint32_t kVerdictMagic = 0x44565653;      // "SVVD"
+constexpr uint16_t kVersion = 1;
+
+void Put(uint8_t* out, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+uint64_t Get(const uint8_t* in, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(in[i]) << (8 * i);
+  return v;
+}
+
+std::string DTypeText(uint8_t d) {
+  return d == 0xff ? "-" : kernels::DTypeName(static_cast<kernels::DType>(d));
+}
+std::string OpText(uint8_t o) {
+  return o == 0xff ? "-" : kernels::RedOpName(static_cast<kernels::RedOp>(o));
+}
+const char* AlgoText(OpAlgo a) {
+  switch (a) {
+    case OpAlgo::kRing:
+      return "ring";
+    case OpAlgo::kTree:
+      return "tree";
+    case OpAlgo::kChain:
+      return "chain";
+  }
+  return "?";
+}
+
+}  // namespace
+
+const char* OpKindName(OpKind kind) {
+  switch (kind) {
+    case OpKind::kAllReduce:
+      return "allreduce";
+    case OpKind::kBroadcast:
+      return "broadcast";
+    case OpKind::kReduce:
+      return "reduce";
+    case OpKind::kAllGather:
+      return "allgather";
+    case OpKind::kReduceScatter:
+      return "reducescatter";
+    case OpKind::kMaskedAllReduce:
+      return "masked allreduce";
+    case OpKind::kTernaryAllReduce:
+      return "allreduce-ternary";
+    case OpKind::kMaskUnion:
+      return "mask union";
+  }
+  return "unknown collective";
+}
+
+bool operator==(const OpFingerprint& a, const OpFingerprint& b) {
+  return a.kind == b.kind && a.dtype == b.dtype && a.op == b.op && a.algo == b.algo &&
+         a.root == b.root && a.count == b.count && a.segment_bytes == b.segment_bytes &&
+         a.mode == b.mode;
+}
+
+std::string DescribeFingerprint(const OpFingerprint& fp) {
+  std::string out = StrFormat("%s(count %llu", OpKindName(fp.kind),
+                              static_cast<unsigned long long>(fp.count));
+  if (fp.dtype != 0xff) out += ", " + DTypeText(fp.dtype);
+  if (fp.op != 0xff) out += ", " + OpText(fp.op);
+  if (fp.root >= 0) out += StrFormat(", root %d", fp.root);
+  return out + StrFormat(", %s)", AlgoText(fp.algo));
+}
+
+std::string FingerprintDiff(const OpFingerprint& a, const OpFingerprint& b, int rank) {
+  std::string out;
+  auto add = [&](const char* field, const std::string& mine, const std::string& theirs) {
+    if (mine == theirs) return;
+    out += StrFormat("%s%s %s here, %s on rank %d", out.empty() ? "" : "; ", field, mine.c_str(),
+                     theirs.c_str(), rank);
+  };
+  add("collective", OpKindName(a.kind), OpKindName(b.kind));
+  add("count", std::to_string(a.count), std::to_string(b.count));
+  add("datatype", DTypeText(a.dtype), DTypeText(b.dtype));
+  add("op", OpText(a.op), OpText(b.op));
+  add("root", std::to_string(a.root), std::to_string(b.root));
+  add("algorithm (SIEVE_ALGO)", AlgoText(a.algo), AlgoText(b.algo));
+  add("segment size (SIEVE_SEGMENT_BYTES)", std::to_string(a.segment_bytes),
+      std::to_string(b.segment_bytes));
+  add("mode parameters", StrFormat("%016llx", static_cast<unsigned long long>(a.mode)),
+      StrFormat("%016llx", static_cast<unsigned long long>(b.mode)));
+  return out;
+}
+
+// | magic 4 | version 2 | reserved 2 | seq 4 | kind 1 | dtype 1 | op 1 | algo 1 |
+// | root 4 | reserved 4 | count 8 | segment_bytes 8 | mode 8 |
+void EncodeFingerprint(uint32_t seq, const OpFingerprint& fp, uint8_t out[kFingerprintBytes]) {
+  Put(out, kFingerprintMagic, 4);
+  Put(out + 4, kVersion, 2);
+  Put(out + 6, 0, 2);
+  Put(out + 8, seq, 4);
+  out[12] = static_cast<uint8_t>(fp.kind);
+  out[13] = fp.dtype;
+  out[14] = fp.op;
+  out[15] = static_cast<uint8_t>(fp.algo);
+  Put(out + 16, static_cast<uint32_t>(fp.root), 4);
+  Put(out + 20, 0, 4);
+  Put(out + 24, fp.count, 8);
+  Put(out + 32, fp.segment_bytes, 8);
+  Put(out + 40, fp.mode, 8);
+}
+
+bool DecodeFingerprint(const uint8_t* in, size_t len, uint32_t* seq, OpFingerprint* fp) {
+  if (len != kFingerprintBytes || Get(in, 4) != kFingerprintMagic || Get(in + 4, 2) != kVersion)
+    return false;
+  *seq = static_cast<uint32_t>(Get(in + 8, 4));
+  fp->kind = static_cast<OpKind>(in[12]);
+  fp->dtype = in[13];
+  fp->op = in[14];
+  fp->algo = static_cast<OpAlgo>(in[15]);
+  fp->root = static_cast<int32_t>(static_cast<uint32_t>(Get(in + 16, 4)));
+  fp->count = Get(in + 24, 8);
+  fp->segment_bytes = Get(in + 32, 8);
+  fp->mode = Get(in + 40, 8);
+  return true;
+}
+
+// | magic 4 | seq 4 | verdict 2 (1 = ok, 0 = failed) | version 2 |
+void EncodeVerdict(uint32_t seq, bool ok, uint8_t out[kVerdictBytes]) {
+  Put(out, kVerdictMagic, 4);
+  Put(out + 4, seq, 4);
+  Put(out + 8, ok ? 1 : 0, 2);
+  Put(out + 10, kVersion, 2);
+}
+
+bool DecodeVerdict(const uint8_t* in, size_t len, uint32_t* seq, bool* ok) {
+  if (len != kVerdictBytes || Get(in, 4) != kVerdictMagic || Get(in + 10, 2) != kVersion ||
+      Get(in + 8, 2) > 1)
+    return false;
+  *seq = static_cast<uint32_t>(Get(in + 4, 4));
+  *ok = Get(in + 8, 2) == 1;
+  return true;
+}
+
+}  // namespace sieve::algo

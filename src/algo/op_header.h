@@ -1,0 +1,62 @@
+// The two control messages every rank sends every other rank per collective:
+//  - the fingerprint (what this rank called at this sequence number: which
+//    collective, count, datatype, op, root, algorithm, segment size, mode
+//    parameters), sent when the operation starts, so ranks that called
+//    different things fail on every rank instead of mixing their data;
+//  - the verdict (this rank's data phase succeeded or failed), sent when it
+//    ends; a rank reports success only after every live peer said "ok".
+// Fixed layout, little-endian, versioned; decoding rejects anything else.
+#ifndef SIEVE_ALGO_OP_HEADER_H_
+#define SIEVE_ALGO_OP_HEADER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace sieve::algo {
+
+enum class OpKind : uint8_t {
+  kAllReduce = 1,
+  kBroadcast,
+  kReduce,
+  kAllGather,
+  kReduceScatter,
+  kMaskedAllReduce,
+  kTernaryAllReduce,
+  kMaskUnion,
+};
+const char* OpKindName(OpKind kind);
+
+enum class OpAlgo : uint8_t { kRing = 1, kTree, kChain };
+
+struct OpFingerprint {
+  OpKind kind = OpKind::kAllReduce;
+  uint8_t dtype = 0xff;  // kernels::DType, 0xff when the collective has none
+  uint8_t op = 0xff;     // kernels::RedOp, 0xff when it reduces nothing
+  OpAlgo algo = OpAlgo::kRing;
+  int32_t root = -1;     // -1 when it has no root
+  uint64_t count = 0;
+  uint64_t segment_bytes = 0;
+  uint64_t mode = 0;     // hash of mode parameters (ternary seed/step/block), 0 for dense
+};
+bool operator==(const OpFingerprint& a, const OpFingerprint& b);
+inline bool operator!=(const OpFingerprint& a, const OpFingerprint& b) { return !(a == b); }
+
+// "allreduce(count 1000, float32, sum, ring)".
+std::string DescribeFingerprint(const OpFingerprint& fp);
+// "count 1000 here, 2000 on rank 3; op sum here, max on rank 3" — the fields that differ.
+std::string FingerprintDiff(const OpFingerprint& mine, const OpFingerprint& theirs, int rank);
+
+constexpr size_t kFingerprintBytes = 48;
+constexpr size_t kVerdictBytes = 12;
+
+void EncodeFingerprint(uint32_t seq, const OpFingerprint& fp, uint8_t out[kFingerprintBytes]);
+// False when the bytes are not a version-1 fingerprint (wrong length, magic or version).
+bool DecodeFingerprint(const uint8_t* in, size_t len, uint32_t* seq, OpFingerprint* fp);
+
+void EncodeVerdict(uint32_t seq, bool ok, uint8_t out[kVerdictBytes]);
+bool DecodeVerdict(const uint8_t* in, size_t len, uint32_t* seq, bool* ok);
+
+}  // namespace sieve::algo
+
+#endif  // SIEVE_ALGO_OP_HEADER_H_

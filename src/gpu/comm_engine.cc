@@ -1,0 +1,44 @@
+// Creating a communicator's progress engine, with one INFO line on the path.
+#include "gpu/comm_engine.h"
+
+#include <memory>
+
+#include "core/log.h"
+#include "gpu/gpu_runtime.h"
+
+namespace sieve::gpu {
+
+ProgressEngine* ExistingEngine(Comm& comm) {
+  return static_cast<ProgressEngine*>(comm.gpu_state().get());
+}
+
+Status EngineFor(Comm& comm, ProgressEngine** out) {
+  std::shared_ptr<void>& slot = comm.gpu_state();
+  if (!slot) {
+    const GpuRuntime& rt = Runtime();
+    if (rt.ops == nullptr)
+      return Status::CudaError(StrFormat("device buffer without a usable CUDA driver (%s)",
+                                         rt.description.c_str()));
+    const Config& cfg = comm.config();
+    ProgressEngine::Options options;
+    options.sync = cfg.gpu_sync || !rt.ops->HasStreamMemOps();
+    options.staging_cap = cfg.gpu_staging_bytes;
+    options.abort = comm.WaitOptions().abort;
+    options.drain_timeout_s = cfg.timeout_s;
+    Comm* c = &comm;
+    options.on_async_error = [c](const Status& st) { c->RecordAsyncError(st); };
+    slot = std::make_shared<ProgressEngine>(rt.ops, options);
+    const char* ucx_cuda = comm.transport()->SupportsCudaMemory() ? "yes" : "no";
+    SIEVE_INFO(kLogInit,
+               "device buffers: staged through pinned host memory in chunks of %zu bytes, %zu in "
+               "flight (UCX CUDA memory support: %s; the host algorithms reduce in host "
+               "memory); stream handshake: %s",
+               cfg.gpu_chunk_bytes, cfg.gpu_pipeline, ucx_cuda,
+               options.sync ? "blocking (SIEVE_GPU_SYNC=1 or no stream memory operations)"
+                            : "cuStreamWaitValue32/cuStreamWriteValue32, host not blocked");
+  }
+  *out = static_cast<ProgressEngine*>(slot.get());
+  return Status::OK();
+}
+
+}  // namespace sieve::gpu

@@ -1,0 +1,47 @@
+// The CUDA driver, loaded at run time with dlopen: a table of the functions
+// the GPU path calls. No CUDA library is linked into libsieve, so a machine
+// without a driver runs the library unchanged (every pointer is then host).
+#ifndef SIEVE_GPU_CUDA_DRIVER_H_
+#define SIEVE_GPU_CUDA_DRIVER_H_
+
+#include <string>
+
+#include "gpu/cuda_abi.h"
+
+namespace sieve::gpu {
+
+struct CudaDriver {
+  cu::Result (*Init)(unsigned flags) = nullptr;
+  cu::Result (*DriverGetVersion)(int* version) = nullptr;
+  cu::Result (*GetErrorString)(cu::Result error, const char** str) = nullptr;
+  cu::Result (*DeviceGetCount)(int* count) = nullptr;
+  cu::Result (*PointerGetAttribute)(void* data, int attribute, cu::DevicePtr ptr) = nullptr;
+  cu::Result (*CtxGetCurrent)(cu::Context* ctx) = nullptr;
+  cu::Result (*MemHostAlloc)(void** host, size_t bytes, unsigned flags) = nullptr;
+  cu::Result (*MemFreeHost)(void* host) = nullptr;
+  cu::Result (*MemHostGetDevicePointer)(cu::DevicePtr* dev, void* host, unsigned flags) = nullptr;
+  cu::Result (*MemcpyDtoHAsync)(void* dst, cu::DevicePtr src, size_t bytes,
+                                cu::Stream stream) = nullptr;
+  cu::Result (*MemcpyHtoDAsync)(cu::DevicePtr dst, const void* src, size_t bytes,
+                                cu::Stream stream) = nullptr;
+  cu::Result (*StreamWaitValue32)(cu::Stream stream, cu::DevicePtr addr, uint32_t value,
+                                  unsigned flags) = nullptr;
+  cu::Result (*StreamWriteValue32)(cu::Stream stream, cu::DevicePtr addr, uint32_t value,
+                                   unsigned flags) = nullptr;
+  cu::Result (*StreamSynchronize)(cu::Stream stream) = nullptr;
+
+  int driver_version = 0;  // e.g. 13000, filled by LoadCudaDriver
+  int device_count = 0;
+
+  // "cuMemHostAlloc: out of memory (2)": the call's name and the driver's words.
+  std::string ErrorText(const char* call, cu::Result r) const;
+};
+
+// dlopens `library` (normally "libcuda.so.1"), resolves every entry of the
+// table by its exported (versioned) name, and initializes the driver. On any
+// failure returns false with `why` saying what was missing; nothing stays loaded.
+bool LoadCudaDriver(const char* library, CudaDriver* out, std::string* why);
+
+}  // namespace sieve::gpu
+
+#endif  // SIEVE_GPU_CUDA_DRIVER_H_

@@ -1,0 +1,136 @@
+// Staged plans of the collectives on device buffers.
+//
+// Elementwise collectives (all-reduce, broadcast, reduce) cut the buffer into
+// chunks of SIEVE_GPU_CHUNK_BYTES; chunk c is staged, run in place by the host
+// algorithm and copied back. All-gather and reduce-scatter cut each rank's
+// block the same way: chunk c holds elements [off, off+len) of every block.
+// Whole-buffer all-reduces (mask tracker, ternary, masked) are one chunk whose
+// staging address stays the same for the same device buffer.
+#include "gpu/device_collectives.h"
+
+#include <algorithm>
+
+#include "gpu/comm_engine.h"
+#include "gpu/gpu_runtime.h"
+#include "gpu/stream_plan.h"
+
+namespace sieve::gpu {
+
+namespace {
+
+using coll::CollArgs;
+
+char* At(const void* base, size_t bytes) {
+  return static_cast<char*>(const_cast<void*>(base)) + bytes;
+}
+
+// One chunk of an elementwise collective: [off, off+len) elements, staged at 0.
+StagedChunk Elementwise(const CollArgs& a, CollKind kind, int rank, size_t off, size_t len,
+                        const HostCollective& host) {
+  size_t es = kernels::DTypeSize(a.dtype);
+  StagedChunk c;
+  c.bytes = len * es;
+  bool copy_in = kind != CollKind::kBroadcast || rank == a.root;
+  bool copy_out = kind != CollKind::kReduce || rank == a.root;
+  if (copy_in) c.in.push_back({0, At(a.send, off * es), len * es});
+  if (copy_out) c.out.push_back({0, At(a.recv, off * es), len * es});
+  CollArgs staged = a;
+  staged.count = len;
+  c.run = [staged, host](char* staging) {
+    CollArgs s = staged;
+    s.send = staging;
+    s.recv = staging;  // in place
+    return host(s);
+  };
+  return c;
+}
+
+// One chunk of an all-gather / reduce-scatter: element range [off, off+len)
+// of each of the n blocks, staged as n consecutive blocks of len.
+StagedChunk Blocked(const CollArgs& a, CollKind kind, int rank, int n, size_t off, size_t len,
+                    const HostCollective& host) {
+  size_t es = kernels::DTypeSize(a.dtype), block = len * es;
+  StagedChunk c;
+  c.bytes = block * static_cast<size_t>(n);
+  size_t own = static_cast<size_t>(rank) * block;
+  for (int r = 0; r < n; ++r) {
+    size_t staged_at = static_cast<size_t>(r) * block;
+    size_t user_at = (static_cast<size_t>(r) * a.count + off) * es;
+    if (kind == CollKind::kAllGather)
+      c.out.push_back({staged_at, At(a.recv, user_at), block});
+    else
+      c.in.push_back({staged_at, At(a.send, user_at), block});
+  }
+  if (kind == CollKind::kAllGather)
+    c.in.push_back({own, At(a.send, off * es), block});
+  else
+    c.out.push_back({own, At(a.recv, off * es), block});
+  CollArgs staged = a;
+  staged.count = len;
+  c.run = [staged, host, own, kind](char* staging) {
+    CollArgs s = staged;
+    // NCCL's in-place forms: our block inside the full buffer.
+    s.send = kind == CollKind::kAllGather ? staging + own : staging;
+    s.recv = kind == CollKind::kAllGather ? staging : staging + own;
+    return host(s);
+  };
+  return c;
+}
+
+}  // namespace
+
+Status ClassifyBuffers(std::initializer_list<NamedBuffer> buffers, MemoryKind* out) {
+  return ClassifyCall(*Runtime().classifier, buffers, out);
+}
+
+Status EnqueueDeviceCollective(Comm& comm, CollKind kind, const CollArgs& args,
+                               CUstream_st* stream, HostCollective host) {
+  ProgressEngine* engine = nullptr;
+  SIEVE_RETURN_IF_ERROR(EngineFor(comm, &engine));
+  const Config& cfg = comm.config();
+  size_t es = kernels::DTypeSize(args.dtype);
+  int n = comm.size(), rank = comm.rank();
+  StagedOp op;
+  op.stream = stream;
+  op.depth = cfg.gpu_pipeline;
+  switch (kind) {
+    case CollKind::kAllReduceWhole: {
+      op.name = "allreduce";
+      op.key = args.send;
+      StagedChunk c = Elementwise(args, kind, rank, 0, args.count, host);
+      op.chunks.push_back(std::move(c));
+      break;
+    }
+    case CollKind::kAllReduce:
+    case CollKind::kBroadcast:
+    case CollKind::kReduce: {
+      op.name = kind == CollKind::kAllReduce ? "allreduce"
+                : kind == CollKind::kBroadcast ? "broadcast" : "reduce";
+      size_t off = 0;
+      for (size_t len : SplitEven(args.count, std::max<size_t>(1, cfg.gpu_chunk_bytes / es))) {
+        op.chunks.push_back(Elementwise(args, kind, rank, off, len, host));
+        off += len;
+      }
+      break;
+    }
+    case CollKind::kAllGather:
+    case CollKind::kReduceScatter: {
+      op.name = kind == CollKind::kAllGather ? "allgather" : "reducescatter";
+      size_t per_chunk = std::max<size_t>(1, cfg.gpu_chunk_bytes / (es * static_cast<size_t>(n)));
+      size_t off = 0;
+      for (size_t len : SplitEven(args.count, per_chunk)) {
+        op.chunks.push_back(Blocked(args, kind, rank, n, off, len, host));
+        off += len;
+      }
+      break;
+    }
+  }
+  return engine->Enqueue(std::move(op));
+}
+
+Status RunHostCall(Comm& comm, const std::function<Status()>& fn) {
+  ProgressEngine* engine = ExistingEngine(comm);
+  return engine != nullptr ? engine->RunHost(fn) : fn();
+}
+
+}  // namespace sieve::gpu

@@ -1,0 +1,42 @@
+// Collectives on device buffers: each call becomes a staged operation (pinned
+// chunks, see stream_plan.h) enqueued on the caller's stream; the host
+// algorithm runs on the staged bytes on the communicator's progress thread.
+#ifndef SIEVE_GPU_DEVICE_COLLECTIVES_H_
+#define SIEVE_GPU_DEVICE_COLLECTIVES_H_
+
+#include <functional>
+#include <initializer_list>
+
+#include "coll/collectives.h"
+#include "gpu/memory_kind.h"
+
+struct CUstream_st;
+
+namespace sieve::gpu {
+
+enum class CollKind {
+  kAllReduce,       // elementwise: pipelined in chunks
+  kAllReduceWhole,  // one piece with a stable staging address (mask tracker, ternary, masked)
+  kBroadcast,
+  kReduce,
+  kAllGather,
+  kReduceScatter,
+};
+
+// Runs the host algorithm on host (staging) buffers.
+using HostCollective = std::function<Status(const coll::CollArgs& staged)>;
+
+// Host or device for this call's buffers (null ones skipped); mixed: an error.
+Status ClassifyBuffers(std::initializer_list<NamedBuffer> buffers, MemoryKind* out);
+
+// Enqueues `kind` over the device buffers of `args` on `stream` and returns.
+Status EnqueueDeviceCollective(Comm& comm, CollKind kind, const coll::CollArgs& args,
+                               CUstream_st* stream, HostCollective host);
+
+// A call on host buffers: on the progress thread after the device work queued
+// before it (one order per communicator), or here when there is none.
+Status RunHostCall(Comm& comm, const std::function<Status()>& fn);
+
+}  // namespace sieve::gpu
+
+#endif  // SIEVE_GPU_DEVICE_COLLECTIVES_H_

@@ -1,0 +1,50 @@
+// What the GPU path asks of a device: pinned memory, copies and flag
+// operations enqueued on a stream. CudaDeviceOps implements it with the
+// driver; tests implement it with a fake stream that runs on a host thread.
+#ifndef SIEVE_GPU_DEVICE_OPS_H_
+#define SIEVE_GPU_DEVICE_OPS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/status.h"
+#include "gpu/cuda_abi.h"
+
+namespace sieve::gpu {
+
+class DeviceOps {
+ public:
+  virtual ~DeviceOps() = default;
+
+  // Host memory the device can read and write (pinned, mapped): staging data
+  // and the handshake words live there. Needs a current context on the caller.
+  virtual Status AllocPinned(size_t bytes, void** host) = 0;
+  virtual void FreePinned(void* host) = 0;
+
+  // Enqueued on `stream` behind everything queued before; return once queued.
+  virtual Status CopyToHost(void* host, const void* device, size_t bytes, cu::Stream stream) = 0;
+  virtual Status CopyToDevice(void* device, const void* host, size_t bytes,
+                              cu::Stream stream) = 0;
+  // When the stream reaches this point (all earlier work done and visible),
+  // it stores `value` into the pinned word `word`.
+  virtual Status WriteFlag(cu::Stream stream, uint32_t* word, uint32_t value) = 0;
+  // Later work on the stream waits until (int32_t)(*word - value) >= 0; the
+  // host is not blocked.
+  virtual Status WaitFlag(cu::Stream stream, uint32_t* word, uint32_t value) = 0;
+  // Blocks the calling thread until the stream is idle (the SIEVE_GPU_SYNC path).
+  virtual Status Synchronize(cu::Stream stream) = 0;
+  // Whether WaitFlag/WriteFlag work on this driver (else: the blocking path).
+  virtual bool HasStreamMemOps() const = 0;
+};
+
+// The handshake words, read and written by the host with acquire/release
+// ordering (the other side is the device, through PCIe).
+inline uint32_t LoadWord(const uint32_t* word) { return __atomic_load_n(word, __ATOMIC_ACQUIRE); }
+inline void StoreWord(uint32_t* word, uint32_t v) { __atomic_store_n(word, v, __ATOMIC_RELEASE); }
+// Generations wrap; as CU_STREAM_WAIT_VALUE_GEQ, `a` has reached `b` when
+// (int32_t)(a - b) >= 0.
+inline bool Reached(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) >= 0; }
+
+}  // namespace sieve::gpu
+
+#endif  // SIEVE_GPU_DEVICE_OPS_H_

@@ -1,0 +1,55 @@
+// Loading the CUDA driver once per process.
+#include "gpu/gpu_runtime.h"
+
+#include <mutex>
+
+#include "core/log.h"
+#include "gpu/cuda_device_ops.h"
+
+namespace sieve::gpu {
+
+namespace {
+
+class HostOnlyClassifier : public PointerClassifier {
+ public:
+  MemoryKind Classify(const void*) const override { return MemoryKind::kHost; }
+};
+
+const GpuRuntime* g_test_runtime = nullptr;
+
+const GpuRuntime& LoadRuntime() {
+  static GpuRuntime runtime;
+  static CudaDriver driver;
+  static HostOnlyClassifier host_only;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::string why;
+    runtime.classifier = &host_only;
+    if (!LoadCudaDriver("libcuda.so.1", &driver, &why)) {
+      runtime.description = why;
+      SIEVE_INFO(kLogInit, "no CUDA: %s; every buffer is treated as host memory", why.c_str());
+      return;
+    }
+    static DriverClassifier classifier(&driver);
+    static CudaDeviceOps ops(&driver);
+    runtime.available = true;
+    runtime.classifier = &classifier;
+    runtime.ops = &ops;
+    runtime.description = StrFormat("CUDA driver %d, %d device(s), stream memory operations %s",
+                                    driver.driver_version, driver.device_count,
+                                    ops.HasStreamMemOps() ? "yes" : "no (blocking path)");
+    SIEVE_INFO(kLogInit, "%s: device buffers are detected per call", runtime.description.c_str());
+  });
+  return runtime;
+}
+
+}  // namespace
+
+const GpuRuntime& Runtime() {
+  if (g_test_runtime != nullptr) return *g_test_runtime;
+  return LoadRuntime();
+}
+
+void SetRuntimeForTest(const GpuRuntime* fake) { g_test_runtime = fake; }
+
+}  // namespace sieve::gpu

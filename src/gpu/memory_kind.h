@@ -1,0 +1,49 @@
+// Where a call's buffers live, decided per call: all host, all device, or an
+// error naming the buffers that disagree (Sieve never guesses on mixed calls).
+#ifndef SIEVE_GPU_MEMORY_KIND_H_
+#define SIEVE_GPU_MEMORY_KIND_H_
+
+#include <initializer_list>
+
+#include "core/status.h"
+#include "gpu/cuda_driver.h"
+
+namespace sieve::gpu {
+
+enum class MemoryKind { kHost, kDevice };
+
+// Answers "is this pointer device memory?". Implementations: the driver's
+// pointer attributes (DriverClassifier) and fakes in tests.
+class PointerClassifier {
+ public:
+  virtual ~PointerClassifier() = default;
+  // Thread-safe. Host memory the driver does not know, pinned host memory and
+  // nullptr are kHost; device and managed (unified) allocations are kDevice.
+  virtual MemoryKind Classify(const void* ptr) const = 0;
+};
+
+// Classifies with cuPointerGetAttribute(CU_POINTER_ATTRIBUTE_MEMORY_TYPE).
+class DriverClassifier : public PointerClassifier {
+ public:
+  explicit DriverClassifier(const CudaDriver* driver) : driver_(driver) {}
+  MemoryKind Classify(const void* ptr) const override;
+
+ private:
+  const CudaDriver* driver_;
+};
+
+struct NamedBuffer {
+  const char* name;  // "sendbuff"
+  const void* ptr;   // nullptr: not used by this rank (skipped)
+};
+
+// The one kind all non-null buffers share, or InvalidUsage naming each buffer
+// and its kind when they differ.
+Status ClassifyCall(const PointerClassifier& classifier, std::initializer_list<NamedBuffer> buffers,
+                    MemoryKind* out);
+
+const char* MemoryKindName(MemoryKind kind);
+
+}  // namespace sieve::gpu
+
+#endif  // SIEVE_GPU_MEMORY_KIND_H_

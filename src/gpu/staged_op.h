@@ -1,0 +1,42 @@
+// A collective on device buffers, described as chunks staged through pinned
+// host memory: what to copy in, what the host runs on the staged bytes (the
+// network part and host kernels), what to copy out.
+#ifndef SIEVE_GPU_STAGED_OP_H_
+#define SIEVE_GPU_STAGED_OP_H_
+
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include "core/status.h"
+#include "gpu/cuda_abi.h"
+
+namespace sieve::gpu {
+
+struct StagedCopy {
+  size_t offset;  // in the chunk's staging area
+  void* device;   // device address (source of an in-copy, target of an out-copy)
+  size_t bytes;
+};
+
+struct StagedChunk {
+  size_t bytes = 0;              // staging bytes the chunk needs
+  std::vector<StagedCopy> in;    // device -> staging, before `run`
+  std::vector<StagedCopy> out;   // staging -> device, after `run`
+  // Runs on the progress thread with the chunk's staging area.
+  std::function<Status(char* staging)> run;
+};
+
+struct StagedOp {
+  const char* name = "";          // for messages ("allreduce")
+  cu::Stream stream = nullptr;
+  // Whole-buffer operations: the device buffer whose staging address must stay
+  // the same from call to call (mask tracker, error feedback); else nullptr.
+  const void* key = nullptr;
+  size_t depth = 2;               // slots in flight
+  std::vector<StagedChunk> chunks;
+};
+
+}  // namespace sieve::gpu
+
+#endif  // SIEVE_GPU_STAGED_OP_H_

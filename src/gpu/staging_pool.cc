@@ -1,0 +1,135 @@
+// Pinned staging slots: lease, reuse after the stream frees them, bounded size.
+#include "gpu/staging_pool.h"
+
+#include <chrono>
+#include <thread>
+
+#include "core/log.h"
+
+namespace sieve::gpu {
+
+StagingPool::~StagingPool() {
+  for (auto& s : slots_) {
+    if (s->Idle()) {
+      ops_->FreePinned(s->words);
+    } else {
+      SIEVE_WARN("staging slot %p (%zu bytes) still owed a copy by a stream; not freed",
+                 static_cast<void*>(s->data), s->capacity);
+    }
+  }
+}
+
+Slot* StagingPool::FindIdle(size_t bytes, bool take_keyed) const {
+  Slot* best = nullptr;  // the smallest idle slot that fits
+  for (const auto& s : slots_) {
+    if (!s->Idle() || s->capacity < bytes || (s->key != nullptr && !take_keyed)) continue;
+    if (best == nullptr || s->capacity < best->capacity) best = s.get();
+  }
+  return best;
+}
+
+Slot* StagingPool::FindKeyed(const void* key, size_t bytes) const {
+  for (const auto& s : slots_)
+    if (s->key == key && s->capacity >= bytes) return s.get();
+  return nullptr;
+}
+
+size_t StagingPool::HeldBytes() const {
+  size_t total = 0;
+  for (const auto& s : slots_) total += s->capacity;
+  return total;
+}
+
+size_t StagingPool::allocated_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return HeldBytes();
+}
+
+bool StagingPool::AllIdle() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& s : slots_)
+    if (!s->Idle() && !s->abandoned) return false;
+  return true;
+}
+
+size_t StagingPool::slot_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return slots_.size();
+}
+
+Status StagingPool::Allocate(size_t bytes, Slot** out) {
+  void* mem = nullptr;
+  SIEVE_RETURN_IF_ERROR(ops_->AllocPinned(kSlotHeaderBytes + bytes, &mem));
+  auto slot = std::make_unique<Slot>();
+  slot->words = static_cast<SlotWords*>(mem);
+  StoreWord(&slot->words->ready, 0);
+  StoreWord(&slot->words->done, 0);
+  StoreWord(&slot->words->freed, 0);
+  slot->data = static_cast<char*>(mem) + kSlotHeaderBytes;
+  slot->capacity = bytes;
+  *out = slot.get();
+  slots_.push_back(std::move(slot));
+  return Status::OK();
+}
+
+void StagingPool::FreeIdleSmallerThan(size_t bytes) {
+  for (size_t i = 0; i < slots_.size();) {
+    if (slots_[i]->Idle() && slots_[i]->capacity < bytes) {
+      ops_->FreePinned(slots_[i]->words);
+      slots_.erase(slots_.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
+}
+
+Status StagingPool::Acquire(size_t bytes, const void* key, const std::function<bool()>& give_up,
+                            Slot** out) {
+  if (bytes > cap_bytes_)
+    return Status::InvalidUsage(StrFormat(
+        "a device buffer operation needs %zu bytes of pinned staging, more than "
+        "SIEVE_GPU_STAGING_BYTES (%zu)", bytes, cap_bytes_));
+  bytes = bytes == 0 ? 1 : bytes;
+  for (int spins = 0;; ++spins) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      // Preference: the key's own slot; an idle unkeyed one; a new one; one
+      // mirroring another buffer (its next call then gets a new address).
+      Slot* slot = key != nullptr ? FindKeyed(key, bytes) : nullptr;
+      bool keyed = slot != nullptr;
+      if (slot == nullptr) slot = FindIdle(bytes, false);
+      if (slot == nullptr) {
+        if (HeldBytes() + bytes > cap_bytes_) FreeIdleSmallerThan(bytes);
+        if (HeldBytes() + bytes <= cap_bytes_) SIEVE_RETURN_IF_ERROR(Allocate(bytes, &slot));
+      }
+      if (slot == nullptr) slot = FindIdle(bytes, true);
+      if (slot != nullptr && slot->Idle()) {
+        slot->leased = true;
+        if (key != nullptr) {
+          for (auto& s : slots_)  // one slot per key
+            if (s.get() != slot && s->key == key) s->key = nullptr;
+          slot->key = key;
+        } else if (!keyed) {
+          slot->key = nullptr;
+        }
+        *out = slot;
+        return Status::OK();
+      }
+    }
+    // Every slot is owed by a stream: wait for one to be freed.
+    if (give_up && give_up())
+      return Status::InvalidUsage("gave up waiting for a pinned staging slot (communicator "
+                                  "aborted or destroyed)");
+    if (spins < 1000)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+void StagingPool::Release(Slot* slot) {
+  std::lock_guard<std::mutex> lock(mu_);
+  slot->leased = false;
+}
+
+}  // namespace sieve::gpu

@@ -1,0 +1,88 @@
+// Pinned host staging buffers for device collectives. Each slot is one pinned,
+// device-mapped allocation: three handshake words at its head, data after.
+// A slot is reusable once the stream has written its final generation into
+// its `freed` word (the copies out of it are then done), so the pool never
+// hands out memory a stream may still read or write.
+#ifndef SIEVE_GPU_STAGING_POOL_H_
+#define SIEVE_GPU_STAGING_POOL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "gpu/device_ops.h"
+
+namespace sieve::gpu {
+
+// Written by the stream (ready, freed) or by the progress thread (done).
+struct SlotWords {
+  uint32_t ready;  // stream: the inputs of generation `ready` are in the slot
+  uint32_t done;   // progress thread: the outputs of generation `done` are in the slot
+  uint32_t freed;  // stream: the outputs of generation `freed` were copied out
+};
+
+struct Slot {
+  SlotWords* words = nullptr;
+  char* data = nullptr;
+  size_t capacity = 0;
+  uint32_t gen = 0;           // last generation handed out
+  const void* key = nullptr;  // the device buffer it last mirrored (see Acquire)
+  bool leased = false;        // held by an enqueuing call
+  bool abandoned = false;     // its stream will never write `freed` (a failed enqueue)
+  // Starts the next use; every use has its own generation.
+  uint32_t NextGen() { return ++gen; }
+  bool Idle() const { return !leased && Reached(LoadWord(&words->freed), gen); }
+};
+
+class StagingPool {
+ public:
+  // cap_bytes bounds the pinned memory held (data capacity of all slots).
+  StagingPool(DeviceOps* ops, size_t cap_bytes) : ops_(ops), cap_bytes_(cap_bytes) {}
+  // Frees every idle slot; a slot a stream still owes a `freed` write is
+  // leaked with a warning rather than freed under the device's feet.
+  ~StagingPool();
+  StagingPool(const StagingPool&) = delete;
+  StagingPool& operator=(const StagingPool&) = delete;
+
+  // Leases an idle slot of at least `bytes`. With `key` (a device buffer), the
+  // slot last used for that key is preferred, waited for if busy, so the host
+  // algorithms see the same staging address for the same device buffer (the
+  // mask tracker and error feedback tell buffers apart by address). Otherwise:
+  // an idle slot that mirrors no buffer; a new one within the cap (idle slots
+  // too small are freed to make room); an idle slot mirroring another buffer;
+  // else waits until a stream frees one. `give_up` is
+  // polled while waiting: true ends the wait with an error.
+  Status Acquire(size_t bytes, const void* key, const std::function<bool()>& give_up, Slot** out);
+  // Ends the lease once the slot's stream operations (ending with the write
+  // of `freed`) are enqueued.
+  void Release(Slot* slot);
+
+  // No slot is leased or owed by a stream (abandoned slots aside).
+  bool AllIdle() const;
+  size_t allocated_bytes() const;
+  size_t slot_count() const;
+
+ private:
+  // The smallest idle slot of at least `bytes`; with take_keyed also one that
+  // mirrors a buffer.
+  Slot* FindIdle(size_t bytes, bool take_keyed) const;
+  size_t HeldBytes() const;  // REQUIRES: mu_ held
+  Slot* FindKeyed(const void* key, size_t bytes) const;
+  Status Allocate(size_t bytes, Slot** out);
+  void FreeIdleSmallerThan(size_t bytes);
+
+  DeviceOps* ops_;
+  size_t cap_bytes_;
+  mutable std::mutex mu_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+};
+
+// Where data starts in a slot's allocation (handshake words first).
+constexpr size_t kSlotHeaderBytes = 256;
+
+}  // namespace sieve::gpu
+
+#endif  // SIEVE_GPU_STAGING_POOL_H_

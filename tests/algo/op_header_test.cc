@@ -1,0 +1,100 @@
+// Fingerprint/verdict wire format and the SIEVE_FAULT rule parser.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "algo/op_header.h"
+#include "transport/fault_transport.h"
+
+namespace sieve {
+namespace {
+
+algo::OpFingerprint RandomFingerprint(std::mt19937_64& rng) {
+  algo::OpFingerprint fp;
+  fp.kind = static_cast<algo::OpKind>(1 + rng() % 8);
+  fp.dtype = static_cast<uint8_t>(rng() % 10);
+  fp.op = static_cast<uint8_t>(rng() % 5);
+  fp.algo = static_cast<algo::OpAlgo>(1 + rng() % 3);
+  fp.root = static_cast<int32_t>(rng() % 1000) - 1;
+  fp.count = rng();
+  fp.segment_bytes = rng();
+  fp.mode = rng();
+  return fp;
+}
+
+TEST(OpHeaderTest, FingerprintRoundTripsAndNamesEveryDifferingField) {
+  std::mt19937_64 rng(std::random_device{}());
+  for (int i = 0; i < 200; ++i) {
+    algo::OpFingerprint fp = RandomFingerprint(rng), back;
+    uint32_t seq = static_cast<uint32_t>(rng()), seq_back = 0;
+    uint8_t wire[algo::kFingerprintBytes];
+    algo::EncodeFingerprint(seq, fp, wire);
+    ASSERT_TRUE(algo::DecodeFingerprint(wire, sizeof(wire), &seq_back, &back));
+    EXPECT_EQ(seq_back, seq);
+    EXPECT_TRUE(back == fp);
+    EXPECT_EQ(algo::FingerprintDiff(fp, back, 1), "");
+  }
+  algo::OpFingerprint a, b;
+  a.count = 7;
+  b.count = 8;
+  b.root = 2;
+  std::string diff = algo::FingerprintDiff(a, b, 3);
+  EXPECT_NE(diff.find("count 7 here, 8 on rank 3"), std::string::npos) << diff;
+  EXPECT_NE(diff.find("root -1 here, 2 on rank 3"), std::string::npos) << diff;
+  EXPECT_EQ(diff.find("datatype"), std::string::npos) << diff;
+}
+
+TEST(OpHeaderTest, DecodersRejectWrongLengthMagicAndVersion) {
+  uint8_t wire[algo::kFingerprintBytes];
+  algo::EncodeFingerprint(5, algo::OpFingerprint(), wire);
+  uint32_t seq;
+  algo::OpFingerprint fp;
+  EXPECT_FALSE(algo::DecodeFingerprint(wire, sizeof(wire) - 1, &seq, &fp));
+  uint8_t bad[algo::kFingerprintBytes];
+  for (int byte : {0, 4}) {  // magic, version
+    std::memcpy(bad, wire, sizeof(bad));
+    bad[byte] ^= 1;
+    EXPECT_FALSE(algo::DecodeFingerprint(bad, sizeof(bad), &seq, &fp)) << "byte " << byte;
+  }
+  uint8_t v[algo::kVerdictBytes];
+  bool ok = false;
+  algo::EncodeVerdict(9, true, v);
+  ASSERT_TRUE(algo::DecodeVerdict(v, sizeof(v), &seq, &ok));
+  EXPECT_EQ(seq, 9u);
+  EXPECT_TRUE(ok);
+  algo::EncodeVerdict(10, false, v);
+  ASSERT_TRUE(algo::DecodeVerdict(v, sizeof(v), &seq, &ok));
+  EXPECT_FALSE(ok);
+  v[8] = 7;  // neither ok nor failed
+  EXPECT_FALSE(algo::DecodeVerdict(v, sizeof(v), &seq, &ok));
+  EXPECT_FALSE(algo::DecodeVerdict(v, 3, &seq, &ok));
+}
+
+TEST(FaultRulesTest, ParsesRulesForThisRankOnly) {
+  std::vector<transport::FaultRule> rules;
+  ASSERT_TRUE(transport::ParseFaultRules(
+                  "rank=2,on=recv,nth=3,do=truncate;on=send,min=4096,count=0,do=delay,ms=250;"
+                  "rank=1,do=kill", 2, &rules)
+                  .ok());
+  ASSERT_EQ(rules.size(), 2u);
+  EXPECT_EQ(rules[0].on, transport::FaultRule::kRecv);
+  EXPECT_EQ(rules[0].action, transport::FaultRule::kTruncate);
+  EXPECT_EQ(rules[0].nth, 3u);
+  EXPECT_EQ(rules[1].action, transport::FaultRule::kDelay);
+  EXPECT_EQ(rules[1].count, 0u);
+  EXPECT_EQ(rules[1].min_bytes, 4096u);
+  EXPECT_DOUBLE_EQ(rules[1].delay_s, 0.25);
+}
+
+TEST(FaultRulesTest, BadRulesAreErrorsNamingThem) {
+  std::vector<transport::FaultRule> rules;
+  for (const char* bad : {"do=explode", "on=sned", "nth=0", "rank=x", "peer", "ms=-1", "oops=1"}) {
+    Status st = transport::ParseFaultRules(bad, 0, &rules);
+    EXPECT_EQ(st.code(), Code::kInvalidArgument) << bad;
+    EXPECT_NE(st.message().find("SIEVE_FAULT"), std::string::npos) << st.message();
+  }
+}
+
+}  // namespace
+}  // namespace sieve

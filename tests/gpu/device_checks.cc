@@ -1,0 +1,289 @@
+// Device-buffer collectives vs the host path on the same inputs, bit for bit.
+#include "gpu/device_checks.h"
+
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "gpu/stream_plan.h"
+#include "support/reference.h"
+
+namespace sieve_test {
+namespace {
+
+size_t SizeOf(sieveDataType_t t) {
+  switch (t) {
+    case sieveInt8: case sieveUint8: return 1;
+    case sieveFloat16: case sieveBfloat16: return 2;
+    case sieveInt32: case sieveUint32: case sieveFloat32: return 4;
+    default: return 8;
+  }
+}
+
+#define CHECK_OK(call, ...)                                                      \
+  do {                                                                           \
+    if ((call) != sieveSuccess) {                                                \
+      char what_[256];                                                           \
+      std::snprintf(what_, sizeof what_, __VA_ARGS__);                           \
+      return std::string(what_) + ": " + sieveGetLastError(comm);                \
+    }                                                                            \
+  } while (0)
+
+enum class Coll { kAllReduce, kBroadcast, kReduce, kAllGather, kReduceScatter };
+const char* Name(Coll c) {
+  static const char* n[] = {"allreduce", "broadcast", "reduce", "allgather", "reducescatter"};
+  return n[static_cast<int>(c)];
+}
+
+struct Case {
+  Coll coll;
+  sieveDataType_t dtype;
+  sieveRedOp_t op;
+  size_t count;
+  bool in_place;
+  bool real_values;  // random reals: the summation order shows in the bits
+};
+
+// Random reals in [-1, 1) per rank (float32/float64 only).
+void FillReal(uint64_t seed, int rank, sieveDataType_t t, size_t n, void* out) {
+  std::mt19937_64 rng(seed * 1000003 + rank);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (size_t i = 0; i < n; ++i) {
+    if (t == sieveFloat32) static_cast<float*>(out)[i] = static_cast<float>(u(rng));
+    else static_cast<double*>(out)[i] = u(rng);
+  }
+}
+
+// One case on host buffers (the reference) and on device buffers.
+std::string RunCase(sieveComm_t comm, int rank, int n, size_t chunk_bytes, DeviceMemory& mem,
+                    const Case& c, uint64_t seed) {
+  const size_t es = SizeOf(c.dtype);
+  const int root = static_cast<int>(seed % static_cast<uint64_t>(n));
+  const bool gathered = c.coll == Coll::kAllGather, scattered = c.coll == Coll::kReduceScatter;
+  const size_t send_n = scattered ? c.count * n : c.count;
+  const size_t recv_n = gathered ? c.count * n : c.count;
+  std::vector<char> send(send_n * es), host_out(recv_n * es, 0x5a), dev_out(recv_n * es);
+  if (c.real_values) FillReal(seed, rank, c.dtype, send_n, send.data());
+  else FillInput(seed, rank, c.dtype, c.op, 0, send_n, send.data());
+
+  // Reference: the host path. All-reduce on the same pieces as the device path's
+  // chunks, so the reduction order (hence every bit) is the same.
+  char* hs = send.data();
+  char* hr = host_out.data();
+  switch (c.coll) {
+    case Coll::kAllReduce: {
+      size_t off = 0;
+      for (size_t len : sieve::gpu::SplitEven(c.count, chunk_bytes / es)) {
+        CHECK_OK(sieveAllReduce(hs + off * es, hr + off * es, len, c.dtype, c.op, comm, nullptr),
+                 "host allreduce");
+        off += len;
+      }
+      break;
+    }
+    case Coll::kBroadcast:
+      CHECK_OK(sieveBroadcast(hs, hr, c.count, c.dtype, root, comm, nullptr), "host broadcast");
+      break;
+    case Coll::kReduce:
+      CHECK_OK(sieveReduce(hs, hr, c.count, c.dtype, c.op, root, comm, nullptr), "host reduce");
+      break;
+    case Coll::kAllGather:
+      CHECK_OK(sieveAllGather(hs, hr, c.count, c.dtype, comm, nullptr), "host allgather");
+      break;
+    case Coll::kReduceScatter:
+      CHECK_OK(sieveReduceScatter(hs, hr, c.count, c.dtype, c.op, comm, nullptr),
+               "host reducescatter");
+      break;
+  }
+
+  // Device: in place as NCCL defines it per collective.
+  size_t dev_bytes = std::max(send_n, recv_n) * es;
+  char* d_big = static_cast<char*>(mem.Alloc(dev_bytes));
+  char* d_send = static_cast<char*>(mem.Alloc(send_n * es));
+  std::vector<char> sentinel(recv_n * es, static_cast<char>(0xa5));
+  char *ds = d_send, *dr = d_big;
+  if (c.in_place) {
+    ds = gathered ? d_big + static_cast<size_t>(rank) * c.count * es : d_big;
+    dr = d_big;
+    if (scattered) dr = d_big + static_cast<size_t>(rank) * c.count * es;
+    mem.Upload(d_big, sentinel.data(), recv_n * es);
+  } else {
+    mem.Upload(dr, sentinel.data(), recv_n * es);
+  }
+  mem.Upload(ds, send.data(), send_n * es);
+  sieveStream_t s = mem.stream();
+  switch (c.coll) {
+    case Coll::kAllReduce:
+      CHECK_OK(sieveAllReduce(ds, dr, c.count, c.dtype, c.op, comm, s), "device allreduce");
+      break;
+    case Coll::kBroadcast:
+      CHECK_OK(sieveBroadcast(ds, dr, c.count, c.dtype, root, comm, s), "device broadcast");
+      break;
+    case Coll::kReduce:
+      CHECK_OK(sieveReduce(ds, dr, c.count, c.dtype, c.op, root, comm, s), "device reduce");
+      break;
+    case Coll::kAllGather:
+      CHECK_OK(sieveAllGather(ds, dr, c.count, c.dtype, comm, s), "device allgather");
+      break;
+    case Coll::kReduceScatter:
+      CHECK_OK(sieveReduceScatter(ds, dr, c.count, c.dtype, c.op, comm, s), "device reducescatter");
+      break;
+  }
+  mem.Synchronize();
+  mem.Download(dev_out.data(), dr, recv_n * es);
+  if (c.coll == Coll::kReduce && rank != root) return "";  // recvbuff unused off the root
+  size_t first = 0;
+  size_t bad = CountMismatches(dev_out.data(), host_out.data(), recv_n, es, &first);
+  if (bad != 0) {
+    char msg[256];
+    std::snprintf(msg, sizeof msg,
+                  "%s %s %s count %zu %s%s: %zu of %zu elements differ from the host path "
+                  "(first at %zu)",
+                  Name(c.coll), TypeName(c.dtype), OpName(c.op), c.count,
+                  c.in_place ? "in place" : "out of place", c.real_values ? " (reals)" : "", bad,
+                  recv_n, first);
+    return msg;
+  }
+  return "";
+}
+
+std::string DenseChecks(sieveComm_t comm, int rank, int n, size_t chunk_bytes, DeviceMemory& mem) {
+  const sieveDataType_t types[] = {sieveInt8,    sieveInt32,   sieveUint64, sieveFloat16,
+                                   sieveBfloat16, sieveFloat32, sieveFloat64};
+  const sieveRedOp_t ops[] = {sieveSum, sieveProd, sieveMax, sieveMin, sieveAvg};
+  const size_t counts[] = {1, 7, 1023, 40001};
+  uint64_t seed = 11;
+  for (Coll coll : {Coll::kAllReduce, Coll::kBroadcast, Coll::kReduce, Coll::kAllGather,
+                    Coll::kReduceScatter}) {
+    bool reduces = coll != Coll::kBroadcast && coll != Coll::kAllGather;
+    for (sieveDataType_t t : types)
+      for (sieveRedOp_t op : ops) {
+        if (!reduces && op != sieveSum) continue;
+        for (size_t count : counts)
+          for (bool in_place : {false, true}) {
+            std::string e = RunCase(comm, rank, n, chunk_bytes, mem,
+                                    {coll, t, op, count, in_place, false}, ++seed);
+            if (!e.empty()) return e;
+          }
+      }
+  }
+  // Random reals: a chunking or ordering difference would change the bits.
+  for (sieveDataType_t t : {sieveFloat32, sieveFloat64})
+    for (Coll coll : {Coll::kAllReduce, Coll::kReduce, Coll::kReduceScatter})
+      for (size_t count : {size_t{999}, size_t{100003}}) {
+        std::string e = RunCase(comm, rank, n, chunk_bytes, mem,
+                                {coll, t, sieveSum, count, false, true}, ++seed);
+        if (!e.empty()) return e;
+      }
+  return "";
+}
+
+// Ternary (with and without a mask, with error feedback) and masked: whole
+// buffers, so device and host run the very same algorithm on the same bytes.
+std::string CompressedChecks(sieveComm_t comm, int rank, int n, DeviceMemory& mem) {
+  const size_t count = 10007;
+  std::mt19937 rng(77);  // same mask on every rank
+  std::vector<uint8_t> keep(count);
+  for (auto& k : keep) k = rng() % 10 < 3;
+  sieveMask_t mask = nullptr;
+  CHECK_OK(sieveMaskRegister(comm, keep.data(), sieveMaskBytes, count, sieveMaskStrict, &mask),
+           "mask register");
+  std::vector<float> send(count), host_out(count), dev_out(count);
+  float* d_send = static_cast<float*>(mem.Alloc(count * 4));
+  float* d_recv = static_cast<float*>(mem.Alloc(count * 4));
+  for (int variant = 0; variant < 6; ++variant) {
+    FillReal(500 + variant, rank, sieveFloat32, count, send.data());
+    sieveTernaryParams_t p = {};
+    p.seed = 42;
+    p.step = static_cast<uint64_t>(variant);
+    p.mask = variant % 3 == 1 ? mask : nullptr;
+    p.error_feedback = variant >= 3;
+    sieveRedOp_t op = variant % 2 ? sieveAvg : sieveSum;
+    mem.Upload(d_send, send.data(), count * 4);
+    if (variant % 3 == 2) {
+      CHECK_OK(sieveAllReduceMasked(send.data(), host_out.data(), count, sieveFloat32, op, mask,
+                                    comm, nullptr), "host masked");
+      CHECK_OK(sieveAllReduceMasked(d_send, d_recv, count, sieveFloat32, op, mask, comm,
+                                    mem.stream()), "device masked");
+    } else {
+      CHECK_OK(sieveAllReduceTernary(send.data(), host_out.data(), count, sieveFloat32, op, &p,
+                                     comm, nullptr), "host ternary");
+      CHECK_OK(sieveAllReduceTernary(d_send, d_recv, count, sieveFloat32, op, &p, comm,
+                                     mem.stream()), "device ternary");
+    }
+    mem.Synchronize();
+    mem.Download(dev_out.data(), d_recv, count * 4);
+    size_t first = 0;
+    size_t bad = CountMismatches(dev_out.data(), host_out.data(), count, 4, &first);
+    if (bad != 0)
+      return "ternary/masked variant " + std::to_string(variant) + ": " + std::to_string(bad) +
+             " elements differ from the host path (first at " + std::to_string(first) + ")";
+  }
+  CHECK_OK(sieveMaskDeregister(mask), "mask deregister");
+  (void)n;
+  return "";
+}
+
+// A ring shift in one group on device buffers: rank r sends its block to r+1.
+std::string PointToPointChecks(sieveComm_t comm, int rank, int n, DeviceMemory& mem) {
+  const size_t count = 30011;
+  std::vector<int32_t> mine(count), got(count), expect(count);
+  int from = (rank + n - 1) % n;
+  FillInput(900, rank, sieveInt32, sieveSum, 0, count, mine.data());
+  FillInput(900, from, sieveInt32, sieveSum, 0, count, expect.data());
+  int32_t* d_send = static_cast<int32_t*>(mem.Alloc(count * 4));
+  int32_t* d_recv = static_cast<int32_t*>(mem.Alloc(count * 4));
+  mem.Upload(d_send, mine.data(), count * 4);
+  CHECK_OK(sieveGroupStart(), "group start");
+  CHECK_OK(sieveSend(d_send, count, sieveInt32, (rank + 1) % n, comm, mem.stream()), "send");
+  CHECK_OK(sieveRecv(d_recv, count, sieveInt32, from, comm, mem.stream()), "recv");
+  CHECK_OK(sieveGroupEnd(), "group end");
+  mem.Synchronize();
+  mem.Download(got.data(), d_recv, count * 4);
+  size_t first = 0;
+  if (CountMismatches(got.data(), expect.data(), count, 4, &first) != 0)
+    return "device ring shift: wrong data from rank " + std::to_string(from) + " at " +
+           std::to_string(first);
+  return "";
+}
+
+// Mixed host/device buffers: a clear error, and the communicator still works.
+std::string MixedChecks(sieveComm_t comm, DeviceMemory& mem) {
+  std::vector<float> host(64, 1.0f);
+  void* dev = mem.Alloc(64 * 4);
+  sieveResult_t r = sieveAllReduce(host.data(), dev, 64, sieveFloat32, sieveSum, comm,
+                                   mem.stream());
+  std::string msg = sieveGetLastError(comm);
+  if (r != sieveInvalidUsage || msg.find("sendbuff") == std::string::npos ||
+      msg.find("host memory") == std::string::npos ||
+      msg.find("device memory") == std::string::npos)
+    return "mixed buffers: got result " + std::to_string(r) + " \"" + msg + "\"";
+  return "";
+}
+
+// Subnet averaging does not take device buffers yet: a clear error, not a crash.
+std::string SubnetChecks(sieveComm_t comm, DeviceMemory& mem) {
+  sieveLayout_t layout = nullptr;
+  CHECK_OK(sieveLayoutEqualSubnets(comm, 1000, 4, &layout), "layout");
+  void* dev = mem.Alloc(1000 * 4);
+  sieveResult_t r = sieveAllReduceSubnet(dev, dev, 1000, sieveFloat32, layout, comm, mem.stream());
+  std::string msg = sieveGetLastError(comm);
+  CHECK_OK(sieveLayoutDeregister(layout), "layout deregister");
+  if (r != sieveInvalidUsage || msg.find("device buffers") == std::string::npos)
+    return "subnet on device buffers: got result " + std::to_string(r) + " \"" + msg + "\"";
+  return "";
+}
+
+}  // namespace
+
+std::string RunDeviceChecks(sieveComm_t comm, int rank, int nranks, size_t chunk_bytes,
+                            DeviceMemory& mem) {
+  std::string e = MixedChecks(comm, mem);
+  if (e.empty()) e = DenseChecks(comm, rank, nranks, chunk_bytes, mem);
+  if (e.empty()) e = CompressedChecks(comm, rank, nranks, mem);
+  if (e.empty()) e = PointToPointChecks(comm, rank, nranks, mem);
+  if (e.empty()) e = SubnetChecks(comm, mem);
+  return e;
+}
+
+}  // namespace sieve_test

@@ -1,0 +1,179 @@
+// Device-buffer collectives through the public API over the fake device, as
+// real processes: everything the GPU run checks, minus the GPU. Also: the
+// call returns while the stream is still behind, and the blocking path.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <thread>
+
+#include "gpu/device_checks.h"
+#include "support/fake_device.h"
+#include "support/mp_harness.h"
+
+namespace sieve_test {
+namespace {
+
+class FakeMemory : public DeviceMemory {
+ public:
+  explicit FakeMemory(ScopedFakeRuntime* rt) : rt_(rt) {}
+  void* Alloc(size_t bytes) override {
+    blocks_.emplace_back(bytes + 64);
+    rt_->classifier.AddArena(blocks_.back().data(), bytes + 64);
+    return blocks_.back().data();
+  }
+  void Upload(void* d, const void* h, size_t bytes) override {
+    stream_.Drain();
+    std::memcpy(d, h, bytes);
+  }
+  void Download(void* h, const void* d, size_t bytes) override {
+    stream_.Drain();
+    std::memcpy(h, d, bytes);
+  }
+  sieveStream_t stream() override { return stream_.handle(); }
+  void Synchronize() override { stream_.Drain(); }
+  FakeStream& fake_stream() { return stream_; }
+
+ private:
+  ScopedFakeRuntime* rt_;
+  std::deque<std::vector<char>> blocks_;
+  FakeStream stream_;
+};
+
+constexpr size_t kChunk = 4096;
+
+RankSpec Spec(int n, bool sync) {
+  RankSpec spec;
+  spec.nranks = n;
+  spec.env = {{"SIEVE_GPU_CHUNK_BYTES", "4096"}, {"SIEVE_GPU_PIPELINE", "3"},
+              {"SIEVE_GPU_SYNC", sync ? "1" : "0"}, {"SIEVE_TIMEOUT", "120"}};
+  return spec;
+}
+
+int AllChecks(int rank, int nranks, const sieveUniqueId& id) {
+  ScopedFakeRuntime rt;
+  FakeMemory mem(&rt);
+  sieveComm_t comm = nullptr;
+  RANK_CHECK(sieveCommInitRank(&comm, nranks, id, rank) == sieveSuccess, "init: %s",
+             sieveGetLastError(nullptr));
+  std::string e = RunDeviceChecks(comm, rank, nranks, kChunk, mem);
+  RANK_CHECK(e.empty(), "%s", e.c_str());
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  return 0;
+}
+
+TEST(DeviceFakeMp, TwoRanksMatchTheHostPath) { EXPECT_EQ(RunRanks(Spec(2, false), AllChecks), ""); }
+TEST(DeviceFakeMp, ThreeRanksMatchTheHostPath) { EXPECT_EQ(RunRanks(Spec(3, false), AllChecks), ""); }
+TEST(DeviceFakeMp, BlockingPathMatchesTheHostPath) {
+  EXPECT_EQ(RunRanks(Spec(2, true), AllChecks), "");
+}
+
+// NCCL semantics: the call returns with the stream still behind; queued work
+// after it on the stream sees the result.
+int ReturnsBeforeTheStream(int rank, int nranks, const sieveUniqueId& id) {
+  ScopedFakeRuntime rt;
+  FakeMemory mem(&rt);
+  sieveComm_t comm = nullptr;
+  RANK_CHECK(sieveCommInitRank(&comm, nranks, id, rank) == sieveSuccess, "init");
+  const size_t count = 50000;
+  std::vector<double> in(count), out(count, 0), after(count, 0);
+  for (size_t i = 0; i < count; ++i) in[i] = (rank + 1) * 0.5 + static_cast<double>(i);
+  double* d = static_cast<double*>(mem.Alloc(count * 8));
+  mem.Upload(d, in.data(), count * 8);
+  mem.fake_stream().Pause(true);
+  auto t0 = std::chrono::steady_clock::now();
+  RANK_CHECK(sieveAllReduce(d, d, count, sieveFloat64, sieveSum, comm, mem.stream()) ==
+                 sieveSuccess, "%s", sieveGetLastError(comm));
+  double call_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // A later "kernel" on the stream copies the result.
+  mem.fake_stream().Push([&] {
+    std::memcpy(after.data(), d, count * 8);
+    return true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  RANK_CHECK(d[0] == in[0], "the device buffer changed before the stream ran");
+  mem.fake_stream().Pause(false);
+  mem.Synchronize();
+  double ranks_sum = 0;
+  for (int r = 0; r < nranks; ++r) ranks_sum += (r + 1) * 0.5;
+  for (size_t i = 0; i < count; ++i)
+    RANK_CHECK(after[i] == ranks_sum + nranks * static_cast<double>(i), "element %zu: %g", i,
+               after[i]);
+  RANK_CHECK(call_s < 5.0, "the call took %.2f s (it must only enqueue)", call_s);
+  // A host call afterwards runs after the device work (one order per communicator).
+  std::vector<int> h(5, rank), hr(5);
+  RANK_CHECK(sieveAllReduce(h.data(), hr.data(), 5, sieveInt32, sieveMax, comm, nullptr) ==
+                 sieveSuccess && hr[0] == nranks - 1, "host call after device work");
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  return 0;
+}
+
+TEST(DeviceFakeMp, CallReturnsBeforeTheStreamReachesIt) {
+  EXPECT_EQ(RunRanks(Spec(2, false), ReturnsBeforeTheStream), "");
+}
+
+// The mask tracker on device buffers: each whole buffer is staged at the same
+// pinned address every call (its own slot, even with another buffer reduced in
+// between), so the tracker tells two gradients apart, learns each zero pattern
+// and switches both to the masked all-reduce; results stay exact.
+int TrackerOnDeviceBuffer(int rank, int nranks, const sieveUniqueId& id) {
+  ScopedFakeRuntime rt;
+  FakeMemory mem(&rt);
+  sieveComm_t comm = nullptr;
+  RANK_CHECK(sieveCommInitRank(&comm, nranks, id, rank) == sieveSuccess, "init");
+  const size_t count = 20011;
+  float* bufs[2] = {static_cast<float*>(mem.Alloc(count * 4)),
+                    static_cast<float*>(mem.Alloc(count * 4))};
+  const size_t every[2] = {3, 5};  // two different fixed zero patterns
+  std::vector<float> g(count), out(count);
+  for (int step = 0; step < 16; ++step) {
+    int b = step % 2;
+    for (size_t i = 0; i < count; ++i)  // values change per step, the pattern does not
+      g[i] = i % every[b] == 0 ? static_cast<float>((i + step) % 17 + rank + 1) : 0.0f;
+    mem.Upload(bufs[b], g.data(), count * 4);
+    RANK_CHECK(sieveAllReduce(bufs[b], bufs[b], count, sieveFloat32, sieveSum, comm,
+                              mem.stream()) == sieveSuccess,
+               "step %d: %s", step, sieveGetLastError(comm));
+    mem.Download(out.data(), bufs[b], count * 4);
+    for (size_t i = 0; i < count; ++i) {
+      float want = i % every[b] == 0 ? static_cast<float>(nranks * ((i + step) % 17 + 1) +
+                                                          nranks * (nranks - 1) / 2)
+                                     : 0.0f;
+      RANK_CHECK(out[i] == want, "step %d element %zu: %g, expected %g", step, i, out[i], want);
+    }
+  }
+  sieveCounters_t c;
+  RANK_CHECK(sieveCommGetCounters(comm, &c) == sieveSuccess, "counters");
+  RANK_CHECK(c.masked_collectives >= 8, "only %llu of 16 steps ran masked",
+             static_cast<unsigned long long>(c.masked_collectives));
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  return 0;
+}
+
+TEST(DeviceFakeMp, MaskTrackerRecognisesADeviceBuffer) {
+  RankSpec spec = Spec(2, false);
+  spec.env.push_back({"SIEVE_AUTO_MASK", "1"});
+  EXPECT_EQ(RunRanks(spec, TrackerOnDeviceBuffer), "");
+}
+
+// Without a CUDA driver (this machine, CI) device-looking pointers cannot
+// exist: the real runtime classifies everything as host and the library runs
+// unchanged; here the fake is absent and host buffers work as always.
+int NoCudaIsHostPath(int rank, int nranks, const sieveUniqueId& id) {
+  sieveComm_t comm = nullptr;
+  RANK_CHECK(sieveCommInitRank(&comm, nranks, id, rank) == sieveSuccess, "init");
+  std::vector<float> in(1001, 1.0f + rank), out(1001);
+  RANK_CHECK(sieveAllReduce(in.data(), out.data(), 1001, sieveFloat32, sieveSum, comm, nullptr) ==
+                 sieveSuccess, "%s", sieveGetLastError(comm));
+  RANK_CHECK(out[1000] == (nranks * (nranks + 1)) / 2.0f, "sum %g", out[1000]);
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  return 0;
+}
+
+TEST(DeviceFakeMp, HostBuffersWithTheRealRuntime) {
+  EXPECT_EQ(RunRanks(Spec(2, false), NoCudaIsHostPath), "");
+}
+
+}  // namespace
+}  // namespace sieve_test

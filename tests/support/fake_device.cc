@@ -1,0 +1,158 @@
+// The fake device's streams, operations and classifier.
+#include "support/fake_device.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+namespace sieve_test {
+
+using sieve::Status;
+
+FakeStream::FakeStream() { thread_ = std::thread([this] { Loop(); }); }
+
+FakeStream::~FakeStream() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void FakeStream::Push(std::function<bool()> op) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ops_.push_back(std::move(op));
+  }
+  cv_.notify_all();
+}
+
+void FakeStream::Pause(bool paused) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    paused_ = paused;
+  }
+  cv_.notify_all();
+}
+
+size_t FakeStream::pending() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ops_.size() + (busy_ ? 1 : 0);
+}
+
+void FakeStream::Drain() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return ops_.empty() && !busy_; });
+}
+
+void FakeStream::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [this] { return stop_ || (!paused_ && !ops_.empty()); });
+    if (stop_) return;
+    std::function<bool()> op = ops_.front();
+    busy_ = true;
+    lock.unlock();
+    bool done = op();
+    lock.lock();
+    busy_ = false;
+    if (done) {
+      ops_.pop_front();
+      cv_.notify_all();
+    } else {  // a flag wait: poll again shortly, as the GPU's front end would
+      cv_.wait_for(lock, std::chrono::microseconds(50));
+    }
+  }
+}
+
+Status FakeDeviceOps::AllocPinned(size_t bytes, void** host) {
+  *host = std::aligned_alloc(256, (bytes + 255) & ~size_t{255});
+  if (*host == nullptr) return Status::SystemError("fake pinned allocation failed");
+  ++allocs;
+  std::lock_guard<std::mutex> lock(mu_);
+  live_.insert(*host);
+  return Status::OK();
+}
+
+FakeDeviceOps::~FakeDeviceOps() {
+  default_stream.Drain();
+  for (void* p : live_) std::free(p);
+}
+
+void FakeDeviceOps::FreePinned(void* host) {
+  ++frees;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    live_.erase(host);
+  }
+  std::free(host);
+}
+
+Status FakeDeviceOps::CopyToHost(void* host, const void* device, size_t bytes,
+                                 CUstream_st* stream) {
+  if (fail_copy_in_after.load() > 0 && --fail_copy_in_after == 0)
+    return Status::CudaError("cuMemcpyDtoHAsync: injected failure");
+  StreamOf(stream)->Push([=] {
+    std::memcpy(host, device, bytes);
+    return true;
+  });
+  return Status::OK();
+}
+
+Status FakeDeviceOps::CopyToDevice(void* device, const void* host, size_t bytes,
+                                   CUstream_st* stream) {
+  StreamOf(stream)->Push([=] {
+    std::memcpy(device, host, bytes);
+    return true;
+  });
+  return Status::OK();
+}
+
+Status FakeDeviceOps::WriteFlag(CUstream_st* stream, uint32_t* word, uint32_t value) {
+  ++flag_ops;
+  StreamOf(stream)->Push([=] {
+    sieve::gpu::StoreWord(word, value);
+    return true;
+  });
+  return Status::OK();
+}
+
+Status FakeDeviceOps::WaitFlag(CUstream_st* stream, uint32_t* word, uint32_t value) {
+  ++flag_ops;
+  StreamOf(stream)->Push([=] { return sieve::gpu::Reached(sieve::gpu::LoadWord(word), value); });
+  return Status::OK();
+}
+
+Status FakeDeviceOps::Synchronize(CUstream_st* stream) {
+  ++syncs;
+  StreamOf(stream)->Drain();
+  return Status::OK();
+}
+
+sieve::gpu::MemoryKind FakeClassifier::Classify(const void* ptr) const {
+  const char* p = static_cast<const char*>(ptr);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = arenas_.upper_bound(p);
+  if (it == arenas_.begin()) return sieve::gpu::MemoryKind::kHost;
+  --it;
+  return p < it->first + it->second ? sieve::gpu::MemoryKind::kDevice
+                                    : sieve::gpu::MemoryKind::kHost;
+}
+
+void FakeClassifier::AddArena(const void* base, size_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  arenas_[static_cast<const char*>(base)] = bytes;
+}
+
+ScopedFakeRuntime::ScopedFakeRuntime() {
+  runtime_.available = true;
+  runtime_.description = "fake device";
+  runtime_.classifier = &classifier;
+  runtime_.ops = &ops;
+  sieve::gpu::SetRuntimeForTest(&runtime_);
+}
+
+ScopedFakeRuntime::~ScopedFakeRuntime() { sieve::gpu::SetRuntimeForTest(nullptr); }
+
+}  // namespace sieve_test

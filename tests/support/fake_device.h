@@ -1,0 +1,106 @@
+// A fake CUDA device for host-only tests of the GPU path: "device memory" is
+// host memory in registered arenas, and each stream is a host thread running
+// its queued operations in order (copies, flag writes, flag waits), so the
+// stream/progress-thread handshake runs for real, only without a GPU.
+#ifndef SIEVE_TESTS_SUPPORT_FAKE_DEVICE_H_
+#define SIEVE_TESTS_SUPPORT_FAKE_DEVICE_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "gpu/device_ops.h"
+#include "gpu/gpu_runtime.h"
+#include "gpu/memory_kind.h"
+
+namespace sieve_test {
+
+// One in-order queue with its own thread. An operation returns false while it
+// must wait (a flag wait), and is retried.
+class FakeStream {
+ public:
+  FakeStream();
+  ~FakeStream();
+  void Push(std::function<bool()> op);
+  // Blocks until every queued operation ran (cuStreamSynchronize).
+  void Drain();
+  // A paused stream runs nothing (a GPU busy with earlier kernels).
+  void Pause(bool paused);
+  size_t pending() const;
+  CUstream_st* handle() { return reinterpret_cast<CUstream_st*>(this); }
+
+ private:
+  void Loop();
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<bool()>> ops_;
+  bool paused_ = false, stop_ = false, busy_ = false;
+  std::thread thread_;
+};
+
+class FakeDeviceOps : public sieve::gpu::DeviceOps {
+ public:
+  // `default_stream` serves the NULL stream.
+  FakeDeviceOps() = default;
+  // Frees what the code under test deliberately leaked (memory a stream still
+  // owed), so sanitizer builds see no leak; streams must be gone by then.
+  ~FakeDeviceOps() override;
+  sieve::Status AllocPinned(size_t bytes, void** host) override;
+  void FreePinned(void* host) override;
+  sieve::Status CopyToHost(void* host, const void* device, size_t bytes,
+                           CUstream_st* stream) override;
+  sieve::Status CopyToDevice(void* device, const void* host, size_t bytes,
+                             CUstream_st* stream) override;
+  sieve::Status WriteFlag(CUstream_st* stream, uint32_t* word, uint32_t value) override;
+  sieve::Status WaitFlag(CUstream_st* stream, uint32_t* word, uint32_t value) override;
+  sieve::Status Synchronize(CUstream_st* stream) override;
+  bool HasStreamMemOps() const override { return mem_ops; }
+
+  FakeStream* StreamOf(CUstream_st* s) {
+    return s != nullptr ? reinterpret_cast<FakeStream*>(s) : &default_stream;
+  }
+
+  bool mem_ops = true;
+  // > 0: the n-th CopyToHost from now fails (enqueue error injection).
+  std::atomic<int> fail_copy_in_after{0};
+  std::atomic<int> flag_ops{0}, syncs{0}, allocs{0}, frees{0};
+  FakeStream default_stream;
+
+ private:
+  std::mutex mu_;
+  std::set<void*> live_;
+};
+
+// "Device" pointers are those inside the registered arenas.
+class FakeClassifier : public sieve::gpu::PointerClassifier {
+ public:
+  sieve::gpu::MemoryKind Classify(const void* ptr) const override;
+  void AddArena(const void* base, size_t bytes);
+
+ private:
+  mutable std::mutex mu_;
+  std::map<const char*, size_t> arenas_;
+};
+
+// Installs a runtime made of the fakes for the life of the object.
+class ScopedFakeRuntime {
+ public:
+  ScopedFakeRuntime();
+  ~ScopedFakeRuntime();
+  FakeDeviceOps ops;
+  FakeClassifier classifier;
+
+ private:
+  sieve::gpu::GpuRuntime runtime_;
+};
+
+}  // namespace sieve_test
+
+#endif  // SIEVE_TESTS_SUPPORT_FAKE_DEVICE_H_
