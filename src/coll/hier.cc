@@ -12,20 +12,13 @@
 namespace sieve::coll {
 
 Status LearnHosts(Comm& comm) {
+  // The host identities came with the bootstrap's address exchange (the host
+  // part of each rank's host_id): no traffic here.
   const int n = comm.size();
-  std::vector<uint64_t> ids(n, 0);
   std::string identity = topo::HostIdentity(comm.config().host_id);
-  ids[comm.rank()] = topo::HostIdHash(identity);
-  if (n > 1) {
-    // A ring all-gather of one 8-byte id per rank, on a channel that counts nothing.
-    algo::Channel ch(comm.transport(), comm.NextSeq(), "host exchange", comm.WaitOptions(),
-                     nullptr);
-    algo::DenseCodec codec(ids.data(), ids.data(), kernels::DType::kUint64, kernels::RedOp::kSum,
-                           n);
-    algo::RingOptions options;
-    options.reduce_scatter = false;
-    SIEVE_RETURN_IF_ERROR(algo::RunRing(ch, codec, algo::EqualBlocks(1, n), options));
-  }
+  std::vector<uint64_t> ids = comm.bootstrap_host_ids();
+  if (static_cast<int>(ids.size()) != n)
+    return Status::Internal(StrFormat("host identities of %zu ranks for %d", ids.size(), n));
   comm.SetHosts(HostLayout::FromIds(ids));
   const HostLayout& l = comm.hosts();
   SIEVE_INFO(kLogInit, "host %s: host %d, local rank %d; %d ranks on %s%s", identity.c_str(),

@@ -74,6 +74,7 @@ Status Comm::Create(const char id[128], int nranks, int rank, const Config& conf
     peers[i].worker_address = std::move(all[i].worker_address);
     peers[i].same_host = hash != std::string::npos && hid.compare(0, hash, host) == 0;
     peers[i].pid = hash != std::string::npos ? std::atoi(hid.c_str() + hash + 1) : 0;
+    comm->bootstrap_host_ids_.push_back(topo::HostIdHash(hid.substr(0, hash)));
   }
   SIEVE_RETURN_IF_ERROR(comm->transport_->SetPeers(std::move(peers), config.ucx_peer_errors));
   comm->active_transport_ = comm->transport_.get();
@@ -141,7 +142,7 @@ transport::WaitOptions Comm::WaitOptions() const {
 
 algo::Channel Comm::MakeChannel(const char* what, uint32_t seq) {
   return algo::Channel(transport(), seq, StrFormat("%s #%u", what, seq), WaitOptions(),
-                       &root_->stats_.traffic, nullptr, members_);
+                       &root_->stats_.traffic, nullptr, nullptr, members_);
 }
 
 algo::Channel Comm::MakeChannel(algo::OpFingerprint fp, uint32_t seq) {

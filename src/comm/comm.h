@@ -72,6 +72,8 @@ class Comm {
   // This rank's NIC and the NUMA node its long-lived staging memory is bound to.
   const topo::Placement& placement() const { return root_->placement_; }
   void SetHosts(HostLayout layout);
+  // Every rank's host identity hash, as the bootstrap exchanged it (index = rank).
+  const std::vector<uint64_t>& bootstrap_host_ids() const { return bootstrap_host_ids_; }
   Comm* host_view() const { return root_->host_view_.get(); }
   bool is_view() const { return root_ != this; }
   Comm* cross_view() const { return root_->cross_view_.get(); }
@@ -138,6 +140,7 @@ class Comm {
   // Collectives before this sequence number succeeded on every rank (the
   // failure notice we send names the first we will not complete).
   uint32_t completed_seq_ = 0;
+  std::vector<uint64_t> bootstrap_host_ids_;
   bool mismatch_ = false;  // ranks called different collectives: unusable
   std::atomic<bool> abort_{false};
   std::atomic<int> async_error_{0};
