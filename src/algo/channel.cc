@@ -13,7 +13,7 @@ using transport::Request;
 
 Channel::Channel(transport::Transport* transport, uint32_t seq, std::string name,
                  transport::WaitOptions wait, Traffic* traffic, Counters* p2p_counters,
-                 const OpControl* control)
+                 const OpControl* control, std::vector<int> members)
     : transport_(transport),
       seq_(seq),
       p2p_(p2p_counters != nullptr),
@@ -25,6 +25,7 @@ Channel::Channel(transport::Transport* transport, uint32_t seq, std::string name
   counters_->recv.resize(transport->size(), 0);
   wait_.check_peers = [this] { return PeerFailures(); };
   wait_.describe_pending = [this] { return DescribePending(); };
+  if (!members.empty()) SetMembers(std::move(members));
   if (control != nullptr) StartControl(*control);
 }
 

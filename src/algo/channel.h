@@ -45,11 +45,12 @@ class Channel {
 
   // `name` ("allreduce #12") prefixes every error. A collective gets fresh
   // counters; p2p passes the communicator's (and uses its own tag space).
-  // With `control`, the fingerprint goes to every peer now and Conclude()
-  // must end the operation.
+  // With `control`, the fingerprint goes to every peer (every member, with
+  // `members`) now and Conclude() must end the operation. Non-empty `members`:
+  // SetMembers(members) (a communicator view's channel).
   Channel(transport::Transport* transport, uint32_t seq, std::string name,
           transport::WaitOptions wait, Traffic* traffic, Counters* p2p_counters = nullptr,
-          const OpControl* control = nullptr);
+          const OpControl* control = nullptr, std::vector<int> members = {});
   ~Channel();  // cancels whatever is still pending (after an error)
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
@@ -94,6 +95,8 @@ class Channel {
   int Global(int peer) const { return members_.empty() ? peer : members_[peer]; }
   struct Control;
   void StartControl(const OpControl& spec);
+  // The other ranks this channel talks to (global ranks; the members if set).
+  std::vector<int> OtherRanks() const;
   // Fingerprints or verdicts received so far: a mismatch or a peer's failure.
   Status ControlFailures();
   // Waits until every live peer's control message of one kind has arrived

@@ -31,8 +31,8 @@ void Channel::StartControl(const OpControl& spec) {
   EncodeFingerprint(seq_, spec.fingerprint, c.fingerprint);
   // Failing to post is handled like a message that never comes: the waits
   // below name the peer (or a dead peer is waived).
-  for (int p = 0; p < n; ++p) {
-    if (p == transport_->rank()) continue;
+  const std::vector<int> others = OtherRanks();
+  for (int p : others) {
     c.requests.emplace_back();
     c.fingerprint_recv[p] = &c.requests.back();
     (void)transport_->Irecv(p, transport::MakeTag(p, false, seq_, transport::kFingerprintIndex),
@@ -44,13 +44,19 @@ void Channel::StartControl(const OpControl& spec) {
     (void)transport_->Irecv(p, transport::MakeTag(p, false, seq_, transport::kVerdictIndex),
                             c.peer_verdict[p].data(), kVerdictBytes, c.verdict_recv[p]);
   }
-  for (int p = 0; p < n; ++p) {
-    if (p == transport_->rank()) continue;
+  for (int p : others) {
     c.requests.emplace_back();
     c.sends.push_back(&c.requests.back());
     uint64_t tag = transport::MakeTag(transport_->rank(), false, seq_, transport::kFingerprintIndex);
     (void)transport_->Isend(p, tag, c.fingerprint, kFingerprintBytes, c.sends.back());
   }
+}
+
+std::vector<int> Channel::OtherRanks() const {
+  std::vector<int> others;
+  for (int i = 0; i < size(); ++i)
+    if (i != rank()) others.push_back(Global(i));
+  return others;
 }
 
 bool Channel::PeerGone(int peer) const { return !transport_->PeerFailure(peer).empty(); }
@@ -128,8 +134,8 @@ void Channel::SendVerdict(bool ok) {
   if (c.verdict_sent) return;
   c.verdict_sent = true;
   EncodeVerdict(seq_, ok, c.verdict);
-  for (int p = 0; p < transport_->size(); ++p) {
-    if (p == transport_->rank() || PeerGone(p)) continue;
+  for (int p : OtherRanks()) {
+    if (PeerGone(p)) continue;
     c.requests.emplace_back();
     c.sends.push_back(&c.requests.back());
     uint64_t tag = transport::MakeTag(transport_->rank(), false, seq_, transport::kVerdictIndex);

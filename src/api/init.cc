@@ -6,6 +6,7 @@
 
 #include "api/api_guard.h"
 #include "api/arg_check.h"
+#include "coll/hier.h"
 #include "core/log.h"
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/bootstrap/unique_id.h"
@@ -32,6 +33,7 @@ Status InitRank(sieveComm_t* out, int nranks, const char id[128], int rank, cons
   sieve::SetLogRank(rank);
   auto handle = std::make_unique<sieveComm>();
   SIEVE_RETURN_IF_ERROR(Comm::Create(id, nranks, rank, config, &handle->impl));
+  SIEVE_RETURN_IF_ERROR(sieve::coll::LearnHosts(*handle->impl));
   *out = handle.release();
   return Status::OK();
 }

@@ -10,6 +10,7 @@
 #include "api/api_guard.h"
 #include "api/arg_check.h"
 #include "coll/collectives.h"
+#include "coll/hier.h"
 #include "core/log.h"
 #include "gpu/device_collectives.h"
 #include "transport/bootstrap/bootstrap.h"
@@ -115,6 +116,7 @@ Status Split(Comm& parent, int color, int key, sieveComm_t* newcomm) {
              new_size);
   auto handle = std::make_unique<sieveComm>();
   SIEVE_RETURN_IF_ERROR(Comm::Create(id, new_size, new_rank, config, &handle->impl));
+  SIEVE_RETURN_IF_ERROR(sieve::coll::LearnHosts(*handle->impl));
   *newcomm = handle.release();
   return Status::OK();
 }

@@ -10,6 +10,7 @@
 #include "algo/ring.h"
 #include "algo/ring_pattern.h"
 #include "algo/tree.h"
+#include "coll/hier.h"
 #include "core/log.h"
 
 namespace sieve::coll {
@@ -46,6 +47,18 @@ bool UseTree(const Comm& comm, size_t bytes) {
 }
 
 Status AllReduce(Comm& comm, const CollArgs& a) {
+  size_t bytes = a.count * kernels::DTypeSize(a.dtype);
+  if (comm.size() > 1) ++comm.stats().collectives;
+  if (UseHier(comm, a.count)) {
+    LogChoice(comm, "allreduce", a, bytes,
+              "hierarchical (host reduce-scatter, inter-host "
+              "all-reduce per local rank, host all-gather)");
+    return HierDenseAllReduce(comm, a);
+  }
+  return FlatAllReduce(comm, a);
+}
+
+Status FlatAllReduce(Comm& comm, const CollArgs& a) {
   uint32_t seq = comm.NextSeq();
   size_t bytes = a.count * kernels::DTypeSize(a.dtype);
   algo::DenseCodec codec(a.send, a.recv, a.dtype, a.op, comm.size());

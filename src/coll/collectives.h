@@ -19,11 +19,14 @@ struct CollArgs {
   int root = 0;
 };
 
-// The all-reduce algorithm choice for `bytes` on the wire: the tree for small
+// The flat all-reduce algorithm choice for `bytes` on the wire: the tree for small
 // messages on 3+ ranks (SIEVE_TREE_THRESHOLD), the ring otherwise; SIEVE_ALGO forces.
 bool UseTree(const Comm& comm, size_t bytes);
 
+// Hierarchical (coll/hier.h) when UseHier says so, else flat.
 Status AllReduce(Comm& comm, const CollArgs& args);
+// The ring or tree over all ranks of comm (or of a view), not counted as a collective.
+Status FlatAllReduce(Comm& comm, const CollArgs& args);
 Status Broadcast(Comm& comm, const CollArgs& args);
 Status Reduce(Comm& comm, const CollArgs& args);
 Status AllGather(Comm& comm, const CollArgs& args);

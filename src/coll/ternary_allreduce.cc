@@ -9,6 +9,7 @@
 #include "algo/ring_pattern.h"
 #include "algo/ternary_codec.h"
 #include "algo/tree.h"
+#include "coll/hier.h"
 #include "core/log.h"
 #include "kernels/ternary_feedback.h"
 
@@ -32,9 +33,30 @@ Status AgreeOnScales(Comm& comm, const TernaryArgs& a, const void* in,
   return AllReduce(comm, max);
 }
 
+// Slices cut at block boundaries so every block has one scale, as on a flat run.
+Status HierTernary(Comm& comm, const TernaryArgs& a) {
+  const int root_rank = comm.rank(), n = comm.size();
+  if (comm.FirstUse("allreduce-ternary-hier", a.base.count * kernels::DTypeSize(a.base.dtype)))
+    SIEVE_INFO(kLogColl,
+               "ternary allreduce of %zu elements on %s: hierarchical (dense inside "
+               "hosts, ternary between hosts)",
+               a.base.count, comm.hosts().Describe().c_str());
+  return HierAllReduce(comm, a.base, HierBounds(a.base.count, comm.hosts().max_local, a.block),
+                       [&](Comm& cross, void* slice, size_t, size_t count) -> Status {
+                         TernaryArgs s = a;
+                         s.base.send = slice;
+                         s.base.recv = slice;
+                         s.base.count = count;
+                         s.rng_rank = root_rank;
+                         s.divisor = n;
+                         return TernaryAllReduce(cross, s);
+                       });
+}
+
 }  // namespace
 
 Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
+  if (a.residual == nullptr && UseHier(comm, a.base.count)) return HierTernary(comm, a);
   const CollArgs& b = a.base;
   // With error feedback the rank quantizes g + e_prev (rounded to the datatype).
   std::vector<char> fed;
@@ -52,7 +74,8 @@ Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
   input.dtype = b.dtype;
   input.block = a.block;
   input.scales = scales.data();
-  input.rng = kernels::PhiloxStream{a.seed, static_cast<uint32_t>(comm.rank()), a.step};
+  input.rng = kernels::PhiloxStream{
+      a.seed, static_cast<uint32_t>(a.rng_rank >= 0 ? a.rng_rank : comm.rank()), a.step};
   const kernels::TernaryWork wt = kernels::TernaryWorkFor(n);
   std::vector<char> work(b.count * static_cast<size_t>(wt));
   algo::TernaryCodec codec(input, work.data(), n);
@@ -87,7 +110,7 @@ Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
   if (a.residual != nullptr)
     kernels::TernaryFeedbackUpdate(b.dtype, in, b.count, a.block, scales.data(), input.rng,
                                    a.residual);
-  int divisor = b.op == kernels::RedOp::kAvg ? n : 1;
+  int divisor = b.op == kernels::RedOp::kAvg ? (a.divisor > 0 ? a.divisor : n) : 1;
   kernels::TernaryDequantize(b.dtype, wt, work.data(), b.count, a.block, scales.data(), divisor,
                              b.recv);
   return Status::OK();

@@ -18,8 +18,16 @@ struct TernaryArgs {
   // Error feedback: this rank's residual, one float per element (nullptr: off).
   // Added to the input before quantizing and updated with what was dropped.
   float* residual = nullptr;
+  // Philox rank key (-1: comm.rank()) and avg divisor (0: comm.size()): the
+  // hierarchical all-reduce quantizes each host's slice as its owner's rank
+  // and averages over every rank, not over the hosts.
+  int rng_rank = -1;
+  int divisor = 0;
 };
 
+// Hierarchical when coll::UseHier says so and error feedback is off: the host
+// sums (exact up to the datatype's rounding) are quantized, once, for the
+// inter-host step only.
 Status TernaryAllReduce(Comm& comm, const TernaryArgs& args);
 
 }  // namespace sieve::coll

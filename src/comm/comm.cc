@@ -4,13 +4,45 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "core/log.h"
+#include "topo/host_id.h"
+#include "topo/placement.h"
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/fault_transport.h"
 
 namespace sieve {
+
+namespace {
+
+// The NIC this rank hands to UCX and the NUMA node of its staging memory,
+// with one INFO line each for the machine, the RDMA devices and the choice.
+topo::Placement PlaceRank(const Config& config, int rank) {
+  std::string hwloc_note, rdma_note;
+  const topo::Machine& machine = topo::LoadMachine(&hwloc_note);
+  static const std::vector<topo::RdmaPort> ports = topo::ListRdmaPorts(&rdma_note);
+  ForeignEnv foreign = ReadForeignEnv();
+  topo::PlacementRequest req;
+  req.forced_device = config.net_device;
+  req.user_chose = foreign.ucx_net_devices_set || !config.socket_ifname.empty();
+  req.user_reason = foreign.ucx_net_devices_set ? "UCX_NET_DEVICES" : "SIEVE_SOCKET_IFNAME";
+  req.local_rank = foreign.local_rank >= 0 ? foreign.local_rank : rank;
+  topo::Placement p = topo::ChoosePlacement(machine, ports, req);
+  if (config.bind == "NONE") p.numa = -1;
+  SIEVE_INFO(kLogInit, "topology: %s%s%s", machine.Summary().c_str(),
+             hwloc_note.empty() ? "" : "; ", hwloc_note.c_str());
+  if (!rdma_note.empty()) SIEVE_INFO(kLogInit, "RDMA: %s", rdma_note.c_str());
+  SIEVE_INFO(kLogInit, "NIC for UCX: %s (%s); NUMA binding of mask work buffers: %s",
+             p.net_device.empty() ? "UCX's choice" : p.net_device.c_str(), p.reason.c_str(),
+             machine.numa_nodes < 2 ? "none (one NUMA node)"
+             : p.numa < 0           ? "none (SIEVE_BIND=NONE or no nearest node)"
+                                    : StrFormat("node %d", p.numa).c_str());
+  return p;
+}
+
+}  // namespace
 
 Status Comm::Create(const char id[128], int nranks, int rank, const Config& config,
                     std::unique_ptr<Comm>* out) {
@@ -18,15 +50,20 @@ Status Comm::Create(const char id[128], int nranks, int rank, const Config& conf
   comm->rank_ = rank;
   comm->size_ = nranks;
   comm->config_ = config;
-  SIEVE_RETURN_IF_ERROR(transport::UcxTransport::Create(rank, nranks, &comm->transport_));
+  comm->placement_ = PlaceRank(config, rank);
+  transport::UcxOptions ucx;
+  ucx.net_devices = comm->placement_.net_device;
+  SIEVE_RETURN_IF_ERROR(transport::UcxTransport::Create(rank, nranks, ucx, &comm->transport_));
 
-  // host_id is "<hostname>#<pid>": ranks on one host find each other by name
+  // host_id is "<host>#<pid>": ranks on one host find each other by name
   // and check each other's liveness by pid.
   transport::PeerInfo mine;
   mine.worker_address = comm->transport_->LocalAddress();
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  mine.host_id = StrFormat("%s#%d", host, static_cast<int>(getpid()));
+  // The host part is topo::HostIdentity (hostname, boot id, network
+  // namespace, or SIEVE_HOST_ID): ranks in other namespaces are other hosts,
+  // so UCX reports their failures and does not reach them by shared memory.
+  const std::string host = topo::HostIdentity(config.host_id);
+  mine.host_id = StrFormat("%s#%d", host.c_str(), static_cast<int>(getpid()));
   std::vector<transport::PeerInfo> all;
   SIEVE_RETURN_IF_ERROR(
       transport::BootstrapExchange(id, rank, nranks, mine, config.timeout_s, &all));
@@ -37,6 +74,7 @@ Status Comm::Create(const char id[128], int nranks, int rank, const Config& conf
     peers[i].worker_address = std::move(all[i].worker_address);
     peers[i].same_host = hash != std::string::npos && hid.compare(0, hash, host) == 0;
     peers[i].pid = hash != std::string::npos ? std::atoi(hid.c_str() + hash + 1) : 0;
+    comm->bootstrap_host_ids_.push_back(topo::HostIdHash(hid.substr(0, hash)));
   }
   SIEVE_RETURN_IF_ERROR(comm->transport_->SetPeers(std::move(peers), config.ucx_peer_errors));
   comm->active_transport_ = comm->transport_.get();
@@ -55,7 +93,28 @@ Status Comm::Create(const char id[128], int nranks, int rank, const Config& conf
   return Status::OK();
 }
 
+std::unique_ptr<Comm> Comm::MakeView(Comm& root, std::vector<int> members) {
+  std::unique_ptr<Comm> view(new Comm());
+  view->root_ = root.root_;
+  view->rank_ =
+      static_cast<int>(std::find(members.begin(), members.end(), root.rank()) - members.begin());
+  view->size_ = static_cast<int>(members.size());
+  view->config_ = root.config_;
+  view->members_ = std::move(members);
+  return view;
+}
+
+void Comm::SetHosts(HostLayout layout) {
+  hosts_ = std::move(layout);
+  host_view_.reset();
+  cross_view_.reset();
+  if (!hosts_.Hierarchical()) return;
+  host_view_ = MakeView(*this, hosts_.SameHost(rank_));
+  cross_view_ = MakeView(*this, hosts_.SameLocalIndex(rank_));
+}
+
 Comm::~Comm() {
+  if (root_ != this) return;  // a view owns nothing
   // Device work queued on streams finishes (or is released) before the
   // transport goes away.
   gpu_state_.reset();
@@ -77,30 +136,29 @@ Comm::~Comm() {
 transport::WaitOptions Comm::WaitOptions() const {
   transport::WaitOptions options;
   options.timeout_s = config_.timeout_s;
-  options.abort = &abort_;
+  options.abort = &root_->abort_;
   return options;
 }
 
 algo::Channel Comm::MakeChannel(const char* what, uint32_t seq) {
-  return algo::Channel(active_transport_, seq, StrFormat("%s #%u", what, seq), WaitOptions(),
-                       &stats_.traffic);
+  return algo::Channel(transport(), seq, StrFormat("%s #%u", what, seq), WaitOptions(),
+                       &root_->stats_.traffic, nullptr, nullptr, members_);
 }
 
 algo::Channel Comm::MakeChannel(algo::OpFingerprint fp, uint32_t seq) {
   algo::Channel::OpControl control;
   if (fp.segment_bytes == 0) fp.segment_bytes = config_.segment_bytes;
   control.fingerprint = fp;
-  control.completed_seq = &completed_seq_;
-  control.mismatch = &mismatch_;
+  control.completed_seq = &root_->completed_seq_;
+  control.mismatch = &root_->mismatch_;
   control.agree = config_.agreement;
-  return algo::Channel(active_transport_, seq,
-                       StrFormat("%s #%u", algo::OpKindName(fp.kind), seq), WaitOptions(),
-                       &stats_.traffic, nullptr, &control);
+  return algo::Channel(transport(), seq, StrFormat("%s #%u", algo::OpKindName(fp.kind), seq),
+                       WaitOptions(), &root_->stats_.traffic, nullptr, &control, members_);
 }
 
 algo::Channel Comm::MakeP2pChannel() {
-  return algo::Channel(active_transport_, 0, "send/recv", WaitOptions(), &stats_.traffic,
-                       &p2p_counters_);
+  return algo::Channel(transport(), 0, "send/recv", WaitOptions(), &root_->stats_.traffic,
+                       &p2p_counters_, nullptr, members_);
 }
 
 bool Comm::FirstUse(const std::string& collective, size_t bytes) {
@@ -114,6 +172,24 @@ void Comm::LogTransportOnce() {
   transport_logged_ = true;
   SIEVE_INFO(kLogNet, "transport: %s (SIEVE_UCX_PEER_ERRORS=%s)",
              active_transport_->Describe().c_str(), config_.ucx_peer_errors.c_str());
+  if (host_view_ == nullptr) return;
+  // Hierarchical: say what UCX picked for a same-host peer (shared memory is
+  // expected) and for a peer on another host (the NIC).
+  const std::vector<int> same = hosts_.SameHost(rank_), cross = hosts_.SameLocalIndex(rank_);
+  int local_peer = same[(hosts_.local[rank_] + 1) % same.size()];
+  int remote_peer = cross[(hosts_.host[rank_] + 1) % cross.size()];
+  std::string local_lanes = transport_->DescribePeer(local_peer);
+  std::string remote_lanes = transport_->DescribePeer(remote_peer);
+  bool shm = false;
+  for (const char* tl : {"sysv", "posix", "cma", "xpmem", "knem"})
+    shm = shm || local_lanes.find(tl) != std::string::npos;
+  SIEVE_INFO(kLogNet, "same-host rank %d over %s%s; rank %d on another host over %s", local_peer,
+             local_lanes.c_str(), shm ? " (shared memory)" : "", remote_peer, remote_lanes.c_str());
+  if (!shm)
+    SIEVE_WARN(
+        "same-host rank %d is reached over %s, not shared memory (UCX_TLS?): the "
+        "hierarchical all-reduce's host steps will be slow",
+        local_peer, local_lanes.c_str());
 }
 
 void Comm::RecordError(const Status& status) {

@@ -12,8 +12,10 @@
 #include <string>
 
 #include "algo/channel.h"
+#include "comm/host_layout.h"
 #include "core/params.h"
 #include "core/status.h"
+#include "topo/placement.h"
 #include "transport/ucx/ucx_transport.h"
 #include "transport/wait.h"
 
@@ -24,16 +26,24 @@ class Comm {
   // Joins the communicator named by the 128-byte id; collective over all ranks.
   static Status Create(const char id[128], int nranks, int rank, const Config& config,
                        std::unique_ptr<Comm>* out);
+  // A view of `members` (ranks of `root`, in order; root's rank among them):
+  // collectives on it run among those ranks only, over root's transport, with
+  // root's sequence numbers, counters and abort flag. Used for the steps of
+  // the hierarchical all-reduce; `root` must outlive it.
+  static std::unique_ptr<Comm> MakeView(Comm& root, std::vector<int> members);
   ~Comm();
 
   int rank() const { return rank_; }
   int size() const { return size_; }
   const Config& config() const { return config_; }
-  // The transport operations go through: UCX, or the SIEVE_FAULT wrapper around it.
-  transport::Transport* transport() { return active_transport_; }
+  // The transport operations go through: UCX, or the SIEVE_FAULT wrapper
+  // around it (a view's is its communicator's).
+  transport::Transport* transport() { return root_->active_transport_; }
+  // One-line description of the UCX transports to `peer` (a rank of the root).
+  std::string DescribePeer(int peer) const { return root_->transport_->DescribePeer(peer); }
 
   // Sequence number of the next collective (names it in errors and tags).
-  uint32_t NextSeq() { return seq_++; }
+  uint32_t NextSeq() { return root_->seq_++; }
   transport::WaitOptions WaitOptions() const;
   algo::Channel::Counters* p2p_counters() { return &p2p_counters_; }
   // A channel for one operation of this communicator (traffic is counted).
@@ -53,7 +63,20 @@ class Comm {
     uint64_t mask_mismatches = 0;
     uint64_t subnet_collectives = 0;
   };
-  Stats& stats() { return stats_; }
+  Stats& stats() { return root_->stats_; }
+
+  // Which ranks share a host (learned at init) and the views the hierarchical
+  // all-reduce runs on: this rank's host, and the ranks with its local index
+  // on every host. Views are null when the layout is not hierarchical.
+  const HostLayout& hosts() const { return root_->hosts_; }
+  // This rank's NIC and the NUMA node its long-lived staging memory is bound to.
+  const topo::Placement& placement() const { return root_->placement_; }
+  void SetHosts(HostLayout layout);
+  // Every rank's host identity hash, as the bootstrap exchanged it (index = rank).
+  const std::vector<uint64_t>& bootstrap_host_ids() const { return bootstrap_host_ids_; }
+  Comm* host_view() const { return root_->host_view_.get(); }
+  bool is_view() const { return root_ != this; }
+  Comm* cross_view() const { return root_->cross_view_.get(); }
   // State a mode keeps per communicator (the mask tracker), owned here
   // type-erased so comm/ does not depend on the modes built on top of it.
   std::shared_ptr<void>& mask_tracker_state() { return mask_tracker_state_; }
@@ -93,6 +116,11 @@ class Comm {
  private:
   Comm() = default;
 
+  Comm* root_ = this;         // a view's communicator; itself otherwise
+  std::vector<int> members_;  // a view's ranks of root_ (empty: not a view)
+  HostLayout hosts_;
+  topo::Placement placement_;
+  std::unique_ptr<Comm> host_view_, cross_view_;
   int rank_ = 0;
   int size_ = 1;
   Config config_;
@@ -112,6 +140,7 @@ class Comm {
   // Collectives before this sequence number succeeded on every rank (the
   // failure notice we send names the first we will not complete).
   uint32_t completed_seq_ = 0;
+  std::vector<uint64_t> bootstrap_host_ids_;
   bool mismatch_ = false;  // ranks called different collectives: unusable
   std::atomic<bool> abort_{false};
   std::atomic<int> async_error_{0};

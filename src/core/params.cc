@@ -143,53 +143,142 @@ std::string DumpConfig(const Config& config) {
   return os.str();
 }
 
-Status ReadLaunchEnv(LaunchEnv* out) {
-  LaunchEnv e;
-  const char* rank = std::getenv("SIEVE_RANK");
-  const char* size = std::getenv("SIEVE_NRANKS");
-  const char* rank_env = "SIEVE_RANK";
-  const char* size_env = "SIEVE_NRANKS";
-  e.source = "sieve-run (SIEVE_RANK/SIEVE_NRANKS)";
-  if (rank != nullptr && size == nullptr)
-    return Status::InvalidUsage("SIEVE_RANK is set but SIEVE_NRANKS is not");
-  if (rank == nullptr) {
-    rank = std::getenv("RANK");
-    size = std::getenv("WORLD_SIZE");
-    rank_env = "RANK";
-    size_env = "WORLD_SIZE";
-    e.source = "torchrun-style (RANK/WORLD_SIZE)";
-  }
-  if (rank == nullptr) {
-    rank = std::getenv("OMPI_COMM_WORLD_RANK");
-    size = std::getenv("OMPI_COMM_WORLD_SIZE");
-    rank_env = "OMPI_COMM_WORLD_RANK";
-    size_env = "OMPI_COMM_WORLD_SIZE";
-    e.source = "Open MPI (OMPI_COMM_WORLD_RANK/SIZE)";
-  }
-  if (rank == nullptr || size == nullptr) {
-    return Status::InvalidUsage(
-        "no launcher environment: set SIEVE_RANK/SIEVE_NRANKS/SIEVE_UNIQUE_ID (sieve-run), "
-        "RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT, or run under mpirun with MASTER_ADDR/MASTER_PORT");
-  }
-  SIEVE_RETURN_IF_ERROR(ParseInt(rank_env, rank, &e.rank));
-  SIEVE_RETURN_IF_ERROR(ParseInt(size_env, size, &e.nranks));
-  if (e.nranks < 1 || e.rank >= e.nranks)
+namespace {
+
+// One launcher's variables: rank and size (both required), local rank and
+// local size (optional).
+struct Launcher {
+  const char* name;
+  const char* rank;
+  const char* size;
+  const char* local_rank;
+  const char* local_size;
+};
+
+// Innermost first: torchrun under srun, mpirun inside an sbatch script.
+constexpr Launcher kLaunchers[] = {
+    {"sieve-run", "SIEVE_RANK", "SIEVE_NRANKS", nullptr, nullptr},
+    {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"},
+    {"Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+     "OMPI_COMM_WORLD_LOCAL_SIZE"},
+    {"Slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"},
+};
+
+using Getenv = std::function<const char*(const char*)>;
+
+// "host:port" or "[v6addr]:port".
+Status ParseCommId(const char* text, std::string* host, int* port) {
+  std::string s(text);
+  size_t colon = s.rfind(':');
+  if (colon == std::string::npos || colon == 0)
+    return Status::InvalidArgument(StrFormat("SIEVE_COMM_ID=%s is not host:port", text));
+  *host = s.substr(0, colon);
+  if (host->size() > 2 && host->front() == '[' && host->back() == ']')
+    *host = host->substr(1, host->size() - 2);
+  SIEVE_RETURN_IF_ERROR(ParseInt("SIEVE_COMM_ID's port", s.c_str() + colon + 1, port));
+  if (*port < 1 || *port > 65535)
+    return Status::InvalidArgument(StrFormat("SIEVE_COMM_ID=%s: %d is not a port", text, *port));
+  return Status::OK();
+}
+
+// The optional local rank of launcher `l`; contradictions name both variables.
+Status ReadLocalRank(const Getenv& get, const Launcher& l, LaunchEnv* e) {
+  const char* text = l.local_rank != nullptr ? get(l.local_rank) : nullptr;
+  if (text == nullptr) return Status::OK();
+  SIEVE_RETURN_IF_ERROR(ParseInt(l.local_rank, text, &e->local_rank));
+  if (e->local_rank >= e->nranks)
     return Status::InvalidArgument(
-        StrFormat("%s=%d is not below %s=%d", rank_env, e.rank, size_env, e.nranks));
-  if (const char* id = std::getenv("SIEVE_UNIQUE_ID")) e.unique_id_hex = id;
-  if (const char* addr = std::getenv("MASTER_ADDR")) e.master_addr = addr;
-  if (const char* port = std::getenv("MASTER_PORT")) {
-    SIEVE_RETURN_IF_ERROR(ParseInt("MASTER_PORT", port, &e.master_port));
-    if (e.master_port < 1 || e.master_port > 65535)
+        StrFormat("%s=%d is not below %s=%d: contradictory launcher "
+                  "variables",
+                  l.local_rank, e->local_rank, l.size, e->nranks));
+  if (e->local_rank > e->rank)
+    return Status::InvalidArgument(
+        StrFormat("%s=%d exceeds %s=%d: contradictory launcher "
+                  "variables",
+                  l.local_rank, e->local_rank, l.rank, e->rank));
+  // Slurm writes e.g. "4" or "2(x3)"; only a plain number is checked.
+  const char* lsize = l.local_size != nullptr ? get(l.local_size) : nullptr;
+  int local_size = 0;
+  if (lsize != nullptr && ParseInt(l.local_size, lsize, &local_size).ok() &&
+      e->local_rank >= local_size)
+    return Status::InvalidArgument(
+        StrFormat("%s=%d is not below %s=%d: contradictory launcher "
+                  "variables",
+                  l.local_rank, e->local_rank, l.local_size, local_size));
+  return Status::OK();
+}
+
+Status ReadRendezvous(const Getenv& get, LaunchEnv* e) {
+  if (const char* id = get("SIEVE_UNIQUE_ID")) e->unique_id_hex = id;
+  const char* addr = get("MASTER_ADDR");
+  const char* port = get("MASTER_PORT");
+  if (addr != nullptr) e->master_addr = addr;
+  if (port != nullptr) {
+    SIEVE_RETURN_IF_ERROR(ParseInt("MASTER_PORT", port, &e->master_port));
+    if (e->master_port < 1 || e->master_port > 65535)
       return Status::InvalidArgument(StrFormat("MASTER_PORT=%s is not a port", port));
   }
-  if (e.unique_id_hex.empty() && (e.master_addr.empty() || e.master_port < 0)) {
-    return Status::InvalidUsage(StrFormat(
-        "%s found, but neither SIEVE_UNIQUE_ID nor MASTER_ADDR and MASTER_PORT are set",
-        e.source.c_str()));
+  // SIEVE_COMM_ID wins over MASTER_*: under torchrun MASTER_PORT is taken by its own store.
+  if (const char* comm_id = get("SIEVE_COMM_ID"); comm_id != nullptr && *comm_id != '\0') {
+    std::string host;
+    int p = -1;
+    SIEVE_RETURN_IF_ERROR(ParseCommId(comm_id, &host, &p));
+    e->master_addr = host;
+    e->master_port = p;
   }
-  *out = e;
+  if (e->unique_id_hex.empty() && (e->master_addr.empty() || e->master_port < 0)) {
+    std::string missing = e->master_addr.empty() && e->master_port < 0
+                              ? "MASTER_ADDR and MASTER_PORT"
+                              : (e->master_addr.empty() ? "MASTER_ADDR" : "MASTER_PORT");
+    return Status::InvalidUsage(
+        StrFormat("%s found, but no rendezvous: %s %s not set (or set SIEVE_COMM_ID=host:port, or "
+                  "SIEVE_UNIQUE_ID)",
+                  e->source.c_str(), missing.c_str(),
+                  missing.find(" and ") != std::string::npos ? "are" : "is"));
+  }
   return Status::OK();
+}
+
+}  // namespace
+
+Status ParseLaunchEnv(const Getenv& get, LaunchEnv* out) {
+  for (const Launcher& l : kLaunchers) {
+    const char* rank = get(l.rank);
+    const char* size = get(l.size);
+    if (rank == nullptr && size == nullptr) continue;
+    if (rank == nullptr || size == nullptr)
+      return Status::InvalidUsage(StrFormat("%s is set but %s is not (%s launch)",
+                                            rank != nullptr ? l.rank : l.size,
+                                            rank != nullptr ? l.size : l.rank, l.name));
+    LaunchEnv e;
+    e.source = StrFormat("%s (%s/%s)", l.name, l.rank, l.size);
+    SIEVE_RETURN_IF_ERROR(ParseInt(l.rank, rank, &e.rank));
+    SIEVE_RETURN_IF_ERROR(ParseInt(l.size, size, &e.nranks));
+    if (e.nranks < 1 || e.rank >= e.nranks)
+      return Status::InvalidArgument(
+          StrFormat("%s=%d is not below %s=%d", l.rank, e.rank, l.size, e.nranks));
+    SIEVE_RETURN_IF_ERROR(ReadLocalRank(get, l, &e));
+    SIEVE_RETURN_IF_ERROR(ReadRendezvous(get, &e));
+    *out = e;
+    return Status::OK();
+  }
+  return Status::InvalidUsage(
+      "no launcher environment: set SIEVE_RANK/SIEVE_NRANKS/SIEVE_UNIQUE_ID (sieve-run), "
+      "RANK/WORLD_SIZE (torchrun), or run under mpirun (OMPI_COMM_WORLD_*) or srun "
+      "(SLURM_PROCID/SLURM_NTASKS), with MASTER_ADDR/MASTER_PORT or SIEVE_COMM_ID=host:port");
+}
+
+Status ReadLaunchEnv(LaunchEnv* out) {
+  return ParseLaunchEnv([](const char* name) { return std::getenv(name); }, out);
+}
+
+ForeignEnv ReadForeignEnv() {
+  ForeignEnv f;
+  const char* devices = std::getenv("UCX_NET_DEVICES");
+  f.ucx_net_devices_set = devices != nullptr && *devices != '\0';
+  LaunchEnv e;
+  if (ReadLaunchEnv(&e).ok()) f.local_rank = e.local_rank;
+  return f;
 }
 
 }  // namespace sieve

@@ -4,6 +4,7 @@
 #define SIEVE_CORE_PARAMS_H_
 
 #include <cstddef>
+#include <functional>
 #include <string>
 
 #include "core/status.h"
@@ -27,16 +28,32 @@ Config DefaultConfig();
 std::string DumpConfig(const Config& config);
 
 // Where a process learns its rank, size and how to reach the others, from the
-// launcher's environment (sieve-run, torchrun-style or Open MPI).
+// launcher's environment. The first launcher whose variables are present wins,
+// innermost first: sieve-run (SIEVE_RANK/SIEVE_NRANKS), torchrun (RANK,
+// WORLD_SIZE, LOCAL_RANK), Open MPI (OMPI_COMM_WORLD_*), Slurm (SLURM_PROCID,
+// SLURM_NTASKS, SLURM_LOCALID). The rendezvous is SIEVE_UNIQUE_ID, else
+// SIEVE_COMM_ID=host:port, else MASTER_ADDR + MASTER_PORT. Missing or
+// contradictory variables fail naming them.
 struct LaunchEnv {
   int rank = -1;
   int nranks = -1;
+  int local_rank = -1;        // rank among this host's ranks, -1 if the launcher does not say
   std::string unique_id_hex;  // sieve-run: SIEVE_UNIQUE_ID
-  std::string master_addr;    // torchrun / mpirun: MASTER_ADDR
-  int master_port = -1;       // MASTER_PORT
+  std::string master_addr;    // MASTER_ADDR or SIEVE_COMM_ID's host
+  int master_port = -1;       // MASTER_PORT or SIEVE_COMM_ID's port
   std::string source;         // which launcher's variables were found, for messages
 };
 Status ReadLaunchEnv(LaunchEnv* out);
+// The same from any lookup (name -> value or nullptr): for tests.
+Status ParseLaunchEnv(const std::function<const char*(const char*)>& getenv, LaunchEnv* out);
+
+// Variables of other components that change what Sieve decides (read here,
+// like everything else from the environment).
+struct ForeignEnv {
+  bool ucx_net_devices_set = false;  // UCX_NET_DEVICES: the user chose UCX's NICs
+  int local_rank = -1;               // from the launcher variables, if any
+};
+ForeignEnv ReadForeignEnv();
 
 }  // namespace sieve
 

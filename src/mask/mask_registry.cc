@@ -2,12 +2,14 @@
 // 16 bytes per rank, OR the bitmaps only when the union policy needs it.
 #include "mask/mask_registry.h"
 
+#include <new>
 #include <string>
 
 #include "algo/ring.h"
 #include "algo/ring_pattern.h"
 #include "coll/collectives.h"
 #include "mask/or_codec.h"
+#include "topo/machine.h"
 
 namespace sieve::mask {
 namespace {
@@ -42,8 +44,12 @@ Status OrAllReduce(Comm& comm, std::vector<uint64_t>* bits) {
 
 char* MaskState::Work(size_t bytes) {
   if (bytes > work_bytes) {
-    work.reset(new char[bytes]);
+    constexpr size_t kPage = 4096;
+    size_t rounded = (bytes + kPage - 1) / kPage * kPage;
+    work.reset(static_cast<char*>(std::aligned_alloc(kPage, rounded)));
+    if (work == nullptr) throw std::bad_alloc();
     work_bytes = bytes;
+    if (comm != nullptr) topo::BindArea(work.get(), rounded, comm->placement().numa);
   }
   return work.get();
 }

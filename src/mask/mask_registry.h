@@ -4,6 +4,7 @@
 #define SIEVE_MASK_MASK_REGISTRY_H_
 
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <vector>
 
@@ -19,7 +20,12 @@ struct MaskState {
   size_t count = 0;              // elements of the buffers it applies to
   std::vector<uint64_t> bits;    // the agreed mask
   std::vector<uint32_t> idx;     // kept indices, increasing: nnz = idx.size()
-  std::unique_ptr<char[]> work;  // packed work buffer, grown on demand (no zero-fill)
+  // Packed work buffer, grown on demand (no zero-fill), page-aligned and bound
+  // to the NUMA node of the rank's NIC (comm->placement()) where there are several.
+  struct FreeDeleter {
+    void operator()(char* p) const { std::free(p); }
+  };
+  std::unique_ptr<char, FreeDeleter> work;
   size_t work_bytes = 0;
 
   char* Work(size_t bytes);

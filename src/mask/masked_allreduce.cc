@@ -6,6 +6,7 @@
 #include "algo/ring.h"
 #include "algo/ring_pattern.h"
 #include "algo/tree.h"
+#include "coll/hier.h"
 #include "core/log.h"
 #include "kernels/masked_pack.h"
 #include "mask/masked_codec.h"
@@ -43,7 +44,19 @@ Status AllReduceMasked(Comm& comm, const coll::CollArgs& a, MaskState& mask) {
   const size_t nnz = mask.idx.size();
   char* packed = mask.Work(nnz * esize);
   MaskedCodec codec(a.send, packed, mask.idx.data(), a.dtype, a.op, comm.size());
-  if (nnz > 0 && comm.size() == 1) {
+  if (nnz > 0 && coll::UseHier(comm, nnz)) {
+    // Packing is lossless: pack once, then the hierarchical all-reduce of the kept elements.
+    kernels::MaskedPack(esize, a.send, mask.idx.data(), nnz, packed);
+    coll::CollArgs p = a;
+    p.send = packed;
+    p.recv = packed;
+    p.count = nnz;
+    if (comm.FirstUse("masked allreduce-hier", nnz * esize))
+      SIEVE_INFO(kLogColl, "masked allreduce of %zu packed bytes on %s: hierarchical", nnz * esize,
+                 comm.hosts().Describe().c_str());
+    ++comm.stats().collectives;
+    SIEVE_RETURN_IF_ERROR(coll::HierDenseAllReduce(comm, p));
+  } else if (nnz > 0 && comm.size() == 1) {
     codec.LoadInput(0, nnz);
     codec.Finalize(0, nnz);
   } else if (nnz > 0) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,13 +35,14 @@ class ParamsTest : public ::testing::Test {
     std::vector<std::string> names = RegistryNames();
     for (const char* n : {"SIEVE_RANK", "SIEVE_NRANKS", "SIEVE_UNIQUE_ID", "RANK", "WORLD_SIZE",
                           "MASTER_ADDR", "MASTER_PORT", "OMPI_COMM_WORLD_RANK",
-                          "OMPI_COMM_WORLD_SIZE"}) {
+                          "OMPI_COMM_WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"}) {
       names.push_back(n);
     }
     for (char** e = environ; *e != nullptr; ++e) {
       std::string entry(*e);
       std::string name = entry.substr(0, entry.find('='));
-      if (HasPrefix(name, "SIEVE_") || HasPrefix(name, "OMPI_")) names.push_back(name);
+      if (HasPrefix(name, "SIEVE_") || HasPrefix(name, "OMPI_") || HasPrefix(name, "SLURM_"))
+        names.push_back(name);
     }
     for (const std::string& n : names) env_.Clear(n);
   }
@@ -170,7 +172,7 @@ TEST_F(ParamsTest, NegativeBytesWithLeadingSpaceFail) {
 
 TEST_F(ParamsTest, BadEnumListsAcceptedValues) {
   std::string msg = ExpectBad("SIEVE_ALGO", "fast");
-  for (const char* v : {"AUTO", "RING", "TREE"})
+  for (const char* v : {"AUTO", "RING", "TREE", "FLAT", "HIER"})
     EXPECT_NE(msg.find(v), std::string::npos) << msg;
   ExpectBad("SIEVE_DEBUG", "verbose");
   // A prefix of an accepted value is not accepted.
@@ -354,6 +356,166 @@ TEST_F(ParamsTest, LaunchEnvBadPort) {
   LaunchEnv e;
   ASSERT_TRUE(ReadLaunchEnv(&e).ok());
   EXPECT_EQ(e.master_port, 65535);
+}
+
+// ---- Launchers through ParseLaunchEnv (a map instead of the environment).
+
+using Vars = std::map<std::string, std::string>;
+
+Status Parse(const Vars& vars, LaunchEnv* e) {
+  return ParseLaunchEnv(
+      [&](const char* name) -> const char* {
+        auto it = vars.find(name);
+        return it == vars.end() ? nullptr : it->second.c_str();
+      },
+      e);
+}
+
+// Parsing must fail with `code` and a message naming every variable in `names`.
+void ExpectError(const Vars& vars, Code code, std::vector<std::string> names) {
+  LaunchEnv e;
+  e.rank = 42;
+  Status s = Parse(vars, &e);
+  EXPECT_EQ(s.code(), code) << s.ToString();
+  for (const std::string& n : names)
+    EXPECT_NE(s.message().find(n), std::string::npos) << n << ": " << s.message();
+  EXPECT_EQ(e.rank, 42);  // untouched on failure
+}
+
+TEST(LaunchEnvParse, TorchrunWithLocalRank) {
+  LaunchEnv e;
+  ASSERT_TRUE(Parse({{"RANK", "5"},
+                     {"WORLD_SIZE", "8"},
+                     {"LOCAL_RANK", "1"},
+                     {"LOCAL_WORLD_SIZE", "4"},
+                     {"MASTER_ADDR", "n0"},
+                     {"MASTER_PORT", "29500"}},
+                    &e)
+                  .ok());
+  EXPECT_EQ(e.rank, 5);
+  EXPECT_EQ(e.nranks, 8);
+  EXPECT_EQ(e.local_rank, 1);
+  EXPECT_EQ(e.master_addr, "n0");
+  EXPECT_EQ(e.master_port, 29500);
+  EXPECT_NE(e.source.find("torchrun"), std::string::npos) << e.source;
+}
+
+TEST(LaunchEnvParse, OpenMpiWithLocalRank) {
+  LaunchEnv e;
+  ASSERT_TRUE(Parse({{"OMPI_COMM_WORLD_RANK", "3"},
+                     {"OMPI_COMM_WORLD_SIZE", "4"},
+                     {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                     {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"},
+                     {"SIEVE_COMM_ID", "10.0.0.1:4000"}},
+                    &e)
+                  .ok());
+  EXPECT_EQ(e.rank, 3);
+  EXPECT_EQ(e.local_rank, 1);
+  EXPECT_EQ(e.master_addr, "10.0.0.1");
+  EXPECT_EQ(e.master_port, 4000);
+  EXPECT_NE(e.source.find("Open MPI"), std::string::npos) << e.source;
+}
+
+TEST(LaunchEnvParse, Slurm) {
+  LaunchEnv e;
+  ASSERT_TRUE(Parse({{"SLURM_PROCID", "6"},
+                     {"SLURM_NTASKS", "8"},
+                     {"SLURM_LOCALID", "2"},
+                     {"SLURM_NTASKS_PER_NODE", "4"},
+                     {"MASTER_ADDR", "node1"},
+                     {"MASTER_PORT", "29400"}},
+                    &e)
+                  .ok());
+  EXPECT_EQ(e.rank, 6);
+  EXPECT_EQ(e.nranks, 8);
+  EXPECT_EQ(e.local_rank, 2);
+  EXPECT_EQ(e.master_addr, "node1");
+  EXPECT_NE(e.source.find("Slurm"), std::string::npos) << e.source;
+  // Slurm's "2(x3)" task counts are not a contradiction.
+  ASSERT_TRUE(Parse({{"SLURM_PROCID", "6"},
+                     {"SLURM_NTASKS", "8"},
+                     {"SLURM_LOCALID", "2"},
+                     {"SLURM_NTASKS_PER_NODE", "4(x2)"},
+                     {"SIEVE_COMM_ID", "[fe80::1]:7"}},
+                    &e)
+                  .ok());
+  EXPECT_EQ(e.master_addr, "fe80::1");
+  EXPECT_EQ(e.master_port, 7);
+}
+
+// torchrun's own store holds MASTER_PORT: Sieve's rendezvous goes elsewhere.
+TEST(LaunchEnvParse, CommIdWinsOverMasterAddr) {
+  LaunchEnv e;
+  ASSERT_TRUE(Parse({{"RANK", "0"},
+                     {"WORLD_SIZE", "2"},
+                     {"MASTER_ADDR", "a"},
+                     {"MASTER_PORT", "29500"},
+                     {"SIEVE_COMM_ID", "b:29501"}},
+                    &e)
+                  .ok());
+  EXPECT_EQ(e.master_addr, "b");
+  EXPECT_EQ(e.master_port, 29501);
+}
+
+TEST(LaunchEnvParse, InnermostLauncherWins) {
+  LaunchEnv e;
+  // torchrun started by srun: every worker inherits SLURM_PROCID of its srun task.
+  ASSERT_TRUE(Parse({{"RANK", "3"},
+                     {"WORLD_SIZE", "4"},
+                     {"SLURM_PROCID", "1"},
+                     {"SLURM_NTASKS", "2"},
+                     {"MASTER_ADDR", "a"},
+                     {"MASTER_PORT", "1"}},
+                    &e)
+                  .ok());
+  EXPECT_EQ(e.rank, 3);
+  EXPECT_EQ(e.nranks, 4);
+  // mpirun inside an sbatch script.
+  ASSERT_TRUE(Parse({{"OMPI_COMM_WORLD_RANK", "2"},
+                     {"OMPI_COMM_WORLD_SIZE", "3"},
+                     {"SLURM_PROCID", "0"},
+                     {"SLURM_NTASKS", "1"},
+                     {"SIEVE_COMM_ID", "h:9"}},
+                    &e)
+                  .ok());
+  EXPECT_EQ(e.rank, 2);
+}
+
+TEST(LaunchEnvParse, MissingVariablesAreNamed) {
+  ExpectError({{"SLURM_PROCID", "0"}, {"MASTER_ADDR", "a"}, {"MASTER_PORT", "1"}},
+              Code::kInvalidUsage, {"SLURM_PROCID", "SLURM_NTASKS"});
+  ExpectError({{"SLURM_NTASKS", "2"}}, Code::kInvalidUsage, {"SLURM_PROCID", "SLURM_NTASKS"});
+  ExpectError({{"WORLD_SIZE", "2"}}, Code::kInvalidUsage, {"RANK", "WORLD_SIZE"});
+  ExpectError({{"OMPI_COMM_WORLD_RANK", "0"}}, Code::kInvalidUsage,
+              {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"});
+  // No rendezvous.
+  ExpectError({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}}, Code::kInvalidUsage,
+              {"Slurm", "MASTER_ADDR", "MASTER_PORT", "SIEVE_COMM_ID"});
+  ExpectError({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "80"}}, Code::kInvalidUsage,
+              {"MASTER_ADDR"});
+  ExpectError({}, Code::kInvalidUsage, {"SLURM_PROCID", "OMPI_COMM_WORLD", "RANK"});
+}
+
+TEST(LaunchEnvParse, ContradictoryVariablesAreNamed) {
+  ExpectError({{"RANK", "3"},
+               {"WORLD_SIZE", "4"},
+               {"LOCAL_RANK", "2"},
+               {"LOCAL_WORLD_SIZE", "2"},
+               {"MASTER_ADDR", "a"},
+               {"MASTER_PORT", "1"}},
+              Code::kInvalidArgument, {"LOCAL_RANK=2", "LOCAL_WORLD_SIZE=2"});
+  ExpectError({{"SLURM_PROCID", "0"},
+               {"SLURM_NTASKS", "4"},
+               {"SLURM_LOCALID", "1"},
+               {"MASTER_ADDR", "a"},
+               {"MASTER_PORT", "1"}},
+              Code::kInvalidArgument, {"SLURM_LOCALID=1", "SLURM_PROCID=0"});
+  ExpectError(
+      {{"OMPI_COMM_WORLD_RANK", "5"}, {"OMPI_COMM_WORLD_SIZE", "4"}, {"SIEVE_COMM_ID", "h:1"}},
+      Code::kInvalidArgument, {"OMPI_COMM_WORLD_RANK=5", "OMPI_COMM_WORLD_SIZE=4"});
+  for (const char* bad : {"nohost", ":80", "h:0", "h:port", "h:70000"})
+    ExpectError({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"SIEVE_COMM_ID", bad}},
+                Code::kInvalidArgument, {"SIEVE_COMM_ID"});
 }
 
 }  // namespace

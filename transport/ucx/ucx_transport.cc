@@ -215,21 +215,82 @@ void UcxTransport::Impl::PostNoticeReceive() {
 
 UcxTransport::UcxTransport(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-Status UcxTransport::Create(int rank, int size, std::unique_ptr<UcxTransport>* out) {
-  auto impl = std::make_unique<Impl>();
-  impl->rank = rank;
-  impl->size = size;
+namespace {
+
+// A UCP context for tag matching, with options applied over the UCX_* environment.
+Status InitContext(const UcxOptions& options, ucp_context_h* out) {
   ucp_config_t* config = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
   if (st != UCS_OK)
     return Status::SystemError(StrFormat("ucp_config_read: %s", ucs_status_string(st)));
+  if (!options.net_devices.empty()) {
+    st = ucp_config_modify(config, "NET_DEVICES", options.net_devices.c_str());
+    if (st != UCS_OK) {
+      ucp_config_release(config);
+      return Status::InvalidArgument(StrFormat("UCX rejects net devices '%s': %s",
+                                               options.net_devices.c_str(), ucs_status_string(st)));
+    }
+  }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
   params.features = UCP_FEATURE_TAG;
   params.mt_workers_shared = 0;
-  st = ucp_init(&params, config, &impl->context);
+  st = ucp_init(&params, config, out);
   ucp_config_release(config);
   if (st != UCS_OK) return Status::SystemError(StrFormat("ucp_init: %s", ucs_status_string(st)));
+  return Status::OK();
+}
+
+// The text a UCX printing function writes to a FILE*.
+template <typename PrintFn>
+std::string Capture(PrintFn print) {
+  char* text = nullptr;
+  size_t len = 0;
+  FILE* mem = open_memstream(&text, &len);
+  if (mem == nullptr) return "";
+  print(mem);
+  std::fclose(mem);
+  std::string out(text, len);
+  std::free(text);
+  return out;
+}
+
+}  // namespace
+
+Status UcxTransport::Query(const UcxOptions& options, UcxInfo* out) {
+  ucp_context_h context = nullptr;
+  SIEVE_RETURN_IF_ERROR(InitContext(options, &context));
+  UcxInfo info;
+  info.version = ucp_get_version_string();
+  // Lines look like "#      resource 2  :  md 1  dev 2  flags -- tcp/eth0".
+  std::string text = Capture([&](FILE* f) { ucp_context_print_info(context, f); });
+  size_t pos = 0;
+  while ((pos = text.find("resource", pos)) != std::string::npos) {
+    size_t eol = text.find('\n', pos);
+    std::string line = text.substr(pos, eol == std::string::npos ? eol : eol - pos);
+    if (size_t dash = line.find("-- "); dash != std::string::npos)
+      info.resources.push_back(line.substr(dash + 3));
+    pos = eol == std::string::npos ? text.size() : eol;
+  }
+  ucp_context_attr_t attr{};
+  attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
+  if (ucp_context_query(context, &attr) == UCS_OK) {
+    static const char* const kNames[] = {"host", "cuda", "cuda-managed", "rocm", "rocm-managed"};
+    for (int t = 0; t < UCS_MEMORY_TYPE_LAST && t < 5; ++t)
+      if (attr.memory_types & (uint64_t{1} << t)) info.memory_types.push_back(kNames[t]);
+  }
+  ucp_cleanup(context);
+  *out = std::move(info);
+  return Status::OK();
+}
+
+Status UcxTransport::Create(int rank, int size, const UcxOptions& options,
+                            std::unique_ptr<UcxTransport>* out) {
+  auto impl = std::make_unique<Impl>();
+  impl->rank = rank;
+  impl->size = size;
+  SIEVE_RETURN_IF_ERROR(InitContext(options, &impl->context));
+  ucs_status_t st;
   ucp_worker_params_t wparams{};
   wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
   wparams.thread_mode = UCS_THREAD_MODE_SINGLE;
@@ -462,6 +523,14 @@ std::string EndpointLanes(ucp_ep_h ep) {
 }
 
 }  // namespace
+
+std::string UcxTransport::DescribePeer(int peer) {
+  ucp_ep_h ep = nullptr;
+  if (peer < 0 || peer >= static_cast<int>(impl_->peers.size()) || peer == impl_->rank ||
+      !impl_->Endpoint(peer, &ep).ok())
+    return "";
+  return EndpointLanes(ep);
+}
 
 std::string UcxTransport::Describe() const {
   // Peers grouped by (lanes, how their failure is found): one clause per group.

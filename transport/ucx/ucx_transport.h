@@ -11,10 +11,27 @@
 
 namespace sieve::transport {
 
+// What this UCX offers, for sieve-info: its version, its transport resources
+// ("tcp/eth0", "posix/memory", "rc_mlx5/mlx5_0:1") and memory types.
+struct UcxInfo {
+  std::string version;
+  std::vector<std::string> resources;
+  std::vector<std::string> memory_types;
+};
+
+struct UcxOptions {
+  // NICs UCX may use (UCX_NET_DEVICES syntax); empty: UCX's own choice.
+  std::string net_devices;
+};
+
 class UcxTransport : public Transport {
  public:
-  // Creates the UCX context and worker (UCX_* variables such as UCX_TLS apply).
-  static Status Create(int rank, int size, std::unique_ptr<UcxTransport>* out);
+  // Creates the UCX context and worker (UCX_* variables such as UCX_TLS apply;
+  // options.net_devices overrides UCX_NET_DEVICES).
+  static Status Create(int rank, int size, const UcxOptions& options,
+                       std::unique_ptr<UcxTransport>* out);
+  // Opens a context with `options` and lists what it offers.
+  static Status Query(const UcxOptions& options, UcxInfo* out);
   ~UcxTransport() override;
 
   // This worker's address, to be exchanged with the other ranks.
@@ -43,6 +60,9 @@ class UcxTransport : public Transport {
   uint64_t completions() const override;
   std::string PeerFailure(int peer) const override;  // may read /proc: rate-limited
   std::string Describe() const override;
+  // "posix/memory,cma/memory" or "tcp/eth0": the lanes of the endpoint to
+  // `peer` (connects it first if needed); "" if it cannot be connected.
+  std::string DescribePeer(int peer);
   // The UCP context's memory types include CUDA (a UCX built with CUDA support).
   bool SupportsCudaMemory() const override;
   void NotifyPeersOfFailure(uint32_t first_failed_seq, const std::string& what) override;

@@ -1,0 +1,382 @@
+// The hierarchical all-reduce with hosts simulated by SIEVE_HOST_ID on one
+// machine: 2 hosts x 2 ranks for every datatype x op against the reference,
+// the bytes each rank sends (host reduce-scatter + inter-host slice + host
+// all-gather, fewer than the flat ring), SIEVE_ALGO=FLAT, uneven hosts (flat),
+// 3 hosts x 2 and 2 hosts x 3, masked, ternary (quantized once per host, exact
+// against a reference built from the host sums) and masked + ternary.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/dtype.h"
+#include "kernels/philox.h"
+#include "support/mask_reference.h"
+#include "support/mp_harness.h"
+#include "support/reference.h"
+#include "support/ternary_reference.h"
+
+namespace sieve_test {
+namespace {
+
+const sieveDataType_t kTypes[] = {sieveInt8,    sieveUint8,   sieveInt32,   sieveUint32,
+                                  sieveInt64,   sieveUint64,  sieveFloat16, sieveFloat32,
+                                  sieveFloat64, sieveBfloat16};
+const sieveRedOp_t kOps[] = {sieveSum, sieveProd, sieveMax, sieveMin, sieveAvg};
+
+// Ranks are laid out host by host: rank r is on host r / per_host.
+int InitOnHost(int rank, int nranks, const sieveUniqueId& id, int per_host, sieveComm_t* comm) {
+  std::string host = "topo-test-host-" + std::to_string(rank / per_host);
+  setenv("SIEVE_HOST_ID", host.c_str(), 1);
+  RANK_CHECK(sieveCommInitRank(comm, nranks, id, rank) == sieveSuccess, "%s",
+             sieveGetLastError(nullptr));
+  return 0;
+}
+
+std::vector<size_t> Split(size_t count, int parts) {
+  std::vector<size_t> b(parts + 1);
+  for (int i = 0; i <= parts; ++i) b[i] = count * i / parts;
+  return b;
+}
+
+// Dense all-reduce of every type and op at several sizes; returns 0 on success.
+int CheckEveryTypeAndOp(int rank, int n, sieveComm_t comm, uint64_t seed_base) {
+  const size_t sizes[] = {1, 2, 7, 1023, 100003};
+  uint64_t seed = seed_base;
+  for (sieveDataType_t t : kTypes)
+    for (sieveRedOp_t op : kOps)
+      for (size_t count : sizes)
+        for (bool in_place : {false, true}) {
+          ++seed;
+          size_t es = TypeSize(t);
+          std::vector<char> send(count * es), recv(count * es), expect(count * es);
+          FillInput(seed, rank, t, op, 0, count, send.data());
+          ExpectedReduction(seed, n, t, op, 0, count, expect.data());
+          void* out = in_place ? send.data() : recv.data();
+          RANK_CHECK(sieveAllReduce(send.data(), out, count, t, op, comm, nullptr) == sieveSuccess,
+                     "%s", sieveGetLastError(comm));
+          size_t first = 0;
+          size_t bad = CountMismatches(out, expect.data(), count, es, &first);
+          RANK_CHECK(bad == 0, "%s %s count %zu %s: %zu wrong, first at %zu", TypeName(t),
+                     OpName(op), count, in_place ? "in place" : "", bad, first);
+        }
+  return 0;
+}
+
+TEST(HierAllReduce, TwoHostsTwoRanksEveryTypeAndOp) {
+  RankSpec spec;
+  spec.nranks = 4;
+  std::string failures = RunRanks(spec, [](int rank, int n, const sieveUniqueId& id) {
+    sieveComm_t comm = nullptr;
+    if (InitOnHost(rank, n, id, 2, &comm) != 0) return 1;
+    if (CheckEveryTypeAndOp(rank, n, comm, 1000) != 0) return 1;
+    RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+    return 0;
+  });
+  EXPECT_EQ(failures, "");
+}
+
+// Bytes rank `rank` sends in one all-reduce of `count` float32 on hosts x local
+// ranks: its host ring sends every slice but its own (reduce-scatter) and
+// every slice but its successor's (all-gather); the inter-host ring of its
+// slice moves the slice 2(hosts-1)/hosts times.
+uint64_t HierBytesSent(size_t count, int hosts, int local, int rank) {
+  std::vector<size_t> slices = Split(count, local);
+  auto len = [&](int i) { return slices[i + 1] - slices[i]; };
+  int me = rank % local, host = rank / local;
+  uint64_t intra = (count - len(me)) + (count - len((me + 1) % local));
+  std::vector<size_t> sub = Split(len(me), hosts);
+  auto sublen = [&](int h) { return sub[h + 1] - sub[h]; };
+  uint64_t inter =
+      hosts == 1 ? 0 : (len(me) - sublen(host)) + (len(me) - sublen((host + 1) % hosts));
+  return (intra + inter) * 4;
+}
+
+uint64_t FlatBytesSent(size_t count, int n, int rank) {
+  std::vector<size_t> c = Split(count, n);
+  auto len = [&](int i) { return c[i + 1] - c[i]; };
+  return ((count - len(rank)) + (count - len((rank + 1) % n))) * 4;
+}
+
+int SendAndCount(int rank, int n, sieveComm_t comm, size_t count, uint64_t* sent) {
+  std::vector<float> data(count);
+  FillInput(77, rank, sieveFloat32, sieveSum, 0, count, data.data());
+  sieveCounters_t before{}, after{};
+  RANK_CHECK(sieveCommGetCounters(comm, &before) == sieveSuccess, "counters");
+  RANK_CHECK(sieveAllReduce(data.data(), data.data(), count, sieveFloat32, sieveSum, comm,
+                            nullptr) == sieveSuccess,
+             "%s", sieveGetLastError(comm));
+  RANK_CHECK(sieveCommGetCounters(comm, &after) == sieveSuccess, "counters");
+  std::vector<float> expect(count);
+  ExpectedReduction(77, n, sieveFloat32, sieveSum, 0, count, expect.data());
+  size_t first = 0;
+  RANK_CHECK(CountMismatches(data.data(), expect.data(), count, 4, &first) == 0, "wrong at %zu",
+             first);
+  RANK_CHECK(after.collectives - before.collectives == 1, "one collective per call, got %llu",
+             (unsigned long long)(after.collectives - before.collectives));
+  *sent = after.bytes_sent - before.bytes_sent;
+  return 0;
+}
+
+TEST(HierAllReduce, BytesSentFollowTheHierarchy) {
+  RankSpec spec;
+  spec.nranks = 4;
+  std::string failures = RunRanks(spec, [](int rank, int n, const sieveUniqueId& id) {
+    sieveComm_t comm = nullptr;
+    if (InitOnHost(rank, n, id, 2, &comm) != 0) return 1;
+    const size_t count = 1000003;
+    uint64_t sent = 0;
+    if (SendAndCount(rank, n, comm, count, &sent) != 0) return 1;
+    uint64_t expect = HierBytesSent(count, 2, 2, rank);
+    RANK_CHECK(sent == expect, "sent %llu, hierarchical formula %llu", (unsigned long long)sent,
+               (unsigned long long)expect);
+    RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+    return 0;
+  });
+  EXPECT_EQ(failures, "");
+}
+
+TEST(HierAllReduce, AlgoFlatForcesTheFlatRing) {
+  RankSpec spec;
+  spec.nranks = 4;
+  spec.env = {{"SIEVE_ALGO", "flat"}};
+  std::string failures = RunRanks(spec, [](int rank, int n, const sieveUniqueId& id) {
+    sieveComm_t comm = nullptr;
+    if (InitOnHost(rank, n, id, 2, &comm) != 0) return 1;
+    const size_t count = 1000003;
+    uint64_t sent = 0;
+    if (SendAndCount(rank, n, comm, count, &sent) != 0) return 1;
+    RANK_CHECK(sent == FlatBytesSent(count, n, rank), "sent %llu, flat ring %llu",
+               (unsigned long long)sent, (unsigned long long)FlatBytesSent(count, n, rank));
+    RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+    return 0;
+  });
+  EXPECT_EQ(failures, "");
+}
+
+// Two ranks on one host, one on another: not hierarchical, so the flat ring runs.
+TEST(HierAllReduce, UnevenHostsRunFlat) {
+  RankSpec spec;
+  spec.nranks = 3;
+  std::string failures = RunRanks(spec, [](int rank, int n, const sieveUniqueId& id) {
+    sieveComm_t comm = nullptr;
+    if (InitOnHost(rank, n, id, 2, &comm) != 0) return 1;
+    const size_t count = 300007;
+    uint64_t sent = 0;
+    if (SendAndCount(rank, n, comm, count, &sent) != 0) return 1;
+    RANK_CHECK(sent == FlatBytesSent(count, n, rank), "sent %llu, flat ring %llu",
+               (unsigned long long)sent, (unsigned long long)FlatBytesSent(count, n, rank));
+    RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+    return 0;
+  });
+  EXPECT_EQ(failures, "");
+}
+
+class HierShapes : public ::testing::TestWithParam<std::pair<int, int>> {};
+
+// 3 hosts x 2 ranks and 2 hosts x 3 ranks: a few types and ops, and the bytes.
+TEST_P(HierShapes, MatchesReferenceAndFormula) {
+  auto [hosts, local] = GetParam();
+  RankSpec spec;
+  spec.nranks = hosts * local;
+  std::string failures =
+      RunRanks(spec, [hosts = hosts, local = local](int rank, int n, const sieveUniqueId& id) {
+        sieveComm_t comm = nullptr;
+        if (InitOnHost(rank, n, id, local, &comm) != 0) return 1;
+        uint64_t seed = 5000;
+        for (sieveDataType_t t : {sieveFloat32, sieveInt32, sieveFloat16})
+          for (sieveRedOp_t op : {sieveSum, sieveMax, sieveAvg})
+            for (size_t count : {size_t{5}, size_t{65539}}) {
+              size_t es = TypeSize(t);
+              std::vector<char> data(count * es), expect(count * es);
+              FillInput(++seed, rank, t, op, 0, count, data.data());
+              ExpectedReduction(seed, n, t, op, 0, count, expect.data());
+              RANK_CHECK(sieveAllReduce(data.data(), data.data(), count, t, op, comm, nullptr) ==
+                             sieveSuccess,
+                         "%s", sieveGetLastError(comm));
+              size_t first = 0;
+              RANK_CHECK(CountMismatches(data.data(), expect.data(), count, es, &first) == 0,
+                         "%s %s count %zu wrong at %zu", TypeName(t), OpName(op), count, first);
+            }
+        uint64_t sent = 0;
+        if (SendAndCount(rank, n, comm, 200003, &sent) != 0) return 1;
+        uint64_t expect = HierBytesSent(200003, hosts, local, rank);
+        RANK_CHECK(sent == expect, "sent %llu, formula %llu", (unsigned long long)sent,
+                   (unsigned long long)expect);
+        RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+        return 0;
+      });
+  EXPECT_EQ(failures, "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, HierShapes,
+                         ::testing::Values(std::make_pair(3, 2), std::make_pair(2, 3)));
+
+TEST(HierAllReduce, MaskedEveryTypeAndOp) {
+  RankSpec spec;
+  spec.nranks = 4;
+  std::string failures = RunRanks(spec, [](int rank, int n, const sieveUniqueId& id) {
+    sieveComm_t comm = nullptr;
+    if (InitOnHost(rank, n, id, 2, &comm) != 0) return 1;
+    const size_t count = 40009;
+    std::vector<uint8_t> mask = RandomMask(99, count, 0.5);
+    sieveMask_t handle = nullptr;
+    RANK_CHECK(sieveMaskRegister(comm, mask.data(), sieveMaskBytes, count, sieveMaskStrict,
+                                 &handle) == sieveSuccess,
+               "%s", sieveGetLastError(comm));
+    uint64_t seed = 7000;
+    for (sieveDataType_t t : kTypes)
+      for (sieveRedOp_t op : kOps) {
+        size_t es = TypeSize(t);
+        std::vector<char> send(count * es), recv(count * es), expect(count * es);
+        FillInput(++seed, rank, t, op, 0, count, send.data());
+        ExpectedMasked(seed, n, t, op, mask, expect.data());
+        RANK_CHECK(sieveAllReduceMasked(send.data(), recv.data(), count, t, op, handle, comm,
+                                        nullptr) == sieveSuccess,
+                   "%s", sieveGetLastError(comm));
+        size_t first = 0;
+        RANK_CHECK(CountMismatches(recv.data(), expect.data(), count, es, &first) == 0,
+                   "masked %s %s wrong at %zu", TypeName(t), OpName(op), first);
+      }
+    RANK_CHECK(sieveMaskDeregister(handle) == sieveSuccess, "deregister");
+    RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+    return 0;
+  });
+  EXPECT_EQ(failures, "");
+}
+
+// ---- Ternary: the host sums are quantized once, between hosts.
+
+void StoreRounded(sieveDataType_t t, void* buf, size_t j, float v) {
+  if (t == sieveFloat32) {
+    static_cast<float*>(buf)[j] = v;
+  } else {
+    static_cast<uint16_t*>(buf)[j] =
+        t == sieveFloat16 ? sieve::kernels::FloatToHalf(v) : sieve::kernels::FloatToBf16(v);
+  }
+}
+
+// Expected result of the hierarchical ternary all-reduce on 2 ranks per host:
+// host h's input is the sum of its two ranks' inputs rounded to the type; the
+// buffer is cut into one slice per local rank at block boundaries; slice i of
+// host h is quantized with the Philox stream of rank h*2+i, indices counted
+// from the slice start, scales per block over the hosts; avg divides by n.
+std::vector<char> ExpectedHierTernary(const std::vector<std::vector<char>>& inputs,
+                                      sieveDataType_t t, sieveRedOp_t op, size_t count,
+                                      size_t block, uint64_t seed, uint64_t step) {
+  const int n = static_cast<int>(inputs.size()), local = 2, hosts = n / local;
+  std::vector<std::vector<float>> host_sum(hosts, std::vector<float>(count));
+  for (int h = 0; h < hosts; ++h)
+    for (size_t j = 0; j < count; ++j) {
+      std::vector<char> one(4);
+      float v =
+          LoadWidened(t, inputs[h * 2].data(), j) + LoadWidened(t, inputs[h * 2 + 1].data(), j);
+      StoreRounded(t, one.data(), 0, v);
+      host_sum[h][j] = LoadWidened(t, one.data(), 0);
+    }
+  size_t blocks = (count + block - 1) / block;
+  std::vector<size_t> slice(local + 1);
+  for (int i = 0; i <= local; ++i) slice[i] = std::min(count, blocks * i / local * block);
+  std::vector<char> out(count * TypeSize(t));
+  for (int i = 0; i < local; ++i) {
+    for (size_t j = slice[i]; j < slice[i + 1]; ++j) {
+      size_t rel = j - slice[i];
+      size_t b0 = slice[i] + rel / block * block, b1 = std::min(slice[i + 1], b0 + block);
+      float s = 0;
+      for (int h = 0; h < hosts; ++h)
+        for (size_t k = b0; k < b1; ++k) s = std::fmax(s, std::fabs(host_sum[h][k]));
+      int q = 0;
+      for (int h = 0; h < hosts; ++h) {
+        sieve::kernels::PhiloxStream rng{seed, static_cast<uint32_t>(h * local + i), step};
+        float u = static_cast<float>(sieve::kernels::PhiloxQuad(rng, rel / 4).v[rel % 4] >> 8) *
+                  (1.0f / 16777216.0f);
+        float g = host_sum[h][j];
+        if (s > 0.0f && u < std::fabs(g) / s) q += g < 0.0f ? -1 : 1;
+      }
+      float v = s * static_cast<float>(q);
+      if (op == sieveAvg) v /= static_cast<float>(n);
+      StoreRounded(t, out.data(), j, v);
+    }
+  }
+  return out;
+}
+
+TEST(HierAllReduce, TernaryQuantizesHostSumsOnce) {
+  RankSpec spec;
+  spec.nranks = 4;
+  std::string failures = RunRanks(spec, [](int rank, int n, const sieveUniqueId& id) {
+    sieveComm_t comm = nullptr;
+    if (InitOnHost(rank, n, id, 2, &comm) != 0) return 1;
+    uint64_t step = 0;
+    for (sieveDataType_t t : {sieveFloat32, sieveFloat16, sieveBfloat16})
+      for (sieveRedOp_t op : {sieveSum, sieveAvg})
+        for (size_t count : {size_t{3}, size_t{20011}}) {
+          const size_t block = 256, es = TypeSize(t);
+          ++step;
+          std::vector<std::vector<char>> inputs(n, std::vector<char>(count * es));
+          for (int r = 0; r < n; ++r) FillTernaryInput(step, r, t, count, inputs[r].data());
+          std::vector<char> out(count * es);
+          sieveTernaryParams_t p = {11, step, block, nullptr, 0};
+          RANK_CHECK(sieveAllReduceTernary(inputs[rank].data(), out.data(), count, t, op, &p, comm,
+                                           nullptr) == sieveSuccess,
+                     "%s", sieveGetLastError(comm));
+          std::vector<char> expect = ExpectedHierTernary(inputs, t, op, count, block, 11, step);
+          size_t first = 0;
+          size_t bad = CountMismatches(out.data(), expect.data(), count, es, &first);
+          RANK_CHECK(bad == 0, "ternary %s %s count %zu: %zu wrong, first at %zu", TypeName(t),
+                     OpName(op), count, bad, first);
+        }
+    RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+    return 0;
+  });
+  EXPECT_EQ(failures, "");
+}
+
+TEST(HierAllReduce, MaskedTernaryQuantizesPackedHostSums) {
+  RankSpec spec;
+  spec.nranks = 4;
+  std::string failures = RunRanks(spec, [](int rank, int n, const sieveUniqueId& id) {
+    sieveComm_t comm = nullptr;
+    if (InitOnHost(rank, n, id, 2, &comm) != 0) return 1;
+    const size_t count = 30011, block = 512;
+    std::vector<uint8_t> mask = RandomMask(5, count, 0.5);
+    sieveMask_t handle = nullptr;
+    RANK_CHECK(sieveMaskRegister(comm, mask.data(), sieveMaskBytes, count, sieveMaskStrict,
+                                 &handle) == sieveSuccess,
+               "%s", sieveGetLastError(comm));
+    std::vector<size_t> kept;
+    for (size_t j = 0; j < count; ++j)
+      if (mask[j]) kept.push_back(j);
+    std::vector<std::vector<float>> inputs(n, std::vector<float>(count));
+    std::vector<std::vector<char>> packed(n, std::vector<char>(kept.size() * 4));
+    for (int r = 0; r < n; ++r) {
+      FillTernaryInput(3, r, sieveFloat32, count, inputs[r].data());
+      for (size_t k = 0; k < kept.size(); ++k)
+        std::memcpy(packed[r].data() + 4 * k, &inputs[r][kept[k]], 4);
+    }
+    std::vector<float> out(count, 1.0f);
+    sieveTernaryParams_t p = {21, 4, block, handle, 0};
+    RANK_CHECK(sieveAllReduceTernary(inputs[rank].data(), out.data(), count, sieveFloat32, sieveAvg,
+                                     &p, comm, nullptr) == sieveSuccess,
+               "%s", sieveGetLastError(comm));
+    std::vector<char> expect_packed =
+        ExpectedHierTernary(packed, sieveFloat32, sieveAvg, kept.size(), block, 21, 4);
+    std::vector<float> expect(count, 0.0f);
+    for (size_t k = 0; k < kept.size(); ++k)
+      std::memcpy(&expect[kept[k]], expect_packed.data() + 4 * k, 4);
+    size_t first = 0;
+    RANK_CHECK(CountMismatches(out.data(), expect.data(), count, 4, &first) == 0,
+               "masked ternary wrong at %zu", first);
+    RANK_CHECK(sieveMaskDeregister(handle) == sieveSuccess, "deregister");
+    RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+    return 0;
+  });
+  EXPECT_EQ(failures, "");
+}
+
+}  // namespace
+}  // namespace sieve_test
