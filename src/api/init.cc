@@ -7,6 +7,7 @@
 #include "api/api_guard.h"
 #include "api/arg_check.h"
 #include "coll/hier.h"
+#include "comm/bootstrap_config.h"
 #include "core/log.h"
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/bootstrap/unique_id.h"
@@ -25,11 +26,24 @@ Status LoadAndMaybeDump(int rank, Config* config) {
   return Status::OK();
 }
 
-Status InitRank(sieveComm_t* out, int nranks, const char id[128], int rank, const Config& config) {
-  if (out == nullptr) return Status::InvalidArgument("comm is NULL");
+Status CheckRankArgs(int nranks, int rank) {
   if (nranks < 1 || nranks >= sieve::transport::kMaxRanks)
     return Status::InvalidArgument(StrFormat("nranks %d is out of range", nranks));
-  SIEVE_RETURN_IF_ERROR(sieve::CheckRank(rank, nranks, "rank"));
+  return sieve::CheckRank(rank, nranks, "rank");
+}
+
+Status InitRank(sieveComm_t* out, int nranks, const char id[128], int rank, const Config& config) {
+  if (out == nullptr) return Status::InvalidArgument("comm is NULL");
+  if (Status args = CheckRankArgs(nranks, rank); !args.ok()) {
+    // Tell the job's root, so every other rank fails now with this reason instead of waiting
+    // for a rank that will never come.
+    std::vector<sieve::transport::PeerInfo> ignored;
+    Status told = sieve::transport::BootstrapExchange(id, rank, nranks, {},
+                                                      sieve::BootstrapTimeoutsOf(config), &ignored);
+    SIEVE_INFO(sieve::kLogBootstrap, "told the bootstrap root about rank %d of %d: %s", rank,
+               nranks, told.ToString().c_str());
+    return args;
+  }
   sieve::SetLogRank(rank);
   auto handle = std::make_unique<sieveComm>();
   SIEVE_RETURN_IF_ERROR(Comm::Create(id, nranks, rank, config, &handle->impl));
@@ -53,7 +67,8 @@ sieveResult_t sieveGetUniqueId(sieveUniqueId* uniqueId) {
     if (uniqueId == nullptr) return Status::InvalidArgument("uniqueId is NULL");
     Config config;
     SIEVE_RETURN_IF_ERROR(sieve::LoadConfig(&config));
-    return sieve::transport::StartBootstrapRoot(config.socket_ifname, config.timeout_s,
+    return sieve::transport::StartBootstrapRoot(config.socket_ifname,
+                                                sieve::BootstrapTimeoutsOf(config),
                                                 uniqueId->internal);
   });
 }
@@ -84,14 +99,22 @@ sieveResult_t sieveCommInitFromEnv(sieveComm_t* comm) {
     if (!env.unique_id_hex.empty()) {
       SIEVE_RETURN_IF_ERROR(sieve::transport::IdFromHex(env.unique_id_hex, id));
     } else {
-      // MASTER_ADDR/MASTER_PORT: rank 0 hosts the root there; the key is derived, not secret.
+      // MASTER_ADDR/MASTER_PORT: rank 0 hosts the root there; the key is derived from
+      // SIEVE_BOOTSTRAP_SECRET (secret only when that is set).
       uint8_t secret[sieve::transport::kSecretBytes];
       sieve::transport::DeriveSecret(
+          config.bootstrap_secret,
           StrFormat("sieve:%s:%d:%d", env.master_addr.c_str(), env.master_port, env.nranks),
           secret);
+      if (config.bootstrap_secret.empty() && env.rank == 0) {
+        SIEVE_INFO(sieve::kLogBootstrap,
+                   "MASTER_ADDR/MASTER_PORT launch without SIEVE_BOOTSTRAP_SECRET: the bootstrap "
+                   "key follows from the address and keeps only unrelated jobs apart");
+      }
       if (env.rank == 0) {
         SIEVE_RETURN_IF_ERROR(sieve::transport::StartBootstrapRootAt(
-            env.master_addr, env.master_port, secret, config.timeout_s, id));
+            env.master_addr, env.master_port, secret, config.socket_ifname,
+            sieve::BootstrapTimeoutsOf(config), id));
       } else {
         SIEVE_RETURN_IF_ERROR(
             sieve::transport::MakeUniqueId(env.master_addr, env.master_port, secret, id));

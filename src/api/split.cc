@@ -9,6 +9,7 @@
 
 #include "api/api_guard.h"
 #include "api/arg_check.h"
+#include "comm/bootstrap_config.h"
 #include "coll/collectives.h"
 #include "coll/hier.h"
 #include "core/log.h"
@@ -74,7 +75,8 @@ Status ShareRootId(Comm& parent, bool is_leader, int leader, const Status& confi
   if (is_leader && root_status.ok()) {
     char root_id[kIdBytes];
     root_status =
-        sieve::transport::StartBootstrapRoot(config.socket_ifname, config.timeout_s, root_id);
+        sieve::transport::StartBootstrapRoot(config.socket_ifname,
+                                             sieve::BootstrapTimeoutsOf(config), root_id);
     if (root_status.ok()) std::memcpy(mine, root_id, kIdBytes);
   }
   std::vector<int32_t> all;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "comm/bootstrap_config.h"
 #include "core/log.h"
 #include "topo/host_id.h"
 #include "topo/placement.h"
@@ -66,7 +67,7 @@ Status Comm::Create(const char id[128], int nranks, int rank, const Config& conf
   mine.host_id = StrFormat("%s#%d", host.c_str(), static_cast<int>(getpid()));
   std::vector<transport::PeerInfo> all;
   SIEVE_RETURN_IF_ERROR(
-      transport::BootstrapExchange(id, rank, nranks, mine, config.timeout_s, &all));
+      transport::BootstrapExchange(id, rank, nranks, mine, BootstrapTimeoutsOf(config), &all));
   std::vector<transport::UcxTransport::PeerAddress> peers(all.size());
   for (size_t i = 0; i < all.size(); ++i) {
     const std::string& hid = all[i].host_id;

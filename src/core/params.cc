@@ -135,7 +135,7 @@ std::string DumpConfig(const Config& config) {
   std::ostringstream os;
   Config defaults = DefaultConfig();
 #define SIEVE_PARAM(field, type, kind, env, def, values, doc)                          \
-  os << env << " = " << ValueText(config.field)                                        \
+  os << env << " = " << (std::strstr(env, "SECRET") ? "<hidden>" : ValueText(config.field)) \
      << (ValueText(config.field) == ValueText(defaults.field) ? " (default)" : " (set)") \
      << "  -- " << doc << "\n";
 #include "core/params.def"

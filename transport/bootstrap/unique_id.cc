@@ -7,6 +7,8 @@
 
 #include <cstring>
 
+#include "transport/bootstrap/sha256.h"
+
 namespace sieve::transport {
 
 namespace {
@@ -19,10 +21,10 @@ namespace {
 //   [10,12)  reserved, zero
 //   [12,16)  IPv6 scope id (0 for IPv4)
 //   [16,32)  root address: IPv4 in the first 4 bytes (network order), or the 16-byte IPv6
-//   [32,48)  secret
-//   [48,128) zero
+//   [32,64)  secret (256 bits; version 1 had 128 bits at [32,48))
+//   [64,128) zero
 constexpr char kIdMagic[4] = {'S', 'I', 'E', 'V'};
-constexpr uint16_t kIdVersion = 1;
+constexpr uint16_t kIdVersion = 2;
 constexpr size_t kOffVersion = 4, kOffFamily = 6, kOffPort = 8, kOffScope = 12, kOffAddr = 16,
                  kOffSecret = 32;
 
@@ -47,13 +49,6 @@ int HexValue(char c) {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
-}
-
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
 }
 
 Status NotAnId(const char* why) {
@@ -88,6 +83,9 @@ Status DecodeUniqueId(const char in[kUniqueIdBytes], UniqueId* out) {
         StrFormat("not a Sieve unique id (format version %u, expected %u)",
                   GetU16(in + kOffVersion), kIdVersion));
   }
+  if (GetU16(in + kOffScope - 2) != 0) return NotAnId("reserved bytes set");
+  for (size_t i = kOffSecret + kSecretBytes; i < kUniqueIdBytes; ++i)
+    if (in[i] != 0) return NotAnId("reserved bytes set");
   uint16_t family = GetU16(in + kOffFamily);
   uint16_t port = GetU16(in + kOffPort);
   if (port == 0) return NotAnId("port 0");
@@ -143,29 +141,27 @@ Status IdFromHex(const std::string& hex, char id[kUniqueIdBytes]) {
   return Status::OK();
 }
 
-Status RandomSecret(uint8_t secret[kSecretBytes]) {
+Status RandomBytes(uint8_t* out, size_t n) {
   size_t got = 0;
-  while (got < kSecretBytes) {
-    ssize_t n = getrandom(secret + got, kSecretBytes - got, 0);
-    if (n < 0) {
+  while (got < n) {
+    ssize_t r = getrandom(out + got, n - got, 0);
+    if (r < 0) {
       if (errno == EINTR) continue;
       return Status::SystemError(StrFormat("getrandom failed: %s", std::strerror(errno)));
     }
-    got += static_cast<size_t>(n);
+    got += static_cast<size_t>(r);
   }
   return Status::OK();
 }
 
-void DeriveSecret(const std::string& text, uint8_t secret[kSecretBytes]) {
-  // Two FNV-1a lanes with different (fixed, public) keys, each finished with splitmix64.
-  uint64_t lanes[2] = {0xcbf29ce484222325ull ^ 0x5349455645303031ull,   // "SIEVE001"
-                       0xcbf29ce484222325ull ^ 0x5349455645303032ull};  // "SIEVE002"
-  for (uint64_t& h : lanes) {
-    for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
-    h = SplitMix64(h ^ text.size());
-  }
-  for (size_t i = 0; i < kSecretBytes; ++i)
-    secret[i] = static_cast<uint8_t>(lanes[i / 8] >> (8 * (i % 8)));
+Status RandomSecret(uint8_t secret[kSecretBytes]) { return RandomBytes(secret, kSecretBytes); }
+
+void DeriveSecret(const std::string& key, const std::string& text, uint8_t secret[kSecretBytes]) {
+  static_assert(kSecretBytes == kSha256Bytes, "the derived secret is one HMAC-SHA-256 output");
+  HmacSha256 mac(key.data(), key.size());
+  mac.Update(text.data(), text.size());
+  Digest d = mac.Final();
+  std::memcpy(secret, d.data(), kSecretBytes);
 }
 
 }  // namespace sieve::transport

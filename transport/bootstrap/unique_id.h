@@ -14,7 +14,7 @@
 namespace sieve::transport {
 
 constexpr size_t kUniqueIdBytes = 128;
-constexpr size_t kSecretBytes = 16;
+constexpr size_t kSecretBytes = 32;  // 256-bit job secret
 
 // The decoded id: where the root listens and the secret every rank must present.
 struct UniqueId {
@@ -37,11 +37,14 @@ Status IdFromHex(const std::string& hex, char id[kUniqueIdBytes]);
 
 // Fills secret with getrandom() bytes.
 Status RandomSecret(uint8_t secret[kSecretBytes]);
+// Fills n bytes from getrandom() (nonces).
+Status RandomBytes(uint8_t* out, size_t n);
 
-// A deterministic keyed hash of text (FNV-1a lanes + splitmix64 finalizer). Used when ranks
-// share no id and must agree on a "secret" from MASTER_ADDR/MASTER_PORT alone: it only keeps
-// unrelated jobs on a reused port apart and is NOT a secret against anyone who knows text.
-void DeriveSecret(const std::string& text, uint8_t secret[kSecretBytes]);
+// HMAC-SHA-256(key, text). Used when ranks share no id and must agree on a secret from
+// MASTER_ADDR/MASTER_PORT: with an empty key it only keeps unrelated jobs on a reused port
+// apart and is NOT a secret against anyone who knows text; with a shared key
+// (SIEVE_BOOTSTRAP_SECRET) it is as secret as that key.
+void DeriveSecret(const std::string& key, const std::string& text, uint8_t secret[kSecretBytes]);
 
 }  // namespace sieve::transport
 
