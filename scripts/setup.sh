@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake pkg-config libucx-dev libhwloc-dev libibverbs-dev
           libgtest-dev libgmock-dev libbenchmark-dev openmpi-bin libopenmpi-dev iproute2
           libgloo-dev gnuplot-nox python3
-          python3-torch python3-numpy python3-sklearn python3-pytest python3-matplotlib)
+          python3-torch python3-numpy python3-sklearn python3-pytest python3-matplotlib
+          clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -2,6 +2,7 @@
 # Installs, builds and runs every test that needs no GPU: the Release build,
 # then an AddressSanitizer + UndefinedBehaviorSanitizer build of the same tests,
 # then a ThreadSanitizer build of the threading tests.
+# Last, the libFuzzer harnesses (clang, their own build-fuzz/) run ~20 s each from their corpus.
 # Usage: scripts/test.sh [--no-sanitizers]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,3 +34,6 @@ if [ "${1:-}" != "--no-sanitizers" ]; then
   (cd build-tsan && ctest --output-on-failure --timeout 600 \
      -R 'AbortAsyncTest|ErrorsTest.AbortFromAnotherThread')
 fi
+
+echo "== fuzzing (libFuzzer, clang) ==" >&2
+tests/fuzz/run_fuzzers.sh "${SIEVE_FUZZ_SECONDS:-20}"

@@ -8,22 +8,12 @@
 #include "algo/ring.h"
 #include "algo/ring_pattern.h"
 #include "coll/collectives.h"
+#include "mask/mask_agreement.h"
 #include "mask/or_codec.h"
 #include "topo/machine.h"
 
 namespace sieve::mask {
 namespace {
-
-// "2, 5": the ranks whose entry differs from rank 0's.
-std::string DifferingRanks(const std::vector<uint64_t>& all, int n, int field) {
-  std::string out;
-  for (int r = 1; r < n; ++r) {
-    if (all[2 * r + field] == all[field]) continue;
-    if (!out.empty()) out += ", ";
-    out += std::to_string(r);
-  }
-  return out;
-}
 
 Status OrAllReduce(Comm& comm, std::vector<uint64_t>* bits) {
   if (bits->empty()) return Status::OK();
@@ -65,20 +55,19 @@ Status AgreeOnMask(Comm& comm, Policy policy, size_t count, std::vector<uint64_t
   args.count = 2;
   args.dtype = kernels::DType::kUint64;
   SIEVE_RETURN_IF_ERROR(coll::AllGather(comm, args));
-  std::string counts = DifferingRanks(all, n, 0);
-  if (!counts.empty()) {
-    ++comm.stats().mask_mismatches;
+  MaskVerdict verdict = CompareMaskDigests(all.data(), n);
+  if (verdict.kind == MaskVerdict::kSame) return Status::OK();
+  ++comm.stats().mask_mismatches;
+  if (verdict.kind == MaskVerdict::kCountDiffers) {
     return Status::InvalidUsage(StrFormat(
         "count differs across ranks: rank 0 passed %llu, rank(s) %s passed "
-        "another count", static_cast<unsigned long long>(all[0]), counts.c_str()));
+        "another count", static_cast<unsigned long long>(all[0]), verdict.ranks.c_str()));
   }
-  std::string masks = DifferingRanks(all, n, 1);
-  if (masks.empty()) return Status::OK();
-  ++comm.stats().mask_mismatches;
   if (policy == Policy::kStrict) {
     return Status::InvalidUsage(StrFormat(
         "the mask of rank(s) %s differs from rank 0's (strict policy: every "
-        "rank must pass the same mask; sieveMaskUnion agrees on their OR)", masks.c_str()));
+        "rank must pass the same mask; sieveMaskUnion agrees on their OR)",
+        verdict.ranks.c_str()));
   }
   return OrAllReduce(comm, bits);
 }

@@ -9,6 +9,7 @@
 
 #include "core/log.h"
 #include "kernels/nonzero.h"
+#include "mask/mask_agreement.h"
 #include "mask/mask_bits.h"
 #include "mask/mask_registry.h"
 #include "mask/masked_allreduce.h"
@@ -118,20 +119,24 @@ Status TrackedAllReduce(Comm& comm, const coll::CollArgs& a, const coll::Ternary
     flags[2] = e.stable < config.auto_mask_steps;
   }
   SIEVE_RETURN_IF_ERROR(AgreeOnFlags(comm, flags));
-  if (flags[0] && flags[1]) {  // ranks disagree on the state: everyone starts over
-    SIEVE_WARN("mask tracker: ranks disagree on a buffer's state; relearning it");
-    e = Entry();
-    return DataStep(comm, a, ternary, nullptr);
-  }
-  if (flags[0] && !flags[2]) return DataStep(comm, a, ternary, e.mask.get());
-  if (flags[0]) {  // some rank wrote outside the mask: exact dense step, then relearn
-    ++comm.stats().dense_fallbacks;
-    SIEVE_INFO(kLogColl, "mask tracker: a non-zero outside the mask; step done dense");
-    e = Entry();
-    return DataStep(comm, a, ternary, nullptr);
+  switch (DecideTrackedStep(flags)) {
+    case TrackedStep::kDisagree:  // everyone starts over
+      SIEVE_WARN("mask tracker: ranks disagree on a buffer's state; relearning it");
+      e = Entry();
+      return DataStep(comm, a, ternary, nullptr);
+    case TrackedStep::kMasked:
+      return DataStep(comm, a, ternary, e.mask.get());
+    case TrackedStep::kStrayed:  // exact dense step, then relearn
+      ++comm.stats().dense_fallbacks;
+      SIEVE_INFO(kLogColl, "mask tracker: a non-zero outside the mask; step done dense");
+      e = Entry();
+      return DataStep(comm, a, ternary, nullptr);
+    case TrackedStep::kLearning:
+      return DataStep(comm, a, ternary, nullptr);
+    case TrackedStep::kStartMasking:
+      break;
   }
   SIEVE_RETURN_IF_ERROR(DataStep(comm, a, ternary, nullptr));
-  if (flags[2]) return Status::OK();  // some rank is still learning
   return StartMasking(comm, a.count, std::move(bits), &e);
 }
 

@@ -91,6 +91,10 @@ Status DecodeUniqueId(const char in[kUniqueIdBytes], UniqueId* out) {
   if (port == 0) return NotAnId("port 0");
   UniqueId id;
   if (family == 4) {
+    // Canonical form only: what EncodeUniqueId writes for IPv4 leaves these bytes zero.
+    if (GetU32(in + kOffScope) != 0) return NotAnId("reserved bytes set");
+    for (size_t i = kOffAddr + 4; i < kOffSecret; ++i)
+      if (in[i] != 0) return NotAnId("reserved bytes set");
     auto* a = reinterpret_cast<sockaddr_in*>(&id.root);
     a->sin_family = AF_INET;
     a->sin_port = htons(port);

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus of each fuzz harness into corpus/<harness>/ (checked in).
+
+The frames follow transport/bootstrap/wire.h, written here independently. Rerun after a wire
+format change: python3 tests/fuzz/make_corpus.py
+"""
+import hashlib
+import hmac
+import os
+import random
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SECRET = bytes([1, 2, 3]) + bytes(29)  # the key the hello/reply harnesses check MACs with
+ROOT_NONCE = bytes([4, 5, 6]) + bytes(29)
+RANK_NONCE = bytes([8]) + bytes(31)
+
+
+def le(v, n):
+    return (v & ((1 << (8 * n)) - 1)).to_bytes(n, "little")
+
+
+def hello(rank, nranks, worker, host, version=2, secret=SECRET, reserved=0):
+    body = worker + host
+    h = (b"SVBH" + le(version, 2) + le(reserved, 2) + le(rank, 4) + le(nranks, 4) +
+         le(len(worker), 4) + le(len(host), 4) + RANK_NONCE + hashlib.sha256(body).digest())
+    mac = hmac.new(secret, ROOT_NONCE + h, hashlib.sha256).digest()
+    return h + mac + body
+
+
+def table(infos):
+    return b"".join(le(len(w), 4) + le(len(h), 4) + w + h for w, h in infos)
+
+
+def reply(kind, body, version=2):
+    h = b"SVBR" + le(version, 2) + le(kind, 2) + le(len(body), 8) + hashlib.sha256(body).digest()
+    return h + hmac.new(SECRET, RANK_NONCE + h, hashlib.sha256).digest() + body
+
+
+def unique_id(family, port, addr, secret, version=2, scope=0):
+    out = b"SIEV" + le(version, 2) + le(family, 2) + le(port, 2) + le(0, 2) + le(scope, 4)
+    out += addr.ljust(16, b"\0") + secret
+    return out.ljust(128, b"\0")
+
+
+def write(harness, seeds):
+    d = os.path.join(HERE, "corpus", harness)
+    os.makedirs(d, exist_ok=True)
+    for f in os.listdir(d):
+        os.remove(os.path.join(d, f))
+    for i, s in enumerate(seeds):
+        with open(os.path.join(d, "seed-%02d" % i), "wb") as f:
+            f.write(s)
+
+
+def main():
+    rng = random.Random(1130)
+    ucx = bytes(rng.randrange(256) for _ in range(180))
+    hellos = [hello(0, 4, ucx, b"node1#4242"), hello(3, 4, b"", b""),
+              hello(1, 2, b"\0\1\2", b"h\0st"), hello(0, 1, ucx, b"x", version=1),
+              hello(0, 2, b"a", b"b", reserved=1), hello(0, 2, b"a", b"b")[:60],
+              hello(0, 2, b"ab", b"c")[:-1], b"GET / HTTP/1.1\r\n\r\n"]
+    write("bootstrap_hello", [bytes([i % 2]) + h for i, h in enumerate(hellos)])
+
+    infos = [(ucx, b"node1#1"), (b"", b"node2#2"), (b"\0" * 7, b"")]
+    challenge = b"SVBC" + le(2, 2) + le(0, 2) + ROOT_NONCE
+    replies = [bytes([0]) + challenge, bytes([0]) + b"SVBC" + le(3, 2) + bytes(34),
+               bytes([2]) + reply(0, table(infos)), bytes([0]) + reply(1, b"rank 2 of 3 never joined"),
+               bytes([2]) + table(infos), bytes([0]) + table(infos[:1]),
+               bytes([1]) + table(infos[:2])[:-3], bytes([5]) + reply(0, b"")[:40]]
+    write("bootstrap_reply", replies)
+
+    v4 = unique_id(4, 29500, bytes([127, 0, 0, 1]), bytes(range(32)))
+    v6 = unique_id(6, 443, bytes(15) + b"\1", bytes(range(32, 64)), scope=2)
+    write("unique_id", [v4, v6, v4.hex().encode(), v6.hex().upper().encode(),
+                        unique_id(4, 1, bytes(4), bytes(32), version=1), v4[:100]])
+
+    def pairs(rows):
+        return b"".join(le(c, 8) + le(h, 8) for c, h in rows)
+    write("mask_agreement", [bytes([0, 1, 0]) + pairs([(100, 7)] * 4),
+                             bytes([1, 0, 1]) + pairs([(100, 7), (100, 8), (99, 7)]),
+                             bytes([1, 1, 0]) + pairs([(5, 5)]), bytes([0, 1, 1]) + pairs([(1, 2)] * 9)])
+
+    def unpack_seed(nranks, k, acc, payload):
+        return le(nranks - 2, 4) + le(k - 1, 4) + bytes([acc]) + payload
+    write("ternary_unpack", [unpack_seed(2, 1, 0, bytes(rng.randrange(256) for _ in range(64))),
+                             unpack_seed(8, 7, 1, bytes(rng.randrange(256) for _ in range(97))),
+                             unpack_seed(300, 300, 1, bytes(rng.randrange(256) for _ in range(200))),
+                             unpack_seed(100000, 65537, 0, bytes(rng.randrange(256) for _ in range(333)))])
+
+    def scales_seed(block, nranks, avg, scales, sums):
+        return bytes([block - 1, nranks - 1, avg]) + b"".join(struct.pack("<f", s) for s in scales) + bytes(sums)
+    nan, inf = float("nan"), float("inf")
+    write("ternary_scales", [scales_seed(4, 4, 0, [1.5, 0.25, 3.0, 7.0], [1, 255, 3, 0, 2, 254] * 4),
+                             scales_seed(2, 8, 1, [nan, inf, -inf, -2.0, 1e-45, 0.0], [8, 248] * 12),
+                             scales_seed(64, 1, 1, [65504.0 * 4], [1] * 4)])
+
+
+if __name__ == "__main__":
+    main()
