@@ -228,6 +228,19 @@ TEST_F(ParamsTest, DumpNamesEveryParameterAndMarksSetOnes) {
   EXPECT_EQ(DumpConfig(DefaultConfig()).find("(set)"), std::string::npos);
 }
 
+TEST_F(ParamsTest, DumpHidesTheBootstrapSecret) {
+  Set("SIEVE_BOOTSTRAP_SECRET", "hunter2-correct-horse");
+  Set("SIEVE_BOOTSTRAP_HANDSHAKE_TIMEOUT", "2.5");
+  Config c;
+  ASSERT_TRUE(LoadConfig(&c).ok());
+  EXPECT_EQ(c.bootstrap_secret, "hunter2-correct-horse");
+  EXPECT_EQ(c.bootstrap_handshake_s, 2.5);
+  std::string dump = DumpConfig(c);
+  EXPECT_EQ(dump.find("hunter2"), std::string::npos) << dump;
+  EXPECT_NE(LineOf(dump, "SIEVE_BOOTSTRAP_SECRET").find("<hidden>"), std::string::npos);
+  ExpectBad("SIEVE_BOOTSTRAP_HANDSHAKE_TIMEOUT", "0");
+}
+
 TEST_F(ParamsTest, LaunchEnvSieveRun) {
   std::string id(256, 'a');
   Set("SIEVE_RANK", "1");

@@ -2,6 +2,7 @@
 // every rank with the reason, stray connections to the root do not delay init, a root of
 // another protocol version is a clear init error, and the root listens on SIEVE_SOCKET_IFNAME.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
 
 #include <atomic>
@@ -177,6 +178,55 @@ TEST(BootstrapInitTest, StrayConnectionsDoNotDelayInit) {
               "4 strays (handshake deadline 5 s)\n",
               without, with);
   EXPECT_LT(with - without, 1.0);
+}
+
+// A port that was free a moment ago on 127.0.0.1.
+int FreePort() {
+  sockaddr_storage lo{};
+  lo.ss_family = AF_INET;
+  reinterpret_cast<sockaddr_in*>(&lo)->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  Socket probe;
+  int port = 0;
+  EXPECT_TRUE(sieve::transport::Listen(lo, 0, &probe, &port).ok());
+  return port;
+}
+
+// torchrun-style launch: the job key comes from SIEVE_BOOTSTRAP_SECRET; a rank with another
+// secret is refused by the root, and the other rank learns that it never joined.
+TEST(BootstrapInitTest, MasterAddrLaunchIsKeyedBySieveBootstrapSecret) {
+  for (bool same : {true, false}) {
+    RankSpec spec;
+    spec.nranks = 2;
+    spec.kill_after_s = 40;
+    spec.env = {{"SIEVE_TIMEOUT", "3"}, {"MASTER_ADDR", "127.0.0.1"},
+                {"MASTER_PORT", std::to_string(FreePort())}, {"WORLD_SIZE", "2"}};
+    std::string failures = RunRanks(spec, [&](int rank, int nranks, const sieveUniqueId&) {
+      setenv("RANK", std::to_string(rank).c_str(), 1);
+      setenv("SIEVE_BOOTSTRAP_SECRET", same || rank == 0 ? "s3cret" : "another", 1);
+      sieveComm_t comm = nullptr;
+      sieveResult_t res = sieveCommInitFromEnv(&comm);
+      std::string msg = sieveGetLastError(nullptr);
+      std::fprintf(stderr, "rank %d (same secret: %d): %d %s\n", rank, int(same), int(res),
+                   msg.c_str());
+      if (same) {
+        RANK_CHECK(res == sieveSuccess, "%s", msg.c_str());
+        int v = rank + 1, sum = 0;
+        RANK_CHECK(sieveAllReduce(&v, &sum, 1, sieveInt32, sieveSum, comm, nullptr) == sieveSuccess,
+                   "%s", sieveGetLastError(comm));
+        RANK_CHECK(sum == 3, "sum %d", sum);
+        RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+      } else if (rank == 1) {
+        RANK_CHECK(res == sieveRemoteError, "%s", msg.c_str());
+        EXPECT_NE(msg.find("rejected this rank's hello"), std::string::npos) << msg;
+      } else {
+        RANK_CHECK(res == sieveRemoteError, "%s", msg.c_str());
+        EXPECT_NE(msg.find("rank 1 of 2 never joined"), std::string::npos) << msg;
+      }
+      (void)nranks;
+      return 0;
+    });
+    EXPECT_EQ(failures, "") << "same secret: " << same;
+  }
 }
 
 TEST(BootstrapInitTest, RootOfAnotherVersionIsAClearInitError) {
