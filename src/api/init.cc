@@ -1,5 +1,6 @@
 // Communicator lifecycle entry points: ids, init (explicit or from a
 // launcher's environment), destroy and abort, rank/size queries.
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -35,11 +36,12 @@ Status CheckRankArgs(int nranks, int rank) {
 Status InitRank(sieveComm_t* out, int nranks, const char id[128], int rank, const Config& config) {
   if (out == nullptr) return Status::InvalidArgument("comm is NULL");
   if (Status args = CheckRankArgs(nranks, rank); !args.ok()) {
-    // Tell the job's root, so every other rank fails now with this reason instead of waiting
-    // for a rank that will never come.
+    // Tell the job's root (best effort, within the handshake deadline), so every other rank
+    // fails now with this reason instead of waiting for a rank that will never come.
+    sieve::transport::BootstrapTimeouts t = sieve::BootstrapTimeoutsOf(config);
+    t.job_s = std::min(t.job_s, t.handshake_s);
     std::vector<sieve::transport::PeerInfo> ignored;
-    Status told = sieve::transport::BootstrapExchange(id, rank, nranks, {},
-                                                      sieve::BootstrapTimeoutsOf(config), &ignored);
+    Status told = sieve::transport::BootstrapExchange(id, rank, nranks, {}, t, &ignored);
     SIEVE_INFO(sieve::kLogBootstrap, "told the bootstrap root about rank %d of %d: %s", rank,
                nranks, told.ToString().c_str());
     return args;

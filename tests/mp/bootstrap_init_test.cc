@@ -229,6 +229,25 @@ TEST(BootstrapInitTest, MasterAddrLaunchIsKeyedBySieveBootstrapSecret) {
   }
 }
 
+// Alone with its own root and invalid arguments, a process tells the root and returns within
+// the handshake deadline (nobody else is coming to hear the reason).
+TEST(BootstrapInitTest, BadArgumentsAloneReturnWithinTheHandshakeDeadline) {
+  setenv("SIEVE_BOOTSTRAP_HANDSHAKE_TIMEOUT", "1", 1);
+  sieveUniqueId id;
+  ASSERT_EQ(sieveGetUniqueId(&id), sieveSuccess);
+  for (int nranks : {0, 2}) {
+    sieveComm_t comm = nullptr;
+    auto start = Clock::now();
+    EXPECT_EQ(sieveCommInitRank(&comm, nranks, id, 2), sieveInvalidArgument);
+    EXPECT_LT(Since(start), 3.0);
+    std::string msg = sieveGetLastError(nullptr);
+    EXPECT_NE(msg.find(nranks == 0 ? "nranks 0 is out of range" : "rank 2 is not a rank"),
+              std::string::npos)
+        << msg;
+  }
+  unsetenv("SIEVE_BOOTSTRAP_HANDSHAKE_TIMEOUT");
+}
+
 TEST(BootstrapInitTest, RootOfAnotherVersionIsAClearInitError) {
   uint8_t secret[32] = {9};
   sieve::transport::FakeRoot root(secret, [](const Socket& conn) {

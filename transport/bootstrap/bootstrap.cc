@@ -2,6 +2,7 @@
 // the exchange (challenge, authenticated hello, authenticated reply).
 #include "transport/bootstrap/bootstrap.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/log.h"
@@ -189,8 +190,9 @@ Status BootstrapExchange(const char id[128], int rank, int nranks, const PeerInf
   }
   if (!st.ok()) {
     // A failed job's root may live in this process: let it answer the others before we return
-    // (and perhaps exit), so they learn why instead of finding no root.
-    WaitForLocalRoot(id, end);
+    // (and perhaps exit), so they learn why instead of finding no root. They get a handshake
+    // deadline's worth of time to come (the root finishes sooner once all nranks have heard).
+    WaitForLocalRoot(id, std::min(end, DeadlineIn(timeouts.handshake_s)));
     return st;
   }
   SIEVE_TRACE(kLogBootstrap, "bootstrap: rank %d of %d received the table from %s", rank, nranks,

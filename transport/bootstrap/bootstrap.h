@@ -50,7 +50,7 @@ Status MakeUniqueId(const std::string& addr, int port, const uint8_t secret[32],
 // root (names its address), the root's error reply (its message: missing or conflicting ranks),
 // a root that fails to prove the secret, or one that closed the connection; InvalidUsage when
 // the root speaks another protocol version (names both). When this process hosts the root and
-// the job failed, waits (within the timeout) until the root has answered the other ranks.
+// the job failed, waits (at most handshake_s) until the root has answered the other ranks.
 // Blocks for at most about job_s + 1 s. Thread-safe (no shared state).
 Status BootstrapExchange(const char id[128], int rank, int nranks, const PeerInfo& mine,
                          const BootstrapTimeouts& timeouts, std::vector<PeerInfo>* all);
