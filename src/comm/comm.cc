@@ -5,9 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "comm/bootstrap_config.h"
+#include "comm/host_id.h"
 #include "core/log.h"
 #include "topo/host_id.h"
 #include "topo/placement.h"
@@ -64,18 +64,18 @@ Status Comm::Create(const char id[128], int nranks, int rank, const Config& conf
   // namespace, or SIEVE_HOST_ID): ranks in other namespaces are other hosts,
   // so UCX reports their failures and does not reach them by shared memory.
   const std::string host = topo::HostIdentity(config.host_id);
-  mine.host_id = StrFormat("%s#%d", host.c_str(), static_cast<int>(getpid()));
+  mine.host_id = MakeHostId(host, static_cast<int>(getpid()));
   std::vector<transport::PeerInfo> all;
   SIEVE_RETURN_IF_ERROR(
       transport::BootstrapExchange(id, rank, nranks, mine, BootstrapTimeoutsOf(config), &all));
   std::vector<transport::UcxTransport::PeerAddress> peers(all.size());
   for (size_t i = 0; i < all.size(); ++i) {
-    const std::string& hid = all[i].host_id;
-    size_t hash = hid.rfind('#');
+    HostId hid = ParseHostId(all[i].host_id);
     peers[i].worker_address = std::move(all[i].worker_address);
-    peers[i].same_host = hash != std::string::npos && hid.compare(0, hash, host) == 0;
-    peers[i].pid = hash != std::string::npos ? std::atoi(hid.c_str() + hash + 1) : 0;
-    comm->bootstrap_host_ids_.push_back(topo::HostIdHash(hid.substr(0, hash)));
+    const bool has_hash = all[i].host_id.find('#') != std::string::npos;
+    peers[i].same_host = has_hash && hid.host == host;
+    peers[i].pid = hid.pid;
+    comm->bootstrap_host_ids_.push_back(topo::HostIdHash(has_hash ? hid.host : all[i].host_id));
   }
   SIEVE_RETURN_IF_ERROR(comm->transport_->SetPeers(std::move(peers), config.ucx_peer_errors));
   comm->active_transport_ = comm->transport_.get();

@@ -75,6 +75,9 @@ def main():
     write("unique_id", [v4, v6, v4.hex().encode(), v6.hex().upper().encode(),
                         unique_id(4, 1, bytes(4), bytes(32), version=1), v4[:100]])
 
+    write("host_id", [b"node1#4242", b"node-with#hash#77", b"nohash", b"h#", b"h#99999999999999999",
+                      b"h#-5", b"\0#12x"])
+
     def pairs(rows):
         return b"".join(le(c, 8) + le(h, 8) for c, h in rows)
     write("mask_agreement", [bytes([0, 1, 0]) + pairs([(100, 7)] * 4),
