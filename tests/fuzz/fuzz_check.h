@@ -27,7 +27,7 @@ class Reader {
   T Take() {
     T v{};
     size_t n = left_ < sizeof(T) ? left_ : sizeof(T);
-    std::memcpy(&v, p_, n);
+    if (n > 0) std::memcpy(&v, p_, n);
     p_ += n;
     left_ -= n;
     return v;

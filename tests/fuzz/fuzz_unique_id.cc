@@ -13,7 +13,7 @@ using sieve::Status;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   char id[kUniqueIdBytes] = {};
-  std::memcpy(id, data, size < kUniqueIdBytes ? size : kUniqueIdBytes);
+  if (size > 0) std::memcpy(id, data, size < kUniqueIdBytes ? size : kUniqueIdBytes);
   UniqueId uid;
   if (DecodeUniqueId(id, &uid).ok()) {
     char again[kUniqueIdBytes];

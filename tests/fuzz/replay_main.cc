@@ -36,7 +36,8 @@ void Collect(const std::string& path, std::vector<std::string>* files) {
 void Run(const std::vector<uint8_t>& bytes) {
   // A copy of exactly the input's size, so reads past it are caught.
   std::vector<uint8_t> copy(bytes);
-  LLVMFuzzerTestOneInput(copy.empty() ? nullptr : copy.data(), copy.size());
+  static uint8_t empty;  // libFuzzer passes a valid pointer even for an empty input
+  LLVMFuzzerTestOneInput(copy.empty() ? &empty : copy.data(), copy.size());
 }
 
 }  // namespace
