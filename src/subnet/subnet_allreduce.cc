@@ -23,8 +23,6 @@ size_t RowBytes(const LayoutState& layout) {
   return (static_cast<size_t>(layout.num_segments()) + 7) / 8;
 }
 
-bool Bit(const unsigned char* row, size_t k) { return ((row[k / 8] >> (k % 8)) & 1u) != 0; }
-
 // Clears the bits past K in every row, so they cannot change the plan or its key.
 void ClearPadding(std::vector<unsigned char>* table, size_t row_bytes, size_t k) {
   if (k % 8 == 0) return;
@@ -86,31 +84,6 @@ Status Run(Comm& comm, const Plan& plan, const ExchangeArgs& args, size_t count)
 }
 
 }  // namespace
-
-Status BuildD2ftPlan(const LayoutState& layout, int nranks, const std::vector<unsigned char>& table,
-                     Plan* plan) {
-  const size_t k_count = static_cast<size_t>(layout.num_segments());
-  const size_t row_bytes = RowBytes(layout);
-  std::vector<SegmentRole> roles(k_count);
-  for (size_t k = 0; k < k_count; ++k) {
-    const std::vector<int>& holders = layout.holders[k];
-    for (int r = 0; r < nranks; ++r) {
-      if (!Bit(&table[static_cast<size_t>(r) * row_bytes], k)) continue;
-      if (!std::binary_search(holders.begin(), holders.end(), r))
-        return Status::InvalidArgument(StrFormat(
-            "rank %d marked segment %zu as touched but does not hold it (only holders may "
-            "contribute)",
-            r, k));
-      roles[k].senders.push_back(r);
-    }
-    if (roles[k].senders.empty()) continue;  // nobody touched it: nothing moves
-    for (int r : holders)
-      if (!std::binary_search(roles[k].senders.begin(), roles[k].senders.end(), r))
-        roles[k].receivers.push_back(r);
-  }
-  *plan = GroupSegments(layout.offsets, roles);
-  return Status::OK();
-}
 
 Status AllReduceSubnet(Comm& comm, const ExchangeArgs& args, LayoutState& layout) {
   return Run(comm, *layout.sdp_plan, args, layout.count);

@@ -78,6 +78,16 @@ def main():
     write("host_id", [b"node1#4242", b"node-with#hash#77", b"nohash", b"h#", b"h#99999999999999999",
                       b"h#-5", b"\0#12x"])
 
+    def d2ft_seed(nranks, segments, table, short=0):
+        out = bytes([nranks - 1, len(segments) - 1])
+        for length, holders in segments:
+            out += bytes([length]) + le(holders, 2)
+        return out + bytes(table) + bytes([short])
+    write("d2ft_plan", [d2ft_seed(4, [(3, 0b1111), (2, 0b0011), (4, 0b1100)], [0b001, 0b011, 0b100, 0]),
+                        d2ft_seed(2, [(1, 0b11)] * 9, [0xff, 0x01, 0x00, 0x00]),
+                        d2ft_seed(3, [(2, 0b001), (2, 0b110)], [0b01, 0b01, 0b10]),
+                        d2ft_seed(8, [(4, 0xff)] * 20, list(range(24)), short=1)])
+
     def pairs(rows):
         return b"".join(le(c, 8) + le(h, 8) for c, h in rows)
     write("mask_agreement", [bytes([0, 1, 0]) + pairs([(100, 7)] * 4),
