@@ -2,7 +2,7 @@
 # Installs, builds and runs every test that needs no GPU: the Release build,
 # then an AddressSanitizer + UndefinedBehaviorSanitizer build of the same tests,
 # then a ThreadSanitizer build of the threading tests.
-# Last, the libFuzzer harnesses (clang, their own build-fuzz/) run ~20 s each from their corpus.
+# Last, the libFuzzer harnesses (clang, their own build-fuzz/) run 15 s each from their corpus.
 # Usage: scripts/test.sh [--no-sanitizers]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,4 +36,4 @@ if [ "${1:-}" != "--no-sanitizers" ]; then
 fi
 
 echo "== fuzzing (libFuzzer, clang) ==" >&2
-tests/fuzz/run_fuzzers.sh "${SIEVE_FUZZ_SECONDS:-20}"
+tests/fuzz/run_fuzzers.sh "${SIEVE_FUZZ_SECONDS:-15}"

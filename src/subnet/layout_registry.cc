@@ -7,6 +7,7 @@
 #include <string>
 
 #include "coll/collectives.h"
+#include "subnet/layout_agreement.h"
 
 namespace sieve::subnet {
 namespace {
@@ -19,19 +20,6 @@ uint64_t Mix64(uint64_t x) {  // splitmix64 finalizer
   return x ^ (x >> 31);
 }
 
-// "2, 5": the ranks whose `field` (of 4 per rank) differs from rank 0's, or
-// (want_zero) is zero.
-std::string RanksWhere(const std::vector<uint64_t>& all, int n, int field, bool want_zero) {
-  std::string out;
-  for (int r = 0; r < n; ++r) {
-    uint64_t v = all[4 * static_cast<size_t>(r) + field];
-    if (want_zero ? v != 0 : (r == 0 || v == all[field])) continue;
-    if (!out.empty()) out += ", ";
-    out += std::to_string(r);
-  }
-  return out;
-}
-
 Status Agree(Comm& comm, bool valid, size_t count, size_t nsegments, uint64_t hash) {
   const int n = comm.size();
   uint64_t mine[4] = {valid ? 1u : 0u, count, nsegments, hash};
@@ -42,24 +30,24 @@ Status Agree(Comm& comm, bool valid, size_t count, size_t nsegments, uint64_t ha
   args.count = 4;
   args.dtype = kernels::DType::kUint64;
   SIEVE_RETURN_IF_ERROR(coll::AllGather(comm, args));
-  std::string invalid = RanksWhere(all, n, 0, /*want_zero=*/true);
-  if (!invalid.empty())
-    return Status::InvalidUsage(StrFormat(
-        "the subnet layout of rank(s) %s is invalid (their error says why)", invalid.c_str()));
-  std::string counts = RanksWhere(all, n, 1, false);
-  if (!counts.empty())
-    return Status::InvalidUsage(StrFormat(
-        "subnet layout count differs across ranks: rank 0 passed %llu, rank(s) %s another",
-        static_cast<unsigned long long>(all[1]), counts.c_str()));
-  std::string layouts = RanksWhere(all, n, 2, false);
-  std::string hashes = RanksWhere(all, n, 3, false);
-  if (layouts.empty()) layouts = hashes;
-  if (!layouts.empty())
-    return Status::InvalidUsage(
-        StrFormat("subnet layout mismatch: rank(s) %s passed a layout that differs from rank 0's "
-                  "(segments, offsets or holders); every rank must register the same layout",
-                  layouts.c_str()));
-  return Status::OK();
+  LayoutVerdict v = CompareLayoutDigests(all.data(), n);
+  switch (v.kind) {
+    case LayoutVerdict::kSame:
+      return Status::OK();
+    case LayoutVerdict::kInvalid:
+      return Status::InvalidUsage(StrFormat(
+          "the subnet layout of rank(s) %s is invalid (their error says why)", v.ranks.c_str()));
+    case LayoutVerdict::kCountDiffers:
+      return Status::InvalidUsage(StrFormat(
+          "subnet layout count differs across ranks: rank 0 passed %llu, rank(s) %s another",
+          static_cast<unsigned long long>(all[1]), v.ranks.c_str()));
+    case LayoutVerdict::kLayoutDiffers:
+      break;
+  }
+  return Status::InvalidUsage(
+      StrFormat("subnet layout mismatch: rank(s) %s passed a layout that differs from rank 0's "
+                "(segments, offsets or holders); every rank must register the same layout",
+                v.ranks.c_str()));
 }
 
 std::string HolderList(const std::vector<int>& holders) {

@@ -90,9 +90,11 @@ def main():
 
     def pairs(rows):
         return b"".join(le(c, 8) + le(h, 8) for c, h in rows)
-    write("mask_agreement", [bytes([0, 1, 0]) + pairs([(100, 7)] * 4),
+    write("agreement", [bytes([0, 1, 0]) + pairs([(100, 7)] * 4),
                              bytes([1, 0, 1]) + pairs([(100, 7), (100, 8), (99, 7)]),
-                             bytes([1, 1, 0]) + pairs([(5, 5)]), bytes([0, 1, 1]) + pairs([(1, 2)] * 9)])
+                             bytes([1, 1, 0]) + pairs([(5, 5)]), bytes([0, 1, 1]) + pairs([(1, 2)] * 9),
+                        bytes([0, 0, 0]) + pairs([(1, 64), (5, 9)] * 3),
+                        bytes([0, 0, 0]) + pairs([(1, 64), (5, 9), (1, 64), (6, 9), (0, 64), (5, 9)])])
 
     def unpack_seed(nranks, k, acc, payload):
         return le(nranks - 2, 4) + le(k - 1, 4) + bytes([acc]) + payload
