@@ -260,6 +260,26 @@ TEST(BootstrapSecurityTest, StrayConnectionsDoNotDelayTheJob) {
   EXPECT_LT(with_strays - baseline, 1.0);
 }
 
+// A flood of silent connections: beyond 512 unfinished handshakes the oldest are closed, and
+// the ranks still join at once.
+TEST(BootstrapSecurityTest, HandshakeFloodClosesTheOldestAndTheJobCompletes) {
+  LogCapture log;
+  char id[kUniqueIdBytes];
+  const BootstrapTimeouts t{20, 10};
+  ASSERT_TRUE(StartBootstrapRoot("lo", t, id).ok());
+  std::vector<Socket> flood;
+  for (int i = 0; i < 520; ++i) {
+    flood.push_back(ConnectRaw(id));
+    ASSERT_EQ(ReadChallengeNonce(flood.back()).size(), 32u) << i;
+  }
+  EXPECT_TRUE(ClosedByPeer(flood.front()));
+  auto infos = RandomInfos(3, 31);
+  auto start = Clock::now();
+  for (const auto& r : RunClaims(id, Honest(3), infos, t)) EXPECT_TRUE(r.status.ok());
+  EXPECT_LT(Since(start), 2.0);
+  EXPECT_GE(log.Count("too many unfinished handshakes"), 8);
+}
+
 TEST(BootstrapSecurityTest, SlowHelloIsClosedAtTheHandshakeDeadline) {
   LogCapture log;
   char id[kUniqueIdBytes];

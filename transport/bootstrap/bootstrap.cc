@@ -184,7 +184,7 @@ Status BootstrapExchange(const char id[128], int rank, int nranks, const PeerInf
   const Deadline end = DeadlineIn(timeouts.job_s + kReplyGraceS);
   std::vector<PeerInfo> table;
   Status st = Exchange(uid, rank, nranks, mine, timeouts, &table);
-  if (st.ok() && table[rank] != mine) {
+  if (st.ok() && (rank < 0 || static_cast<size_t>(rank) >= table.size() || table[rank] != mine)) {
     st = Status::RemoteError(StrFormat("bootstrap root %s returned another process's info for "
                                        "rank %d", AddrToString(uid.root).c_str(), rank));
   }
