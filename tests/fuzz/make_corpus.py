@@ -88,6 +88,19 @@ def main():
                         d2ft_seed(3, [(2, 0b001), (2, 0b110)], [0b01, 0b01, 0b10]),
                         d2ft_seed(8, [(4, 0xff)] * 20, list(range(24)), short=1)])
 
+    # Fingerprint and verdict (layouts in src/algo/op_header.cc; magics and version read from it).
+    src = open(os.path.join(HERE, "..", "..", "src", "algo", "op_header.cc")).read()
+    import re
+    magics = [int(m, 16) for m in re.findall(r"k(?:Fingerprint|Verdict)Magic = (0x[0-9a-fA-F]+)", src)]
+    version = int(re.search(r"kVersion = (\d+)", src).group(1))
+    fp_magic, verdict_magic = (magics + [0, 0])[:2]
+    fp = le(fp_magic, 4) + le(version, 2) + le(0, 2) + le(12, 4) + bytes([1, 7, 0, 1]) + le(-1, 4) + \
+        le(0, 4) + le(1000, 8) + le(524288, 8) + le(0, 8)
+    fp2 = le(fp_magic, 4) + le(version, 2) + le(0, 2) + le(99, 4) + bytes([200, 250, 9, 77]) + le(3, 4) + \
+        le(0, 4) + le(2**63, 8) + le(1, 8) + le(12345, 8)
+    write("op_header", [fp, fp2, le(verdict_magic, 4) + le(5, 4) + le(1, 2) + le(version, 2),
+                        le(verdict_magic, 4) + le(6, 4) + le(0, 2) + le(version, 2), fp[:20]])
+
     def pairs(rows):
         return b"".join(le(c, 8) + le(h, 8) for c, h in rows)
     write("agreement", [bytes([0, 1, 0]) + pairs([(100, 7)] * 4),
