@@ -20,7 +20,8 @@ namespace {
 // The channel of one collective, with the fingerprint every rank must agree on.
 algo::Channel MakeChannel(Comm& comm, algo::OpKind kind, const CollArgs& a, uint32_t seq,
                           algo::OpAlgo algo, bool reduces, bool rooted) {
-  ++comm.stats().collectives;
+  // A view's operation is a step of its communicator's collective (counted there).
+  if (!comm.is_view()) ++comm.stats().collectives;
   algo::OpFingerprint fp;
   fp.kind = kind;
   fp.count = a.count;
@@ -48,8 +49,8 @@ bool UseTree(const Comm& comm, size_t bytes) {
 
 Status AllReduce(Comm& comm, const CollArgs& a) {
   size_t bytes = a.count * kernels::DTypeSize(a.dtype);
-  if (comm.size() > 1) ++comm.stats().collectives;
   if (UseHier(comm, a.count)) {
+    ++comm.stats().collectives;
     LogChoice(comm, "allreduce", a, bytes,
               "hierarchical (host reduce-scatter, inter-host "
               "all-reduce per local rank, host all-gather)");
