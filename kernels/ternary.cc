@@ -3,6 +3,10 @@
 #include "kernels/ternary.h"
 
 #include <algorithm>
+#include <type_traits>
+
+#include "kernels/cpu_isa.h"
+#include "kernels/ternary_simd.h"
 
 namespace sieve::kernels {
 
@@ -34,28 +38,33 @@ void UnpackT(const uint8_t* wire, size_t elems, int w, bool accumulate, T* work)
   }
 }
 
+// Element j of the vector being quantized: in[j], or in[idx[j]] under a mask.
 template <typename L>
-void AbsMaxT(const void* in, size_t count, size_t block, float* scales) {
+inline float LoadAt(const void* in, const uint32_t* idx, uint64_t j) {
+  return L::Load(in, idx != nullptr ? idx[j] : j);
+}
+
+template <typename L>
+void AbsMaxT(const void* in, const uint32_t* idx, size_t count, size_t block, float* scales) {
   for (size_t b = 0, begin = 0; begin < count; ++b, begin += block) {
     size_t end = std::min(count, begin + block);
     float m = 0.0f;
     for (size_t j = begin; j < end; ++j) {
-      float a = fabsf(L::Load(in, j));
+      float a = fabsf(LoadAt<L>(in, idx, j));
       m = a > m ? a : m;
     }
     scales[b] = m;
   }
 }
 
-constexpr int kBatch = 64;                 // elements per quantization batch (8 groups)
+constexpr int kBatch = 256;                  // elements per quantization batch (32 groups)
 constexpr int kBatchQuads = kBatch / 4 + 1;  // an unaligned batch touches one more quad
 
-// Philox words of elements j0 .. j0+kBatch-1: words[(j0 & 3) + i] is element
-// j0+i's. Lanes are independent, so the rounds vectorize across quads.
-void PhiloxBatch(const PhiloxStream& rng, uint64_t j0, uint32_t* words) {
+// words[4*l + i] = word i of quad q0 + l, l < nquads (portable: the lanes are
+// independent, so the compiler may vectorize the rounds across quads).
+void PhiloxQuadsPortable(const PhiloxStream& rng, uint64_t q0, int nquads, uint32_t* words) {
   uint32_t c0[kBatchQuads], c1[kBatchQuads], c2[kBatchQuads], c3[kBatchQuads];
-  const uint64_t q0 = j0 >> 2;
-  for (int l = 0; l < kBatchQuads; ++l) {
+  for (int l = 0; l < nquads; ++l) {
     c0[l] = static_cast<uint32_t>(q0 + static_cast<uint64_t>(l));
     c1[l] = rng.rank;
     c2[l] = static_cast<uint32_t>(rng.step);
@@ -67,7 +76,7 @@ void PhiloxBatch(const PhiloxStream& rng, uint64_t j0, uint32_t* words) {
       k0 += 0x9E3779B9u;
       k1 += 0xBB67AE85u;
     }
-    for (int l = 0; l < kBatchQuads; ++l) {
+    for (int l = 0; l < nquads; ++l) {
       uint64_t p0 = uint64_t{0xD2511F53u} * c0[l], p1 = uint64_t{0xCD9E8D57u} * c2[l];
       uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c1[l] ^ k0;
       uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c3[l] ^ k1;
@@ -77,7 +86,7 @@ void PhiloxBatch(const PhiloxStream& rng, uint64_t j0, uint32_t* words) {
       c3[l] = static_cast<uint32_t>(p0);
     }
   }
-  for (int l = 0; l < kBatchQuads; ++l) {
+  for (int l = 0; l < nquads; ++l) {
     words[4 * l] = c0[l];
     words[4 * l + 1] = c1[l];
     words[4 * l + 2] = c2[l];
@@ -85,43 +94,86 @@ void PhiloxBatch(const PhiloxStream& rng, uint64_t j0, uint32_t* words) {
   }
 }
 
+// The Philox words of quads q0 .. q0+nquads-1, eight at a time when wide.
+void PhiloxQuads(bool wide, const PhiloxStream& rng, uint64_t q0, int nquads, uint32_t* words) {
+  if (!wide) return PhiloxQuadsPortable(rng, q0, nquads, words);
+  const int vec = nquads & ~7;
+  if (ActiveCpuIsa() >= CpuIsa::kAvx512) {
+    simd::PhiloxQuadsAvx512(rng, q0, vec, words);
+  } else {
+    simd::PhiloxQuadsAvx2(rng, q0, vec, words);
+  }
+  for (int l = vec; l < nquads; ++l) {
+    Philox4 r = PhiloxQuad(rng, q0 + static_cast<uint64_t>(l));
+    for (int i = 0; i < 4; ++i) words[4 * l + i] = r.v[i];
+  }
+}
+
 // q[i] for elements j0 .. j0+cnt-1 (cnt <= kBatch): TernaryQuantizeRun's
-// results, with the Philox rounds batched and no division per element.
+// results, with the Philox rounds batched and one scale per run of a block.
 template <typename L>
-void QuantizeBatch(const void* in, uint64_t j0, int cnt, size_t block, const float* scales,
-                   const PhiloxStream& rng, int32_t* q) {
+void QuantizeBatch(const void* in, const uint32_t* idx, uint64_t j0, int cnt, size_t block,
+                   const float* scales, const PhiloxStream& rng, bool wide, int32_t* q) {
   uint32_t words[4 * kBatchQuads];
-  PhiloxBatch(rng, j0, words);
+  const int nquads = static_cast<int>(((j0 + static_cast<uint64_t>(cnt) - 1) >> 2) - (j0 >> 2)) + 1;
+  PhiloxQuads(wide, rng, j0 >> 2, nquads, words);
   const uint32_t* w = words + (j0 & 3);
+  // The wide path wants float32 in a row: read it in place or stage it here.
+  alignas(32) float staged[kBatch];
+  const float* g = staged;
+  if (wide) {
+    if (std::is_same<L, TernaryF32>::value && idx == nullptr) {
+      g = static_cast<const float*>(in) + j0;
+    } else {
+      for (int k = 0; k < cnt; ++k) staged[k] = LoadAt<L>(in, idx, j0 + k);
+    }
+  }
   for (int i = 0; i < cnt;) {
     const uint64_t j = j0 + static_cast<uint64_t>(i);
     const float s = scales[j / block];
     // The run of elements in the same scale block: one scale, a vectorizable loop.
     const int run = static_cast<int>(std::min<uint64_t>(cnt - i, block - j % block));
-    for (int k = i; k < i + run; ++k) q[k] = TernaryQuantizeOne(L::Load(in, j0 + k), s, w[k]);
+    if (wide) {
+      simd::TernaryQuantizeRunAvx2(g + i, w + i, run, s, q + i);
+    } else {
+      for (int k = i; k < i + run; ++k)
+        q[k] = TernaryQuantizeOne(LoadAt<L>(in, idx, j0 + k), s, w[k]);
+    }
     i += run;
   }
 }
 
+bool Wide() { return ActiveCpuIsa() >= CpuIsa::kAvx2; }
+
 template <typename L>
-void QuantizePackT(const void* in, size_t offset, size_t elems, size_t block, const float* scales,
-                   const PhiloxStream& rng, int w, uint8_t* wire) {
-  int32_t q[kBatch];
+void QuantizePackT(const void* in, const uint32_t* idx, size_t offset, size_t elems,
+                   size_t block, const float* scales, const PhiloxStream& rng, int w,
+                   uint8_t* wire) {
+  const bool wide = Wide();
+  alignas(32) int32_t q[kBatch];
   for (size_t i = 0; i < elems; i += kBatch) {
     int cnt = static_cast<int>(std::min<size_t>(kBatch, elems - i));
-    QuantizeBatch<L>(in, offset + i, cnt, block, scales, rng, q);
-    for (int g = 0; g < cnt; g += kGroup)
+    QuantizeBatch<L>(in, idx, offset + i, cnt, block, scales, rng, wide, q);
+    int g = 0;
+    if (wide && w == 2) {  // whole groups straight from the lane masks
+      g = cnt & ~(kGroup - 1);
+      simd::TernaryPack2Avx2(q, g, wire + (i / kGroup) * w);
+    }
+    for (; g < cnt; g += kGroup)
       TernaryPackGroup(q + g, std::min(kGroup, cnt - g), w, wire + ((i + g) / kGroup) * w);
   }
 }
 
 template <typename L, typename T>
-void QuantizeAddT(const void* in, size_t offset, size_t elems, size_t block, const float* scales,
-                  const PhiloxStream& rng, const uint8_t* wire, int w, T* work) {
-  int32_t q[kBatch], v[kBatch] = {};
+void QuantizeAddT(const void* in, const uint32_t* idx, size_t offset, size_t elems, size_t block,
+                  const float* scales, const PhiloxStream& rng, const uint8_t* wire, int w,
+                  T* work) {
+  const bool wide = Wide();
+  alignas(32) int32_t q[kBatch];
+  int32_t v[kBatch] = {};
   for (size_t i = 0; i < elems; i += kBatch) {
     int cnt = static_cast<int>(std::min<size_t>(kBatch, elems - i));
-    QuantizeBatch<L>(in, offset + i, cnt, block, scales, rng, q);
+    QuantizeBatch<L>(in, idx, offset + i, cnt, block, scales, rng, wide, q);
     if (wire != nullptr) {
       for (int g = 0; g < cnt; g += kGroup)
         TernaryUnpackGroup(wire + ((i + g) / kGroup) * w, std::min(kGroup, cnt - g), w, v + g);
@@ -131,13 +183,40 @@ void QuantizeAddT(const void* in, size_t offset, size_t elems, size_t block, con
 }
 
 template <typename L, typename T>
-void DequantizeT(const T* sums, size_t count, size_t block, const float* scales, int divisor,
-                 void* out) {
-  for (size_t begin = 0, b = 0; begin < count; begin += block, ++b) {
-    size_t end = std::min(count, begin + block);
-    const float s = scales[b];
-    for (size_t j = begin; j < end; ++j)
-      L::Store(out, j, TernaryDequantizeOne(sums[j], s, divisor));
+void DequantizeT(const T* sums, size_t offset, size_t elems, size_t block, const float* scales,
+                 int divisor, void* out) {
+  for (size_t i = 0; i < elems;) {
+    const size_t j = offset + i;
+    const float s = scales[j / block];
+    const size_t end = std::min(elems, i + (block - j % block));
+    for (; i < end; ++i) L::Store(out, i, TernaryDequantizeOne(sums[i], s, divisor));
+  }
+}
+
+// Walks the bitmap over [begin, end) a word at a time: full words dequantize in
+// a row, empty words zero-fill, mixed words zero then fill their set bits.
+template <typename L, typename T>
+void DequantizeScatterT(const T* sums, size_t offset, size_t block, const float* scales,
+                        int divisor, const uint64_t* bits, size_t begin, size_t end, void* out) {
+  size_t k = 0;
+  size_t kb = offset / block, left = block - offset % block;  // scale block of sums[k]
+  auto next = [&]() {
+    float v = TernaryDequantizeOne(sums[k++], scales[kb], divisor);
+    if (--left == 0) ++kb, left = block;
+    return v;
+  };
+  for (size_t j = begin; j < end;) {
+    const size_t base = j & ~size_t{63}, stop = std::min(end, base + 64);
+    uint64_t word = bits[base / 64] >> (j - base);
+    const size_t m = stop - j;
+    if (m < 64) word &= (uint64_t{1} << m) - 1;
+    if (m == 64 && word == ~uint64_t{0}) {
+      for (size_t i = 0; i < 64; ++i) L::Store(out, j + i, next());
+    } else {
+      for (size_t i = 0; i < m; ++i) L::Store(out, j + i, 0.0f);
+      for (; word != 0; word &= word - 1) L::Store(out, j + __builtin_ctzll(word), next());
+    }
+    j = stop;
   }
 }
 
@@ -172,25 +251,27 @@ TernaryWork TernaryWorkFor(int nranks) {
   return nranks <= 32767 ? TernaryWork::kInt16 : TernaryWork::kInt32;
 }
 
-void TernaryAbsMax(DType dtype, const void* in, size_t count, size_t block, float* scales) {
-  WithLoader(dtype, [&](auto l) { AbsMaxT<decltype(l)>(in, count, block, scales); });
+void TernaryAbsMax(DType dtype, const void* in, const uint32_t* idx, size_t count, size_t block,
+                   float* scales) {
+  WithLoader(dtype, [&](auto l) { AbsMaxT<decltype(l)>(in, idx, count, block, scales); });
 }
 
-void TernaryQuantizePack(DType dtype, const void* in, size_t offset, size_t elems, size_t block,
-                         const float* scales, const PhiloxStream& rng, int w, void* wire) {
+void TernaryQuantizePack(DType dtype, const void* in, const uint32_t* idx, size_t offset,
+                         size_t elems, size_t block, const float* scales, const PhiloxStream& rng,
+                         int w, void* wire) {
   WithLoader(dtype, [&](auto l) {
-    QuantizePackT<decltype(l)>(in, offset, elems, block, scales, rng, w,
+    QuantizePackT<decltype(l)>(in, idx, offset, elems, block, scales, rng, w,
                                static_cast<uint8_t*>(wire));
   });
 }
 
-void TernaryQuantizeAdd(DType dtype, const void* in, size_t offset, size_t elems, size_t block,
-                        const float* scales, const PhiloxStream& rng, const void* wire, int w,
-                        TernaryWork wt, void* work) {
+void TernaryQuantizeAdd(DType dtype, const void* in, const uint32_t* idx, size_t offset,
+                        size_t elems, size_t block, const float* scales, const PhiloxStream& rng,
+                        const void* wire, int w, TernaryWork wt, void* work) {
   WithLoader(dtype, [&](auto l) {
     WithWork(wt, [&](auto t) {
       using T = decltype(t);
-      QuantizeAddT<decltype(l), T>(in, offset, elems, block, scales, rng,
+      QuantizeAddT<decltype(l), T>(in, idx, offset, elems, block, scales, rng,
                                    static_cast<const uint8_t*>(wire), w, static_cast<T*>(work));
     });
   });
@@ -211,13 +292,26 @@ void TernaryUnpack(TernaryWork wt, const void* wire, size_t elems, int w, bool a
   });
 }
 
-void TernaryDequantize(DType dtype, TernaryWork wt, const void* sums, size_t count, size_t block,
-                       const float* scales, int divisor, void* out) {
+void TernaryDequantizeRange(DType dtype, TernaryWork wt, const void* sums, size_t offset,
+                            size_t elems, size_t block, const float* scales, int divisor,
+                            void* out) {
   WithLoader(dtype, [&](auto l) {
     WithWork(wt, [&](auto t) {
       using T = decltype(t);
-      DequantizeT<decltype(l), T>(static_cast<const T*>(sums), count, block, scales, divisor,
-                                  out);
+      DequantizeT<decltype(l), T>(static_cast<const T*>(sums), offset, elems, block, scales,
+                                  divisor, out);
+    });
+  });
+}
+
+void TernaryDequantizeScatter(DType dtype, TernaryWork wt, const void* sums, size_t offset,
+                              size_t block, const float* scales, int divisor,
+                              const uint64_t* bits, size_t begin, size_t end, void* out) {
+  WithLoader(dtype, [&](auto l) {
+    WithWork(wt, [&](auto t) {
+      using T = decltype(t);
+      DequantizeScatterT<decltype(l), T>(static_cast<const T*>(sums), offset, block, scales,
+                                         divisor, bits, begin, end, out);
     });
   });
 }

@@ -64,11 +64,12 @@ struct TernaryBf16 {
   }
 };
 
-// q[i] for global elements j0 .. j0+cnt-1 of `in` (one Philox call per quad).
+// q[i] for elements j0 .. j0+cnt-1 of the vector being quantized (one Philox
+// call per quad): element j is in[j], or in[idx[j]] when idx is not null.
 template <typename L>
-SIEVE_HD inline void TernaryQuantizeRun(const void* in, uint64_t j0, int cnt, size_t block,
-                                        const float* scales, const PhiloxStream& rng,
-                                        int32_t* q) {
+SIEVE_HD inline void TernaryQuantizeRun(const void* in, const uint32_t* idx, uint64_t j0, int cnt,
+                                        size_t block, const float* scales,
+                                        const PhiloxStream& rng, int32_t* q) {
   uint64_t quad = ~uint64_t{0};
   Philox4 r{{0, 0, 0, 0}};
   for (int i = 0; i < cnt; ++i) {
@@ -77,7 +78,8 @@ SIEVE_HD inline void TernaryQuantizeRun(const void* in, uint64_t j0, int cnt, si
       quad = j >> 2;
       r = PhiloxQuad(rng, quad);
     }
-    q[i] = TernaryQuantizeOne(L::Load(in, j), scales[j / block], r.v[j & 3]);
+    q[i] = TernaryQuantizeOne(L::Load(in, idx != nullptr ? idx[j] : j), scales[j / block],
+                              r.v[j & 3]);
   }
 }
 
@@ -135,35 +137,79 @@ SIEVE_HD inline float TernaryDequantizeOne(int32_t sum, float s, int divisor) {
   return divisor == 1 ? v : v / static_cast<float>(divisor);
 }
 
-// ---- CPU kernels (host memory). `in` is the whole input (global indices);
-// work/wire pointers address the range itself. dtype: float32/float16/bfloat16.
+// ---- CPU kernels (host memory). The vector being quantized has element j at
+// in[j], or at in[idx[j]] when idx is not null (the kept elements of a mask,
+// gathered in the same pass); j is also the Philox index and j / block the
+// scale block. work/wire/sums pointers address the range itself.
+// dtype: float32/float16/bfloat16.
 
-// scales[b] = max |in[j]| over block b (count elements, ceil(count / block) blocks).
-void TernaryAbsMax(DType dtype, const void* in, size_t count, size_t block, float* scales);
-// wire = pack_w(q(in[offset .. offset+elems))).
-void TernaryQuantizePack(DType dtype, const void* in, size_t offset, size_t elems, size_t block,
-                         const float* scales, const PhiloxStream& rng, int w, void* wire);
-// work[i] = q(in[offset+i]) (+ unpack_w(wire)[i] when wire is not null).
-void TernaryQuantizeAdd(DType dtype, const void* in, size_t offset, size_t elems, size_t block,
-                        const float* scales, const PhiloxStream& rng, const void* wire, int w,
-                        TernaryWork wt, void* work);
+// scales[b] = max |element j| over block b (count elements, ceil(count / block) blocks).
+void TernaryAbsMax(DType dtype, const void* in, const uint32_t* idx, size_t count, size_t block,
+                   float* scales);
+// wire = pack_w(q(elements offset .. offset+elems)).
+void TernaryQuantizePack(DType dtype, const void* in, const uint32_t* idx, size_t offset,
+                         size_t elems, size_t block, const float* scales, const PhiloxStream& rng,
+                         int w, void* wire);
+// work[i] = q(element offset+i) (+ unpack_w(wire)[i] when wire is not null).
+void TernaryQuantizeAdd(DType dtype, const void* in, const uint32_t* idx, size_t offset,
+                        size_t elems, size_t block, const float* scales, const PhiloxStream& rng,
+                        const void* wire, int w, TernaryWork wt, void* work);
 // wire = pack_w(work[0 .. elems)).
 void TernaryPack(TernaryWork wt, const void* work, size_t elems, int w, void* wire);
 // work = unpack_w(wire), or work += unpack_w(wire) when accumulate.
 void TernaryUnpack(TernaryWork wt, const void* wire, size_t elems, int w, bool accumulate,
                    void* work);
-// out[j] = TernaryDequantizeOne(sums[j], scales[j / block], divisor) rounded to dtype.
-void TernaryDequantize(DType dtype, TernaryWork wt, const void* sums, size_t count, size_t block,
-                       const float* scales, int divisor, void* out);
+// out[i] = TernaryDequantizeOne(sums[i], scales[(offset + i) / block], divisor) rounded to
+// dtype, i < elems (out addresses the range).
+void TernaryDequantizeRange(DType dtype, TernaryWork wt, const void* sums, size_t offset,
+                            size_t elems, size_t block, const float* scales, int divisor,
+                            void* out);
+// Dequantize fused with the mask's unpack and zero-fill: for dense positions j in
+// [begin, end) of `out` (the whole buffer), out[j] = the dequantized sum of the
+// next kept element where bit j of `bits` is set (sums[0] is kept element
+// `offset`, the first at or after begin), else 0.
+void TernaryDequantizeScatter(DType dtype, TernaryWork wt, const void* sums, size_t offset,
+                              size_t block, const float* scales, int divisor,
+                              const uint64_t* bits, size_t begin, size_t end, void* out);
+
+// Dense forms (idx = nullptr), and the whole-buffer dequantize.
+inline void TernaryAbsMax(DType dtype, const void* in, size_t count, size_t block,
+                          float* scales) {
+  TernaryAbsMax(dtype, in, nullptr, count, block, scales);
+}
+inline void TernaryQuantizePack(DType dtype, const void* in, size_t offset, size_t elems,
+                                size_t block, const float* scales, const PhiloxStream& rng, int w,
+                                void* wire) {
+  TernaryQuantizePack(dtype, in, nullptr, offset, elems, block, scales, rng, w, wire);
+}
+inline void TernaryQuantizeAdd(DType dtype, const void* in, size_t offset, size_t elems,
+                               size_t block, const float* scales, const PhiloxStream& rng,
+                               const void* wire, int w, TernaryWork wt, void* work) {
+  TernaryQuantizeAdd(dtype, in, nullptr, offset, elems, block, scales, rng, wire, w, wt, work);
+}
+inline void TernaryDequantize(DType dtype, TernaryWork wt, const void* sums, size_t count,
+                              size_t block, const float* scales, int divisor, void* out) {
+  TernaryDequantizeRange(dtype, wt, sums, 0, count, block, scales, divisor, out);
+}
 
 // ---- Scalar references (obviously right, slow): for tests.
-// q[i] in {-1, 0, 1} for global elements offset .. offset+elems-1.
-void TernaryQuantizeReference(DType dtype, const void* in, size_t offset, size_t elems,
-                              size_t block, const float* scales, const PhiloxStream& rng,
-                              int8_t* q);
+// q[i] in {-1, 0, 1} for elements offset .. offset+elems-1 (gathered by idx when not null).
+void TernaryQuantizeReference(DType dtype, const void* in, const uint32_t* idx, size_t offset,
+                              size_t elems, size_t block, const float* scales,
+                              const PhiloxStream& rng, int8_t* q);
+inline void TernaryQuantizeReference(DType dtype, const void* in, size_t offset, size_t elems,
+                                     size_t block, const float* scales, const PhiloxStream& rng,
+                                     int8_t* q) {
+  TernaryQuantizeReference(dtype, in, nullptr, offset, elems, block, scales, rng, q);
+}
 // Bit-by-bit packing / unpacking of int32 values following the wire format.
 void TernaryPackReference(const int32_t* v, size_t elems, int w, void* wire);
 void TernaryUnpackReference(const void* wire, size_t elems, int w, int32_t* v);
+// TernaryDequantizeScatter element by element from the definitions (int32 sums).
+void TernaryDequantizeScatterReference(DType dtype, const int32_t* sums, size_t offset,
+                                       size_t block, const float* scales, int divisor,
+                                       const uint64_t* bits, size_t begin, size_t end,
+                                       void* out);
 
 }  // namespace sieve::kernels
 

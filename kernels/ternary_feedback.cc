@@ -23,7 +23,7 @@ void Update(const void* sent, size_t count, size_t block, const float* scales,
   int32_t q[256];
   for (size_t j0 = 0; j0 < count; j0 += 256) {
     int cnt = static_cast<int>(count - j0 < 256 ? count - j0 : 256);
-    TernaryQuantizeRun<L>(sent, j0, cnt, block, scales, rng, q);
+    TernaryQuantizeRun<L>(sent, nullptr, j0, cnt, block, scales, rng, q);
     for (int i = 0; i < cnt; ++i)
       residual[j0 + i] -= scales[(j0 + i) / block] * static_cast<float>(q[i]);
   }

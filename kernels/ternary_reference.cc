@@ -16,12 +16,12 @@ float LoadAsFloat(DType dtype, const void* in, size_t j) {
 
 }  // namespace
 
-void TernaryQuantizeReference(DType dtype, const void* in, size_t offset, size_t elems,
-                              size_t block, const float* scales, const PhiloxStream& rng,
-                              int8_t* q) {
+void TernaryQuantizeReference(DType dtype, const void* in, const uint32_t* idx, size_t offset,
+                              size_t elems, size_t block, const float* scales,
+                              const PhiloxStream& rng, int8_t* q) {
   for (size_t i = 0; i < elems; ++i) {
     size_t j = offset + i;
-    float g = LoadAsFloat(dtype, in, j);
+    float g = LoadAsFloat(dtype, in, idx != nullptr ? idx[j] : j);
     float s = scales[j / block];
     uint32_t word = PhiloxQuad(rng, j / 4).v[j % 4];
     float u = static_cast<float>(word >> 8) / 16777216.0f;
@@ -54,6 +54,28 @@ void TernaryUnpackReference(const void* wire, size_t elems, int w, int32_t* v) {
     }
     if (value >= (int64_t{1} << (w - 1))) value -= int64_t{1} << w;  // sign bit set
     v[i] = static_cast<int32_t>(value);
+  }
+}
+
+void TernaryDequantizeScatterReference(DType dtype, const int32_t* sums, size_t offset,
+                                       size_t block, const float* scales, int divisor,
+                                       const uint64_t* bits, size_t begin, size_t end,
+                                       void* out) {
+  size_t k = 0;  // kept elements seen so far in [begin, end)
+  for (size_t j = begin; j < end; ++j) {
+    float v = 0.0f;
+    if ((bits[j / 64] >> (j % 64)) & 1) {
+      v = scales[(offset + k) / block] * static_cast<float>(sums[k]);
+      if (divisor != 1) v = v / static_cast<float>(divisor);
+      ++k;
+    }
+    if (dtype == DType::kFloat16) {
+      static_cast<uint16_t*>(out)[j] = FloatToHalf(v);
+    } else if (dtype == DType::kBfloat16) {
+      static_cast<uint16_t*>(out)[j] = FloatToBf16(v);
+    } else {
+      static_cast<float*>(out)[j] = v;
+    }
   }
 }
 

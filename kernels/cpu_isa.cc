@@ -1,0 +1,40 @@
+// CPU feature probe through the compiler's cpuid builtins, cached on first use.
+#include "kernels/cpu_isa.h"
+
+#include <atomic>
+
+namespace sieve::kernels {
+
+namespace {
+
+std::atomic<int> g_limit{static_cast<int>(CpuIsa::kAvx512)};
+
+CpuIsa Probe() {
+#if defined(__x86_64__) && !defined(__CUDACC__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi2"))
+    return CpuIsa::kAvx512;
+  if (__builtin_cpu_supports("avx2")) return CpuIsa::kAvx2;
+#endif
+  return CpuIsa::kPortable;
+}
+
+}  // namespace
+
+CpuIsa DetectedCpuIsa() {
+  static const CpuIsa detected = Probe();
+  return detected;
+}
+
+CpuIsa ActiveCpuIsa() {
+  int limit = g_limit.load(std::memory_order_relaxed);
+  int have = static_cast<int>(DetectedCpuIsa());
+  return static_cast<CpuIsa>(have < limit ? have : limit);
+}
+
+void CpuIsaLimitForTest(CpuIsa limit) {
+  g_limit.store(static_cast<int>(limit), std::memory_order_relaxed);
+}
+
+}  // namespace sieve::kernels

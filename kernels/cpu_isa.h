@@ -1,0 +1,26 @@
+// Which vector instruction set the CPU kernels may use, probed once at run time
+// (the library is built for baseline x86-64; wide paths carry target attributes).
+// Every wide path is bit-identical to the portable one; tests pin each in turn.
+#ifndef SIEVE_KERNELS_CPU_ISA_H_
+#define SIEVE_KERNELS_CPU_ISA_H_
+
+namespace sieve::kernels {
+
+// Ordered: each level implies the ones below it.
+enum class CpuIsa : int {
+  kPortable = 0,  // plain C++ (whatever the compiler makes of it)
+  kAvx2 = 1,      // AVX2
+  kAvx512 = 2,    // AVX-512 F, BW, VL and VBMI2 (expand of every element width)
+};
+
+// The level kernels use: the best the CPU has, capped by CpuIsaLimitForTest.
+CpuIsa ActiveCpuIsa();
+// The best level this CPU supports.
+CpuIsa DetectedCpuIsa();
+// Caps ActiveCpuIsa (tests compare every path against the references). Not
+// thread-safe against running kernels; call it between kernel calls only.
+void CpuIsaLimitForTest(CpuIsa limit);
+
+}  // namespace sieve::kernels
+
+#endif  // SIEVE_KERNELS_CPU_ISA_H_
