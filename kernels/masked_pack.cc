@@ -1,12 +1,14 @@
 // Masked pack/unpack kernels: one templated loop per element width, which GCC
 // unrolls (and vectorizes where the target has gathers). Unpack walks the
-// bitmap a word at a time: full words copy, empty words zero, mixed words
-// zero then scatter their set bits, so every output byte is written once.
+// bitmap a word at a time (AVX-512 expand where the CPU has it, see
+// masked_pack_avx512.cc), writing every output byte once.
 #include "kernels/masked_pack.h"
 
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu_isa.h"
+#include "kernels/masked_pack_simd.h"
 #include "kernels/reduce.h"
 
 namespace sieve::kernels {
@@ -19,23 +21,38 @@ void PackT(const void* in, const uint32_t* idx, size_t nnz, void* out) {
   for (size_t k = 0; k < nnz; ++k) dst[k] = src[idx[k]];
 }
 
+// Dense positions [j, j + m) of one bitmap word (word already shifted so bit 0
+// is position j, and cut to m bits): full words copy, empty words zero, mixed
+// words zero then scatter their set bits. Returns the packed elements consumed.
 template <typename T>
-void UnpackT(const void* packed, const uint64_t* bits, size_t count, void* out) {
-  const T* src = static_cast<const T*>(packed);
-  T* dst = static_cast<T*>(out);
+size_t UnpackWord(const T* src, uint64_t word, size_t m, T* o) {
+  if (m == 64 && word == ~uint64_t{0}) {
+    std::memcpy(o, src, 64 * sizeof(T));
+    return 64;
+  }
+  for (size_t i = 0; i < m; ++i) o[i] = T{0};
   size_t p = 0;
-  for (size_t base = 0; base < count; base += 64) {
-    const size_t m = std::min<size_t>(64, count - base);
-    const uint64_t full = m == 64 ? ~uint64_t{0} : (uint64_t{1} << m) - 1;
-    uint64_t word = bits[base / 64];
-    T* o = dst + base;
-    if (word == full) {
-      std::memcpy(o, src + p, m * sizeof(T));
-      p += m;
+  for (; word != 0; word &= word - 1) o[__builtin_ctzll(word)] = src[p++];
+  return p;
+}
+
+template <typename T>
+void UnpackRangeT(const T* src, const uint64_t* bits, size_t begin, size_t end, T* dst) {
+  const bool wide = ActiveCpuIsa() >= CpuIsa::kAvx512;
+  size_t j = begin, p = 0;
+  while (j < end) {
+    const size_t base = j & ~size_t{63};
+    if (j == base && end - j >= 64 && wide) {  // whole words, vectorized
+      const size_t words = (end - j) / 64;
+      p += simd::MaskedUnpackWordsAvx512(sizeof(T), src + p, bits + j / 64, words, dst + j);
+      j += words * 64;
       continue;
     }
-    for (size_t i = 0; i < m; ++i) o[i] = T{0};
-    for (; word != 0; word &= word - 1) o[__builtin_ctzll(word)] = src[p++];
+    const size_t stop = std::min(end, base + 64), m = stop - j;
+    uint64_t word = bits[base / 64] >> (j - base);
+    if (m < 64) word &= (uint64_t{1} << m) - 1;
+    p += UnpackWord(src + p, word, m, dst + j);
+    j = stop;
   }
 }
 
@@ -67,14 +84,27 @@ void MaskedGatherReduce(DType dtype, RedOp op, const void* in, const uint32_t* i
   }
 }
 
+void MaskedUnpackRange(size_t elem_size, const void* packed, const uint64_t* bits, size_t begin,
+                       size_t end, void* out) {
+  switch (elem_size) {
+    case 1:
+      return UnpackRangeT(static_cast<const uint8_t*>(packed), bits, begin, end,
+                          static_cast<uint8_t*>(out));
+    case 2:
+      return UnpackRangeT(static_cast<const uint16_t*>(packed), bits, begin, end,
+                          static_cast<uint16_t*>(out));
+    case 4:
+      return UnpackRangeT(static_cast<const uint32_t*>(packed), bits, begin, end,
+                          static_cast<uint32_t*>(out));
+    default:
+      return UnpackRangeT(static_cast<const uint64_t*>(packed), bits, begin, end,
+                          static_cast<uint64_t*>(out));
+  }
+}
+
 void MaskedUnpack(size_t elem_size, const void* packed, const uint64_t* bits, size_t count,
                   void* out) {
-  switch (elem_size) {
-    case 1: return UnpackT<uint8_t>(packed, bits, count, out);
-    case 2: return UnpackT<uint16_t>(packed, bits, count, out);
-    case 4: return UnpackT<uint32_t>(packed, bits, count, out);
-    default: return UnpackT<uint64_t>(packed, bits, count, out);
-  }
+  MaskedUnpackRange(elem_size, packed, bits, 0, count, out);
 }
 
 }  // namespace sieve::kernels

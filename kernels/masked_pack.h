@@ -28,6 +28,22 @@ void MaskedGatherReduce(DType dtype, RedOp op, const void* in, const uint32_t* i
 void MaskedUnpack(size_t elem_size, const void* packed, const uint64_t* bits, size_t count,
                   void* out);
 
+// The same for dense positions [begin, end) only: packed[0] is the first kept
+// element at or after begin; out is the whole buffer (only [begin, end) is
+// written). Ranges that tile [0, count) may be unpacked in any order.
+void MaskedUnpackRange(size_t elem_size, const void* packed, const uint64_t* bits, size_t begin,
+                       size_t end, void* out);
+
+// Dense range of the packed range [a, b) of nnz kept elements `idx` out of
+// `count`: it ends after kept element b-1 (or at count when b == nnz) and starts
+// where the previous packed range ends, so consecutive packed ranges tile
+// [0, count) and each masked-out position belongs to exactly one of them.
+inline void MaskedDenseRange(const uint32_t* idx, size_t nnz, size_t count, size_t a, size_t b,
+                             size_t* begin, size_t* end) {
+  *begin = a == 0 ? 0 : static_cast<size_t>(idx[a - 1]) + 1;
+  *end = b == nnz ? count : static_cast<size_t>(idx[b - 1]) + 1;
+}
+
 // Scalar oracles for the tests.
 void MaskedPackReference(size_t elem_size, const void* in, const uint32_t* idx, size_t nnz,
                          void* out);
@@ -35,6 +51,8 @@ void MaskedGatherReduceReference(DType dtype, RedOp op, const void* in, const ui
                                  const void* wire, void* out, size_t nnz);
 void MaskedUnpackReference(size_t elem_size, const void* packed, const uint64_t* bits,
                            size_t count, void* out);
+void MaskedUnpackRangeReference(size_t elem_size, const void* packed, const uint64_t* bits,
+                                size_t begin, size_t end, void* out);
 
 }  // namespace sieve::kernels
 

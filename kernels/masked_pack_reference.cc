@@ -23,10 +23,10 @@ void MaskedGatherReduceReference(DType dtype, RedOp op, const void* in, const ui
   }
 }
 
-void MaskedUnpackReference(size_t elem_size, const void* packed, const uint64_t* bits,
-                           size_t count, void* out) {
+void MaskedUnpackRangeReference(size_t elem_size, const void* packed, const uint64_t* bits,
+                                size_t begin, size_t end, void* out) {
   size_t p = 0;
-  for (size_t j = 0; j < count; ++j) {
+  for (size_t j = begin; j < end; ++j) {
     char* o = static_cast<char*>(out) + j * elem_size;
     if ((bits[j / 64] >> (j % 64)) & 1) {
       std::memcpy(o, static_cast<const char*>(packed) + p * elem_size, elem_size);
@@ -35,6 +35,11 @@ void MaskedUnpackReference(size_t elem_size, const void* packed, const uint64_t*
       std::memset(o, 0, elem_size);
     }
   }
+}
+
+void MaskedUnpackReference(size_t elem_size, const void* packed, const uint64_t* bits,
+                           size_t count, void* out) {
+  MaskedUnpackRangeReference(elem_size, packed, bits, 0, count, out);
 }
 
 }  // namespace sieve::kernels

@@ -1,0 +1,94 @@
+// AVX-512 masked unpack: per bitmap word, full words copy, empty words zero,
+// and mixed words expand (vpexpand) popcount-many packed elements into the set
+// lanes of each vector with the clear lanes zeroed, so every output byte is
+// written once. The packed side is read with fault-suppressing masked loads, so
+// nothing past the last packed element is touched.
+#include "kernels/masked_pack_simd.h"
+
+#if defined(__x86_64__)
+// GCC 12 warns about its own AVX-512 intrinsics (_mm512_undefined_* inside
+// helpers): a known false positive, silenced for this file only.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#define SIEVE_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi2,popcnt")))
+
+namespace sieve::kernels::simd {
+
+namespace {
+
+// Low `n` bits set, n <= 64.
+inline uint64_t LowBits(int n) { return n >= 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1; }
+
+// One bitmap word of E-byte elements: 64 / (64 / E) vectors of 64 / E lanes.
+template <int E>
+SIEVE_AVX512 inline size_t ExpandWord(const char* src, uint64_t word, char* o) {
+  constexpr int kLanes = 64 / E;
+  size_t p = 0;
+  for (int c = 0; c < 64 / kLanes; ++c) {
+    const uint64_t m = kLanes == 64 ? word : (word >> (c * kLanes)) & LowBits(kLanes);
+    const int pc = __builtin_popcountll(m);
+    const uint64_t take = LowBits(pc);
+    const char* s = src + p * E;
+    __m512i v;
+    if constexpr (E == 1) {
+      v = _mm512_maskz_expand_epi8(m, _mm512_maskz_loadu_epi8(take, s));
+    } else if constexpr (E == 2) {
+      v = _mm512_maskz_expand_epi16(static_cast<__mmask32>(m),
+                                    _mm512_maskz_loadu_epi16(static_cast<__mmask32>(take), s));
+    } else if constexpr (E == 4) {
+      v = _mm512_maskz_expand_epi32(static_cast<__mmask16>(m),
+                                    _mm512_maskz_loadu_epi32(static_cast<__mmask16>(take), s));
+    } else {
+      v = _mm512_maskz_expand_epi64(static_cast<__mmask8>(m),
+                                    _mm512_maskz_loadu_epi64(static_cast<__mmask8>(take), s));
+    }
+    _mm512_storeu_si512(o + c * 64, v);
+    p += static_cast<size_t>(pc);
+  }
+  return p;
+}
+
+template <int E>
+SIEVE_AVX512 size_t UnpackWords(const char* src, const uint64_t* bits, size_t words, char* out) {
+  const __m512i zero = _mm512_setzero_si512();
+  size_t p = 0;
+  for (size_t w = 0; w < words; ++w) {
+    const uint64_t word = bits[w];
+    char* o = out + w * 64 * E;
+    if (word == ~uint64_t{0}) {
+      for (int c = 0; c < E; ++c)
+        _mm512_storeu_si512(o + c * 64, _mm512_loadu_si512(src + p * E + c * 64));
+      p += 64;
+    } else if (word == 0) {
+      for (int c = 0; c < E; ++c) _mm512_storeu_si512(o + c * 64, zero);
+    } else {
+      p += ExpandWord<E>(src + p * E, word, o);
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
+size_t MaskedUnpackWordsAvx512(size_t elem_size, const void* packed, const uint64_t* bits,
+                               size_t words, void* out) {
+  const char* src = static_cast<const char*>(packed);
+  char* dst = static_cast<char*>(out);
+  switch (elem_size) {
+    case 1: return UnpackWords<1>(src, bits, words, dst);
+    case 2: return UnpackWords<2>(src, bits, words, dst);
+    case 4: return UnpackWords<4>(src, bits, words, dst);
+    default: return UnpackWords<8>(src, bits, words, dst);
+  }
+}
+
+}  // namespace sieve::kernels::simd
+
+#else  // not x86-64: never called (ActiveCpuIsa() is kPortable)
+
+namespace sieve::kernels::simd {
+size_t MaskedUnpackWordsAvx512(size_t, const void*, const uint64_t*, size_t, void*) { return 0; }
+}  // namespace sieve::kernels::simd
+
+#endif

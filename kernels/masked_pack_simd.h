@@ -1,0 +1,19 @@
+// Wide (AVX-512) unpack of whole bitmap words, internal to kernels/: the same
+// bytes as the portable word loop in masked_pack.cc. Callers check
+// ActiveCpuIsa() >= CpuIsa::kAvx512 first.
+#ifndef SIEVE_KERNELS_MASKED_PACK_SIMD_H_
+#define SIEVE_KERNELS_MASKED_PACK_SIMD_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace sieve::kernels::simd {
+
+// For each of `words` bitmap words, out[64w + i] = the next packed element where
+// bit i is set, else 0. Returns the packed elements consumed.
+size_t MaskedUnpackWordsAvx512(size_t elem_size, const void* packed, const uint64_t* bits,
+                               size_t words, void* out);
+
+}  // namespace sieve::kernels::simd
+
+#endif  // SIEVE_KERNELS_MASKED_PACK_SIMD_H_
