@@ -3,10 +3,12 @@
 // (word edges included).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <vector>
 
+#include "kernels/cpu_isa.h"
 #include "kernels/masked_pack.h"
 
 namespace sieve::kernels {
@@ -55,11 +57,60 @@ TEST_P(MaskedPackTest, PackGatherReduceAndUnpackMatchReference) {
     MaskedGatherReduceReference(dtype, op, in.data(), m.idx.data(), wire.data(), want.data(), nnz);
     EXPECT_EQ(0, std::memcmp(got.data(), want.data(), nnz * es)) << RedOpName(op);
   }
-  std::vector<char> out(count * es + 1, 0x77), ref(count * es + 1, 0x11);
-  MaskedUnpack(es, wire.data(), m.bits.data(), count, out.data());
+  std::vector<char> ref(count * es + 1, 0x11);
   MaskedUnpackReference(es, wire.data(), m.bits.data(), count, ref.data());
-  EXPECT_EQ(0, std::memcmp(out.data(), ref.data(), count * es));
-  EXPECT_EQ(out[count * es], 0x77) << "unpack wrote past count";
+  // Every instruction-set level this CPU has, bit for bit against the reference.
+  for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa) {
+    CpuIsaLimitForTest(static_cast<CpuIsa>(isa));
+    std::vector<char> out(count * es + 1, 0x77);
+    MaskedUnpack(es, wire.data(), m.bits.data(), count, out.data());
+    EXPECT_EQ(0, std::memcmp(out.data(), ref.data(), count * es)) << "isa " << isa;
+    EXPECT_EQ(out[count * es], 0x77) << "unpack wrote past count";
+    // Per packed range (as the last hop delivers segments), in a shuffled order.
+    std::mt19937_64 rng(count + 7 * isa);
+    std::vector<size_t> cuts = {0, nnz};
+    for (int c = 0; c < 5 && nnz > 0; ++c) cuts.push_back(rng() % (nnz + 1));
+    std::sort(cuts.begin(), cuts.end());
+    std::vector<size_t> order(cuts.size() - 1);
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), rng);
+    std::vector<char> ranged(count * es + 1, 0x55);
+    for (size_t r : order) {
+      size_t begin, end;
+      MaskedDenseRange(m.idx.data(), nnz, count, cuts[r], cuts[r + 1], &begin, &end);
+      MaskedUnpackRange(es, wire.data() + cuts[r] * es, m.bits.data(), begin, end, ranged.data());
+    }
+    if (nnz == 0) MaskedUnpackRange(es, wire.data(), m.bits.data(), 0, count, ranged.data());
+    EXPECT_EQ(0, std::memcmp(ranged.data(), ref.data(), count * es)) << "isa " << isa;
+    EXPECT_EQ(ranged[count * es], 0x55) << "range unpack wrote past count";
+  }
+  CpuIsaLimitForTest(CpuIsa::kAvx512);
+}
+
+// Unaligned sub-ranges against the range reference (heads and tails of words).
+TEST(MaskedUnpackRangeTest, UnalignedRangesMatchReference) {
+  std::mt19937_64 rng(5);
+  for (double density : {0.0, 0.001, 0.2, 0.5, 0.9, 1.0}) {
+    const size_t count = 4099;
+    Mask m = RandomMask(count, density, 17);
+    for (size_t es : {size_t{1}, size_t{2}, size_t{4}, size_t{8}}) {
+      std::vector<char> packed = RandomBytes(m.idx.size() * es + 1, 9);
+      for (int t = 0; t < 20; ++t) {
+        size_t a = rng() % (count + 1), b = rng() % (count + 1);
+        if (a > b) std::swap(a, b);
+        size_t first = std::lower_bound(m.idx.begin(), m.idx.end(), a) - m.idx.begin();
+        for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa) {
+          CpuIsaLimitForTest(static_cast<CpuIsa>(isa));
+          std::vector<char> got(count * es, 0x33), want(count * es, 0x33);
+          MaskedUnpackRange(es, packed.data() + first * es, m.bits.data(), a, b, got.data());
+          MaskedUnpackRangeReference(es, packed.data() + first * es, m.bits.data(), a, b,
+                                     want.data());
+          ASSERT_EQ(got, want) << density << " " << es << " [" << a << ", " << b << ") " << isa;
+        }
+      }
+    }
+  }
+  CpuIsaLimitForTest(CpuIsa::kAvx512);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -67,7 +118,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Range(0, kNumDTypes),
                        ::testing::Values(0.0, 0.001, 0.2, 0.5, 0.9, 1.0),
                        ::testing::Values(size_t{0}, size_t{1}, size_t{63}, size_t{64},
-                                         size_t{65}, size_t{10007})));
+                                         size_t{65}, size_t{10007}, size_t{70001})));
 
 }  // namespace
 }  // namespace sieve::kernels

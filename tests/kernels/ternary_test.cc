@@ -2,10 +2,14 @@
 // CPU kernels against their scalar references (odd sizes, unaligned offsets).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <string>
 #include <random>
 #include <vector>
 
+#include "kernels/cpu_isa.h"
 #include "kernels/philox.h"
 #include "kernels/ternary.h"
 
@@ -88,6 +92,13 @@ TEST(TernaryTest, PackUnpackMatchReferenceForEveryWidth) {
   }
 }
 
+// The dense positions owned by packed range [a, b) (as kernels::MaskedDenseRange).
+void MaskedDenseRangeForTest(const std::vector<uint32_t>& idx, size_t count, size_t a, size_t b,
+                             size_t* begin, size_t* end) {
+  *begin = a == 0 ? 0 : idx[a - 1] + 1;
+  *end = b == idx.size() ? count : idx[b - 1] + 1;
+}
+
 std::vector<uint16_t> ToHalfish(DType dtype, const std::vector<float>& f) {
   std::vector<uint16_t> out(f.size());
   for (size_t i = 0; i < f.size(); ++i)
@@ -109,6 +120,9 @@ TEST_P(TernaryQuantTest, KernelsMatchScalarReference) {
   std::vector<uint16_t> h = ToHalfish(dtype, f);
   const void* in = dtype == DType::kFloat32 ? static_cast<const void*>(f.data()) : h.data();
   PhiloxStream s{42, 3, 17};
+  for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa) {
+  CpuIsaLimitForTest(static_cast<CpuIsa>(isa));
+  SCOPED_TRACE("isa " + std::to_string(isa));
   for (size_t block : {size_t{1}, size_t{7}, size_t{2048}}) {
     std::vector<float> scales((count + block - 1) / block);
     TernaryAbsMax(dtype, in, count, block, scales.data());
@@ -128,6 +142,103 @@ TEST_P(TernaryQuantTest, KernelsMatchScalarReference) {
       TernaryQuantizeAdd(dtype, in, offset, elems, block, scales.data(), s, nullptr, 2,
                          TernaryWork::kInt8, work.data());
       for (size_t i = 0; i < elems; ++i) ASSERT_EQ(work[i], q[i]) << i;
+    }
+  }
+  }
+  CpuIsaLimitForTest(CpuIsa::kAvx512);
+}
+
+// A random mask's kept indices (increasing) and bitmap.
+void RandomMask(size_t count, double density, std::mt19937_64& rng, std::vector<uint32_t>* idx,
+                std::vector<uint64_t>* bits) {
+  std::uniform_real_distribution<double> u(0, 1);
+  idx->clear();
+  bits->assign((count + 63) / 64, 0);
+  for (size_t j = 0; j < count; ++j) {
+    if (u(rng) >= density) continue;
+    idx->push_back(static_cast<uint32_t>(j));
+    (*bits)[j / 64] |= uint64_t{1} << (j % 64);
+  }
+}
+
+// Quantization gathered through a mask (the fused masked + ternary first hop):
+// every ISA level equals the scalar reference on the gathered elements.
+TEST_P(TernaryQuantTest, GatheredQuantizationMatchesReference) {
+  DType dtype = GetParam();
+  std::mt19937_64 rng(23 + static_cast<int>(dtype));
+  std::uniform_real_distribution<float> real(-2.0f, 2.0f);
+  for (double density : {0.0, 0.001, 0.2, 0.5, 0.9, 1.0}) {
+    const size_t count = 3001 + rng() % 4000;
+    std::vector<float> f(count);
+    for (float& x : f) x = real(rng);
+    std::vector<uint16_t> h = ToHalfish(dtype, f);
+    const void* in = dtype == DType::kFloat32 ? static_cast<const void*>(f.data()) : h.data();
+    std::vector<uint32_t> idx;
+    std::vector<uint64_t> bits;
+    RandomMask(count, density, rng, &idx, &bits);
+    const size_t nnz = idx.size();
+    const size_t block = 1 + rng() % 300;
+    std::vector<float> scales((nnz + block - 1) / block), want_scales(scales.size(), 0.0f);
+    for (size_t k = 0; k < nnz; ++k) {
+      float a = std::fabs(dtype == DType::kFloat32 ? f[idx[k]]
+                          : dtype == DType::kFloat16 ? HalfToFloat(h[idx[k]])
+                                                     : Bf16ToFloat(h[idx[k]]));
+      want_scales[k / block] = std::max(want_scales[k / block], a);
+    }
+    TernaryAbsMax(dtype, in, idx.data(), nnz, block, scales.data());
+    ASSERT_EQ(scales, want_scales);
+    PhiloxStream s{rng(), static_cast<uint32_t>(rng() % 8), rng()};
+    const size_t offset = nnz == 0 ? 0 : rng() % nnz, elems = nnz - offset;
+    std::vector<int8_t> q(elems);
+    TernaryQuantizeReference(dtype, in, idx.data(), offset, elems, block, scales.data(), s,
+                             q.data());
+    std::vector<int32_t> q32(q.begin(), q.end());
+    std::vector<uint8_t> want(TernaryPackedBytes(elems, 2));
+    TernaryPackReference(q32.data(), elems, 2, want.data());
+    for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa) {
+      CpuIsaLimitForTest(static_cast<CpuIsa>(isa));
+      std::vector<uint8_t> got(want.size() + 1, 0xee);
+      TernaryQuantizePack(dtype, in, idx.data(), offset, elems, block, scales.data(), s, 2,
+                          got.data());
+      ASSERT_EQ(0, std::memcmp(got.data(), want.data(), want.size()))
+          << density << " isa " << isa;
+      ASSERT_EQ(got[want.size()], 0xee);
+      std::vector<int16_t> work(elems);
+      TernaryQuantizeAdd(dtype, in, idx.data(), offset, elems, block, scales.data(), s,
+                         got.data(), 2, TernaryWork::kInt16, work.data());
+      for (size_t i = 0; i < elems; ++i) ASSERT_EQ(work[i], 2 * q[i]) << i << " isa " << isa;
+    }
+    CpuIsaLimitForTest(CpuIsa::kAvx512);
+  }
+}
+
+// Dequantize fused with the mask's unpack, zero-fill and the average's division,
+// per dense range as the last hop delivers it.
+TEST_P(TernaryQuantTest, DequantizeScatterMatchesReference) {
+  DType dtype = GetParam();
+  std::mt19937_64 rng(31 + static_cast<int>(dtype));
+  for (double density : {0.0, 0.001, 0.2, 0.5, 0.9, 1.0}) {
+    const size_t count = 2001 + rng() % 3000;
+    std::vector<uint32_t> idx;
+    std::vector<uint64_t> bits;
+    RandomMask(count, density, rng, &idx, &bits);
+    const size_t nnz = idx.size(), block = 1 + rng() % 200;
+    std::vector<float> scales((nnz + block - 1) / block + 1);
+    for (float& x : scales) x = std::uniform_real_distribution<float>(0.0f, 3.0f)(rng);
+    std::vector<int32_t> sums32(nnz + 1);
+    std::vector<int8_t> sums8(nnz + 1);
+    for (size_t k = 0; k < nnz; ++k) sums8[k] = static_cast<int8_t>(sums32[k] = rng() % 15 - 7);
+    const size_t es = DTypeSize(dtype);
+    for (int divisor : {1, 7}) {
+      size_t a = nnz == 0 ? 0 : rng() % nnz, b = a + (nnz == a ? 0 : rng() % (nnz - a + 1));
+      size_t begin, end;
+      MaskedDenseRangeForTest(idx, count, a, b, &begin, &end);
+      std::vector<char> got(count * es, 0x5a), want(count * es, 0x5a);
+      TernaryDequantizeScatter(dtype, TernaryWork::kInt8, sums8.data() + a, a, block,
+                               scales.data(), divisor, bits.data(), begin, end, got.data());
+      TernaryDequantizeScatterReference(dtype, sums32.data() + a, a, block, scales.data(),
+                                        divisor, bits.data(), begin, end, want.data());
+      ASSERT_EQ(got, want) << density << " [" << a << ", " << b << ") divisor " << divisor;
     }
   }
 }
