@@ -34,12 +34,17 @@ void MaskedUnpack(size_t elem_size, const void* packed, const uint64_t* bits, si
 void MaskedUnpackRange(size_t elem_size, const void* packed, const uint64_t* bits, size_t begin,
                        size_t end, void* out);
 
-// Dense range of the packed range [a, b) of nnz kept elements `idx` out of
+// Dense range of the packed range [a, b) of nnz > 0 kept elements `idx` out of
 // `count`: it ends after kept element b-1 (or at count when b == nnz) and starts
-// where the previous packed range ends, so consecutive packed ranges tile
-// [0, count) and each masked-out position belongs to exactly one of them.
+// where the previous packed range ends, so non-empty packed ranges that tile
+// [0, nnz) tile [0, count) and each masked-out position belongs to exactly one
+// of them. An empty packed range (a == b) owns nothing.
 inline void MaskedDenseRange(const uint32_t* idx, size_t nnz, size_t count, size_t a, size_t b,
                              size_t* begin, size_t* end) {
+  if (a == b) {
+    *begin = *end = 0;
+    return;
+  }
   *begin = a == 0 ? 0 : static_cast<size_t>(idx[a - 1]) + 1;
   *end = b == nnz ? count : static_cast<size_t>(idx[b - 1]) + 1;
 }

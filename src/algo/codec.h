@@ -44,6 +44,15 @@ class Codec {
   virtual void* DirectTarget(size_t offset, size_t elems) = 0;
   // work = the decoded final wire image (used when DirectTarget is nullptr).
   virtual void Decode(size_t offset, size_t elems, const void* wire) = 0;
+  // Called exactly once per range of an all-reduce, as soon as work holds the
+  // range's final value on this rank (after Finalize for the ranges it
+  // finalizes, after the receive or Decode otherwise), while the range is still
+  // in cache: codecs whose output is not work write it here (the masked codec
+  // unpacks into the caller's buffer, the ternary codec dequantizes). Work
+  // keeps the range (it may still be forwarded). The input of the range has
+  // been read for the last time, so in-place output may overwrite it (codecs
+  // that send straight from the input must not: a send may be in flight).
+  virtual void Deliver(size_t offset, size_t elems) {}
 };
 
 }  // namespace sieve::algo

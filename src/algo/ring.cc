@@ -62,6 +62,7 @@ class Ring::Run {
       if (opt_.reduce_scatter) {
         codec_.LoadInput(bounds_[0], bounds_[1] - bounds_[0]);
         codec_.Finalize(bounds_[0], bounds_[1] - bounds_[0]);
+        if (opt_.all_gather) codec_.Deliver(bounds_[0], bounds_[1] - bounds_[0]);
       }
       return Status::OK();
     }
@@ -189,10 +190,14 @@ class Ring::Run {
     if (InReduceScatter(k)) {
       Range(RsRecvChunk(rank_, k, n_), seg.index, &b, &e);
       codec_.ReduceInto(b, e - b, k + 1, seg.scratch.recv.data(), /*first=*/true);
-      if (k == rs_steps_ - 1) codec_.Finalize(b, e - b);  // chunk r is complete
+      if (k == rs_steps_ - 1) {  // chunk r is complete
+        codec_.Finalize(b, e - b);
+        if (opt_.all_gather) codec_.Deliver(b, e - b);
+      }
     } else {
       Range(AgRecvChunk(rank_, k - rs_steps_, n_), seg.index, &b, &e);
       if (!seg.recv_direct) codec_.Decode(b, e - b, seg.scratch.recv.data());
+      if (rs_steps_ > 0) codec_.Deliver(b, e - b);  // the last hop of this range
     }
   }
 

@@ -19,7 +19,8 @@ struct RingOptions {
 };
 
 // Runs the ring over the chunks [bounds[c], bounds[c+1]) (n+1 entries).
-// With reduce_scatter, each chunk is Finalize()d on its owner. Without it,
+// With reduce_scatter, each chunk is Finalize()d on its owner; with both
+// phases every range is Deliver()ed once on every rank. Without it,
 // chunk r must already be complete in work on rank r.
 Status RunRing(Channel& channel, Codec& codec, const std::vector<size_t>& bounds,
                const RingOptions& options);

@@ -65,6 +65,7 @@ Status RunTree(Channel& ch, Codec& codec, size_t count, size_t segment_bytes) {
     if (parent < 0) {
       if (children.empty()) codec.LoadInput(b, e - b);
       codec.Finalize(b, e - b);
+      codec.Deliver(b, e - b);
       continue;
     }
     if (codec.EncodeUsesScratch())
@@ -92,6 +93,7 @@ Status RunTree(Channel& ch, Codec& codec, size_t count, size_t segment_bytes) {
       SIEVE_RETURN_IF_ERROR(ch.Recv(parent, target, bytes, &h));
       SIEVE_RETURN_IF_ERROR(ch.Wait(h));
       if (target == down_scratch.data()) codec.Decode(b, e - b, target);
+      codec.Deliver(b, e - b);
     }
     for (int child : children) {
       // Encode into per-segment scratch so every child's send keeps its bytes.

@@ -1,6 +1,6 @@
 // Masked all-reduce: packs by index inside the algorithm's first hop and first
 // combine, runs the same ring/tree as the dense all-reduce on nnz elements, and
-// unpacks the agreed result once (zero where the mask is clear).
+// unpacks each range of the result (zero where the mask is clear) on its last hop.
 #include "mask/masked_allreduce.h"
 
 #include "algo/ring.h"
@@ -43,9 +43,13 @@ Status AllReduceMasked(Comm& comm, const coll::CollArgs& a, MaskState& mask) {
   const size_t esize = kernels::DTypeSize(a.dtype);
   const size_t nnz = mask.idx.size();
   char* packed = mask.Work(nnz * esize);
-  MaskedCodec codec(a.send, packed, mask.idx.data(), a.dtype, a.op, comm.size());
-  if (nnz > 0 && coll::UseHier(comm, nnz)) {
-    // Packing is lossless: pack once, then the hierarchical all-reduce of the kept elements.
+  if (nnz == 0) {  // nothing travels: the result is all zeros
+    kernels::MaskedUnpack(esize, packed, mask.bits.data(), a.count, a.recv);
+    return Status::OK();
+  }
+  if (coll::UseHier(comm, nnz)) {
+    // Packing is lossless: pack once, the hierarchical all-reduce of the kept
+    // elements, then one unpack pass (the hierarchical plan has no codec hop).
     kernels::MaskedPack(esize, a.send, mask.idx.data(), nnz, packed);
     coll::CollArgs p = a;
     p.send = packed;
@@ -56,14 +60,18 @@ Status AllReduceMasked(Comm& comm, const coll::CollArgs& a, MaskState& mask) {
                  comm.hosts().Describe().c_str());
     ++comm.stats().collectives;
     SIEVE_RETURN_IF_ERROR(coll::HierDenseAllReduce(comm, p));
-  } else if (nnz > 0 && comm.size() == 1) {
+    kernels::MaskedUnpack(esize, packed, mask.bits.data(), a.count, a.recv);
+    return Status::OK();
+  }
+  MaskedCodec::View view{mask.idx.data(), mask.bits.data(), nnz, a.count};
+  MaskedCodec codec(a.send, a.recv, packed, view, a.dtype, a.op, comm.size());
+  if (comm.size() == 1) {
     codec.LoadInput(0, nnz);
     codec.Finalize(0, nnz);
-  } else if (nnz > 0) {
-    SIEVE_RETURN_IF_ERROR(Exchange(comm, seq, a, codec, nnz, nnz * esize));
+    codec.Deliver(0, nnz);
+    return Status::OK();
   }
-  kernels::MaskedUnpack(esize, packed, mask.bits.data(), a.count, a.recv);
-  return Status::OK();
+  return Exchange(comm, seq, a, codec, nnz, nnz * esize);
 }
 
 }  // namespace sieve::mask

@@ -1,5 +1,5 @@
-// MaskedCodec: packing and gathering through kernels/masked_pack.h; partial and
-// final images travel from the packed work buffer without a copy.
+// MaskedCodec: packing, gathering and unpacking through kernels/masked_pack.h;
+// partial and final images travel from the packed work buffer without a copy.
 #include "mask/masked_codec.h"
 
 #include <cstring>
@@ -9,11 +9,13 @@
 
 namespace sieve::mask {
 
-MaskedCodec::MaskedCodec(const void* input, void* packed_work, const uint32_t* idx,
+MaskedCodec::MaskedCodec(const void* input, void* output, void* packed_work, const View& mask,
                          kernels::DType dtype, kernels::RedOp op, int nranks)
     : input_(input),
+      output_(output),
       work_(static_cast<char*>(packed_work)),
-      idx_(idx),
+      mask_(mask),
+      idx_(mask.idx),
       dtype_(dtype),
       op_(op),
       nranks_(nranks),
@@ -46,6 +48,13 @@ void MaskedCodec::Finalize(size_t offset, size_t elems) {
 
 void MaskedCodec::Decode(size_t offset, size_t elems, const void* wire) {
   if (wire != Work(offset)) std::memcpy(Work(offset), wire, elems * elem_size_);
+}
+
+void MaskedCodec::Deliver(size_t offset, size_t elems) {
+  size_t begin, end;
+  kernels::MaskedDenseRange(mask_.idx, mask_.nnz, mask_.count, offset, offset + elems, &begin,
+                            &end);
+  kernels::MaskedUnpackRange(elem_size_, Work(offset), mask_.bits, begin, end, output_);
 }
 
 }  // namespace sieve::mask

@@ -1,7 +1,9 @@
 // MaskedCodec: the codec of the masked all-reduce. Work is the packed vector of
 // the nnz kept elements; offsets are packed positions. The first hop gathers
 // straight from the caller's input by index (pack fused with the send), and the
-// first combine gathers the input while adding the received image.
+// first combine gathers the input while adding the received image, and each
+// range is unpacked into the caller's buffer (zero-fill of the masked-out
+// positions it owns included) as soon as it is final, while still in cache.
 #ifndef SIEVE_MASK_MASKED_CODEC_H_
 #define SIEVE_MASK_MASKED_CODEC_H_
 
@@ -14,9 +16,16 @@ namespace sieve::mask {
 
 class MaskedCodec : public algo::Codec {
  public:
-  // input: the caller's full buffer; work: nnz packed elements; idx: kept indices.
-  MaskedCodec(const void* input, void* packed_work, const uint32_t* idx, kernels::DType dtype,
-              kernels::RedOp op, int nranks);
+  // The mask's nnz > 0 kept indices `idx` (increasing) and bitmap `bits` over `count`.
+  struct View {
+    const uint32_t* idx = nullptr;
+    const uint64_t* bits = nullptr;
+    size_t nnz = 0;
+    size_t count = 0;
+  };
+  // input, output: the caller's full buffers (may be the same); work: nnz packed elements.
+  MaskedCodec(const void* input, void* output, void* packed_work, const View& mask,
+              kernels::DType dtype, kernels::RedOp op, int nranks);
 
   size_t WireBytes(size_t elems, int contributions) const override;
   bool EncodeUsesScratch() const override { return true; }
@@ -27,12 +36,16 @@ class MaskedCodec : public algo::Codec {
   void Finalize(size_t offset, size_t elems) override;
   void* DirectTarget(size_t offset, size_t elems) override { return Work(offset); }
   void Decode(size_t offset, size_t elems, const void* wire) override;
+  // Unpacks the range into output, with zero-fill of the dense positions it owns.
+  void Deliver(size_t offset, size_t elems) override;
 
  private:
   char* Work(size_t offset) const { return work_ + offset * elem_size_; }
 
   const void* input_;
+  void* output_;
   char* work_;
+  View mask_;
   const uint32_t* idx_;
   kernels::DType dtype_;
   kernels::RedOp op_;

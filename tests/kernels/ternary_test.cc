@@ -95,6 +95,10 @@ TEST(TernaryTest, PackUnpackMatchReferenceForEveryWidth) {
 // The dense positions owned by packed range [a, b) (as kernels::MaskedDenseRange).
 void MaskedDenseRangeForTest(const std::vector<uint32_t>& idx, size_t count, size_t a, size_t b,
                              size_t* begin, size_t* end) {
+  if (a == b) {
+    *begin = *end = 0;
+    return;
+  }
   *begin = a == 0 ? 0 : idx[a - 1] + 1;
   *end = b == idx.size() ? count : idx[b - 1] + 1;
 }
