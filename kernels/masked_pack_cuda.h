@@ -20,6 +20,12 @@ int MaskedGatherReduceCuda(DType dtype, RedOp op, const void* in, const uint32_t
 // out[idx[k]] = packed[k]; out[j] = 0 where bit j of `bits` is clear, j < count.
 int MaskedUnpackCuda(size_t elem_size, const void* packed, const uint32_t* idx, size_t nnz,
                      const uint64_t* bits, size_t count, void* out, void* stream);
+// MaskedUnpackRange on the device: the `nnz` kept elements whose dense positions
+// are idx[0 .. nnz) (all inside [begin, end)) from packed; zeros elsewhere in
+// [begin, end). Only [begin, end) of out is written.
+int MaskedUnpackRangeCuda(size_t elem_size, const void* packed, const uint32_t* idx, size_t nnz,
+                          const uint64_t* bits, size_t begin, size_t end, void* out,
+                          void* stream);
 
 }  // namespace sieve::kernels
 

@@ -11,22 +11,33 @@
 namespace sieve::kernels {
 
 // Each returns a cudaError_t value (0 = success); pointers are device memory,
-// `rng` is passed by value. Semantics as the CPU function of the same name.
-int TernaryAbsMaxCuda(DType dtype, const void* in, size_t count, size_t block, float* scales,
-                      void* stream);
-int TernaryQuantizePackCuda(DType dtype, const void* in, size_t offset, size_t elems,
-                            size_t block, const float* scales, PhiloxStream rng, int w,
-                            void* wire, void* stream);
-int TernaryQuantizeAddCuda(DType dtype, const void* in, size_t offset, size_t elems,
-                           size_t block, const float* scales, PhiloxStream rng, const void* wire,
-                           int w, TernaryWork wt, void* work, void* stream);
+// `rng` is passed by value. Semantics as the CPU function of the same name
+// (idx: the gather of a mask, or null), through the same per-element inlines.
+int TernaryAbsMaxCuda(DType dtype, const void* in, const uint32_t* idx, size_t count,
+                      size_t block, float* scales, void* stream);
+int TernaryQuantizePackCuda(DType dtype, const void* in, const uint32_t* idx, size_t offset,
+                            size_t elems, size_t block, const float* scales, PhiloxStream rng,
+                            int w, void* wire, void* stream);
+int TernaryQuantizeAddCuda(DType dtype, const void* in, const uint32_t* idx, size_t offset,
+                           size_t elems, size_t block, const float* scales, PhiloxStream rng,
+                           const void* wire, int w, TernaryWork wt, void* work, void* stream);
 int TernaryPackCuda(TernaryWork wt, const void* work, size_t elems, int w, void* wire,
                     void* stream);
 int TernaryUnpackCuda(TernaryWork wt, const void* wire, size_t elems, int w, bool accumulate,
                       void* work, void* stream);
+int TernaryDequantizeRangeCuda(DType dtype, TernaryWork wt, const void* sums, size_t offset,
+                               size_t elems, size_t block, const float* scales, int divisor,
+                               void* out, void* stream);
 int TernaryDequantizeCuda(DType dtype, TernaryWork wt, const void* sums, size_t count,
                           size_t block, const float* scales, int divisor, void* out,
                           void* stream);
+// TernaryDequantizeScatter's result for the `elems` kept elements offset.. of a
+// mask: idx is the mask's whole kept-index list (kept element offset+k lies at
+// dense position idx[offset+k]), and [begin, end) the dense range they own.
+int TernaryDequantizeScatterCuda(DType dtype, TernaryWork wt, const void* sums, size_t offset,
+                                 size_t elems, size_t block, const float* scales, int divisor,
+                                 const uint32_t* idx, const uint64_t* bits, size_t begin,
+                                 size_t end, void* out, void* stream);
 
 }  // namespace sieve::kernels
 

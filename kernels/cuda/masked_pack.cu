@@ -42,9 +42,9 @@ __global__ void ScatterKernel(const T* packed, const uint32_t* idx, size_t nnz, 
 
 // Zeroes the masked-out positions only, so it never races with ScatterKernel.
 template <typename T>
-__global__ void ZeroClearedKernel(const uint64_t* bits, size_t count, T* out) {
+__global__ void ZeroClearedKernel(const uint64_t* bits, size_t begin, size_t end, T* out) {
   size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  for (size_t j = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; j < count;
+  for (size_t j = begin + blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; j < end;
        j += stride) {
     if (((bits[j / 64] >> (j % 64)) & 1u) == 0) out[j] = T{0};
   }
@@ -59,8 +59,9 @@ int Pack(const void* in, const uint32_t* idx, size_t nnz, void* out, cudaStream_
 
 template <typename T>
 int Unpack(const void* packed, const uint32_t* idx, size_t nnz, const uint64_t* bits,
-           size_t count, void* out, cudaStream_t s) {
-  ZeroClearedKernel<T><<<Blocks(count), 256, 0, s>>>(bits, count, static_cast<T*>(out));
+           size_t begin, size_t end, void* out, cudaStream_t s) {
+  ZeroClearedKernel<T><<<Blocks(end - begin), 256, 0, s>>>(bits, begin, end,
+                                                           static_cast<T*>(out));
   if (nnz > 0)
     ScatterKernel<T><<<Blocks(nnz), 256, 0, s>>>(static_cast<const T*>(packed), idx, nnz,
                                                  static_cast<T*>(out));
@@ -89,17 +90,23 @@ int MaskedGatherReduceCuda(DType dtype, RedOp op, const void* in, const uint32_t
   return ReduceCuda(dtype, op, out, wire, out, nnz, stream);
 }
 
-int MaskedUnpackCuda(size_t elem_size, const void* packed, const uint32_t* idx, size_t nnz,
-                     const uint64_t* bits, size_t count, void* out, void* stream) {
-  if (count == 0) return 0;
+int MaskedUnpackRangeCuda(size_t elem_size, const void* packed, const uint32_t* idx, size_t nnz,
+                          const uint64_t* bits, size_t begin, size_t end, void* out,
+                          void* stream) {
+  if (end <= begin) return 0;
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   switch (elem_size) {
-    case 1: return Unpack<uint8_t>(packed, idx, nnz, bits, count, out, s);
-    case 2: return Unpack<uint16_t>(packed, idx, nnz, bits, count, out, s);
-    case 4: return Unpack<uint32_t>(packed, idx, nnz, bits, count, out, s);
-    case 8: return Unpack<uint64_t>(packed, idx, nnz, bits, count, out, s);
+    case 1: return Unpack<uint8_t>(packed, idx, nnz, bits, begin, end, out, s);
+    case 2: return Unpack<uint16_t>(packed, idx, nnz, bits, begin, end, out, s);
+    case 4: return Unpack<uint32_t>(packed, idx, nnz, bits, begin, end, out, s);
+    case 8: return Unpack<uint64_t>(packed, idx, nnz, bits, begin, end, out, s);
   }
   return static_cast<int>(cudaErrorInvalidValue);
+}
+
+int MaskedUnpackCuda(size_t elem_size, const void* packed, const uint32_t* idx, size_t nnz,
+                     const uint64_t* bits, size_t count, void* out, void* stream) {
+  return MaskedUnpackRangeCuda(elem_size, packed, idx, nnz, bits, 0, count, out, stream);
 }
 
 }  // namespace sieve::kernels

@@ -29,14 +29,15 @@ __device__ int GroupCount(size_t elems, size_t g) {
 
 // One CUDA block per scale block; max is exact, so the order does not matter.
 template <typename L>
-__global__ void AbsMaxKernel(const void* in, size_t count, size_t block, float* scales) {
+__global__ void AbsMaxKernel(const void* in, const uint32_t* idx, size_t count, size_t block,
+                             float* scales) {
   __shared__ float part[kThreads];
   size_t nblocks = (count + block - 1) / block;
   for (size_t b = blockIdx.x; b < nblocks; b += gridDim.x) {
     size_t begin = b * block, end = begin + block < count ? begin + block : count;
     float m = 0.0f;
     for (size_t j = begin + threadIdx.x; j < end; j += blockDim.x) {
-      float a = fabsf(L::Load(in, j));
+      float a = fabsf(L::Load(in, idx != nullptr ? idx[j] : j));
       m = a > m ? a : m;
     }
     part[threadIdx.x] = m;
@@ -52,26 +53,27 @@ __global__ void AbsMaxKernel(const void* in, size_t count, size_t block, float* 
 }
 
 template <typename L>
-__global__ void QuantizePackKernel(const void* in, size_t offset, size_t elems, size_t block,
-                                   const float* scales, PhiloxStream rng, int w, uint8_t* wire) {
+__global__ void QuantizePackKernel(const void* in, const uint32_t* idx, size_t offset,
+                                   size_t elems, size_t block, const float* scales,
+                                   PhiloxStream rng, int w, uint8_t* wire) {
   int32_t q[kGroup];
   size_t groups = (elems + kGroup - 1) / kGroup;
   for (size_t g = GlobalThread(); g < groups; g += Stride()) {
     int cnt = GroupCount(elems, g);
-    TernaryQuantizeRun<L>(in, offset + g * kGroup, cnt, block, scales, rng, q);
+    TernaryQuantizeRun<L>(in, idx, offset + g * kGroup, cnt, block, scales, rng, q);
     TernaryPackGroup(q, cnt, w, wire + g * w);
   }
 }
 
 template <typename L, typename T>
-__global__ void QuantizeAddKernel(const void* in, size_t offset, size_t elems, size_t block,
-                                  const float* scales, PhiloxStream rng, const uint8_t* wire,
-                                  int w, T* work) {
+__global__ void QuantizeAddKernel(const void* in, const uint32_t* idx, size_t offset,
+                                  size_t elems, size_t block, const float* scales,
+                                  PhiloxStream rng, const uint8_t* wire, int w, T* work) {
   int32_t q[kGroup], v[kGroup] = {0, 0, 0, 0, 0, 0, 0, 0};
   size_t groups = (elems + kGroup - 1) / kGroup;
   for (size_t g = GlobalThread(); g < groups; g += Stride()) {
     int cnt = GroupCount(elems, g);
-    TernaryQuantizeRun<L>(in, offset + g * kGroup, cnt, block, scales, rng, q);
+    TernaryQuantizeRun<L>(in, idx, offset + g * kGroup, cnt, block, scales, rng, q);
     if (wire != nullptr) TernaryUnpackGroup(wire + g * w, cnt, w, v);
     for (int k = 0; k < cnt; ++k) work[g * kGroup + k] = static_cast<T>(q[k] + v[k]);
   }
@@ -103,10 +105,27 @@ __global__ void UnpackKernel(const uint8_t* wire, size_t elems, int w, bool accu
 }
 
 template <typename L, typename T>
-__global__ void DequantizeKernel(const T* sums, size_t count, size_t block, const float* scales,
-                                 int divisor, void* out) {
-  for (size_t j = GlobalThread(); j < count; j += Stride())
-    L::Store(out, j, TernaryDequantizeOne(sums[j], scales[j / block], divisor));
+__global__ void DequantizeKernel(const T* sums, size_t offset, size_t elems, size_t block,
+                                 const float* scales, int divisor, void* out) {
+  for (size_t i = GlobalThread(); i < elems; i += Stride())
+    L::Store(out, i, TernaryDequantizeOne(sums[i], scales[(offset + i) / block], divisor));
+}
+
+// Masked: kept element offset+k (dense position idx[offset+k]) gets its sum;
+// ZeroClearedKernel zeroes the rest of the range, so no output is written twice.
+template <typename L, typename T>
+__global__ void DequantizeScatterKernel(const T* sums, size_t offset, size_t elems, size_t block,
+                                        const float* scales, int divisor, const uint32_t* idx,
+                                        void* out) {
+  for (size_t k = GlobalThread(); k < elems; k += Stride())
+    L::Store(out, idx[offset + k],
+             TernaryDequantizeOne(sums[k], scales[(offset + k) / block], divisor));
+}
+
+template <typename L>
+__global__ void ZeroClearedKernel(const uint64_t* bits, size_t begin, size_t end, void* out) {
+  for (size_t j = begin + GlobalThread(); j < end; j += Stride())
+    if (((bits[j / 64] >> (j % 64)) & 1u) == 0) L::Store(out, j, 0.0f);
 }
 
 template <typename Fn>
@@ -128,37 +147,37 @@ cudaStream_t S(void* stream) { return static_cast<cudaStream_t>(stream); }
 
 }  // namespace
 
-int TernaryAbsMaxCuda(DType dtype, const void* in, size_t count, size_t block, float* scales,
-                      void* stream) {
+int TernaryAbsMaxCuda(DType dtype, const void* in, const uint32_t* idx, size_t count,
+                      size_t block, float* scales, void* stream) {
   if (count == 0) return 0;
   size_t nblocks = (count + block - 1) / block;
   unsigned grid = static_cast<unsigned>(nblocks < 65535 ? nblocks : 65535);
   return WithLoader(dtype, [&](auto l) {
-    AbsMaxKernel<decltype(l)><<<grid, kThreads, 0, S(stream)>>>(in, count, block, scales);
+    AbsMaxKernel<decltype(l)><<<grid, kThreads, 0, S(stream)>>>(in, idx, count, block, scales);
   });
 }
 
-int TernaryQuantizePackCuda(DType dtype, const void* in, size_t offset, size_t elems,
-                            size_t block, const float* scales, PhiloxStream rng, int w,
-                            void* wire, void* stream) {
+int TernaryQuantizePackCuda(DType dtype, const void* in, const uint32_t* idx, size_t offset,
+                            size_t elems, size_t block, const float* scales, PhiloxStream rng,
+                            int w, void* wire, void* stream) {
   if (elems == 0) return 0;
   size_t groups = (elems + kGroup - 1) / kGroup;
   return WithLoader(dtype, [&](auto l) {
     QuantizePackKernel<decltype(l)><<<Blocks(groups), kThreads, 0, S(stream)>>>(
-        in, offset, elems, block, scales, rng, w, static_cast<uint8_t*>(wire));
+        in, idx, offset, elems, block, scales, rng, w, static_cast<uint8_t*>(wire));
   });
 }
 
-int TernaryQuantizeAddCuda(DType dtype, const void* in, size_t offset, size_t elems,
-                           size_t block, const float* scales, PhiloxStream rng, const void* wire,
-                           int w, TernaryWork wt, void* work, void* stream) {
+int TernaryQuantizeAddCuda(DType dtype, const void* in, const uint32_t* idx, size_t offset,
+                           size_t elems, size_t block, const float* scales, PhiloxStream rng,
+                           const void* wire, int w, TernaryWork wt, void* work, void* stream) {
   if (elems == 0) return 0;
   size_t groups = (elems + kGroup - 1) / kGroup;
   return WithLoader(dtype, [&](auto l) {
     WithWork(wt, [&](auto t) {
       using T = decltype(t);
       QuantizeAddKernel<decltype(l), T><<<Blocks(groups), kThreads, 0, S(stream)>>>(
-          in, offset, elems, block, scales, rng, static_cast<const uint8_t*>(wire), w,
+          in, idx, offset, elems, block, scales, rng, static_cast<const uint8_t*>(wire), w,
           static_cast<T*>(work));
     });
   });
@@ -188,15 +207,39 @@ int TernaryUnpackCuda(TernaryWork wt, const void* wire, size_t elems, int w, boo
   return static_cast<int>(cudaGetLastError());
 }
 
-int TernaryDequantizeCuda(DType dtype, TernaryWork wt, const void* sums, size_t count,
-                          size_t block, const float* scales, int divisor, void* out,
-                          void* stream) {
-  if (count == 0) return 0;
+int TernaryDequantizeRangeCuda(DType dtype, TernaryWork wt, const void* sums, size_t offset,
+                               size_t elems, size_t block, const float* scales, int divisor,
+                               void* out, void* stream) {
+  if (elems == 0) return 0;
   return WithLoader(dtype, [&](auto l) {
     WithWork(wt, [&](auto t) {
       using T = decltype(t);
-      DequantizeKernel<decltype(l), T><<<Blocks(count), kThreads, 0, S(stream)>>>(
-          static_cast<const T*>(sums), count, block, scales, divisor, out);
+      DequantizeKernel<decltype(l), T><<<Blocks(elems), kThreads, 0, S(stream)>>>(
+          static_cast<const T*>(sums), offset, elems, block, scales, divisor, out);
+    });
+  });
+}
+
+int TernaryDequantizeCuda(DType dtype, TernaryWork wt, const void* sums, size_t count,
+                          size_t block, const float* scales, int divisor, void* out,
+                          void* stream) {
+  return TernaryDequantizeRangeCuda(dtype, wt, sums, 0, count, block, scales, divisor, out,
+                                    stream);
+}
+
+int TernaryDequantizeScatterCuda(DType dtype, TernaryWork wt, const void* sums, size_t offset,
+                                 size_t elems, size_t block, const float* scales, int divisor,
+                                 const uint32_t* idx, const uint64_t* bits, size_t begin,
+                                 size_t end, void* out, void* stream) {
+  if (end <= begin) return 0;
+  return WithLoader(dtype, [&](auto l) {
+    using L = decltype(l);
+    ZeroClearedKernel<L><<<Blocks(end - begin), kThreads, 0, S(stream)>>>(bits, begin, end, out);
+    if (elems == 0) return;
+    WithWork(wt, [&](auto t) {
+      using T = decltype(t);
+      DequantizeScatterKernel<L, T><<<Blocks(elems), kThreads, 0, S(stream)>>>(
+          static_cast<const T*>(sums), offset, elems, block, scales, divisor, idx, out);
     });
   });
 }

@@ -1,13 +1,18 @@
 // TernaryCodec: quantization happens where the input is first read (Encode of
-// one contribution, ReduceInto first, LoadInput); later hops only repack sums.
+// one contribution, ReduceInto first, LoadInput), gathering through the mask
+// when there is one; later hops only repack sums; the last hop dequantizes.
 #include "algo/ternary_codec.h"
+
+#include "kernels/masked_pack.h"
 
 namespace sieve::algo {
 
 using kernels::TernaryBits;
 
-TernaryCodec::TernaryCodec(const TernaryInput& input, void* work, int nranks)
+TernaryCodec::TernaryCodec(const TernaryInput& input, const TernaryOutput& output, void* work,
+                           int nranks)
     : in_(input),
+      out_(output),
       work_(static_cast<char*>(work)),
       nranks_(nranks),
       wt_(kernels::TernaryWorkFor(nranks)) {}
@@ -18,8 +23,8 @@ size_t TernaryCodec::WireBytes(size_t elems, int contributions) const {
 
 const void* TernaryCodec::Encode(size_t offset, size_t elems, int contributions, void* scratch) {
   if (contributions == 1) {
-    kernels::TernaryQuantizePack(in_.dtype, in_.data, offset, elems, in_.block, in_.scales,
-                                 in_.rng, TernaryBits(1), scratch);
+    kernels::TernaryQuantizePack(in_.dtype, in_.data, in_.idx, offset, elems, in_.block,
+                                 in_.scales, in_.rng, TernaryBits(1), scratch);
   } else {
     kernels::TernaryPack(wt_, Work(offset), elems, TernaryBits(contributions), scratch);
   }
@@ -29,8 +34,9 @@ const void* TernaryCodec::Encode(size_t offset, size_t elems, int contributions,
 void TernaryCodec::ReduceInto(size_t offset, size_t elems, int contributions, const void* wire,
                               bool first) {
   if (first) {
-    kernels::TernaryQuantizeAdd(in_.dtype, in_.data, offset, elems, in_.block, in_.scales,
-                                in_.rng, wire, TernaryBits(contributions), wt_, Work(offset));
+    kernels::TernaryQuantizeAdd(in_.dtype, in_.data, in_.idx, offset, elems, in_.block,
+                                in_.scales, in_.rng, wire, TernaryBits(contributions), wt_,
+                                Work(offset));
   } else {
     kernels::TernaryUnpack(wt_, wire, elems, TernaryBits(contributions), /*accumulate=*/true,
                            Work(offset));
@@ -38,13 +44,26 @@ void TernaryCodec::ReduceInto(size_t offset, size_t elems, int contributions, co
 }
 
 void TernaryCodec::LoadInput(size_t offset, size_t elems) {
-  kernels::TernaryQuantizeAdd(in_.dtype, in_.data, offset, elems, in_.block, in_.scales, in_.rng,
-                              nullptr, TernaryBits(1), wt_, Work(offset));
+  kernels::TernaryQuantizeAdd(in_.dtype, in_.data, in_.idx, offset, elems, in_.block,
+                              in_.scales, in_.rng, nullptr, TernaryBits(1), wt_, Work(offset));
 }
 
 void TernaryCodec::Decode(size_t offset, size_t elems, const void* wire) {
   kernels::TernaryUnpack(wt_, wire, elems, TernaryBits(nranks_), /*accumulate=*/false,
                          Work(offset));
+}
+
+void TernaryCodec::Deliver(size_t offset, size_t elems) {
+  if (out_.bits == nullptr) {
+    char* out = static_cast<char*>(out_.data) + offset * kernels::DTypeSize(in_.dtype);
+    kernels::TernaryDequantizeRange(in_.dtype, wt_, Work(offset), offset, elems, in_.block,
+                                    in_.scales, out_.divisor, out);
+    return;
+  }
+  size_t begin, end;
+  kernels::MaskedDenseRange(out_.idx, out_.nnz, out_.count, offset, offset + elems, &begin, &end);
+  kernels::TernaryDequantizeScatter(in_.dtype, wt_, Work(offset), offset, in_.block, in_.scales,
+                                    out_.divisor, out_.bits, begin, end, out_.data);
 }
 
 }  // namespace sieve::algo

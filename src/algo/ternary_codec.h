@@ -4,23 +4,39 @@
 #ifndef SIEVE_ALGO_TERNARY_CODEC_H_
 #define SIEVE_ALGO_TERNARY_CODEC_H_
 
+#include <cstdint>
+
 #include "algo/codec.h"
 #include "kernels/ternary.h"
 
 namespace sieve::algo {
 
 struct TernaryInput {
-  const void* data = nullptr;  // this rank's gradient, `count` elements
+  const void* data = nullptr;  // this rank's gradient
+  const uint32_t* idx = nullptr;   // when set, element j is data[idx[j]] (gathered by a mask)
   kernels::DType dtype = kernels::DType::kFloat32;
   size_t block = 2048;             // elements per scale block
   const float* scales = nullptr;   // agreed s_b, one per block
   kernels::PhiloxStream rng;       // (seed, rank, step) of this rank
 };
 
+// Where Deliver writes the dequantized result s_b * Q / divisor.
+struct TernaryOutput {
+  void* data = nullptr;  // the caller's buffer (dtype of the input)
+  int divisor = 1;       // n for an average
+  // Under a mask: the result is scattered to the kept positions of a buffer of
+  // `count` elements and every masked-out position is zeroed (bits, idx: the
+  // mask, nnz > 0 kept elements). Dense when bits is null.
+  const uint64_t* bits = nullptr;
+  const uint32_t* idx = nullptr;
+  size_t nnz = 0;
+  size_t count = 0;
+};
+
 class TernaryCodec : public Codec {
  public:
-  // work: count elements of kernels::TernaryWorkFor(nranks), built in place.
-  TernaryCodec(const TernaryInput& input, void* work, int nranks);
+  // work: one element of kernels::TernaryWorkFor(nranks) per quantized element.
+  TernaryCodec(const TernaryInput& input, const TernaryOutput& output, void* work, int nranks);
 
   size_t WireBytes(size_t elems, int contributions) const override;
   bool EncodeUsesScratch() const override { return true; }
@@ -33,6 +49,9 @@ class TernaryCodec : public Codec {
   void Finalize(size_t, size_t) override {}
   void* DirectTarget(size_t, size_t) override { return nullptr; }
   void Decode(size_t offset, size_t elems, const void* wire) override;
+  // Dequantize (fused with the mask's unpack and zero-fill, and the average's
+  // division) of the final sums of the range into the output.
+  void Deliver(size_t offset, size_t elems) override;
 
   kernels::TernaryWork work_type() const { return wt_; }
 
@@ -40,6 +59,7 @@ class TernaryCodec : public Codec {
   char* Work(size_t offset) const { return work_ + offset * static_cast<size_t>(wt_); }
 
   TernaryInput in_;
+  TernaryOutput out_;
   char* work_;
   int nranks_;
   kernels::TernaryWork wt_;

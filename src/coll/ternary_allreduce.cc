@@ -1,6 +1,7 @@
 // Ternary all-reduce: scales first (counted traffic, like any collective),
 // then the same RunRing/RunTree as the dense all-reduce over integer partial
-// sums, then s_b * Q (or s_b * Q / n) rounded once to the output type.
+// sums, each range delivered as s_b * Q (or s_b * Q / n) rounded once to the
+// output type on its last hop.
 #include "coll/ternary_allreduce.h"
 
 #include <vector>
@@ -11,18 +12,18 @@
 #include "algo/tree.h"
 #include "coll/hier.h"
 #include "core/log.h"
+#include "kernels/masked_pack.h"
 #include "kernels/ternary_feedback.h"
 
 namespace sieve::coll {
 
 namespace {
 
-// s_b = max over ranks of max |g| in block b.
-Status AgreeOnScales(Comm& comm, const TernaryArgs& a, const void* in,
-                     std::vector<float>* scales) {
-  const CollArgs& b = a.base;
-  scales->assign((b.count + a.block - 1) / a.block, 0.0f);
-  kernels::TernaryAbsMax(b.dtype, in, b.count, a.block, scales->data());
+// s_b = max over ranks of max |g| in block b of the `elems` quantized elements.
+Status AgreeOnScales(Comm& comm, const TernaryArgs& a, const void* in, const uint32_t* idx,
+                     size_t elems, std::vector<float>* scales) {
+  scales->assign((elems + a.block - 1) / a.block, 0.0f);
+  kernels::TernaryAbsMax(a.base.dtype, in, idx, elems, a.block, scales->data());
   if (comm.size() == 1) return Status::OK();
   CollArgs max;
   max.send = scales->data();
@@ -31,6 +32,29 @@ Status AgreeOnScales(Comm& comm, const TernaryArgs& a, const void* in,
   max.dtype = kernels::DType::kFloat32;
   max.op = kernels::RedOp::kMax;
   return AllReduce(comm, max);
+}
+
+Status Exchange(Comm& comm, const TernaryArgs& a, algo::TernaryCodec& codec, size_t elems) {
+  const int n = comm.size();
+  uint32_t seq = comm.NextSeq();
+  size_t wire = codec.WireBytes(elems, n);
+  bool tree = UseTree(comm, wire);
+  algo::OpFingerprint fp;
+  fp.kind = algo::OpKind::kTernaryAllReduce;
+  fp.count = elems;
+  fp.dtype = static_cast<uint8_t>(a.base.dtype);
+  fp.op = static_cast<uint8_t>(a.base.op);
+  fp.algo = tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing;
+  // Seed, step and block must agree, or the ranks' codes do not add up.
+  fp.mode = a.seed * 0x9e3779b97f4a7c15ull ^ (a.step << 20) ^ a.block;
+  algo::Channel ch = comm.MakeChannel(fp, seq);
+  if (comm.FirstUse("allreduce-ternary", wire))
+    SIEVE_INFO(kLogColl, "ternary allreduce of %zu elements (%s, block %zu) on %d ranks: %s",
+               elems, kernels::DTypeName(a.base.dtype), a.block, n, tree ? "tree" : "ring");
+  if (tree) return ch.Conclude(algo::RunTree(ch, codec, elems, comm.config().segment_bytes));
+  algo::RingOptions options;
+  options.segment_bytes = comm.config().segment_bytes;
+  return ch.Conclude(algo::RunRing(ch, codec, algo::BalancedSplit(elems, n), options));
 }
 
 // Slices cut at block boundaries so every block has one scale, as on a flat run.
@@ -56,63 +80,61 @@ Status HierTernary(Comm& comm, const TernaryArgs& a) {
 }  // namespace
 
 Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
-  if (a.residual == nullptr && UseHier(comm, a.base.count)) return HierTernary(comm, a);
+  if (a.residual == nullptr && a.mask_idx == nullptr && UseHier(comm, a.base.count))
+    return HierTernary(comm, a);
   const CollArgs& b = a.base;
-  // With error feedback the rank quantizes g + e_prev (rounded to the datatype).
-  std::vector<char> fed;
+  const size_t es = kernels::DTypeSize(b.dtype);
+  const bool masked = a.mask_idx != nullptr;
+  const size_t elems = masked ? a.mask_nnz : b.count;  // elements quantized
+  // Read straight from sendbuff (gathered through the mask), except with error
+  // feedback: then the rank quantizes g + e_prev, rounded to the datatype, built
+  // here in one buffer (gathered first under a mask).
   const void* in = b.send;
+  const uint32_t* gather = a.mask_idx;
+  std::vector<char> fed;
   if (a.residual != nullptr) {
-    fed.resize(b.count * kernels::DTypeSize(b.dtype));
-    kernels::TernaryFeedbackApply(b.dtype, b.send, a.residual, fed.data(), b.count);
+    fed.resize(elems * es);
+    const void* g = b.send;
+    if (masked) {
+      kernels::MaskedPack(es, b.send, a.mask_idx, elems, fed.data());
+      g = fed.data();
+    }
+    kernels::TernaryFeedbackApply(b.dtype, g, a.residual, fed.data(), elems);
     in = fed.data();
+    gather = nullptr;
   }
   std::vector<float> scales;
-  SIEVE_RETURN_IF_ERROR(AgreeOnScales(comm, a, in, &scales));
+  SIEVE_RETURN_IF_ERROR(AgreeOnScales(comm, a, in, gather, elems, &scales));
   const int n = comm.size();
   algo::TernaryInput input;
   input.data = in;
+  input.idx = gather;
   input.dtype = b.dtype;
   input.block = a.block;
   input.scales = scales.data();
   input.rng = kernels::PhiloxStream{
       a.seed, static_cast<uint32_t>(a.rng_rank >= 0 ? a.rng_rank : comm.rank()), a.step};
+  algo::TernaryOutput output;
+  output.data = b.recv;
+  output.divisor = b.op == kernels::RedOp::kAvg ? (a.divisor > 0 ? a.divisor : n) : 1;
+  if (masked) {
+    output.bits = a.mask_bits;
+    output.idx = a.mask_idx;
+    output.nnz = a.mask_nnz;
+    output.count = b.count;
+  }
   const kernels::TernaryWork wt = kernels::TernaryWorkFor(n);
-  std::vector<char> work(b.count * static_cast<size_t>(wt));
-  algo::TernaryCodec codec(input, work.data(), n);
+  std::vector<char> work(elems * static_cast<size_t>(wt));
+  algo::TernaryCodec codec(input, output, work.data(), n);
   if (n == 1) {
-    codec.LoadInput(0, b.count);
+    codec.LoadInput(0, elems);
+    codec.Deliver(0, elems);
   } else {
-    uint32_t seq = comm.NextSeq();
-    size_t wire = codec.WireBytes(b.count, n);
-    bool tree = UseTree(comm, wire);
-    algo::OpFingerprint fp;
-    fp.kind = algo::OpKind::kTernaryAllReduce;
-    fp.count = b.count;
-    fp.dtype = static_cast<uint8_t>(b.dtype);
-    fp.op = static_cast<uint8_t>(b.op);
-    fp.algo = tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing;
-    // Seed, step and block must agree, or the ranks' codes do not add up.
-    fp.mode = a.seed * 0x9e3779b97f4a7c15ull ^ (a.step << 20) ^ a.block;
-    algo::Channel ch = comm.MakeChannel(fp, seq);
-    if (comm.FirstUse("allreduce-ternary", wire))
-      SIEVE_INFO(kLogColl, "ternary allreduce of %zu elements (%s, block %zu) on %d ranks: %s",
-                 b.count, kernels::DTypeName(b.dtype), a.block, n, tree ? "tree" : "ring");
-    if (tree) {
-      SIEVE_RETURN_IF_ERROR(
-          ch.Conclude(algo::RunTree(ch, codec, b.count, comm.config().segment_bytes)));
-    } else {
-      algo::RingOptions options;
-      options.segment_bytes = comm.config().segment_bytes;
-      SIEVE_RETURN_IF_ERROR(
-          ch.Conclude(algo::RunRing(ch, codec, algo::BalancedSplit(b.count, n), options)));
-    }
+    SIEVE_RETURN_IF_ERROR(Exchange(comm, a, codec, elems));
   }
   if (a.residual != nullptr)
-    kernels::TernaryFeedbackUpdate(b.dtype, in, b.count, a.block, scales.data(), input.rng,
+    kernels::TernaryFeedbackUpdate(b.dtype, in, elems, a.block, scales.data(), input.rng,
                                    a.residual);
-  int divisor = b.op == kernels::RedOp::kAvg ? (a.divisor > 0 ? a.divisor : n) : 1;
-  kernels::TernaryDequantize(b.dtype, wt, work.data(), b.count, a.block, scales.data(), divisor,
-                             b.recv);
   return Status::OK();
 }
 

@@ -1,6 +1,8 @@
 // The ternary all-reduce as a plan (DESIGN.md 1.3): agree on block scales with
-// a dense all-reduce-max, run the ring or tree with the TernaryCodec, then one
-// dequantize pass into recvbuff. Arguments are already checked by api/.
+// a dense all-reduce-max, run the ring or tree with the TernaryCodec, which
+// dequantizes each range into recvbuff on its last hop. Under a mask the same
+// runs over the kept elements only, gathered and scattered by the kernels.
+// Arguments are already checked by api/.
 #ifndef SIEVE_COLL_TERNARY_ALLREDUCE_H_
 #define SIEVE_COLL_TERNARY_ALLREDUCE_H_
 
@@ -23,9 +25,16 @@ struct TernaryArgs {
   // and averages over every rank, not over the hosts.
   int rng_rank = -1;
   int divisor = 0;
+  // A mask (nnz > 0 kept indices of base.count, and its bitmap): quantize only
+  // the kept elements (Philox index and scale block = position among them),
+  // write zeros elsewhere. Residuals are then per kept element. Null: dense.
+  const uint32_t* mask_idx = nullptr;
+  const uint64_t* mask_bits = nullptr;
+  size_t mask_nnz = 0;
 };
 
-// Hierarchical when coll::UseHier says so and error feedback is off: the host
+// Hierarchical when coll::UseHier says so, error feedback is off and there is
+// no mask (masked + ternary packs first for that path): the host
 // sums (exact up to the datatype's rounding) are quantized, once, for the
 // inter-host step only.
 Status TernaryAllReduce(Comm& comm, const TernaryArgs& args);

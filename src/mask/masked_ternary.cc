@@ -1,7 +1,10 @@
-// Masked + ternary: one pack pass into the mask's work buffer, the ternary
-// all-reduce in place there, one unpack pass into recvbuff.
+// Masked + ternary: the ternary all-reduce over the mask's kept elements, with
+// the gather fused into quantization and the unpack (zero-fill included) into
+// the dequantization of the last hop; no separate pack or unpack pass. The
+// hierarchical plan (no codec hops) packs, runs on the packed vector, unpacks.
 #include "mask/masked_ternary.h"
 
+#include "coll/hier.h"
 #include "kernels/masked_pack.h"
 
 namespace sieve::mask {
@@ -12,7 +15,7 @@ Status TernaryAllReduceMasked(Comm& comm, const coll::TernaryArgs& args, MaskSta
   const size_t nnz = mask.idx.size();
   char* packed = mask.Work(nnz * esize);
   ++comm.stats().masked_collectives;
-  if (nnz > 0) {
+  if (nnz > 0 && args.residual == nullptr && coll::UseHier(comm, nnz)) {
     kernels::MaskedPack(esize, a.send, mask.idx.data(), nnz, packed);
     coll::TernaryArgs packed_args = args;
     packed_args.base.send = packed;
@@ -20,8 +23,15 @@ Status TernaryAllReduceMasked(Comm& comm, const coll::TernaryArgs& args, MaskSta
     packed_args.base.count = nnz;
     SIEVE_RETURN_IF_ERROR(coll::TernaryAllReduce(comm, packed_args));
   }
-  kernels::MaskedUnpack(esize, packed, mask.bits.data(), a.count, a.recv);
-  return Status::OK();
+  if (nnz == 0 || (args.residual == nullptr && coll::UseHier(comm, nnz))) {
+    kernels::MaskedUnpack(esize, packed, mask.bits.data(), a.count, a.recv);  // zeros if nnz 0
+    return Status::OK();
+  }
+  coll::TernaryArgs masked = args;
+  masked.mask_idx = mask.idx.data();
+  masked.mask_bits = mask.bits.data();
+  masked.mask_nnz = nnz;
+  return coll::TernaryAllReduce(comm, masked);
 }
 
 }  // namespace sieve::mask

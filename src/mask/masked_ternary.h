@@ -1,6 +1,6 @@
-// Masked + ternary (DESIGN 1.3): pack the kept elements, run the ternary
-// all-reduce on the packed vector (scales, Philox indices and bit widths all
-// over packed elements), unpack with zero-fill of the masked-out positions.
+// Masked + ternary (DESIGN 1.3): the ternary all-reduce over the kept elements
+// only (scales, Philox indices and bit widths all over packed positions), with
+// zeros at the masked-out positions.
 #ifndef SIEVE_MASK_MASKED_TERNARY_H_
 #define SIEVE_MASK_MASKED_TERNARY_H_
 

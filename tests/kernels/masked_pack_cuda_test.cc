@@ -71,6 +71,13 @@ TEST_P(MaskedPackCudaTest, MatchesCpuKernelsBitForBit) {
   MaskedUnpack(es, wire.data(), bits.data(), count, unpacked.data());
   got = FromDevice(d_out, count * es);
   EXPECT_EQ(0, std::memcmp(got.data(), unpacked.data(), count * es));
+  // The same by two packed ranges (as the last hop delivers segments), cut mid-word.
+  const size_t cut = nnz / 2, mid = idx[cut - 1] + 1;
+  ASSERT_EQ(0, MaskedUnpackRangeCuda(es, d_wire + cut * es, d_idx + cut, nnz - cut, d_bits, mid,
+                                     count, d_in, nullptr));
+  ASSERT_EQ(0, MaskedUnpackRangeCuda(es, d_wire, d_idx, cut, d_bits, 0, mid, d_in, nullptr));
+  got = FromDevice(d_in, count * es);
+  EXPECT_EQ(0, std::memcmp(got.data(), unpacked.data(), count * es));
   for (void* p : {static_cast<void*>(d_in), static_cast<void*>(d_wire), static_cast<void*>(d_out),
                   static_cast<void*>(d_idx), static_cast<void*>(d_bits)})
     cudaFree(p);

@@ -64,7 +64,7 @@ TEST_P(TernaryCudaTest, MatchesCpuBitForBit) {
     std::vector<float> scales(nb);
     TernaryAbsMax(dtype, in.data(), count, block, scales.data());
     DeviceBuf dscales(nullptr, nb * sizeof(float));
-    ASSERT_EQ(TernaryAbsMaxCuda(dtype, din.p, count, block, static_cast<float*>(dscales.p),
+    ASSERT_EQ(TernaryAbsMaxCuda(dtype, din.p, nullptr, count, block, static_cast<float*>(dscales.p),
                                 nullptr), 0);
     ASSERT_EQ(dscales.Get(), std::vector<char>(reinterpret_cast<char*>(scales.data()),
                                                reinterpret_cast<char*>(scales.data() + nb)));
@@ -72,7 +72,7 @@ TEST_P(TernaryCudaTest, MatchesCpuBitForBit) {
     std::vector<char> wire(TernaryPackedBytes(elems, 2));
     TernaryQuantizePack(dtype, in.data(), offset, elems, block, scales.data(), rng, 2, wire.data());
     DeviceBuf dwire(nullptr, wire.size());
-    ASSERT_EQ(TernaryQuantizePackCuda(dtype, din.p, offset, elems, block,
+    ASSERT_EQ(TernaryQuantizePackCuda(dtype, din.p, nullptr, offset, elems, block,
                                       static_cast<const float*>(dscales.p), rng, 2, dwire.p,
                                       nullptr), 0);
     ASSERT_EQ(dwire.Get(), wire) << "block " << block;
@@ -81,7 +81,7 @@ TEST_P(TernaryCudaTest, MatchesCpuBitForBit) {
     TernaryQuantizeAdd(dtype, in.data(), offset, elems, block, scales.data(), rng, wire.data(), 2,
                        TernaryWork::kInt8, work.data());
     DeviceBuf dwork(nullptr, elems);
-    ASSERT_EQ(TernaryQuantizeAddCuda(dtype, din.p, offset, elems, block,
+    ASSERT_EQ(TernaryQuantizeAddCuda(dtype, din.p, nullptr, offset, elems, block,
                                      static_cast<const float*>(dscales.p), rng, dwire.p, 2,
                                      TernaryWork::kInt8, dwork.p, nullptr), 0);
     std::vector<char> w8 = dwork.Get();
@@ -102,6 +102,72 @@ TEST_P(TernaryCudaTest, MatchesCpuBitForBit) {
     ASSERT_EQ(TernaryDequantizeCuda(dtype, TernaryWork::kInt8, dwork.p, elems, block,
                                     static_cast<const float*>(dscales.p), 3, dout.p, nullptr), 0);
     ASSERT_EQ(dout.Get(), out);
+  }
+}
+
+// The masked + ternary kernels: quantization gathered through a mask and the
+// last hop's dequantize scattered with zero-fill, per packed range.
+TEST_P(TernaryCudaTest, GatheredAndScatteredMatchCpuBitForBit) {
+  std::string why;
+  if (!HaveGpu(&why)) GTEST_SKIP() << "needs a GPU: " << why;
+  DType dtype = GetParam();
+  const size_t count = (1 << 17) + 5, es = DTypeSize(dtype);
+  std::vector<char> in = Input(dtype, count);
+  DeviceBuf din(in.data(), in.size());
+  std::mt19937_64 rng(9);
+  for (double density : {0.001, 0.5, 1.0}) {
+    std::vector<uint32_t> idx;
+    std::vector<uint64_t> bits((count + 63) / 64, 0);
+    for (size_t j = 0; j < count; ++j) {
+      if (std::uniform_real_distribution<double>(0, 1)(rng) >= density) continue;
+      idx.push_back(static_cast<uint32_t>(j));
+      bits[j / 64] |= uint64_t{1} << (j % 64);
+    }
+    const size_t nnz = idx.size(), block = 333;
+    ASSERT_GT(nnz, 2u);
+    DeviceBuf didx(idx.data(), nnz * sizeof(uint32_t)), dbits(bits.data(), bits.size() * 8);
+    const uint32_t* di = static_cast<const uint32_t*>(didx.p);
+    size_t nb = (nnz + block - 1) / block;
+    std::vector<float> scales(nb);
+    TernaryAbsMax(dtype, in.data(), idx.data(), nnz, block, scales.data());
+    DeviceBuf dscales(nullptr, nb * sizeof(float));
+    ASSERT_EQ(TernaryAbsMaxCuda(dtype, din.p, di, nnz, block, static_cast<float*>(dscales.p),
+                                nullptr), 0);
+    ASSERT_EQ(dscales.Get(), std::vector<char>(reinterpret_cast<char*>(scales.data()),
+                                               reinterpret_cast<char*>(scales.data() + nb)));
+    PhiloxStream ps{5, 1, 99};
+    const size_t offset = nnz / 3, elems = nnz - offset;
+    std::vector<char> wire(TernaryPackedBytes(elems, 2));
+    TernaryQuantizePack(dtype, in.data(), idx.data(), offset, elems, block, scales.data(), ps, 2,
+                        wire.data());
+    DeviceBuf dwire(nullptr, wire.size());
+    const float* dsc = static_cast<const float*>(dscales.p);
+    ASSERT_EQ(TernaryQuantizePackCuda(dtype, din.p, di, offset, elems, block, dsc, ps, 2,
+                                      dwire.p, nullptr), 0);
+    ASSERT_EQ(dwire.Get(), wire) << density;
+    std::vector<int8_t> work(nnz);
+    TernaryQuantizeAdd(dtype, in.data(), idx.data(), 0, nnz, block, scales.data(), ps, nullptr,
+                       2, TernaryWork::kInt8, work.data());
+    DeviceBuf dwork(nullptr, nnz);
+    ASSERT_EQ(TernaryQuantizeAddCuda(dtype, din.p, di, 0, nnz, block, dsc, ps, nullptr, 2,
+                                     TernaryWork::kInt8, dwork.p, nullptr), 0);
+    std::vector<char> w8 = dwork.Get();
+    ASSERT_EQ(std::vector<int8_t>(w8.begin(), w8.end()), work);
+    // Two packed ranges, as two segments of the last hop deliver them.
+    std::vector<char> out(count * es, 0x11);
+    DeviceBuf dout(out.data(), out.size());
+    for (size_t r = 0; r < 2; ++r) {
+      size_t a = r == 0 ? 0 : offset, b = r == 0 ? offset : nnz, begin, end;
+      begin = a == 0 ? 0 : idx[a - 1] + 1;
+      end = b == nnz ? count : idx[b - 1] + 1;
+      TernaryDequantizeScatter(dtype, TernaryWork::kInt8, work.data() + a, a, block,
+                               scales.data(), 4, bits.data(), begin, end, out.data());
+      ASSERT_EQ(TernaryDequantizeScatterCuda(dtype, TernaryWork::kInt8,
+                                             static_cast<char*>(dwork.p) + a, a, b - a, block,
+                                             dsc, 4, di, static_cast<const uint64_t*>(dbits.p),
+                                             begin, end, dout.p, nullptr), 0);
+    }
+    ASSERT_EQ(dout.Get(), out) << density;
   }
 }
 
