@@ -308,6 +308,80 @@ TEST_P(MaskedTernaryTest, EqualsTheReferenceOnKeptElementsAndZeroElsewhere) {
 
 INSTANTIATE_TEST_SUITE_P(Ranks, MaskedTernaryTest, ::testing::Values(2, 3, 4));
 
+// The fused masked + ternary path (gather inside quantization, dequantize with
+// unpack and zero-fill per range on the last hop) over random masks of every
+// density, every floating type, sum/avg, in and out of place, with segments
+// small enough that many ranges are delivered one by one.
+int RunMaskedTernarySweep(int rank, int n, const sieveUniqueId& id) {
+  sieveComm_t comm = nullptr;
+  RANK_CHECK(sieveCommInitRank(&comm, n, id, rank) == sieveSuccess, "%s",
+             sieveGetLastError(nullptr));
+  long bad = 0;
+  uint64_t seed = 500;
+  for (double density : {0.0, 0.001, 0.2, 0.5, 0.9, 1.0}) {
+    const size_t count = density < 0.01 ? 40009 : 20011;  // odd; 0.001 keeps a few
+    std::vector<uint8_t> keep_bytes(count);
+    std::vector<bool> kept(count);
+    uint64_t x = ++seed * 0x9E3779B97F4A7C15ull;  // the same mask on every rank
+    for (size_t j = 0; j < count; ++j) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      kept[j] = static_cast<double>(x % 1000000) < density * 1e6;
+      keep_bytes[j] = kept[j] ? 1 : 0;
+    }
+    sieveMask_t mask = nullptr;
+    RANK_CHECK(sieveMaskRegister(comm, keep_bytes.data(), sieveMaskBytes, count, sieveMaskStrict,
+                                 &mask) == sieveSuccess, "%s", sieveGetLastError(comm));
+    int k = 0;
+    for (sieveDataType_t dtype : {sieveFloat32, sieveFloat16, sieveBfloat16}) {
+      for (sieveRedOp_t op : {sieveSum, sieveAvg}) {
+        TernaryCase c;
+        c.input_seed = ++seed;
+        c.nranks = n;
+        c.dtype = dtype;
+        c.op = op;
+        c.count = count;
+        c.block = k % 2 == 0 ? 2048 : 61;
+        c.seed = seed * 3;
+        c.step = seed;
+        c.kept = &kept;
+        const bool in_place = ++k % 2 == 0;
+        size_t esize = dtype == sieveFloat32 ? 4 : 2;
+        std::vector<char> buf(count * esize), out(count * esize, 0x5a);
+        FillTernaryInput(c.input_seed, rank, dtype, count, buf.data());
+        void* send = buf.data();
+        void* recv = in_place ? buf.data() : out.data();
+        sieveTernaryParams_t params{c.seed, c.step, c.block, mask, 0};
+        RANK_CHECK(sieveAllReduceTernary(send, recv, count, dtype, op, &params, comm, nullptr) ==
+                   sieveSuccess, "%s", sieveGetLastError(comm));
+        std::vector<char> expected = ExpectedTernary(c);
+        if (std::memcmp(recv, expected.data(), expected.size()) != 0) {
+          std::fprintf(stderr, "rank %d: density %g dtype %d op %d %s differs\n", rank, density,
+                       int(dtype), int(op), in_place ? "in place" : "out of place");
+          ++bad;
+        }
+      }
+    }
+    RANK_CHECK(sieveMaskDeregister(mask) == sieveSuccess, "deregister");
+  }
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  RANK_CHECK(bad == 0, "%ld masked ternary cases wrong", bad);
+  return 0;
+}
+
+class MaskedTernarySweepTest
+    : public ::testing::TestWithParam<std::tuple<const char*, int>> {};
+
+TEST_P(MaskedTernarySweepTest, EveryDensityTypeOpAndPlacementMatchesReference) {
+  RankSpec spec;
+  spec.nranks = std::get<1>(GetParam());
+  spec.env = {{"SIEVE_ALGO", std::get<0>(GetParam())}, {"SIEVE_SEGMENT_BYTES", "1k"}};
+  EXPECT_EQ(RunRanks(spec, RunMaskedTernarySweep), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Algos, MaskedTernarySweepTest,
+                         ::testing::Combine(::testing::Values("ring", "tree"),
+                                            ::testing::Values(2, 3, 4)));
+
 }  // namespace
 }  // namespace sieve_test
 
