@@ -312,10 +312,41 @@ void BM_TernaryFeedbackUpdate(benchmark::State& state) {
   });
 }
 
+// Masked + ternary, fused: the first hop gathers the kept elements (density 50%)
+// inside quantize + pack, the last hop dequantizes into the dense output with
+// unpack and zero-fill; `bytes` = the dense float32 buffer.
+void BM_TernaryQuantizePackMasked64M(benchmark::State& state) {
+  MaskedBuffers buf(static_cast<int>(state.range(0)));
+  const size_t nnz = buf.idx.size();
+  std::vector<float> scales((nnz + kBlock - 1) / kBlock + 1);
+  TernaryAbsMax(DType::kFloat32, buf.dense.data(), buf.idx.data(), nnz, kBlock, scales.data());
+  std::vector<uint8_t> wire(TernaryPackedBytes(nnz, 2) + 1);
+  PhiloxStream rng{1, 0, 0};
+  RunVsMemcpy(state, kDenseBytes, [&] {
+    TernaryQuantizePack(DType::kFloat32, buf.dense.data(), buf.idx.data(), 0, nnz, kBlock,
+                        scales.data(), rng, 2, wire.data());
+  });
+}
+
+void BM_TernaryDequantizeScatter64M(benchmark::State& state) {
+  MaskedBuffers buf(static_cast<int>(state.range(0)));
+  const size_t nnz = buf.idx.size();
+  std::vector<float> scales((nnz + kBlock - 1) / kBlock + 1, 0.5f);
+  std::vector<int8_t> sums(nnz + 1);
+  for (size_t k = 0; k < nnz; ++k) sums[k] = static_cast<int8_t>(k % 9) - 4;
+  RunVsMemcpy(state, kDenseBytes, [&] {
+    TernaryDequantizeScatter(DType::kFloat32, TernaryWork::kInt8, sums.data(), 0, kBlock,
+                             scales.data(), 4, buf.bits.data(), 0, buf.dense.size(),
+                             buf.out.data());
+  });
+}
+
 void TernarySizes(benchmark::internal::Benchmark* b) { b->Arg(1 << 20)->Arg(kDenseBytes); }
 
 BENCHMARK(BM_TernaryAbsMax)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryQuantizePack)->Apply(TernarySizes);
+BENCHMARK(BM_TernaryQuantizePackMasked64M)->Arg(50);
+BENCHMARK(BM_TernaryDequantizeScatter64M)->Arg(50);
 BENCHMARK(BM_TernaryQuantizeAdd)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryPack)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryUnpackAccumulate)->Apply(TernarySizes);
