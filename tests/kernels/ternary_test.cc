@@ -204,7 +204,7 @@ TEST_P(TernaryQuantTest, GatheredQuantizationMatchesReference) {
       std::vector<uint8_t> got(want.size() + 1, 0xee);
       TernaryQuantizePack(dtype, in, idx.data(), offset, elems, block, scales.data(), s, 2,
                           got.data());
-      ASSERT_EQ(0, std::memcmp(got.data(), want.data(), want.size()))
+      ASSERT_TRUE(std::equal(want.begin(), want.end(), got.begin()))
           << density << " isa " << isa;
       ASSERT_EQ(got[want.size()], 0xee);
       std::vector<int16_t> work(elems);
