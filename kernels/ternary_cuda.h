@@ -39,6 +39,25 @@ int TernaryDequantizeScatterCuda(DType dtype, TernaryWork wt, const void* sums, 
                                  const uint32_t* idx, const uint64_t* bits, size_t begin,
                                  size_t end, void* out, void* stream);
 
+// Dense forms (idx = nullptr), as the CPU kernels have.
+inline int TernaryAbsMaxCuda(DType dtype, const void* in, size_t count, size_t block,
+                             float* scales, void* stream) {
+  return TernaryAbsMaxCuda(dtype, in, nullptr, count, block, scales, stream);
+}
+inline int TernaryQuantizePackCuda(DType dtype, const void* in, size_t offset, size_t elems,
+                                   size_t block, const float* scales, PhiloxStream rng, int w,
+                                   void* wire, void* stream) {
+  return TernaryQuantizePackCuda(dtype, in, nullptr, offset, elems, block, scales, rng, w, wire,
+                                 stream);
+}
+inline int TernaryQuantizeAddCuda(DType dtype, const void* in, size_t offset, size_t elems,
+                                  size_t block, const float* scales, PhiloxStream rng,
+                                  const void* wire, int w, TernaryWork wt, void* work,
+                                  void* stream) {
+  return TernaryQuantizeAddCuda(dtype, in, nullptr, offset, elems, block, scales, rng, wire, w,
+                                wt, work, stream);
+}
+
 }  // namespace sieve::kernels
 
 #endif  // SIEVE_KERNELS_TERNARY_CUDA_H_

@@ -15,16 +15,18 @@ Status TernaryAllReduceMasked(Comm& comm, const coll::TernaryArgs& args, MaskSta
   const size_t nnz = mask.idx.size();
   char* packed = mask.Work(nnz * esize);
   ++comm.stats().masked_collectives;
-  if (nnz > 0 && args.residual == nullptr && coll::UseHier(comm, nnz)) {
+  if (nnz == 0) {  // nothing travels: the result is all zeros
+    kernels::MaskedUnpack(esize, packed, mask.bits.data(), a.count, a.recv);
+    return Status::OK();
+  }
+  if (args.residual == nullptr && coll::UseHier(comm, nnz)) {
     kernels::MaskedPack(esize, a.send, mask.idx.data(), nnz, packed);
     coll::TernaryArgs packed_args = args;
     packed_args.base.send = packed;
     packed_args.base.recv = packed;
     packed_args.base.count = nnz;
     SIEVE_RETURN_IF_ERROR(coll::TernaryAllReduce(comm, packed_args));
-  }
-  if (nnz == 0 || (args.residual == nullptr && coll::UseHier(comm, nnz))) {
-    kernels::MaskedUnpack(esize, packed, mask.bits.data(), a.count, a.recv);  // zeros if nnz 0
+    kernels::MaskedUnpack(esize, packed, mask.bits.data(), a.count, a.recv);
     return Status::OK();
   }
   coll::TernaryArgs masked = args;
