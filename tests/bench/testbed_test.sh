@@ -29,8 +29,14 @@ trap '"$tb" down --prefix "$prefix" >/dev/null 2>&1 || true' EXIT
 # Not root: a distinct exit code, nothing touched.
 if command -v setpriv >/dev/null; then
   rc=0
-  setpriv --reuid=65534 --regid=65534 --clear-groups "$tb" status --prefix "$prefix" \
-    >/dev/null 2>&1 || rc=$?
+  # A copy nobody can reach: the checkout may sit under a directory only root
+  # may enter (mktemp -d), where exec would fail with 126 before the check.
+  nobody_dir=$(mktemp -d)
+  chmod 755 "$nobody_dir"
+  install -m 755 "$tb" "$nobody_dir/sieve-testbed"
+  setpriv --reuid=65534 --regid=65534 --clear-groups "$nobody_dir/sieve-testbed" status \
+    --prefix "$prefix" >/dev/null 2>&1 || rc=$?
+  rm -rf "$nobody_dir"
   [ "$rc" -eq 77 ] || fail "not root: exit $rc, want 77"
 fi
 
