@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 
+#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -70,7 +71,9 @@ SharedFaultBoard::~SharedFaultBoard() {
 
 VictimWatcher::VictimWatcher(FaultBoard* board, int nranks, int victim, bool stopped,
                              int cont_after_reports) {
-  thread_ = std::thread([=] {
+  std::atomic<bool> started{false};
+  thread_ = std::thread([=, &started] {
+    started.store(true);
     // Only atomics until every rank is forked (no lock may be held across a fork).
     auto all_forked = [&] {
       for (int r = 0; r < nranks; ++r)
@@ -90,6 +93,10 @@ VictimWatcher::VictimWatcher(FaultBoard* board, int nranks, int victim, bool sto
     board->cont_s.store(NowS());
     kill(pid, SIGCONT);
   });
+  // Return only once the thread runs its body: thread start-up (under ASan it
+  // takes the sanitizer's thread-registry and allocator locks) must not race
+  // the forks that follow, or a child inherits a held lock and hangs.
+  while (!started.load()) std::this_thread::yield();
 }
 
 VictimWatcher::~VictimWatcher() { thread_.join(); }
