@@ -10,7 +10,8 @@
  *    returned when a communicator is passed).
  *  - Every rank of a communicator calls collectives in the same order.
  *  - Host buffers with a NULL stream: the call returns when the collective is
- *    complete and the output buffer holds the result.
+ *    complete and the output buffer holds the result (on a blocking
+ *    communicator; see "Non-blocking communicators" below).
  *  - A communicator is used by one thread at a time; sieveCommAbort and
  *    sieveCommGetAsyncError may be called from any thread.
  *  - Outputs of a failed collective are undefined. After sieveRemoteError or
@@ -99,7 +100,8 @@ const char* sieveGetErrorString(sieveResult_t result);
 const char* sieveGetLastError(sieveComm_t comm);
 
 /* The communicator's asynchronous error state: sieveSuccess while healthy,
- * sieveRemoteError/sieveSystemError after a peer failure or timeout. */
+ * sieveRemoteError/sieveSystemError after a peer failure or timeout; sieveInProgress while a
+ * non-blocking operation is pending (then its error, if it failed). */
 sieveResult_t sieveCommGetAsyncError(sieveComm_t comm, sieveResult_t* asyncError);
 
 /* ---- Communicators ------------------------------------------------------- */
@@ -115,6 +117,58 @@ sieveResult_t sieveCommInitRank(sieveComm_t* comm, int nranks, sieveUniqueId com
 
 /* One process driving several devices. Host-only builds return sieveInvalidUsage. */
 sieveResult_t sieveCommInitAll(sieveComm_t* comm, int ndev, const int* devlist);
+
+/* ---- Communicator configuration and non-blocking communicators ------------
+ *
+ * sieveConfig_t is versioned like ncclConfig_t: start from SIEVE_CONFIG_INITIALIZER and set the
+ * fields you need; a config with another magic, a size smaller than this header's or a version
+ * older than the first with configs is refused (sieveInvalidArgument).
+ *
+ * Non-blocking communicators (blocking = 0), as NCCL defines them:
+ *  - sieveCommInitRankConfig / sieveCommSplitConfig return sieveInProgress at once with a valid
+ *    handle; the communicator is created on its own background thread.
+ *  - Collectives and send/recv on host buffers (NULL stream) are queued on that thread and
+ *    return sieveInProgress; so does sieveGroupEnd for a group on a non-blocking communicator
+ *    (such a group may use no other communicator). Until the operation is done its output
+ *    buffers must not be read and its input buffers must not be written.
+ *  - sieveCommGetAsyncError reports sieveInProgress while anything is pending, then
+ *    sieveSuccess, or the error of what failed (sieveGetLastError(comm) says what; after a
+ *    failure the communicator is unusable, as after an async error).
+ *  - After a call returned sieveInProgress, poll sieveCommGetAsyncError until it no longer
+ *    reports sieveInProgress before the next call on that communicator. Only
+ *    sieveCommGetAsyncError, sieveGetLastError, sieveCommCount, sieveCommUserRank (known once
+ *    an init has its rank; a split's only when done), sieveCommAbort and sieveCommDestroy may
+ *    be called meanwhile; any other call returns sieveInvalidUsage (nothing is queued). A
+ *    non-blocking split also keeps the parent communicator in progress until it is done.
+ *  - sieveCommAbort returns within 5 s and stops the background work; sieveCommDestroy waits
+ *    for pending work (or its error) and returns sieveSuccess.
+ *  - Device-buffer collectives return after enqueueing on the stream, as on blocking
+ *    communicators; mask and layout registrations block as on blocking communicators.
+ * Blocking communicators (the default) have no background thread. */
+#define SIEVE_CONFIG_MAGIC 0x53435647u /* "SCVG" */
+/* The first SIEVE_VERSION_CODE with configs; a config's version must be at least this. */
+#define SIEVE_CONFIG_VERSION_MIN 100
+/* A field left at this value takes its default. */
+#define SIEVE_CONFIG_UNDEF_INT (-2147483647 - 1)
+typedef struct {
+  size_t size;           /* sizeof(sieveConfig_t) of the caller's header */
+  unsigned int magic;    /* SIEVE_CONFIG_MAGIC */
+  unsigned int version;  /* SIEVE_VERSION_CODE of the caller's header */
+  int blocking;          /* 1: calls return when done; 0: non-blocking (above); undefined:
+                          * 1 for an init, the parent's for a split */
+  const char* commName;  /* optional name for logs (copied); NULL: none */
+} sieveConfig_t;
+#define SIEVE_CONFIG_INITIALIZER                                                        \
+  {                                                                                     \
+    sizeof(sieveConfig_t), SIEVE_CONFIG_MAGIC, SIEVE_VERSION_CODE, SIEVE_CONFIG_UNDEF_INT, \
+        NULL                                                                            \
+  }
+
+/* sieveCommInitRank with a config (NULL: defaults, blocking). Non-blocking: returns
+ * sieveInProgress with *comm set; a missing rank then ends the poll in an error within
+ * SIEVE_TIMEOUT. Argument errors are returned at once either way. */
+sieveResult_t sieveCommInitRankConfig(sieveComm_t* comm, int nranks, sieveUniqueId commId,
+                                      int rank, const sieveConfig_t* config);
 
 /* Sieve extension: creates the communicator from the launcher's environment:
  * sieve-run (SIEVE_RANK, SIEVE_NRANKS, SIEVE_UNIQUE_ID), torchrun-style
@@ -133,6 +187,12 @@ sieveResult_t sieveUniqueIdFromString(const char* str, sieveUniqueId* id);
  * The new communicators use the same SIEVE_* settings as a fresh init. */
 #define SIEVE_SPLIT_NOCOLOR (-1)
 sieveResult_t sieveCommSplit(sieveComm_t comm, int color, int key, sieveComm_t* newcomm);
+/* sieveCommSplit with a config for the new communicator (NULL, or blocking undefined: the
+ * parent's blocking mode). Non-blocking: returns sieveInProgress; *newcomm is set at once
+ * (NULL for SIEVE_SPLIT_NOCOLOR) and both it and the parent are in progress until the split is
+ * done. */
+sieveResult_t sieveCommSplitConfig(sieveComm_t comm, int color, int key, sieveComm_t* newcomm,
+                                   const sieveConfig_t* config);
 
 /* Sieve extension for the NCCL shim (libsieve-nccl.so), called once per communicator it
  * creates: logs once per process at INFO "Sieve serving NCCL calls (mode M)" and writes M, the
@@ -153,7 +213,8 @@ typedef struct {
 } sieveCounters_t;
 sieveResult_t sieveCommGetCounters(sieveComm_t comm, sieveCounters_t* counters);
 
-/* Frees the communicator. Pending operations are completed first. */
+/* Frees the communicator. Pending operations (a non-blocking one's background work too) are
+ * completed first. */
 sieveResult_t sieveCommDestroy(sieveComm_t comm);
 
 /* Frees the communicator without waiting for peers. Always succeeds locally;

@@ -13,57 +13,61 @@ using sieve_nccl::SieveOf;
 
 namespace {
 
-// NCCL rejects a config that was not set from NCCL_CONFIG_INITIALIZER; so does the shim. Its
-// other fields tune GPU resources Sieve does not use (a non-blocking config still gets a
-// communicator that is ready on return, which NCCL's non-blocking contract allows).
-ncclResult_t CheckConfig(const char* call, const ncclConfig_t* config) {
-  if (config != nullptr && config->magic != SIEVE_NCCL_CONFIG_MAGIC)
+// NCCL rejects a config that was not set from NCCL_CONFIG_INITIALIZER; so does the shim. Of its
+// fields Sieve uses `blocking` (0: a non-blocking communicator, as NCCL defines it: init and
+// split return ncclInProgress and ncclCommGetAsyncError reports ncclInProgress until it is
+// ready; collectives on host buffers likewise) and `commName`; the others tune GPU resources
+// Sieve does not use. Writes the Sieve config to *out.
+ncclResult_t ToSieveConfig(const char* call, const ncclConfig_t* config, sieveConfig_t* out) {
+  *out = SIEVE_CONFIG_INITIALIZER;
+  if (config == nullptr) return ncclSuccess;
+  if (config->magic != SIEVE_NCCL_CONFIG_MAGIC)
     return Fail(nullptr, ncclInvalidArgument, call,
                 "config was not initialized with NCCL_CONFIG_INITIALIZER (bad magic)");
+  // NCCL_CONFIG_UNDEF_INT and SIEVE_CONFIG_UNDEF_INT are both INT_MIN: "the default".
+  out->blocking = config->blocking;
+  out->commName = config->commName;
   return ncclSuccess;
 }
 
-// Wraps a new Sieve communicator; announces the mode (Sieve logs "Sieve serving NCCL calls" at
-// INFO). On failure the Sieve communicator is destroyed.
-ncclResult_t Wrap(const char* call, sieveComm_t sieve, ncclComm_t* out) {
-  const char* mode = nullptr;
-  sieveResult_t r = sieveCommServeNccl(sieve, &mode);
-  if (r != sieveSuccess) {
-    ncclResult_t result = FromSieve(nullptr, r);
-    sieveCommDestroy(sieve);
-    return result;
-  }
-  // Sieve validated the mode at init; a mode this shim predates is refused.
-  static const char* const kModes[] = {"dense", "auto-mask", "ternary", "auto-mask+ternary"};
-  bool known = false;
-  for (const char* m : kModes) known |= std::strcmp(mode, m) == 0;
-  if (!known) {
-    sieveCommDestroy(sieve);
-    return Fail(nullptr, ncclInvalidUsage, call, "SIEVE_NCCL_MODE: a mode this shim does not know");
+// Wraps a new Sieve communicator: a ready one is served now (on failure it is destroyed); one
+// still in progress (non-blocking) when ncclCommGetAsyncError first finds it ready.
+ncclResult_t Wrap(const char* call, sieveComm_t sieve, bool in_progress, ncclComm_t* out) {
+  if (!in_progress) {
+    ncclResult_t served = sieve_nccl::Serve(nullptr, call, sieve);
+    if (served != ncclSuccess) {
+      sieveCommDestroy(sieve);
+      return served;
+    }
   }
   ncclComm* comm = new (std::nothrow) ncclComm;
   if (comm == nullptr) {
-    sieveCommDestroy(sieve);
+    if (in_progress)
+      sieveCommAbort(sieve);
+    else
+      sieveCommDestroy(sieve);
     return Fail(nullptr, ncclSystemError, call, "out of memory");
   }
   comm->sieve = sieve;
+  comm->serve_pending = in_progress;
   *out = comm;
-  return ncclSuccess;
+  return in_progress ? ncclInProgress : ncclSuccess;
 }
 
 ncclResult_t InitRank(const char* call, ncclComm_t* comm, int nranks, const ncclUniqueId& id,
                       int rank, const ncclConfig_t* config) {
   if (comm == nullptr) return Fail(nullptr, ncclInvalidArgument, call, "comm is NULL");
   *comm = nullptr;
-  ncclResult_t checked = CheckConfig(call, config);
+  sieveConfig_t sieve_config;
+  ncclResult_t checked = ToSieveConfig(call, config, &sieve_config);
   if (checked != ncclSuccess) return checked;
   sieveUniqueId sieve_id;
   static_assert(sizeof sieve_id.internal == sizeof id.internal, "ids are 128 bytes");
   std::memcpy(sieve_id.internal, id.internal, sizeof sieve_id.internal);
   sieveComm_t sieve = nullptr;
-  sieveResult_t r = sieveCommInitRank(&sieve, nranks, sieve_id, rank);
-  if (r != sieveSuccess) return FromSieve(nullptr, r);
-  return Wrap(call, sieve, comm);
+  sieveResult_t r = sieveCommInitRankConfig(&sieve, nranks, sieve_id, rank, &sieve_config);
+  if (r != sieveSuccess && r != sieveInProgress) return FromSieve(nullptr, r);
+  return Wrap(call, sieve, r == sieveInProgress, comm);
 }
 
 // Frees the wrapper once no shim call uses it (bounded: a wrapper still in use is kept).
@@ -76,6 +80,24 @@ void Release(ncclComm* comm) {
 }
 
 }  // namespace
+
+namespace sieve_nccl {
+
+ncclResult_t Serve(ncclComm_t record_on, const char* call, sieveComm_t sieve) {
+  const char* mode = nullptr;
+  sieveResult_t r = sieveCommServeNccl(sieve, &mode);
+  if (r != sieveSuccess) return FromSieve(record_on, r);
+  // Sieve validated the mode at init; a mode this shim predates is refused.
+  static const char* const kModes[] = {"dense", "auto-mask", "ternary", "auto-mask+ternary"};
+  bool known = false;
+  for (const char* m : kModes) known |= std::strcmp(mode, m) == 0;
+  if (!known)
+    return Fail(record_on, ncclInvalidUsage, call,
+                "SIEVE_NCCL_MODE: a mode this shim does not know");
+  return ncclSuccess;
+}
+
+}  // namespace sieve_nccl
 
 extern "C" {
 
@@ -116,20 +138,25 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newc
   const char* call = "ncclCommSplit";
   if (newcomm == nullptr) return Fail(comm, ncclInvalidArgument, call, "newcomm is NULL");
   *newcomm = nullptr;
-  ncclResult_t checked = CheckConfig(call, config);
+  sieveConfig_t sieve_config;
+  ncclResult_t checked = ToSieveConfig(call, config, &sieve_config);
   if (checked != ncclSuccess) return checked;
   sieveComm_t sieve = nullptr;
-  sieveResult_t r = sieveCommSplit(SieveOf(comm), color, key, &sieve);
-  if (r != sieveSuccess) return FromSieve(comm, r);
-  if (sieve == nullptr) return ncclSuccess;  // NCCL_SPLIT_NOCOLOR
-  return Wrap(call, sieve, newcomm);
+  sieveResult_t r = sieveCommSplitConfig(SieveOf(comm), color, key, &sieve, &sieve_config);
+  if (r != sieveSuccess && r != sieveInProgress) return FromSieve(comm, r);
+  if (sieve == nullptr) return static_cast<ncclResult_t>(r);  // NCCL_SPLIT_NOCOLOR
+  return Wrap(call, sieve, r == sieveInProgress, newcomm);
 }
 
-// Sieve completes every operation before the call that issued it returns: nothing is pending.
+// Blocking communicators complete every operation before the call that issued it returns, so
+// nothing is pending; a non-blocking one reports ncclInProgress while its work runs (poll
+// ncclCommGetAsyncError, as NCCL's non-blocking contract asks).
 ncclResult_t ncclCommFinalize(ncclComm_t comm) {
   sieve_nccl::CallScope scope(comm);
   sieveResult_t async = sieveSuccess;
-  return FromSieve(comm, sieveCommGetAsyncError(SieveOf(comm), &async));
+  sieveResult_t r = sieveCommGetAsyncError(SieveOf(comm), &async);
+  if (r != sieveSuccess) return FromSieve(comm, r);
+  return async == sieveInProgress ? ncclInProgress : ncclSuccess;
 }
 
 ncclResult_t ncclCommDestroy(ncclComm_t comm) {

@@ -41,11 +41,22 @@ ncclResult_t Unsupported(ncclComm_t comm, const char* call, const char* why) {
 }
 
 ncclResult_t FromSieve(ncclComm_t comm, sieveResult_t result) {
-  if (result != sieveSuccess) Record(comm, sieveGetLastError(nullptr));
+  // sieveInProgress (a non-blocking communicator's work was queued) is no failure.
+  if (result != sieveSuccess && result != sieveInProgress) Record(comm, sieveGetLastError(nullptr));
   return static_cast<ncclResult_t>(result);
 }
 
 const char* ThreadLastError() { return tls_last_error.c_str(); }
+
+ncclResult_t PollAsync(ncclComm* comm, sieveResult_t sieve_async) {
+  std::lock_guard<std::mutex> lock(comm->serve_mu);
+  if (comm->serve_pending && sieve_async == sieveSuccess) {
+    comm->serve_pending = false;
+    comm->serve_result = Serve(comm, "ncclCommGetAsyncError", comm->sieve);
+  }
+  if (sieve_async != sieveSuccess) return static_cast<ncclResult_t>(sieve_async);
+  return comm->serve_result;
+}
 
 ncclResult_t ToSieveType(ncclComm_t comm, const char* call, ncclDataType_t datatype,
                          sieveDataType_t* out) {
@@ -114,7 +125,7 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
   sieveResult_t async = sieveSuccess;
   sieveResult_t r = sieveCommGetAsyncError(sieve_nccl::SieveOf(comm), &async);
   if (r != sieveSuccess) return sieve_nccl::FromSieve(comm, r);
-  *asyncError = static_cast<ncclResult_t>(async);
+  *asyncError = sieve_nccl::PollAsync(sieve_nccl::Live(comm), async);
   return ncclSuccess;
 }
 

@@ -22,6 +22,11 @@ struct ncclComm {
   std::atomic<int> active_calls{0};
   std::mutex error_mu;
   std::string last_error;  // guarded by error_mu
+  // A non-blocking communicator learns that it serves NCCL (sieveCommServeNccl) once it is
+  // ready: at the first ncclCommGetAsyncError that finds it so. serve_result is what that gave.
+  std::mutex serve_mu;
+  bool serve_pending = false;           // guarded by serve_mu
+  ncclResult_t serve_result = ncclSuccess;  // guarded by serve_mu
 };
 
 namespace sieve_nccl {
@@ -52,6 +57,14 @@ class CallScope {
  private:
   ncclComm* comm_;
 };
+
+// Tells Sieve the communicator serves NCCL (Sieve logs "Sieve serving NCCL calls" at INFO) and
+// checks the mode is one this shim knows; a failure is recorded on record_on (may be NULL).
+ncclResult_t Serve(ncclComm_t record_on, const char* call, sieveComm_t sieve);
+// Serves a non-blocking communicator once it is ready (see ncclComm::serve_pending) and returns
+// its state for ncclCommGetAsyncError: ncclInProgress until then, afterwards Sieve's async error
+// or the serving's failure.
+ncclResult_t PollAsync(ncclComm* comm, sieveResult_t sieve_async);
 
 // Records a failure found by the shim itself ("<call>: <message>") as the calling thread's
 // last error and, when comm is live, as comm's; returns code. Never throws.

@@ -14,6 +14,11 @@ thread_local std::string tls_last_error;
 
 const char* ThreadLastError() { return tls_last_error.c_str(); }
 
+Comm* IdleImpl(sieveComm_t comm) {
+  if (comm == nullptr || comm->magic != kSieveCommMagic || comm->Busy()) return nullptr;
+  return comm->Impl();
+}
+
 sieveResult_t Guard(Comm* comm, const char* call, const std::function<Status()>& body) {
   Status st;
   if (comm != nullptr) {
@@ -29,7 +34,7 @@ sieveResult_t Guard(Comm* comm, const char* call, const std::function<Status()>&
   } catch (...) {
     st = Status::Internal("unexpected exception");
   }
-  if (!st.ok()) {
+  if (!st.ok() && st.code() != Code::kInProgress) {
     std::string message = StrFormat("%s: %s", call, st.message().c_str());
     SIEVE_WARN("%s", message.c_str());
     tls_last_error = message;

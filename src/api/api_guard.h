@@ -4,26 +4,64 @@
 #ifndef SIEVE_API_API_GUARD_H_
 #define SIEVE_API_API_GUARD_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 
+#include "comm/background_worker.h"
 #include "comm/comm.h"
 #include "core/status.h"
 #include "sieve.h"
 
 constexpr uint64_t kSieveCommMagic = 0x5349455645434f4dull;  // "SIEVECOM"
 
+namespace sieve {
+
+// What a handle shares with the background tasks that touch its communicator
+// (held by shared_ptr, so it outlives a handle freed by an abort).
+struct AsyncState {
+  // Background tasks queued or running that use this communicator: while
+  // any is, the communicator is "in progress".
+  std::atomic<int> pending{0};
+  std::mutex mu;             // guards the fields below
+  bool abandoned = false;    // the handle was freed (abort): tasks must not touch it
+  Status init_error;         // why a non-blocking init/split failed (impl stays null)
+  bool Busy() const { return pending.load(std::memory_order_acquire) > 0; }
+};
+
+}  // namespace sieve
+
 struct sieveComm {
   uint64_t magic = kSieveCommMagic;
+  // Owns the communicator. Written once: before the handle reaches the user,
+  // or (non-blocking init/split) by the background thread, which then
+  // publishes it in `live`. Read it through Impl() only.
   std::unique_ptr<sieve::Comm> impl;
+  std::atomic<sieve::Comm*> live{nullptr};
+  std::shared_ptr<sieve::AsyncState> async = std::make_shared<sieve::AsyncState>();
+  // The thread a non-blocking communicator's work runs on; null when blocking.
+  std::unique_ptr<sieve::BackgroundWorker> worker;
+  // Rank and size while a non-blocking init runs (-1: not known yet, a split).
+  int pending_rank = -1, pending_size = -1;
+
+  // The communicator once it exists (null while a non-blocking init runs, or
+  // after it failed).
+  sieve::Comm* Impl() const { return live.load(std::memory_order_acquire); }
+  bool Busy() const { return async->Busy(); }
 };
 
 namespace sieve {
 
 // Runs body; maps its Status (or an exception) to sieveResult_t. `comm` may be
 // null (calls without a communicator); when set, its last/async error is kept.
+// kInProgress (handed to a background thread) is not a failure.
 sieveResult_t Guard(Comm* comm, const char* call, const std::function<Status()>& body);
+
+// The communicator behind a live handle with no background work in progress,
+// else null (the entry point's checks then say what is wrong).
+Comm* IdleImpl(sieveComm_t comm);
 
 // The calling thread's last error message.
 const char* ThreadLastError();

@@ -7,9 +7,19 @@ namespace sieve {
 
 Status CheckComm(sieveComm_t comm, Comm** out) {
   if (comm == nullptr) return Status::InvalidArgument("comm is NULL");
-  if (comm->magic != kSieveCommMagic || !comm->impl)
+  if (comm->magic != kSieveCommMagic)
     return Status::InvalidArgument("comm is not a live communicator (destroyed or corrupted)");
-  Comm* impl = comm->impl.get();
+  if (comm->Busy())
+    return Status::InvalidUsage(
+        "a non-blocking operation on this communicator is still in progress; poll "
+        "sieveCommGetAsyncError until it no longer returns sieveInProgress before the next call");
+  Comm* impl = comm->Impl();
+  if (impl == nullptr) {
+    std::lock_guard<std::mutex> lock(comm->async->mu);
+    return Status::InvalidUsage(
+        StrFormat("communicator could not be created (%s); destroy it",
+                  comm->async->init_error.message().c_str()));
+  }
   if (impl->AsyncError() != Code::kOk) {
     return Status::InvalidUsage(
         StrFormat("communicator is unusable after an earlier failure (%s); destroy or abort it",

@@ -17,7 +17,7 @@ using sieve::kernels::DTypeSize;
 namespace {
 
 Comm* ImplOrNull(sieveComm_t comm) {
-  return comm != nullptr && comm->magic == kSieveCommMagic ? comm->impl.get() : nullptr;
+  return sieve::IdleImpl(comm);
 }
 
 // Checks every collective shares: comm, datatype, buffers, byte size of
@@ -66,7 +66,7 @@ Status Submit(Comm* impl, CollFn fn, const CollArgs& args, CollKind kind, sieveS
       return sieve::gpu::EnqueueDeviceCollective(*impl, kind, args, stream, host);
     });
   }
-  return sieve::SubmitCollective(
+  return sieve::SubmitHostCollective(
       impl, [impl, args, host] { return sieve::gpu::RunHostCall(*impl, [&] { return host(args); }); });
 }
 

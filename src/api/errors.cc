@@ -37,10 +37,16 @@ const char* sieveGetErrorString(sieveResult_t result) {
 }
 
 const char* sieveGetLastError(sieveComm_t comm) {
-  if (comm != nullptr && comm->magic == kSieveCommMagic && comm->impl) {
+  if (comm != nullptr && comm->magic == kSieveCommMagic) {
     // Copied to thread-local storage so the pointer stays valid after later errors.
     static thread_local std::string copy;
-    copy = comm->impl->LastError();
+    if (sieve::Comm* impl = comm->Impl()) {
+      copy = impl->LastError();
+    } else {
+      // No communicator (yet): a non-blocking creation runs, or failed.
+      std::lock_guard<std::mutex> lock(comm->async->mu);
+      copy = comm->async->init_error.message();
+    }
     return copy.c_str();
   }
   return sieve::ThreadLastError();
@@ -49,9 +55,16 @@ const char* sieveGetLastError(sieveComm_t comm) {
 sieveResult_t sieveCommGetAsyncError(sieveComm_t comm, sieveResult_t* asyncError) {
   return sieve::Guard(nullptr, "sieveCommGetAsyncError", [&]() -> sieve::Status {
     if (asyncError == nullptr) return sieve::Status::InvalidArgument("asyncError is NULL");
-    if (comm == nullptr || comm->magic != kSieveCommMagic || !comm->impl)
+    if (comm == nullptr || comm->magic != kSieveCommMagic)
       return sieve::Status::InvalidArgument("comm is not a live communicator");
-    *asyncError = static_cast<sieveResult_t>(comm->impl->AsyncError());
+    if (comm->Busy()) {
+      *asyncError = sieveInProgress;
+    } else if (sieve::Comm* impl = comm->Impl()) {
+      *asyncError = static_cast<sieveResult_t>(impl->AsyncError());
+    } else {
+      std::lock_guard<std::mutex> lock(comm->async->mu);
+      *asyncError = static_cast<sieveResult_t>(comm->async->init_error.code());
+    }
     return sieve::Status::OK();
   });
 }
@@ -59,9 +72,15 @@ sieveResult_t sieveCommGetAsyncError(sieveComm_t comm, sieveResult_t* asyncError
 sieveResult_t sieveCommGetCounters(sieveComm_t comm, sieveCounters_t* counters) {
   return sieve::Guard(nullptr, "sieveCommGetCounters", [&]() -> sieve::Status {
     if (counters == nullptr) return sieve::Status::InvalidArgument("counters is NULL");
-    if (comm == nullptr || comm->magic != kSieveCommMagic || !comm->impl)
+    if (comm == nullptr || comm->magic != kSieveCommMagic)
       return sieve::Status::InvalidArgument("comm is not a live communicator");
-    const sieve::Comm::Stats& s = comm->impl->stats();
+    // Counters are written by the background work: read them once it is done.
+    sieve::Comm* impl = sieve::IdleImpl(comm);
+    if (impl == nullptr)
+      return sieve::Status::InvalidUsage(
+          comm->Busy() ? "a non-blocking operation is in progress; poll sieveCommGetAsyncError first"
+                       : "the communicator could not be created; destroy it");
+    const sieve::Comm::Stats& s = impl->stats();
     counters->bytes_sent = s.traffic.sent;
     counters->bytes_received = s.traffic.received;
     counters->collectives = s.collectives;

@@ -7,6 +7,7 @@
 
 #include "api/api_guard.h"
 #include "api/arg_check.h"
+#include "api/nonblocking.h"
 #include "coll/hier.h"
 #include "comm/bootstrap_config.h"
 #include "core/log.h"
@@ -33,7 +34,21 @@ Status CheckRankArgs(int nranks, int rank) {
   return sieve::CheckRank(rank, nranks, "rank");
 }
 
-Status InitRank(sieveComm_t* out, int nranks, const char id[128], int rank, const Config& config) {
+// Joins the communicator on the calling thread (a non-blocking init's background thread).
+Status CreateComm(const char id[128], int nranks, int rank, const Config& config,
+                  const std::string& name, std::unique_ptr<Comm>* out) {
+  sieve::SetLogRank(rank);
+  if (!name.empty())
+    SIEVE_INFO(sieve::kLogInit, "communicator \"%s\": rank %d of %d", name.c_str(), rank, nranks);
+  std::unique_ptr<Comm> comm;
+  SIEVE_RETURN_IF_ERROR(Comm::Create(id, nranks, rank, config, &comm));
+  SIEVE_RETURN_IF_ERROR(sieve::coll::LearnHosts(*comm));
+  *out = std::move(comm);
+  return Status::OK();
+}
+
+Status InitRank(sieveComm_t* out, int nranks, const char id[128], int rank, const Config& config,
+                const sieve::CommOptions& options = {}) {
   if (out == nullptr) return Status::InvalidArgument("comm is NULL");
   if (Status args = CheckRankArgs(nranks, rank); !args.ok()) {
     // Tell the job's root (best effort, within the handshake deadline), so every other rank
@@ -46,16 +61,27 @@ Status InitRank(sieveComm_t* out, int nranks, const char id[128], int rank, cons
                nranks, told.ToString().c_str());
     return args;
   }
-  sieve::SetLogRank(rank);
-  auto handle = std::make_unique<sieveComm>();
-  SIEVE_RETURN_IF_ERROR(Comm::Create(id, nranks, rank, config, &handle->impl));
-  SIEVE_RETURN_IF_ERROR(sieve::coll::LearnHosts(*handle->impl));
-  *out = handle.release();
+  if (options.blocking == 0) {
+    sieveComm* handle = sieve::NewPendingHandle(rank, nranks);
+    std::string id_copy(id, SIEVE_UNIQUE_ID_BYTES);
+    std::string name = options.name;
+    sieve::CreateInBackground(
+        handle->worker.get(), handle, {handle->async},
+        [id_copy, nranks, rank, config, name](std::unique_ptr<Comm>* created) {
+          return CreateComm(id_copy.data(), nranks, rank, config, name, created);
+        });
+    *out = handle;
+    return Status::InProgress("the communicator is being created in the background");
+  }
+  std::unique_ptr<Comm> impl;
+  SIEVE_RETURN_IF_ERROR(CreateComm(id, nranks, rank, config, options.name, &impl));
+  *out = sieve::NewReadyHandle(std::move(impl));
   return Status::OK();
 }
 
 void Release(sieveComm_t comm) {
   comm->magic = 0;  // a later call with this handle fails cleanly while memory is reused rarely
+  comm->live.store(nullptr);
   comm->impl.reset();
   delete comm;
 }
@@ -80,6 +106,17 @@ sieveResult_t sieveCommInitRank(sieveComm_t* comm, int nranks, sieveUniqueId com
     Config config;
     SIEVE_RETURN_IF_ERROR(LoadAndMaybeDump(rank, &config));
     return InitRank(comm, nranks, commId.internal, rank, config);
+  });
+}
+
+sieveResult_t sieveCommInitRankConfig(sieveComm_t* comm, int nranks, sieveUniqueId commId,
+                                      int rank, const sieveConfig_t* config) {
+  return sieve::Guard(nullptr, "sieveCommInitRankConfig", [&]() -> Status {
+    sieve::CommOptions options;
+    SIEVE_RETURN_IF_ERROR(sieve::ReadCommConfig(config, &options));
+    Config loaded;
+    SIEVE_RETURN_IF_ERROR(LoadAndMaybeDump(rank, &loaded));
+    return InitRank(comm, nranks, commId.internal, rank, loaded, options);
   });
 }
 
@@ -151,12 +188,40 @@ sieveResult_t sieveUniqueIdFromString(const char* str, sieveUniqueId* id) {
 namespace {
 
 // Sets the abort flag; a call blocked in another thread sees it, fails and
-// leaves. Waits (bounded) for such calls so the communicator is freed after.
-void AbortCalls(Comm* impl) {
+// leaves. Waits (until `deadline`) for such calls so the communicator is freed after.
+void AbortCalls(Comm* impl, std::chrono::steady_clock::time_point deadline) {
   impl->RequestAbort();
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(4500);
   while (impl->active_calls().load() > 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+std::chrono::steady_clock::time_point AbortDeadline() {
+  return std::chrono::steady_clock::now() + std::chrono::milliseconds(4500);
+}
+
+Status CheckHandle(const sieveComm_t comm) {
+  if (comm == nullptr || comm->magic != kSieveCommMagic)
+    return Status::InvalidArgument("comm is not a live communicator");
+  return Status::OK();
+}
+
+// Rank or size for Count/UserRank: the communicator's, or while a non-blocking
+// init runs the ones it was given (a split's are known only when it is done).
+Status RankOrSize(const sieveComm_t comm, bool want_rank, int* out) {
+  SIEVE_RETURN_IF_ERROR(CheckHandle(comm));
+  if (Comm* impl = comm->Impl()) {
+    *out = want_rank ? impl->rank() : impl->size();
+    return Status::OK();
+  }
+  int pending = want_rank ? comm->pending_rank : comm->pending_size;
+  if (pending >= 0 && comm->Busy()) {
+    *out = pending;
+    return Status::OK();
+  }
+  return Status::InvalidUsage(
+      comm->Busy() ? "the communicator is still being created by a non-blocking split; poll "
+                     "sieveCommGetAsyncError until it is ready"
+                   : "the communicator could not be created (see sieveGetLastError); destroy it");
 }
 
 }  // namespace
@@ -168,16 +233,31 @@ sieveResult_t sieveCommDestroy(sieveComm_t comm) {
     return sieve::Guard(nullptr, "sieveCommDestroy",
                         [] { return Status::InvalidArgument("comm is not a live communicator"); });
   }
+  // A non-blocking communicator's queued work completes (or fails) first.
+  sieve::FinishBackground(comm);
   // Work still in flight in another thread: it cannot complete once we are
   // gone, so it is aborted rather than waited for.
-  if (comm->impl->active_calls().load() > 0) AbortCalls(comm->impl.get());
+  Comm* impl = comm->Impl();
+  if (impl != nullptr && impl->active_calls().load() > 0) AbortCalls(impl, AbortDeadline());
   Release(comm);
   return sieveSuccess;
 }
 
 sieveResult_t sieveCommAbort(sieveComm_t comm) {
   if (comm == nullptr || comm->magic != kSieveCommMagic) return sieveSuccess;
-  AbortCalls(comm->impl.get());
+  auto deadline = AbortDeadline();
+  double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+  bool background_done = sieve::AbandonBackground(comm, left);
+  if (Comm* impl = comm->Impl()) AbortCalls(impl, deadline);
+  if (!background_done && comm->impl) {
+    // Background work ignored the abort past the deadline and still uses the
+    // communicator: leak it rather than free it under that thread.
+    SIEVE_WARN("sieveCommAbort: background work still running after %.1f s; leaving its "
+               "communicator allocated",
+               4.5);
+    comm->live.store(nullptr);
+    (void)comm->impl.release();
+  }
   Release(comm);
   return sieveSuccess;
 }
@@ -185,20 +265,14 @@ sieveResult_t sieveCommAbort(sieveComm_t comm) {
 sieveResult_t sieveCommCount(const sieveComm_t comm, int* count) {
   return sieve::Guard(nullptr, "sieveCommCount", [&]() -> Status {
     if (count == nullptr) return Status::InvalidArgument("count is NULL");
-    if (comm == nullptr || comm->magic != kSieveCommMagic || !comm->impl)
-      return Status::InvalidArgument("comm is not a live communicator");
-    *count = comm->impl->size();
-    return Status::OK();
+    return RankOrSize(comm, false, count);
   });
 }
 
 sieveResult_t sieveCommUserRank(const sieveComm_t comm, int* rank) {
   return sieve::Guard(nullptr, "sieveCommUserRank", [&]() -> Status {
     if (rank == nullptr) return Status::InvalidArgument("rank is NULL");
-    if (comm == nullptr || comm->magic != kSieveCommMagic || !comm->impl)
-      return Status::InvalidArgument("comm is not a live communicator");
-    *rank = comm->impl->rank();
-    return Status::OK();
+    return RankOrSize(comm, true, rank);
   });
 }
 

@@ -41,7 +41,7 @@ Status LookupMask(sieveMask_t handle, std::shared_ptr<sieve::mask::MaskState>* o
 }
 
 sieve::Comm* ImplOrNull(sieveComm_t comm) {
-  return comm != nullptr && comm->magic == kSieveCommMagic ? comm->impl.get() : nullptr;
+  return sieve::IdleImpl(comm);
 }
 
 Status CheckMaskEnums(int format, int policy) {
@@ -156,7 +156,7 @@ sieveResult_t sieveAllReduceMasked(const void* sendbuff, void* recvbuff, size_t 
         return sieve::gpu::EnqueueDeviceCollective(*impl, sieve::gpu::CollKind::kAllReduceWhole,
                                                    args, stream, host);
       });
-    return sieve::SubmitCollective(impl, [impl, args, host] {
+    return sieve::SubmitHostCollective(impl, [impl, args, host] {
       return sieve::gpu::RunHostCall(*impl, [&] { return host(args); });
     });
   });

@@ -10,7 +10,7 @@ using sieve::Comm;
 using sieve::Status;
 
 extern "C" sieveResult_t sieveCommServeNccl(sieveComm_t comm, const char** mode) {
-  Comm* live = comm != nullptr && comm->magic == kSieveCommMagic ? comm->impl.get() : nullptr;
+  Comm* live = sieve::IdleImpl(comm);
   return sieve::Guard(live, "sieveCommServeNccl", [&]() -> Status {
     Comm* impl = nullptr;
     SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, &impl));

@@ -5,10 +5,12 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "api/api_guard.h"
 #include "api/arg_check.h"
+#include "api/nonblocking.h"
 #include "comm/bootstrap_config.h"
 #include "coll/collectives.h"
 #include "coll/hier.h"
@@ -93,7 +95,8 @@ Status ShareRootId(Comm& parent, bool is_leader, int leader, const Status& confi
   return Status::OK();
 }
 
-Status Split(Comm& parent, int color, int key, sieveComm_t* newcomm) {
+// Makes this rank's new communicator in *created (left null for SIEVE_SPLIT_NOCOLOR).
+Status Split(Comm& parent, int color, int key, std::unique_ptr<Comm>* created) {
   const int32_t mine[2] = {color, key};
   std::vector<int32_t> gathered;
   SIEVE_RETURN_IF_ERROR(GatherInts(parent, mine, 2, &gathered));
@@ -116,23 +119,73 @@ Status Split(Comm& parent, int color, int key, sieveComm_t* newcomm) {
   int new_size = static_cast<int>(members.size());
   SIEVE_INFO(sieve::kLogInit, "split: color %d key %d -> rank %d of %d", color, key, new_rank,
              new_size);
-  auto handle = std::make_unique<sieveComm>();
-  SIEVE_RETURN_IF_ERROR(Comm::Create(id, new_size, new_rank, config, &handle->impl));
-  SIEVE_RETURN_IF_ERROR(sieve::coll::LearnHosts(*handle->impl));
-  *newcomm = handle.release();
+  std::unique_ptr<Comm> comm;
+  SIEVE_RETURN_IF_ERROR(Comm::Create(id, new_size, new_rank, config, &comm));
+  SIEVE_RETURN_IF_ERROR(sieve::coll::LearnHosts(*comm));
+  *created = std::move(comm);
   return Status::OK();
+}
+
+// Counts a background split as a call on the parent, so aborting the parent waits for it.
+class ParentCall {
+ public:
+  explicit ParentCall(Comm* parent) : parent_(parent) { parent_->active_calls().fetch_add(1); }
+  ~ParentCall() { parent_->active_calls().fetch_sub(1); }
+  ParentCall(const ParentCall&) = delete;
+  ParentCall& operator=(const ParentCall&) = delete;
+
+ private:
+  Comm* parent_;
+};
+
+// Non-blocking: the split runs on the new communicator's thread (or, for SIEVE_SPLIT_NOCOLOR,
+// the parent's); parent and child are in progress until it is done.
+Status SplitInBackground(sieveComm_t parent_handle, Comm* parent, int color, int key,
+                         const std::string& name, sieveComm_t* newcomm) {
+  sieveComm* child = color == SIEVE_SPLIT_NOCOLOR ? nullptr : sieve::NewPendingHandle(-1, -1);
+  sieve::BackgroundWorker* worker =
+      child != nullptr ? child->worker.get() : parent_handle->worker.get();
+  if (worker == nullptr) {
+    // No color on a blocking parent: no handle to poll, so the split runs now.
+    std::unique_ptr<Comm> none;
+    return Split(*parent, color, key, &none);
+  }
+  std::vector<std::shared_ptr<sieve::AsyncState>> holds{parent_handle->async};
+  if (child != nullptr) holds.push_back(child->async);
+  sieve::CreateInBackground(
+      worker, child, holds, [parent, color, key, name](std::unique_ptr<Comm>* created) {
+        ParentCall call(parent);
+        if (!name.empty()) SIEVE_INFO(sieve::kLogInit, "split into communicator \"%s\"", name.c_str());
+        Status st = Split(*parent, color, key, created);
+        if (!st.ok()) parent->RecordError(st.WithContext("sieveCommSplit"));
+        return st;
+      });
+  *newcomm = child;
+  return Status::InProgress("the split runs in the background");
 }
 
 }  // namespace
 
-extern "C" sieveResult_t sieveCommSplit(sieveComm_t comm, int color, int key,
-                                        sieveComm_t* newcomm) {
-  Comm* parent = comm != nullptr && comm->magic == kSieveCommMagic ? comm->impl.get() : nullptr;
-  return sieve::Guard(parent, "sieveCommSplit", [&]() -> Status {
+extern "C" sieveResult_t sieveCommSplitConfig(sieveComm_t comm, int color, int key,
+                                              sieveComm_t* newcomm, const sieveConfig_t* config) {
+  return sieve::Guard(sieve::IdleImpl(comm), "sieveCommSplit", [&]() -> Status {
     Comm* impl = nullptr;
     SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, &impl));
     if (newcomm == nullptr) return Status::InvalidArgument("newcomm is NULL");
     *newcomm = nullptr;
-    return Split(*impl, color, key, newcomm);
+    sieve::CommOptions options;
+    SIEVE_RETURN_IF_ERROR(sieve::ReadCommConfig(config, &options));
+    bool blocking = options.blocking == SIEVE_CONFIG_UNDEF_INT ? comm->worker == nullptr
+                                                               : options.blocking != 0;
+    if (!blocking) return SplitInBackground(comm, impl, color, key, options.name, newcomm);
+    std::unique_ptr<Comm> created;
+    SIEVE_RETURN_IF_ERROR(Split(*impl, color, key, &created));
+    if (created) *newcomm = sieve::NewReadyHandle(std::move(created));
+    return Status::OK();
   });
+}
+
+extern "C" sieveResult_t sieveCommSplit(sieveComm_t comm, int color, int key,
+                                        sieveComm_t* newcomm) {
+  return sieveCommSplitConfig(comm, color, key, newcomm, nullptr);
 }

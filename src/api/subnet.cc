@@ -46,7 +46,7 @@ Status LookupLayout(sieveLayout_t handle, std::shared_ptr<LayoutState>* out) {
 }
 
 sieve::Comm* ImplOrNull(sieveComm_t comm) {
-  return comm != nullptr && comm->magic == kSieveCommMagic ? comm->impl.get() : nullptr;
+  return sieve::IdleImpl(comm);
 }
 
 // What registration needs before any data is read: a usable comm, an output
@@ -207,7 +207,7 @@ sieveResult_t sieveAllReduceSubnet(const void* sendbuff, void* recvbuff, size_t 
     SIEVE_RETURN_IF_ERROR(CheckSubnetCall(comm, sendbuff, recvbuff, count, datatype, layout,
                                           "sieveAllReduceSubnet", &impl, &args, &state));
     args.what = "subnet allreduce";
-    return sieve::SubmitCollective(impl, [impl, args, state] {
+    return sieve::SubmitHostCollective(impl, [impl, args, state] {
       return sieve::gpu::RunHostCall(*impl, [&] {
         Status st = sieve::subnet::AllReduceSubnet(*impl, args, *state);
         if (st.ok()) impl->LogTransportOnce();
@@ -247,7 +247,7 @@ sieveResult_t sieveAllReduceD2ft(const void* sendbuff, void* recvbuff, size_t co
     } else {
       mine.assign(touched, touched + row);
     }
-    return sieve::SubmitCollective(impl, [impl, args, state, mine, table] {
+    return sieve::SubmitHostCollective(impl, [impl, args, state, mine, table] {
       return sieve::gpu::RunHostCall(*impl, [&] {
         Status st = sieve::subnet::AllReduceD2ft(*impl, args, *state, mine, table);
         if (st.ok()) impl->LogTransportOnce();

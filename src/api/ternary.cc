@@ -34,7 +34,7 @@ float* ResidualFor(sieve::Comm& comm, const void* send, size_t count, int dtype,
 }
 
 sieve::Comm* ImplOrNull(sieveComm_t comm) {
-  return comm != nullptr && comm->magic == kSieveCommMagic ? comm->impl.get() : nullptr;
+  return sieve::IdleImpl(comm);
 }
 
 Status CheckTernaryTypes(sieve::kernels::DType dtype, sieve::kernels::RedOp op) {
@@ -110,7 +110,7 @@ sieveResult_t sieveAllReduceTernary(const void* sendbuff, void* recvbuff, size_t
         return sieve::gpu::EnqueueDeviceCollective(
             *impl, sieve::gpu::CollKind::kAllReduceWhole, args.base, stream, host);
       });
-    return sieve::SubmitCollective(impl, [impl, args, host] {
+    return sieve::SubmitHostCollective(impl, [impl, args, host] {
       return sieve::gpu::RunHostCall(*impl, [&] { return host(args.base); });
     });
   });

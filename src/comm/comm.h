@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -81,8 +82,9 @@ class Comm {
   // type-erased so comm/ does not depend on the modes built on top of it.
   std::shared_ptr<void>& mask_tracker_state() { return mask_tracker_state_; }
   // Set when the NCCL shim serves this communicator: SIEVE_NCCL_MODE applies.
-  void MarkServingNccl() { serving_nccl_ = true; }
-  bool serving_nccl() const { return serving_nccl_; }
+  // (Atomic: the shim may mark a non-blocking communicator from the thread that polls it.)
+  void MarkServingNccl() { serving_nccl_.store(true); }
+  bool serving_nccl() const { return serving_nccl_.load(); }
   // Step numbers of the ternary all-reduces issued for the shim (same on every rank).
   uint64_t NextTernaryStep() { return ternary_step_++; }
 
@@ -110,6 +112,14 @@ class Comm {
   Code AsyncError() const { return static_cast<Code>(async_error_.load()); }
   void RequestAbort() { abort_.store(true); }
 
+  // A non-blocking communicator's way to its background thread: runs an
+  // operation there, after those submitted before; a failure becomes the
+  // communicator's async error. Empty on a blocking communicator. Set once,
+  // before the communicator is handed to the user.
+  using BackgroundSubmit = std::function<void(std::function<Status()>)>;
+  void SetBackground(BackgroundSubmit submit) { background_ = std::move(submit); }
+  const BackgroundSubmit& background() const { return root_->background_; }
+
   // Calls in flight, so an abort from another thread waits for them to leave.
   std::atomic<int>& active_calls() { return active_calls_; }
 
@@ -133,7 +143,8 @@ class Comm {
   std::shared_ptr<void> mask_tracker_state_;
   std::shared_ptr<void> ternary_state_;
   std::shared_ptr<void> gpu_state_;
-  bool serving_nccl_ = false;
+  std::atomic<bool> serving_nccl_{false};
+  BackgroundSubmit background_;
   uint64_t ternary_step_ = 0;
   std::set<std::string> logged_choices_;
   bool transport_logged_ = false;

@@ -2,6 +2,7 @@
 #include "comm/group.h"
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "core/log.h"
@@ -64,6 +65,17 @@ Status RunQueued(GroupState& group) {
   return first_error;
 }
 
+// Every communicator the group's operations use, in first-use order.
+std::vector<Comm*> CommsOf(const GroupState& group) {
+  std::vector<Comm*> comms;
+  auto add = [&](Comm* c) {
+    if (std::find(comms.begin(), comms.end(), c) == comms.end()) comms.push_back(c);
+  };
+  for (const QueuedCollective& c : group.collectives) add(c.comm);
+  for (const P2pOp& op : group.p2p) add(op.comm);
+  return comms;
+}
+
 }  // namespace
 
 Status RunP2pNow(Comm* comm, const std::vector<P2pOp>& ops) {
@@ -84,9 +96,22 @@ Status GroupEnd() {
   if (tls_group.depth == 0)
     return Status::InvalidUsage("sieveGroupEnd called without a matching sieveGroupStart");
   if (--tls_group.depth > 0) return Status::OK();
-  GroupState group;
-  std::swap(group, tls_group);
-  return RunQueued(group);
+  auto group = std::make_shared<GroupState>();
+  std::swap(*group, tls_group);
+  std::vector<Comm*> comms = CommsOf(*group);
+  Comm* nonblocking = nullptr;
+  for (Comm* comm : comms)
+    if (comm->background()) nonblocking = comm;
+  if (nonblocking == nullptr) return RunQueued(*group);
+  // One background thread runs the group; another communicator in it would
+  // be used from that thread while its owner may use it too.
+  if (comms.size() > 1)
+    return Status::InvalidUsage(StrFormat(
+        "a group with a non-blocking communicator may use only that communicator (this one "
+        "used %zu); nothing of it was run",
+        comms.size()));
+  nonblocking->background()([group] { return RunQueued(*group); });
+  return Status::InProgress("the group runs in the background");
 }
 
 bool InGroup() { return tls_group.depth > 0; }
@@ -97,10 +122,19 @@ Status SubmitCollective(Comm* comm, std::function<Status()> op) {
   return Status::OK();
 }
 
+Status SubmitHostCollective(Comm* comm, std::function<Status()> op) {
+  if (InGroup() || !comm->background()) return SubmitCollective(comm, std::move(op));
+  comm->background()(std::move(op));
+  return Status::InProgress("the operation runs in the background");
+}
+
 Status SubmitP2p(const P2pOp& op) {
-  if (!InGroup()) return RunP2p(op.comm, {op});
-  tls_group.p2p.push_back(op);
-  return Status::OK();
+  if (InGroup()) {
+    tls_group.p2p.push_back(op);
+    return Status::OK();
+  }
+  auto run = [op] { return RunP2p(op.comm, {op}); };
+  return op.device ? run() : SubmitHostCollective(op.comm, run);
 }
 
 }  // namespace sieve

@@ -23,12 +23,20 @@ struct P2pOp {
 
 void GroupStart();
 // Ends one nesting level; at the outermost, runs what was queued. Errors are
-// recorded on every communicator the failing operation used.
+// recorded on every communicator the failing operation used. A group on a
+// non-blocking communicator runs on its background thread (kInProgress); it
+// may then use no other communicator.
 Status GroupEnd();
 bool InGroup();
 
-// Runs `op` now, or queues it when inside a group.
+// Runs `op` now, or queues it when inside a group (device-buffer work: `op`
+// only enqueues, so it runs on the caller's thread even when non-blocking).
 Status SubmitCollective(Comm* comm, std::function<Status()> op);
+// Host-buffer work: queued inside a group; outside one, on a non-blocking
+// communicator, handed to its background thread (returns kInProgress); else
+// run now.
+Status SubmitHostCollective(Comm* comm, std::function<Status()> op);
+// Host send/recv as SubmitHostCollective; device ones as SubmitCollective.
 Status SubmitP2p(const P2pOp& op);
 
 // Posts every send/recv of `comm` among `ops` on host buffers, then waits

@@ -31,6 +31,8 @@ class [[nodiscard]] Status {
   }
   static Status InvalidUsage(std::string msg) { return Status(Code::kInvalidUsage, std::move(msg)); }
   static Status RemoteError(std::string msg) { return Status(Code::kRemoteError, std::move(msg)); }
+  // Not a failure: the work was handed to a non-blocking communicator's thread.
+  static Status InProgress(std::string msg) { return Status(Code::kInProgress, std::move(msg)); }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sieve.h"
 
@@ -245,11 +246,85 @@ static void TestOneRankComm(void) {
   CHECK_EQ(sieveCommDestroy(comm), sieveSuccess);
 }
 
+/* Polls a non-blocking communicator until it leaves sieveInProgress (bounded: 60 s). */
+static sieveResult_t Poll(sieveComm_t comm) {
+  sieveResult_t async = sieveInProgress;
+  for (long i = 0; i < 600000 && async == sieveInProgress; ++i) {
+    if (sieveCommGetAsyncError(comm, &async) != sieveSuccess) return sieveInternalError;
+    if (async == sieveInProgress) {
+      struct timespec ts = {0, 100000};
+      nanosleep(&ts, NULL);
+    }
+  }
+  return async;
+}
+
+/* sieveConfig_t from C: bad configs are refused naming what is wrong; a non-blocking one-rank
+ * communicator inits and reduces through InProgress and polling. */
+static void TestConfig(void) {
+  sieveUniqueId id;
+  if (sieveGetUniqueId(&id) != sieveSuccess) {
+    CHECK(0);
+    return;
+  }
+  sieveComm_t comm = NULL;
+  sieveConfig_t config = SIEVE_CONFIG_INITIALIZER;
+  CHECK_EQ(config.blocking, SIEVE_CONFIG_UNDEF_INT);
+  CHECK(config.commName == NULL);
+  config.magic = 0;
+  CHECK_EQ(sieveCommInitRankConfig(&comm, 1, id, 0, &config), sieveInvalidArgument);
+  CHECK_MSG(NULL, "SIEVE_CONFIG_INITIALIZER");
+  config.magic = SIEVE_CONFIG_MAGIC;
+  config.size = 8;
+  CHECK_EQ(sieveCommInitRankConfig(&comm, 1, id, 0, &config), sieveInvalidArgument);
+  CHECK_MSG(NULL, "size");
+  config.size = sizeof(config);
+  config.version = 99;
+  CHECK_EQ(sieveCommInitRankConfig(&comm, 1, id, 0, &config), sieveInvalidArgument);
+  CHECK_MSG(NULL, "version");
+  config.version = SIEVE_VERSION_CODE;
+  config.blocking = 2;
+  CHECK_EQ(sieveCommInitRankConfig(&comm, 1, id, 0, &config), sieveInvalidArgument);
+  CHECK_MSG(NULL, "blocking");
+  CHECK(comm == NULL);
+
+  config.blocking = 0;
+  config.commName = "c-api";
+  sieveResult_t r = sieveCommInitRankConfig(&comm, 1, id, 0, &config);
+  CHECK_EQ(r, sieveInProgress);
+  if (r != sieveInProgress || comm == NULL) return;
+  CHECK_EQ(Poll(comm), sieveSuccess);
+  int rank = -1;
+  CHECK_EQ(sieveCommUserRank(comm, &rank), sieveSuccess);
+  CHECK_EQ(rank, 0);
+  const double input[3] = {2.5, -1.0, 1e10};
+  double out[3] = {0, 0, 0};
+  CHECK_EQ(sieveAllReduce(input, out, 3, sieveFloat64, sieveSum, comm, NULL), sieveInProgress);
+  CHECK_EQ(Poll(comm), sieveSuccess);
+  CHECK(memcmp(out, input, sizeof(out)) == 0);
+  /* A blocking split of a non-blocking communicator is ready on return. */
+  sieveComm_t sub = NULL;
+  config.blocking = 1;
+  CHECK_EQ(sieveCommSplitConfig(comm, 0, 0, &sub, &config), sieveSuccess);
+  CHECK(sub != NULL);
+  if (sub != NULL) CHECK_EQ(sieveCommDestroy(sub), sieveSuccess);
+  /* Without a config the split inherits non-blocking. */
+  CHECK_EQ(sieveCommSplit(comm, 0, 0, &sub), sieveInProgress);
+  CHECK(sub != NULL);
+  if (sub != NULL) {
+    CHECK_EQ(Poll(sub), sieveSuccess);
+    CHECK_EQ(Poll(comm), sieveSuccess);
+    CHECK_EQ(sieveCommDestroy(sub), sieveSuccess);
+  }
+  CHECK_EQ(sieveCommDestroy(comm), sieveSuccess);
+}
+
 int main(void) {
   TestEnumValues();
   TestVersionAndErrorStrings();
   TestErrorsWithoutComm();
   TestOneRankComm();
+  TestConfig();
   printf("c_api_test: %d passed, %d failed\n", g_passed, g_failed);
   if (g_failed != 0) {
     fprintf(stderr, "c_api_test: %d check(s) failed\n", g_failed);
