@@ -123,7 +123,11 @@ bool AbandonBackground(sieveComm* comm, double deadline_s) {
     std::lock_guard<std::mutex> lock(comm->async->mu);
     comm->async->abandoned = true;  // a creation still running keeps what it makes
   }
-  if (Comm* impl = comm->Impl()) impl->RequestAbort();
+  // Work on the communicator sees the abort and stops; a creation (bootstrap)
+  // cannot be interrupted, so it is not waited for: it finishes on its own.
+  Comm* impl = comm->Impl();
+  if (impl != nullptr) impl->RequestAbort();
+  if (impl == nullptr) deadline = std::chrono::steady_clock::now();
   while (comm->Busy() && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   bool joined = true;

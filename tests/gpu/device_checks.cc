@@ -1,9 +1,11 @@
 // Device-buffer collectives vs the host path on the same inputs, bit for bit.
 #include "gpu/device_checks.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "gpu/stream_plan.h"
@@ -21,9 +23,19 @@ size_t SizeOf(sieveDataType_t t) {
   }
 }
 
+// On a non-blocking communicator host-buffer calls (and groups) return
+// sieveInProgress: the result is what the poll ends in.
+sieveResult_t Completed(sieveComm_t comm, sieveResult_t r) {
+  while (r == sieveInProgress) {
+    if (sieveCommGetAsyncError(comm, &r) != sieveSuccess) return sieveInternalError;
+    if (r == sieveInProgress) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return r;
+}
+
 #define CHECK_OK(call, ...)                                                      \
   do {                                                                           \
-    if ((call) != sieveSuccess) {                                                \
+    if (Completed(comm, (call)) != sieveSuccess) {                               \
       char what_[256];                                                           \
       std::snprintf(what_, sizeof what_, __VA_ARGS__);                           \
       return std::string(what_) + ": " + sieveGetLastError(comm);                \

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <deque>
 #include <thread>
+#include <vector>
 
 #include "gpu/device_checks.h"
 #include "support/fake_device.h"
@@ -61,6 +62,42 @@ int AllChecks(int rank, int nranks, const sieveUniqueId& id) {
   RANK_CHECK(e.empty(), "%s", e.c_str());
   RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
   return 0;
+}
+
+// The same checks on a non-blocking communicator: device-buffer calls still return after
+// enqueueing (sieveSuccess), the host-path references return sieveInProgress and are polled.
+int AllChecksNonBlocking(int rank, int nranks, const sieveUniqueId& id) {
+  ScopedFakeRuntime rt;
+  FakeMemory mem(&rt);
+  sieveComm_t comm = nullptr;
+  sieveConfig_t config = SIEVE_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  RANK_CHECK(sieveCommInitRankConfig(&comm, nranks, id, rank, &config) == sieveInProgress,
+             "init: %s", sieveGetLastError(nullptr));
+  sieveResult_t async = sieveInProgress;
+  while (async == sieveInProgress) {
+    RANK_CHECK(sieveCommGetAsyncError(comm, &async) == sieveSuccess, "poll");
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  RANK_CHECK(async == sieveSuccess, "init: %s", sieveGetLastError(comm));
+  // A device all-reduce returns after enqueueing, without sieveInProgress.
+  std::vector<float> host(1001, 1.0f + rank);
+  void* dev = mem.Alloc(host.size() * 4);
+  mem.Upload(dev, host.data(), host.size() * 4);
+  RANK_CHECK(sieveAllReduce(dev, dev, host.size(), sieveFloat32, sieveSum, comm, mem.stream()) ==
+                 sieveSuccess, "device all-reduce: %s", sieveGetLastError(comm));
+  mem.Synchronize();
+  mem.Download(host.data(), dev, host.size() * 4);
+  const float expect = nranks * (nranks + 1) / 2.0f;
+  for (float v : host) RANK_CHECK(v == expect, "device all-reduce gave %g, expected %g", v, expect);
+  std::string e = RunDeviceChecks(comm, rank, nranks, kChunk, mem);
+  RANK_CHECK(e.empty(), "%s", e.c_str());
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  return 0;
+}
+
+TEST(DeviceFakeMp, NonBlockingCommunicatorMatchesTheHostPath) {
+  EXPECT_EQ(RunRanks(Spec(2, false), AllChecksNonBlocking), "");
 }
 
 TEST(DeviceFakeMp, TwoRanksMatchTheHostPath) { EXPECT_EQ(RunRanks(Spec(2, false), AllChecks), ""); }

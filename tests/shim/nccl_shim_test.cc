@@ -3,7 +3,11 @@
 // a one-rank communicator serves the collectives built from send/recv, splits and queries.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
+#include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "nccl_abi.h"
@@ -152,6 +156,62 @@ TEST_F(OneRank, SplitAndFinalize) {
   bad.magic = 0;
   EXPECT_EQ(ncclCommSplit(comm_, 0, 0, &sub, &bad), ncclInvalidArgument);
   EXPECT_TRUE(Mentions(ncclGetLastError(nullptr), "NCCL_CONFIG_INITIALIZER"));
+}
+
+// Polls ncclCommGetAsyncError until the communicator leaves ncclInProgress (bounded, 60 s).
+ncclResult_t PollNccl(ncclComm_t comm) {
+  ncclResult_t async = ncclInProgress;
+  for (int i = 0; i < 300000 && async == ncclInProgress; ++i) {
+    if (ncclCommGetAsyncError(comm, &async) != ncclSuccess) return ncclInternalError;
+    if (async == ncclInProgress) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return async;
+}
+
+// ncclConfig_t.blocking = 0 is honoured: init, collectives and split return ncclInProgress and
+// ncclCommGetAsyncError reports ncclInProgress until they are done.
+TEST(NcclShim, NonBlockingConfigIsHonoured) {
+  ncclUniqueId id;
+  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess) << ncclGetLastError(nullptr);
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  config.commName = "shim-nonblocking";
+  ncclComm_t comm = nullptr;
+  ASSERT_EQ(ncclCommInitRankConfig(&comm, 1, id, 0, &config), ncclInProgress)
+      << ncclGetLastError(nullptr);
+  ASSERT_NE(comm, nullptr);
+  ASSERT_EQ(PollNccl(comm), ncclSuccess) << ncclGetLastError(comm);
+  std::mt19937 rng(std::random_device{}());
+  std::vector<float> in(2 * (rng() % 5000) + 1), out(in.size(), -1.0f);
+  for (float& v : in) v = static_cast<float>(static_cast<int>(rng() % 2001) - 1000);
+  ASSERT_EQ(ncclAllReduce(in.data(), out.data(), in.size(), ncclFloat, ncclSum, comm, nullptr),
+            ncclInProgress)
+      << ncclGetLastError(comm);
+  ASSERT_EQ(PollNccl(comm), ncclSuccess) << ncclGetLastError(comm);
+  EXPECT_EQ(out, in);  // one rank: the sum is the input
+  ncclComm_t sub = nullptr;
+  ASSERT_EQ(ncclCommSplit(comm, 0, 0, &sub, &config), ncclInProgress) << ncclGetLastError(comm);
+  ASSERT_NE(sub, nullptr);
+  ASSERT_EQ(PollNccl(sub), ncclSuccess) << ncclGetLastError(sub);
+  EXPECT_EQ(PollNccl(comm), ncclSuccess) << ncclGetLastError(comm);
+  int count = 0;
+  EXPECT_EQ(ncclCommCount(sub, &count), ncclSuccess);
+  EXPECT_EQ(count, 1);
+  std::fill(out.begin(), out.end(), -1.0f);
+  ASSERT_EQ(ncclBroadcast(in.data(), out.data(), in.size(), ncclFloat, 0, sub, nullptr),
+            ncclInProgress);
+  ASSERT_EQ(PollNccl(sub), ncclSuccess) << ncclGetLastError(sub);
+  EXPECT_EQ(out, in);
+  EXPECT_EQ(ncclCommFinalize(sub), ncclSuccess);
+  EXPECT_EQ(ncclCommDestroy(sub), ncclSuccess);
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+
+  // ncclCommInitRank stays blocking.
+  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  ASSERT_EQ(ncclCommInitRank(&comm, 1, id, 0), ncclSuccess) << ncclGetLastError(nullptr);
+  EXPECT_EQ(ncclAllReduce(in.data(), out.data(), in.size(), ncclFloat, ncclMax, comm, nullptr),
+            ncclSuccess);
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
 }
 
 TEST(NcclShim, BadHandles) {
