@@ -265,7 +265,7 @@ TEST(NonBlockingTest, SplitInTheBackgroundReducesAmongItsColor) {
 }
 
 TEST(NonBlockingTest, MissingRankEndsThePollInAnErrorWithinTheTimeout) {
-  RankSpec spec = Spec(3, "3");
+  RankSpec spec = Spec(3, "5");
   spec.absent = {2};
   std::string failures = RunRanks(spec, [&](int rank, int nranks, const sieveUniqueId& id) {
     sieveComm_t comm = nullptr;
@@ -274,12 +274,13 @@ TEST(NonBlockingTest, MissingRankEndsThePollInAnErrorWithinTheTimeout) {
     sieveResult_t r = sieveCommInitRankConfig(&comm, nranks, id, rank, &config);
     double returned_s = SecondsSince(start);
     RANK_CHECK(r == sieveInProgress && comm != nullptr, "init returned %d", r);
-    RANK_CHECK(returned_s < 1.0, "init took %.2f s to return", returned_s);
+    // Well before SIEVE_TIMEOUT: the call did not wait for the missing rank.
+    RANK_CHECK(returned_s < 2.5, "init took %.2f s to return", returned_s);
     sieveResult_t async = Poll(comm, 30);
     double failed_s = SecondsSince(start);
     RANK_CHECK(async != sieveSuccess && async != sieveInProgress, "poll ended in %d", async);
-    // SIEVE_TIMEOUT=3 plus the bootstrap's grace; generous for a loaded machine.
-    RANK_CHECK(failed_s < 15.0, "the error came after %.1f s", failed_s);
+    // SIEVE_TIMEOUT=5 plus the bootstrap's grace; generous for a loaded machine.
+    RANK_CHECK(failed_s < 20.0, "the error came after %.1f s", failed_s);
     std::string message = sieveGetLastError(comm);
     RANK_CHECK(NamesRank(message, 2), "message does not name rank 2: %s", message.c_str());
     std::fprintf(stderr, "rank %d: init returned in %.3f s, failed after %.1f s: %s\n", rank,
