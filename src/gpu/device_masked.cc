@@ -103,7 +103,7 @@ Status EnqueueDeviceMaskedAllReduce(Comm& comm, const coll::CollArgs& args,
     packed.count = nnz;
     chunk.run = [c, packed, mask, dense_bytes = args.count * esize](char* staging) {
       if (c->FirstUse("masked allreduce on device buffers", 0))
-        SIEVE_INFO(kLogColl,
+        SIEVE_INFO(kLogInit,  // a path choice, logged with the communicator's others
                    "masked allreduce on device buffers: pack/unpack kernels on the caller's "
                    "stream, %zu of %zu bytes %s",
                    packed.count * kernels::DTypeSize(packed.dtype), dense_bytes,
