@@ -157,7 +157,11 @@ sieveResult_t sieveAllReduceMasked(const void* sendbuff, void* recvbuff, size_t 
     if (memory == sieve::gpu::MemoryKind::kDevice && !state->idx.empty() &&
         sieve::gpu::CanPackOnDevice())
       return sieve::SubmitCollective(impl, [impl, args, stream, state] {
-        return sieve::gpu::EnqueueDeviceMaskedAllReduce(*impl, args, state, stream);
+        return sieve::gpu::EnqueueDevicePacked(
+            *impl, "masked allreduce", args, state, stream,
+            [impl, state](const sieve::coll::CollArgs& packed) {
+              return sieve::mask::AllReduceMaskedPacked(*impl, packed, *state);
+            });
       });
     if (memory == sieve::gpu::MemoryKind::kDevice)
       return sieve::SubmitCollective(impl, [impl, args, stream, host] {

@@ -7,7 +7,6 @@
 #include "core/log.h"
 #include "gpu/comm_engine.h"
 #include "gpu/gpu_runtime.h"
-#include "mask/masked_allreduce.h"
 
 namespace sieve::gpu {
 
@@ -73,8 +72,9 @@ bool CanPackOnDevice() {
   return rt.ops != nullptr && rt.ops->HasKernels(&why);
 }
 
-Status EnqueueDeviceMaskedAllReduce(Comm& comm, const coll::CollArgs& args,
-                                    std::shared_ptr<mask::MaskState> mask, CUstream_st* stream) {
+Status EnqueueDevicePacked(Comm& comm, const char* name, const coll::CollArgs& args,
+                           std::shared_ptr<mask::MaskState> mask, CUstream_st* stream,
+                           PackedCollective host) {
   ProgressEngine* engine = nullptr;
   SIEVE_RETURN_IF_ERROR(EngineFor(comm, &engine));
   DeviceOps* ops = Runtime().ops;
@@ -91,7 +91,7 @@ Status EnqueueDeviceMaskedAllReduce(Comm& comm, const coll::CollArgs& args,
   Status st = ops->MaskedPack(esize, args.send, d_idx, nnz, scratch, stream);
   if (st.ok()) {
     StagedOp op;
-    op.name = "masked allreduce";
+    op.name = name;
     op.stream = stream;
     op.depth = 1;  // one piece: the same plan as the host path, bit for bit
     StagedChunk chunk;
@@ -101,17 +101,19 @@ Status EnqueueDeviceMaskedAllReduce(Comm& comm, const coll::CollArgs& args,
     Comm* c = &comm;
     coll::CollArgs packed = args;
     packed.count = nnz;
-    chunk.run = [c, packed, mask, dense_bytes = args.count * esize](char* staging) {
-      if (c->FirstUse("masked allreduce on device buffers", 0))
+    // `mask` rides along: the host part reads it, and it must outlive the call.
+    chunk.run = [c, name, packed, mask, host = std::move(host),
+                 dense_bytes = args.count * esize](char* staging) {
+      if (c->FirstUse(std::string(name) + " on device buffers", 0))
         SIEVE_INFO(kLogInit,  // a path choice, logged with the communicator's others
-                   "masked allreduce on device buffers: pack/unpack kernels on the caller's "
-                   "stream, %zu of %zu bytes %s",
-                   packed.count * kernels::DTypeSize(packed.dtype), dense_bytes,
+                   "%s on device buffers: pack/unpack kernels on the caller's stream, %zu of "
+                   "%zu bytes %s",
+                   name, packed.count * kernels::DTypeSize(packed.dtype), dense_bytes,
                    TransferPath(*c));
       coll::CollArgs s = packed;
       s.send = staging;
       s.recv = staging;
-      Status result = mask::AllReduceMaskedPacked(*c, s, *mask);
+      Status result = host(s);
       if (result.ok()) c->LogTransportOnce();
       return result;
     };

@@ -1,12 +1,13 @@
-// The masked all-reduce on device buffers with the kernels on the caller's
-// stream: only the nnz packed elements cross to the host and back.
+// Masked all-reduces (plain and ternary) on device buffers with the kernels on
+// the caller's stream: only the nnz packed elements cross to the host and back.
 //
 //   stream:   pack (device scratch) -> copy nnz elements to pinned staging ...
-//   progress:     the masked all-reduce of the packed vector (mask/masked_allreduce.h)
+//   progress:     the all-reduce of the packed vector (the mode's host code)
 //   stream:   ... copy the packed result back -> unpack with zero-fill -> free scratch
 #ifndef SIEVE_GPU_DEVICE_MASKED_H_
 #define SIEVE_GPU_DEVICE_MASKED_H_
 
+#include <functional>
 #include <memory>
 
 #include "coll/collectives.h"
@@ -20,10 +21,15 @@ namespace sieve::gpu {
 // into libsieve); else callers stage the whole dense buffer (kAllReduceWhole).
 bool CanPackOnDevice();
 
-// Enqueues the masked all-reduce of the device buffers of `args` on `stream`
-// and returns. mask->idx must be non-empty.
-Status EnqueueDeviceMaskedAllReduce(Comm& comm, const coll::CollArgs& args,
-                                    std::shared_ptr<mask::MaskState> mask, CUstream_st* stream);
+// The host part: all-reduces the nnz packed elements in place in packed.recv
+// (packed.send == packed.recv, packed.count == nnz), on the progress thread.
+using PackedCollective = std::function<Status(const coll::CollArgs& packed)>;
+
+// Enqueues a masked all-reduce of the device buffers of `args` on `stream` and
+// returns; `name` names it in messages. mask->idx must be non-empty.
+Status EnqueueDevicePacked(Comm& comm, const char* name, const coll::CollArgs& args,
+                           std::shared_ptr<mask::MaskState> mask, CUstream_st* stream,
+                           PackedCollective host);
 
 }  // namespace sieve::gpu
 

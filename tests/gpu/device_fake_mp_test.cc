@@ -175,6 +175,31 @@ int MaskedStagesOnlyPacked(int rank, int nranks, const sieveUniqueId& id) {
                  TypeName(t), kernels, staged, expect_staged, nnz);
       RANK_CHECK(rt.ops.packs.load() - packs_before == (kernels ? 1 : 0), "pack kernels launched");
     }
+    // Masked + ternary stages the packed elements too, and matches the host path.
+    std::vector<float> g(count), host_out(count), dev_out(count);
+    for (auto& v : g) v = std::uniform_real_distribution<float>(-1, 1)(rng);
+    sieveTernaryParams_t p = {};
+    p.seed = 5;
+    p.step = kernels ? 1 : 2;
+    p.mask = mask;
+    RANK_CHECK(sieveAllReduceTernary(g.data(), host_out.data(), count, sieveFloat32, sieveAvg, &p,
+                                     comm, nullptr) == sieveSuccess, "host ternary: %s",
+               sieveGetLastError(comm));
+    float* d = static_cast<float*>(mem.Alloc(count * 4));
+    mem.Upload(d, g.data(), count * 4);
+    size_t staged_before = rt.ops.bytes_to_host.load();
+    RANK_CHECK(sieveAllReduceTernary(d, d, count, sieveFloat32, sieveAvg, &p, comm,
+                                     mem.stream()) == sieveSuccess, "device ternary: %s",
+               sieveGetLastError(comm));
+    mem.Synchronize();
+    mem.Download(dev_out.data(), d, count * 4);
+    size_t first = 0;
+    size_t bad = CountMismatches(dev_out.data(), host_out.data(), count, 4, &first);
+    RANK_CHECK(bad == 0, "masked ternary kernels=%d: %zu elements differ from the host path "
+               "(first %zu)", kernels, bad, first);
+    size_t staged = rt.ops.bytes_to_host.load() - staged_before;
+    RANK_CHECK(staged == (kernels ? nnz : count) * 4,
+               "masked ternary kernels=%d: %zu bytes staged (nnz %zu)", kernels, staged, nnz);
   }
   RANK_CHECK(sieveMaskDeregister(mask) == sieveSuccess, "deregister");
   RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
