@@ -12,7 +12,8 @@ namespace sieve::gpu {
 
 namespace {
 
-// The mask's kept indices and bitmap in device memory, uploaded on first use.
+// The mask's kept indices and bitmap in device memory, uploaded on first use
+// into the context current then (a mask serves one communicator, so one device).
 // Freed on the last stream that used it (stream-ordered), so a kernel still
 // queued there finishes first; that stream must outlive the mask, as the
 // streams of a communicator must outlive it in NCCL.
