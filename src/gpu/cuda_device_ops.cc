@@ -88,17 +88,34 @@ Status CudaDeviceOps::Synchronize(cu::Stream stream) {
 }
 
 Status CudaDeviceOps::AllocDevice(size_t bytes, cu::Stream stream, void** device) {
+  cu::Context ctx = nullptr;
+  SIEVE_RETURN_IF_ERROR(Check("cuCtxGetCurrent", d_->CtxGetCurrent(&ctx)));
   cu::DevicePtr ptr = 0;
   // Stream-ordered: no device-wide synchronization, memory reused from the pool.
   SIEVE_RETURN_IF_ERROR(
       Check("cuMemAllocAsync", d_->MemAllocAsync(&ptr, bytes > 0 ? bytes : 1, stream)));
+  std::lock_guard<std::mutex> lock(mu_);
+  device_ctx_[ptr] = ctx;
   *device = reinterpret_cast<void*>(ptr);
   return Status::OK();
 }
 
 Status CudaDeviceOps::FreeDevice(void* device, cu::Stream stream) {
-  return Check("cuMemFreeAsync",
-               d_->MemFreeAsync(reinterpret_cast<cu::DevicePtr>(device), stream));
+  auto ptr = reinterpret_cast<cu::DevicePtr>(device);
+  cu::Context ctx = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = device_ctx_.find(ptr);
+    if (it == device_ctx_.end()) return Status::Internal("freeing device memory Sieve did not allocate");
+    ctx = it->second;
+    device_ctx_.erase(it);
+  }
+  // In the allocation's context, whichever thread frees it.
+  SIEVE_RETURN_IF_ERROR(Check("cuCtxPushCurrent", d_->CtxPushCurrent(ctx)));
+  Status st = Check("cuMemFreeAsync", d_->MemFreeAsync(ptr, stream));
+  cu::Context popped = nullptr;
+  Status pop = Check("cuCtxPopCurrent", d_->CtxPopCurrent(&popped));
+  return st.ok() ? pop : st;
 }
 
 Status CudaDeviceOps::Functions(size_t elem_size, const KernelFunctions** fns, int* index) {

@@ -51,6 +51,9 @@ class CudaDeviceOps : public DeviceOps {
     cu::DevicePtr device;
   };
   std::map<const char*, Mapping> mapped_;  // by host base address
+  // The context each device allocation was made in: a free may come from a
+  // thread with no current context (the last owner of a mask's device copy).
+  std::map<cu::DevicePtr, cu::Context> device_ctx_;
 };
 
 }  // namespace sieve::gpu

@@ -39,6 +39,8 @@ struct CudaDriver {
                              void** extra) = nullptr;
   cu::Result (*MemAllocAsync)(cu::DevicePtr* ptr, size_t bytes, cu::Stream stream) = nullptr;
   cu::Result (*MemFreeAsync)(cu::DevicePtr ptr, cu::Stream stream) = nullptr;
+  cu::Result (*CtxPushCurrent)(cu::Context ctx) = nullptr;
+  cu::Result (*CtxPopCurrent)(cu::Context* ctx) = nullptr;
   std::string kernels_missing;
 
   int driver_version = 0;  // e.g. 13000, filled by LoadCudaDriver

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gpu/cuda_device_ops.h"
@@ -26,9 +27,35 @@ std::vector<unsigned> g_blocks;
 const void* g_loaded_image = nullptr;
 cu::Stream g_stream = nullptr;
 
+const auto kCtx = reinterpret_cast<cu::Context>(0x1);
+thread_local std::vector<cu::Context> t_ctx_stack;  // the thread's current context: back()
+std::vector<cu::Context> g_free_ctx;               // current context at each cuMemFreeAsync
+cu::DevicePtr g_next_ptr = 0x1000;
+
 cu::Result CtxGetCurrent(cu::Context* c) {
-  *c = reinterpret_cast<cu::Context>(0x1);
+  *c = t_ctx_stack.empty() ? nullptr : t_ctx_stack.back();
   return cu::kSuccess;
+}
+cu::Result CtxPush(cu::Context c) {
+  t_ctx_stack.push_back(c);
+  return cu::kSuccess;
+}
+cu::Result CtxPop(cu::Context* c) {
+  if (t_ctx_stack.empty()) return cu::kErrorInvalidValue;
+  *c = t_ctx_stack.back();
+  t_ctx_stack.pop_back();
+  return cu::kSuccess;
+}
+cu::Result MemAllocAsync(cu::DevicePtr* p, size_t bytes, cu::Stream) {
+  *p = g_next_ptr;
+  g_next_ptr += bytes;
+  return cu::kSuccess;
+}
+cu::Result MemFreeAsync(cu::DevicePtr, cu::Stream) {
+  cu::Context c = nullptr;
+  CtxGetCurrent(&c);
+  g_free_ctx.push_back(c);
+  return c != nullptr ? cu::kSuccess : cu::kErrorInvalidValue;
 }
 cu::Result ModuleLoadData(cu::Module* m, const void* image) {
   g_loaded_image = image;
@@ -84,6 +111,10 @@ CudaDriver KernelDriver() {
   d.ModuleLoadData = ModuleLoadData;
   d.ModuleGetFunction = ModuleGetFunction;
   d.LaunchKernel = LaunchKernel;
+  d.CtxPushCurrent = CtxPush;
+  d.CtxPopCurrent = CtxPop;
+  d.MemAllocAsync = MemAllocAsync;
+  d.MemFreeAsync = MemFreeAsync;
   d.driver_version = 13000;
   return d;
 }
@@ -106,6 +137,7 @@ TEST(KernelLaunch, PackAndUnpackArgumentsMatchTheEntries) {
   if (sieve::gpu::kKernelImageBytes == 0) GTEST_SKIP() << "libsieve built without nvcc";
   CudaDriver d = KernelDriver();
   CudaDeviceOps ops(&d);
+  t_ctx_stack = {kCtx};
   g_stream = reinterpret_cast<cu::Stream>(0x77);
   std::mt19937_64 rng(5);
   for (size_t es : {size_t{1}, size_t{2}, size_t{4}, size_t{8}}) {
@@ -138,6 +170,26 @@ TEST(KernelLaunch, PackAndUnpackArgumentsMatchTheEntries) {
   EXPECT_EQ(g_names.size(), 12u) << "the module is loaded once per context";
   EXPECT_EQ(ops.MaskedPack(3, nullptr, nullptr, 1, nullptr, g_stream).code(),
             sieve::Code::kInternalError);
+}
+
+// A mask's device copy may be freed by whichever thread drops it last, with no
+// current context: the free runs in the allocation's context all the same.
+TEST(KernelLaunch, DeviceMemoryIsFreedInItsAllocationContextFromAnyThread) {
+  CudaDriver d = KernelDriver();
+  CudaDeviceOps ops(&d);
+  t_ctx_stack = {kCtx};
+  void* p = nullptr;
+  ASSERT_TRUE(ops.AllocDevice(100, g_stream, &p).ok());
+  g_free_ctx.clear();
+  sieve::Status st;
+  std::thread([&] { st = ops.FreeDevice(p, g_stream); }).join();
+  EXPECT_TRUE(st.ok()) << st.message();
+  ASSERT_EQ(g_free_ctx.size(), 1u);
+  EXPECT_EQ(g_free_ctx[0], kCtx);
+  EXPECT_EQ(t_ctx_stack.size(), 1u);
+  // Freeing what was never allocated here (or twice) is refused, not passed on.
+  EXPECT_EQ(ops.FreeDevice(p, g_stream).code(), sieve::Code::kInternalError);
+  EXPECT_EQ(g_free_ctx.size(), 1u);
 }
 
 }  // namespace
