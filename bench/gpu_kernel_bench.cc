@@ -103,6 +103,13 @@ int BenchSize(size_t mib) {
         return sieve::kernels::TernaryQuantizePackCuda(DType::kFloat32, da, 0, n, block, dscales,
                                                        philox, 2, dout, s);
       }), copy_gbs);
+  // The device masked+ternary path's encoder: gather by the mask and quantize
+  // in one pass (what a GPU rank would stage: 2 bits per kept element).
+  Row("masked pack + ternary quantize (0.5)", bytes, MedianMs(s, [&] {
+        return sieve::kernels::TernaryQuantizePackCuda(DType::kFloat32, da, didx,
+                                                       0, idx.size(), block, dscales, philox, 2,
+                                                       dout, s);
+      }), copy_gbs);
   Row("ternary dequantize (int32 sums)", bytes, MedianMs(s, [&] {
         return sieve::kernels::TernaryDequantizeCuda(DType::kFloat32,
                                                      sieve::kernels::TernaryWork::kInt32, dsums,

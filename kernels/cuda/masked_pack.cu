@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "kernels/cuda/masked_pack_device.cuh"
 #include "kernels/masked_pack_cuda.h"
 #include "kernels/reduce_cuda.h"
 
@@ -23,30 +24,6 @@ size_t ElemSize(DType dtype) {
     case DType::kFloat16: case DType::kBfloat16: return 2;
     case DType::kInt32: case DType::kUint32: case DType::kFloat32: return 4;
     default: return 8;
-  }
-}
-
-template <typename T>
-__global__ void PackKernel(const T* in, const uint32_t* idx, size_t nnz, T* out) {
-  size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  for (size_t k = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; k < nnz; k += stride)
-    out[k] = in[idx[k]];
-}
-
-template <typename T>
-__global__ void ScatterKernel(const T* packed, const uint32_t* idx, size_t nnz, T* out) {
-  size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  for (size_t k = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; k < nnz; k += stride)
-    out[idx[k]] = packed[k];
-}
-
-// Zeroes the masked-out positions only, so it never races with ScatterKernel.
-template <typename T>
-__global__ void ZeroClearedKernel(const uint64_t* bits, size_t begin, size_t end, T* out) {
-  size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  for (size_t j = begin + blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; j < end;
-       j += stride) {
-    if (((bits[j / 64] >> (j % 64)) & 1u) == 0) out[j] = T{0};
   }
 }
 

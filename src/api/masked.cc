@@ -10,6 +10,7 @@
 #include "comm/group.h"
 #include "api/mask_handle.h"
 #include "gpu/device_collectives.h"
+#include "gpu/device_masked.h"
 #include "mask/masked_allreduce.h"
 
 constexpr uint64_t kSieveMaskMagic = 0x53494556454d534bull;  // "SIEVEMSK"
@@ -151,6 +152,17 @@ sieveResult_t sieveAllReduceMasked(const void* sendbuff, void* recvbuff, size_t 
       if (st.ok()) impl->LogTransportOnce();
       return st;
     };
+    // Packed on the device when kernels are built in (only nnz elements are
+    // staged); else the whole dense buffer is staged and packed on the host.
+    if (memory == sieve::gpu::MemoryKind::kDevice && !state->idx.empty() &&
+        sieve::gpu::CanPackOnDevice())
+      return sieve::SubmitCollective(impl, [impl, args, stream, state] {
+        return sieve::gpu::EnqueueDevicePacked(
+            *impl, "masked allreduce", args, state, stream,
+            [impl, state](const sieve::coll::CollArgs& packed) {
+              return sieve::mask::AllReduceMaskedPacked(*impl, packed, *state);
+            });
+      });
     if (memory == sieve::gpu::MemoryKind::kDevice)
       return sieve::SubmitCollective(impl, [impl, args, stream, host] {
         return sieve::gpu::EnqueueDeviceCollective(*impl, sieve::gpu::CollKind::kAllReduceWhole,

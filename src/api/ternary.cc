@@ -11,6 +11,7 @@
 #include "api/mask_handle.h"
 #include "comm/group.h"
 #include "gpu/device_collectives.h"
+#include "gpu/device_masked.h"
 #include "mask/masked_ternary.h"
 #include "kernels/philox.h"
 
@@ -105,6 +106,19 @@ sieveResult_t sieveAllReduceTernary(const void* sendbuff, void* recvbuff, size_t
       if (st.ok()) impl->LogTransportOnce();
       return st;
     };
+    // Under a mask, packed on the device when kernels are built in: only the
+    // nnz kept elements are staged (quantized on the host from there).
+    if (memory == sieve::gpu::MemoryKind::kDevice && mask && !mask->idx.empty() &&
+        sieve::gpu::CanPackOnDevice())
+      return sieve::SubmitCollective(impl, [impl, args, stream, mask] {
+        return sieve::gpu::EnqueueDevicePacked(
+            *impl, "masked ternary allreduce", args.base, mask, stream,
+            [impl, args, mask](const sieve::coll::CollArgs& packed) {
+              sieve::coll::TernaryArgs t = args;
+              t.base = packed;
+              return sieve::mask::TernaryAllReduceMaskedPacked(*impl, t, *mask);
+            });
+      });
     if (memory == sieve::gpu::MemoryKind::kDevice)
       return sieve::SubmitCollective(impl, [impl, args, stream, host] {
         return sieve::gpu::EnqueueDeviceCollective(

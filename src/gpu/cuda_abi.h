@@ -9,6 +9,8 @@
 
 struct CUstream_st;
 struct CUctx_st;
+struct CUmod_st;
+struct CUfunc_st;
 
 namespace sieve::gpu::cu {
 
@@ -16,6 +18,8 @@ using Result = int;                  // CUresult
 using DevicePtr = unsigned long long;  // CUdeviceptr (64-bit)
 using Stream = CUstream_st*;         // CUstream
 using Context = CUctx_st*;           // CUcontext
+using Module = CUmod_st*;            // CUmodule
+using Function = CUfunc_st*;         // CUfunction
 
 constexpr Result kSuccess = 0;             // CUDA_SUCCESS
 constexpr Result kErrorInvalidValue = 1;   // CUDA_ERROR_INVALID_VALUE

@@ -1,6 +1,8 @@
 // DeviceOps through the dlopen'd driver table.
 #include "gpu/cuda_device_ops.h"
 
+#include <algorithm>
+
 namespace sieve::gpu {
 
 Status CudaDeviceOps::Check(const char* call, cu::Result r) const {
@@ -83,6 +85,80 @@ Status CudaDeviceOps::WaitFlag(cu::Stream stream, uint32_t* word, uint32_t value
 
 Status CudaDeviceOps::Synchronize(cu::Stream stream) {
   return Check("cuStreamSynchronize", d_->StreamSynchronize(stream));
+}
+
+Status CudaDeviceOps::AllocDevice(size_t bytes, cu::Stream stream, void** device) {
+  cu::Context ctx = nullptr;
+  SIEVE_RETURN_IF_ERROR(Check("cuCtxGetCurrent", d_->CtxGetCurrent(&ctx)));
+  cu::DevicePtr ptr = 0;
+  // Stream-ordered: no device-wide synchronization, memory reused from the pool.
+  SIEVE_RETURN_IF_ERROR(
+      Check("cuMemAllocAsync", d_->MemAllocAsync(&ptr, bytes > 0 ? bytes : 1, stream)));
+  std::lock_guard<std::mutex> lock(mu_);
+  device_ctx_[ptr] = ctx;
+  *device = reinterpret_cast<void*>(ptr);
+  return Status::OK();
+}
+
+Status CudaDeviceOps::FreeDevice(void* device, cu::Stream stream) {
+  auto ptr = reinterpret_cast<cu::DevicePtr>(device);
+  cu::Context ctx = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = device_ctx_.find(ptr);
+    if (it == device_ctx_.end()) return Status::Internal("freeing device memory Sieve did not allocate");
+    ctx = it->second;
+    device_ctx_.erase(it);
+  }
+  // In the allocation's context, whichever thread frees it.
+  SIEVE_RETURN_IF_ERROR(Check("cuCtxPushCurrent", d_->CtxPushCurrent(ctx)));
+  Status st = Check("cuMemFreeAsync", d_->MemFreeAsync(ptr, stream));
+  cu::Context popped = nullptr;
+  Status pop = Check("cuCtxPopCurrent", d_->CtxPopCurrent(&popped));
+  return st.ok() ? pop : st;
+}
+
+Status CudaDeviceOps::Functions(size_t elem_size, const KernelFunctions** fns, int* index) {
+  *index = ElemSizeIndex(elem_size);
+  if (*index < 0)
+    return Status::Internal(StrFormat("no device kernel for %zu-byte elements", elem_size));
+  return module_.ForCurrentContext(fns);
+}
+
+Status CudaDeviceOps::Launch(const char* name, cu::Function fn, size_t elems, void** params,
+                             cu::Stream stream) {
+  constexpr size_t kThreads = 256, kMaxBlocks = 65535;  // grid-stride beyond that
+  size_t blocks = std::min(kMaxBlocks, std::max<size_t>(1, (elems + kThreads - 1) / kThreads));
+  return Check(name, d_->LaunchKernel(fn, static_cast<unsigned>(blocks), 1, 1, kThreads, 1, 1, 0,
+                                      stream, params, nullptr));
+}
+
+Status CudaDeviceOps::MaskedPack(size_t elem_size, const void* in, const uint32_t* idx,
+                                 size_t nnz, void* out, cu::Stream stream) {
+  if (nnz == 0) return Status::OK();
+  const KernelFunctions* fns = nullptr;
+  int i = 0;
+  SIEVE_RETURN_IF_ERROR(Functions(elem_size, &fns, &i));
+  void* params[] = {&in, &idx, &nnz, &out};  // the entry's arguments, in order
+  return Launch("cuLaunchKernel(sieve_masked_pack)", fns->pack[i], nnz, params, stream);
+}
+
+Status CudaDeviceOps::MaskedUnpack(size_t elem_size, const void* packed, const uint32_t* idx,
+                                   size_t nnz, const uint64_t* bits, size_t count, void* out,
+                                   cu::Stream stream) {
+  if (count == 0) return Status::OK();
+  const KernelFunctions* fns = nullptr;
+  int i = 0;
+  SIEVE_RETURN_IF_ERROR(Functions(elem_size, &fns, &i));
+  // Zero the cleared positions, then scatter the kept ones: disjoint writes.
+  size_t begin = 0;
+  void* zero_params[] = {&bits, &begin, &count, &out};
+  SIEVE_RETURN_IF_ERROR(Launch("cuLaunchKernel(sieve_masked_zero_cleared)", fns->zero_cleared[i],
+                               count, zero_params, stream));
+  if (nnz == 0) return Status::OK();
+  void* scatter_params[] = {&packed, &idx, &nnz, &out};
+  return Launch("cuLaunchKernel(sieve_masked_scatter)", fns->scatter[i], nnz, scatter_params,
+                stream);
 }
 
 bool CudaDeviceOps::HasStreamMemOps() const {

@@ -1,5 +1,6 @@
-// DeviceOps on the CUDA driver: pinned mapped memory, async copies, and
-// cuStreamWriteValue32 / cuStreamWaitValue32 on the handshake words.
+// DeviceOps on the CUDA driver: pinned mapped memory, async copies,
+// cuStreamWriteValue32 / cuStreamWaitValue32 on the handshake words, and the
+// embedded kernels (kernel_module.h) launched with cuLaunchKernel.
 #ifndef SIEVE_GPU_CUDA_DEVICE_OPS_H_
 #define SIEVE_GPU_CUDA_DEVICE_OPS_H_
 
@@ -8,12 +9,13 @@
 
 #include "gpu/cuda_driver.h"
 #include "gpu/device_ops.h"
+#include "gpu/kernel_module.h"
 
 namespace sieve::gpu {
 
 class CudaDeviceOps : public DeviceOps {
  public:
-  explicit CudaDeviceOps(const CudaDriver* driver) : d_(driver) {}
+  explicit CudaDeviceOps(const CudaDriver* driver) : d_(driver), module_(driver) {}
 
   Status AllocPinned(size_t bytes, void** host) override;
   void FreePinned(void* host) override;
@@ -23,19 +25,35 @@ class CudaDeviceOps : public DeviceOps {
   Status WaitFlag(cu::Stream stream, uint32_t* word, uint32_t value) override;
   Status Synchronize(cu::Stream stream) override;
   bool HasStreamMemOps() const override;
+  bool HasKernels(std::string* why) const override { return module_.Available(why); }
+  Status AllocDevice(size_t bytes, cu::Stream stream, void** device) override;
+  Status FreeDevice(void* device, cu::Stream stream) override;
+  Status MaskedPack(size_t elem_size, const void* in, const uint32_t* idx, size_t nnz, void* out,
+                    cu::Stream stream) override;
+  Status MaskedUnpack(size_t elem_size, const void* packed, const uint32_t* idx, size_t nnz,
+                      const uint64_t* bits, size_t count, void* out, cu::Stream stream) override;
 
  private:
   Status Check(const char* call, cu::Result r) const;
   // The device address of a word inside one of our pinned allocations.
   Status DeviceAddress(const void* host, cu::DevicePtr* out);
 
+  // Launches fn over `elems` work items (grid-stride kernels; 256 threads a block).
+  Status Launch(const char* name, cu::Function fn, size_t elems, void** params,
+                cu::Stream stream);
+  Status Functions(size_t elem_size, const KernelFunctions** fns, int* index);
+
   const CudaDriver* d_;
+  KernelModule module_;
   std::mutex mu_;
   struct Mapping {
     size_t bytes;
     cu::DevicePtr device;
   };
   std::map<const char*, Mapping> mapped_;  // by host base address
+  // The context each device allocation was made in: a free may come from a
+  // thread with no current context (the last owner of a mask's device copy).
+  std::map<cu::DevicePtr, cu::Context> device_ctx_;
 };
 
 }  // namespace sieve::gpu

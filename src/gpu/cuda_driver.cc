@@ -50,6 +50,13 @@ bool LoadCudaDriver(const char* library, CudaDriver* out, std::string* why) {
   Resolve(lib, "cuStreamWaitValue32_v2", &d.StreamWaitValue32, &missing);
   Resolve(lib, "cuStreamWriteValue32_v2", &d.StreamWriteValue32, &missing);
   Resolve(lib, "cuStreamSynchronize", &d.StreamSynchronize, &missing);
+  Resolve(lib, "cuModuleLoadData", &d.ModuleLoadData, &d.kernels_missing);
+  Resolve(lib, "cuModuleGetFunction", &d.ModuleGetFunction, &d.kernels_missing);
+  Resolve(lib, "cuLaunchKernel", &d.LaunchKernel, &d.kernels_missing);
+  Resolve(lib, "cuMemAllocAsync", &d.MemAllocAsync, &d.kernels_missing);
+  Resolve(lib, "cuMemFreeAsync", &d.MemFreeAsync, &d.kernels_missing);
+  Resolve(lib, "cuCtxPushCurrent_v2", &d.CtxPushCurrent, &d.kernels_missing);
+  Resolve(lib, "cuCtxPopCurrent_v2", &d.CtxPopCurrent, &d.kernels_missing);
   if (!missing.empty()) {
     *why = StrFormat("%s lacks %s (driver too old?)", library, missing.c_str());
     dlclose(lib);

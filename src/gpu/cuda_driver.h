@@ -29,6 +29,19 @@ struct CudaDriver {
   cu::Result (*StreamWriteValue32)(cu::Stream stream, cu::DevicePtr addr, uint32_t value,
                                    unsigned flags) = nullptr;
   cu::Result (*StreamSynchronize)(cu::Stream stream) = nullptr;
+  // For the embedded kernels (kernel_image.h); optional: a driver without them
+  // still runs the staged paths, and `kernels_missing` names the first absent.
+  cu::Result (*ModuleLoadData)(cu::Module* module, const void* image) = nullptr;
+  cu::Result (*ModuleGetFunction)(cu::Function* fn, cu::Module module, const char* name) = nullptr;
+  cu::Result (*LaunchKernel)(cu::Function fn, unsigned grid_x, unsigned grid_y, unsigned grid_z,
+                             unsigned block_x, unsigned block_y, unsigned block_z,
+                             unsigned shared_bytes, cu::Stream stream, void** params,
+                             void** extra) = nullptr;
+  cu::Result (*MemAllocAsync)(cu::DevicePtr* ptr, size_t bytes, cu::Stream stream) = nullptr;
+  cu::Result (*MemFreeAsync)(cu::DevicePtr ptr, cu::Stream stream) = nullptr;
+  cu::Result (*CtxPushCurrent)(cu::Context ctx) = nullptr;
+  cu::Result (*CtxPopCurrent)(cu::Context* ctx) = nullptr;
+  std::string kernels_missing;
 
   int driver_version = 0;  // e.g. 13000, filled by LoadCudaDriver
   int device_count = 0;

@@ -16,7 +16,8 @@ namespace sieve::gpu {
 
 enum class CollKind {
   kAllReduce,       // elementwise: pipelined in chunks
-  kAllReduceWhole,  // one piece with a stable staging address (mask tracker, ternary, masked)
+  kAllReduceWhole,  // one piece with a stable staging address (mask tracker, ternary, and
+                    // masked where libsieve has no device kernels: gpu/device_masked.h)
   kBroadcast,
   kReduce,
   kAllGather,

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "core/status.h"
 #include "gpu/cuda_abi.h"
@@ -35,6 +36,25 @@ class DeviceOps {
   virtual Status Synchronize(cu::Stream stream) = 0;
   // Whether WaitFlag/WriteFlag work on this driver (else: the blocking path).
   virtual bool HasStreamMemOps() const = 0;
+
+  // Device kernels (masked pack/unpack) and device scratch, all enqueued on a
+  // stream. Not every DeviceOps has them (a libsieve built without nvcc):
+  // HasKernels() says so, and `why` says why not; callers then stage whole buffers.
+  virtual bool HasKernels(std::string* why) const {
+    *why = "this device backend has no kernels";
+    return false;
+  }
+  // Stream-ordered device memory: usable by work queued on `stream` after the
+  // call; FreeDevice releases it once the stream's earlier work is done.
+  virtual Status AllocDevice(size_t bytes, cu::Stream stream, void** device);
+  virtual Status FreeDevice(void* device, cu::Stream stream);
+  // out[k] = in[idx[k]], k < nnz (kernels::MaskedPack on the device).
+  virtual Status MaskedPack(size_t elem_size, const void* in, const uint32_t* idx, size_t nnz,
+                            void* out, cu::Stream stream);
+  // out[idx[k]] = packed[k]; out[j] = 0 where bit j of `bits` is clear, j < count.
+  virtual Status MaskedUnpack(size_t elem_size, const void* packed, const uint32_t* idx,
+                              size_t nnz, const uint64_t* bits, size_t count, void* out,
+                              cu::Stream stream);
 };
 
 // The handshake words, read and written by the host with acquire/release

@@ -35,9 +35,13 @@ const GpuRuntime& LoadRuntime() {
     runtime.available = true;
     runtime.classifier = &classifier;
     runtime.ops = &ops;
-    runtime.description = StrFormat("CUDA driver %d, %d device(s), stream memory operations %s",
-                                    driver.driver_version, driver.device_count,
-                                    ops.HasStreamMemOps() ? "yes" : "no (blocking path)");
+    std::string no_kernels;
+    bool kernels = ops.HasKernels(&no_kernels);
+    runtime.description = StrFormat(
+        "CUDA driver %d, %d device(s), stream memory operations %s, device kernels %s",
+        driver.driver_version, driver.device_count,
+        ops.HasStreamMemOps() ? "yes" : "no (blocking path)",
+        kernels ? "yes" : ("no: " + no_kernels).c_str());
     SIEVE_INFO(kLogInit, "%s: device buffers are detected per call", runtime.description.c_str());
   });
   return runtime;

@@ -44,6 +44,15 @@ char* MaskState::Work(size_t bytes) {
   return work.get();
 }
 
+void MaskState::BuildPackedView() {
+  const size_t nnz = idx.size();
+  if (packed_idx.size() == nnz) return;
+  packed_idx.resize(nnz);
+  for (size_t k = 0; k < nnz; ++k) packed_idx[k] = static_cast<uint32_t>(k);
+  packed_bits.assign((nnz + 63) / 64, ~uint64_t{0});
+  if (nnz % 64 != 0) packed_bits.back() = (uint64_t{1} << (nnz % 64)) - 1;  // bits past nnz clear
+}
+
 Status AgreeOnMask(Comm& comm, Policy policy, size_t count, std::vector<uint64_t>* bits) {
   const int n = comm.size();
   if (n == 1) return Status::OK();

@@ -29,6 +29,17 @@ struct MaskState {
   size_t work_bytes = 0;
 
   char* Work(size_t bytes);
+
+  // The mask of an already-packed vector (every one of the nnz elements kept,
+  // idx[k] = k), built on first use: the device path packs on the GPU and runs
+  // the same codec on the packed vector through it (mask/masked_allreduce.h).
+  std::vector<uint32_t> packed_idx;
+  std::vector<uint64_t> packed_bits;
+  void BuildPackedView();
+
+  // The mask's copy in device memory, owned by the GPU path (gpu/device_masked.h)
+  // and type-erased so mask/ does not depend on it.
+  std::shared_ptr<void> device_copy;
 };
 
 // Collective over comm: normalizes this rank's mask, agrees on it with every

@@ -35,6 +35,32 @@ Status Exchange(Comm& comm, uint32_t seq, const coll::CollArgs& a, MaskedCodec& 
   return ch.Conclude(algo::RunRing(ch, codec, algo::BalancedSplit(nnz, comm.size()), options));
 }
 
+// The hierarchical all-reduce of nnz packed elements, in place in `packed`.
+Status HierPacked(Comm& comm, const coll::CollArgs& a, void* packed, size_t nnz) {
+  const size_t esize = kernels::DTypeSize(a.dtype);
+  coll::CollArgs p = a;
+  p.send = packed;
+  p.recv = packed;
+  p.count = nnz;
+  if (comm.FirstUse("masked allreduce-hier", nnz * esize))
+    SIEVE_INFO(kLogColl, "masked allreduce of %zu packed bytes on %s: hierarchical", nnz * esize,
+               comm.hosts().Describe().c_str());
+  ++comm.stats().collectives;
+  return coll::HierDenseAllReduce(comm, p);
+}
+
+// The ring or tree with the masked codec (one rank: the codec's own passes).
+Status RunCodec(Comm& comm, uint32_t seq, const coll::CollArgs& a, MaskedCodec& codec,
+                size_t nnz) {
+  if (comm.size() == 1) {
+    codec.LoadInput(0, nnz);
+    codec.Finalize(0, nnz);
+    codec.Deliver(0, nnz);
+    return Status::OK();
+  }
+  return Exchange(comm, seq, a, codec, nnz, nnz * kernels::DTypeSize(a.dtype));
+}
+
 }  // namespace
 
 Status AllReduceMasked(Comm& comm, const coll::CollArgs& a, MaskState& mask) {
@@ -51,27 +77,32 @@ Status AllReduceMasked(Comm& comm, const coll::CollArgs& a, MaskState& mask) {
     // Packing is lossless: pack once, the hierarchical all-reduce of the kept
     // elements, then one unpack pass (the hierarchical plan has no codec hop).
     kernels::MaskedPack(esize, a.send, mask.idx.data(), nnz, packed);
-    coll::CollArgs p = a;
-    p.send = packed;
-    p.recv = packed;
-    p.count = nnz;
-    if (comm.FirstUse("masked allreduce-hier", nnz * esize))
-      SIEVE_INFO(kLogColl, "masked allreduce of %zu packed bytes on %s: hierarchical", nnz * esize,
-                 comm.hosts().Describe().c_str());
-    ++comm.stats().collectives;
-    SIEVE_RETURN_IF_ERROR(coll::HierDenseAllReduce(comm, p));
+    SIEVE_RETURN_IF_ERROR(HierPacked(comm, a, packed, nnz));
     kernels::MaskedUnpack(esize, packed, mask.bits.data(), a.count, a.recv);
     return Status::OK();
   }
   MaskedCodec::View view{mask.idx.data(), mask.bits.data(), nnz, a.count};
   MaskedCodec codec(a.send, a.recv, packed, view, a.dtype, a.op, comm.size());
-  if (comm.size() == 1) {
-    codec.LoadInput(0, nnz);
-    codec.Finalize(0, nnz);
-    codec.Deliver(0, nnz);
-    return Status::OK();
-  }
-  return Exchange(comm, seq, a, codec, nnz, nnz * esize);
+  return RunCodec(comm, seq, a, codec, nnz);
+}
+
+Status AllReduceMaskedPacked(Comm& comm, const coll::CollArgs& p, MaskState& mask) {
+  uint32_t seq = comm.NextSeq();
+  ++comm.stats().masked_collectives;
+  const size_t esize = kernels::DTypeSize(p.dtype);
+  const size_t nnz = mask.idx.size();
+  if (nnz == 0 || p.count != nnz || p.send != p.recv)
+    return Status::Internal(StrFormat("packed masked allreduce of %zu elements, mask keeps %zu",
+                                      p.count, nnz));
+  coll::CollArgs dense = p;  // what the fingerprint names: the unpacked length
+  dense.count = mask.count;
+  if (coll::UseHier(comm, nnz)) return HierPacked(comm, dense, p.recv, nnz);
+  // The codec over the packed vector: its own mask keeps all nnz elements, so
+  // the gather and the unpack are copies and the arithmetic is unchanged.
+  mask.BuildPackedView();
+  MaskedCodec::View view{mask.packed_idx.data(), mask.packed_bits.data(), nnz, nnz};
+  MaskedCodec codec(p.recv, p.recv, mask.Work(nnz * esize), view, p.dtype, p.op, comm.size());
+  return RunCodec(comm, seq, dense, codec, nnz);
 }
 
 }  // namespace sieve::mask

@@ -36,4 +36,17 @@ Status TernaryAllReduceMasked(Comm& comm, const coll::TernaryArgs& args, MaskSta
   return coll::TernaryAllReduce(comm, masked);
 }
 
+Status TernaryAllReduceMaskedPacked(Comm& comm, const coll::TernaryArgs& args, MaskState& mask) {
+  const size_t nnz = mask.idx.size();
+  if (nnz == 0 || args.base.count != nnz || args.base.send != args.base.recv ||
+      args.mask_idx != nullptr)
+    return Status::Internal(StrFormat(
+        "packed masked ternary allreduce of %zu elements, mask keeps %zu", args.base.count, nnz));
+  ++comm.stats().masked_collectives;
+  // TernaryAllReduceMasked's two plans, on packed data: the hierarchical one
+  // already runs this call; the ring/tree over its gather (Philox index and
+  // scale block = position among the kept elements) computes the same bits.
+  return coll::TernaryAllReduce(comm, args);
+}
+
 }  // namespace sieve::mask

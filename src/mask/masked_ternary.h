@@ -12,6 +12,13 @@ namespace sieve::mask {
 // args.base.count must equal mask.count (checked by the caller).
 Status TernaryAllReduceMasked(Comm& comm, const coll::TernaryArgs& args, MaskState& mask);
 
+// The same on a vector already packed by the mask (the device path packs and
+// unpacks on the GPU): args.base.count == nnz > 0, in place. Scales, Philox
+// indices and residuals are over packed positions either way, so this is the
+// dense ternary all-reduce of the packed vector: the same fingerprint, plan
+// and bits as TernaryAllReduceMasked.
+Status TernaryAllReduceMaskedPacked(Comm& comm, const coll::TernaryArgs& args, MaskState& mask);
+
 }  // namespace sieve::mask
 
 #endif  // SIEVE_MASK_MASKED_TERNARY_H_

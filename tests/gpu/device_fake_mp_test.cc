@@ -4,14 +4,18 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <deque>
+#include <random>
 #include <thread>
 #include <vector>
 
 #include "gpu/device_checks.h"
 #include "support/fake_device.h"
 #include "support/mp_harness.h"
+#include "support/reference.h"
 
 namespace sieve_test {
 namespace {
@@ -148,6 +152,102 @@ int ReturnsBeforeTheStream(int rank, int nranks, const sieveUniqueId& id) {
 
 TEST(DeviceFakeMp, CallReturnsBeforeTheStreamReachesIt) {
   EXPECT_EQ(RunRanks(Spec(2, false), ReturnsBeforeTheStream), "");
+}
+
+// Masked all-reduce on device buffers: packed by a kernel on the stream, so
+// exactly nnz x elem size bytes are staged to the host (not count x elem size),
+// the result is ordered before later work on the stream, and it equals the
+// reference. Without device kernels, the whole buffer is staged instead.
+int MaskedStagesOnlyPacked(int rank, int nranks, const sieveUniqueId& id) {
+  ScopedFakeRuntime rt;
+  FakeMemory mem(&rt);
+  sieveComm_t comm = nullptr;
+  RANK_CHECK(sieveCommInitRank(&comm, nranks, id, rank) == sieveSuccess, "init");
+  const size_t count = 40009;
+  std::mt19937 mask_rng(2024);  // same mask on every rank
+  std::vector<uint8_t> keep(count);
+  size_t nnz = 0;
+  for (auto& k : keep) nnz += (k = mask_rng() % 7 == 0);
+  sieveMask_t mask = nullptr;
+  RANK_CHECK(sieveMaskRegister(comm, keep.data(), sieveMaskBytes, count, sieveMaskStrict, &mask) ==
+                 sieveSuccess, "register: %s", sieveGetLastError(comm));
+  std::mt19937 rng(99 + rank);
+  for (bool kernels : {true, false}) {
+    rt.ops.kernels = kernels;
+    for (sieveDataType_t t : {sieveFloat32, sieveFloat64, sieveFloat16}) {
+      const size_t es = TypeSize(t), bytes = count * es;
+      std::vector<char> in(bytes), after(bytes), want(bytes);
+      uint64_t seed = 70 + static_cast<uint64_t>(t) + (kernels ? 0 : 100);
+      FillInput(seed, rank, t, sieveSum, 0, count, in.data());
+      ExpectedReduction(seed, nranks, t, sieveSum, 0, count, want.data());
+      for (size_t j = 0; j < count; ++j)
+        if (!keep[j]) std::memset(want.data() + j * es, 0, es);
+      char* d = static_cast<char*>(mem.Alloc(bytes));
+      mem.Upload(d, in.data(), bytes);
+      size_t staged_before = rt.ops.bytes_to_host.load();
+      int packs_before = rt.ops.packs.load();
+      // The stream is behind: the call must only enqueue (the blocking path
+      // waits for the stream, so there it runs unpaused).
+      const char* sync_env = std::getenv("SIEVE_GPU_SYNC");
+      const bool blocking = sync_env != nullptr && std::string(sync_env) == "1";
+      mem.fake_stream().Pause(!blocking);
+      RANK_CHECK(sieveAllReduceMasked(d, d, count, t, sieveSum, mask, comm, mem.stream()) ==
+                     sieveSuccess, "masked: %s", sieveGetLastError(comm));
+      mem.fake_stream().Push([&] {  // later work on the stream
+        std::memcpy(after.data(), d, bytes);
+        return true;
+      });
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      RANK_CHECK(blocking || std::memcmp(d, in.data(), bytes) == 0,
+                 "the buffer changed before the stream ran");
+      mem.fake_stream().Pause(false);
+      mem.Synchronize();
+      size_t first = 0;
+      size_t bad = CountMismatches(after.data(), want.data(), count, es, &first);
+      RANK_CHECK(bad == 0, "%s kernels=%d: %zu elements wrong (first %zu)", TypeName(t), kernels,
+                 bad, first);
+      size_t staged = rt.ops.bytes_to_host.load() - staged_before;
+      size_t expect_staged = (kernels ? nnz : count) * es;
+      RANK_CHECK(staged == expect_staged, "%s kernels=%d: %zu bytes staged, expected %zu (nnz %zu)",
+                 TypeName(t), kernels, staged, expect_staged, nnz);
+      RANK_CHECK(rt.ops.packs.load() - packs_before == (kernels ? 1 : 0), "pack kernels launched");
+    }
+    // Masked + ternary stages the packed elements too, and matches the host path.
+    std::vector<float> g(count), host_out(count), dev_out(count);
+    for (auto& v : g) v = std::uniform_real_distribution<float>(-1, 1)(rng);
+    sieveTernaryParams_t p = {};
+    p.seed = 5;
+    p.step = kernels ? 1 : 2;
+    p.mask = mask;
+    RANK_CHECK(sieveAllReduceTernary(g.data(), host_out.data(), count, sieveFloat32, sieveAvg, &p,
+                                     comm, nullptr) == sieveSuccess, "host ternary: %s",
+               sieveGetLastError(comm));
+    float* d = static_cast<float*>(mem.Alloc(count * 4));
+    mem.Upload(d, g.data(), count * 4);
+    size_t staged_before = rt.ops.bytes_to_host.load();
+    RANK_CHECK(sieveAllReduceTernary(d, d, count, sieveFloat32, sieveAvg, &p, comm,
+                                     mem.stream()) == sieveSuccess, "device ternary: %s",
+               sieveGetLastError(comm));
+    mem.Synchronize();
+    mem.Download(dev_out.data(), d, count * 4);
+    size_t first = 0;
+    size_t bad = CountMismatches(dev_out.data(), host_out.data(), count, 4, &first);
+    RANK_CHECK(bad == 0, "masked ternary kernels=%d: %zu elements differ from the host path "
+               "(first %zu)", kernels, bad, first);
+    size_t staged = rt.ops.bytes_to_host.load() - staged_before;
+    RANK_CHECK(staged == (kernels ? nnz : count) * 4,
+               "masked ternary kernels=%d: %zu bytes staged (nnz %zu)", kernels, staged, nnz);
+  }
+  RANK_CHECK(sieveMaskDeregister(mask) == sieveSuccess, "deregister");
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  return 0;
+}
+
+TEST(DeviceFakeMp, MaskedStagesOnlyThePackedElements) {
+  EXPECT_EQ(RunRanks(Spec(4, false), MaskedStagesOnlyPacked), "");
+}
+TEST(DeviceFakeMp, MaskedStagesOnlyThePackedElementsBlocking) {
+  EXPECT_EQ(RunRanks(Spec(2, true), MaskedStagesOnlyPacked), "");
 }
 
 // The mask tracker on device buffers: each whole buffer is staged at the same

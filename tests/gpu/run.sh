@@ -5,8 +5,11 @@
 #   2. runs every cuda-labelled test: CUDA kernels bit-identical to the CPU ones,
 #      and all collectives on device buffers (2 and 4 ranks sharing the GPU)
 #      bit-identical to the host path, plus a busy stream proving the calls only
-#      enqueue; then the GPU path's host-side tests;
-#   3. prints the kernel table (kernel, bytes, GB/s, % of a device-to-device copy);
+#      enqueue; the masked all-reduce there runs the kernels embedded in
+#      libsieve (pack/unpack on the stream, only the packed vector staged);
+#      then the GPU path's host-side tests;
+#   3. prints the kernel table (kernel, bytes, GB/s, % of a device-to-device
+#      copy), fused masked pack + ternary quantize included;
 #   4. runs bindings/nccl/gpu_check.sh (PyTorch DDP over libsieve-nccl.so).
 # UCX and GoogleTest come from the system, or from Debian packages carried in
 # tests/gpu/debs (see fetch_debs.sh). Logs and the table go to $OUT (or
@@ -70,10 +73,13 @@ for t in gpu_cuda_mp_test kernels_cuda_test masked_kernels_cuda_test ternary_ker
     fail+=("$t skipped (no CUDA device seen)")
   fi
 done
-grep -hE "returned in|SIEVE INFO.*(CUDA driver|device buffers)" "$out/gpu_cuda_mp_test.log" | sed 's/^.*SIEVE INFO //' | sort -u | head -6
+grep -hE "returned in|SIEVE INFO.*(CUDA driver|device buffers|device kernels)" "$out/gpu_cuda_mp_test.log" | sed 's/^.*SIEVE INFO //' | sort -u | head -8
+# The masked path must have packed on the device (kernels embedded and loaded).
+grep -q "masked allreduce on device buffers: pack/unpack kernels" "$out/gpu_cuda_mp_test.log" ||
+  fail+=("masked all-reduce did not take the device-kernel path (see device kernels above)")
 
 step "GPU path host-side tests"
-ctest --test-dir build-gpu -R '^(CudaDriverLoad|CudaDeviceOps|DriverClassifier|GpuRuntime|ClassifyCall|PlanStream|SplitEven|StagingPool|ProgressEngine|DeviceFakeMp)\.' \
+ctest --test-dir build-gpu -R '^(CudaDriverLoad|CudaDeviceOps|KernelLaunch|DriverClassifier|GpuRuntime|ClassifyCall|PlanStream|SplitEven|StagingPool|ProgressEngine|DeviceFakeMp)\.' \
   --output-on-failure >"$out/ctest-host.log" 2>&1 || fail+=("host-side GPU path tests")
 grep -E "tests passed|tests failed" "$out/ctest-host.log"
 

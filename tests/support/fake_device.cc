@@ -1,9 +1,12 @@
 // The fake device's streams, operations and classifier.
 #include "support/fake_device.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+
+#include "kernels/masked_pack.h"
 
 namespace sieve_test {
 
@@ -78,6 +81,7 @@ Status FakeDeviceOps::AllocPinned(size_t bytes, void** host) {
 FakeDeviceOps::~FakeDeviceOps() {
   default_stream.Drain();
   for (void* p : live_) std::free(p);
+  for (void* p : device_live_) std::free(p);
 }
 
 void FakeDeviceOps::FreePinned(void* host) {
@@ -93,6 +97,7 @@ Status FakeDeviceOps::CopyToHost(void* host, const void* device, size_t bytes,
                                  CUstream_st* stream) {
   if (fail_copy_in_after.load() > 0 && --fail_copy_in_after == 0)
     return Status::CudaError("cuMemcpyDtoHAsync: injected failure");
+  bytes_to_host += bytes;
   StreamOf(stream)->Push([=] {
     std::memcpy(host, device, bytes);
     return true;
@@ -127,6 +132,52 @@ Status FakeDeviceOps::WaitFlag(CUstream_st* stream, uint32_t* word, uint32_t val
 Status FakeDeviceOps::Synchronize(CUstream_st* stream) {
   ++syncs;
   StreamOf(stream)->Drain();
+  return Status::OK();
+}
+
+bool FakeDeviceOps::HasKernels(std::string* why) const {
+  if (!kernels) *why = "the fake device was told to have none";
+  return kernels;
+}
+
+Status FakeDeviceOps::AllocDevice(size_t bytes, CUstream_st*, void** device) {
+  *device = std::aligned_alloc(256, (std::max<size_t>(bytes, 1) + 255) & ~size_t{255});
+  if (*device == nullptr) return Status::SystemError("fake device allocation failed");
+  std::lock_guard<std::mutex> lock(mu_);
+  device_live_.insert(*device);
+  return Status::OK();
+}
+
+Status FakeDeviceOps::FreeDevice(void* device, CUstream_st* stream) {
+  StreamOf(stream)->Push([this, device] {  // stream-ordered, as cuMemFreeAsync
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      device_live_.erase(device);
+    }
+    std::free(device);
+    return true;
+  });
+  return Status::OK();
+}
+
+Status FakeDeviceOps::MaskedPack(size_t elem_size, const void* in, const uint32_t* idx,
+                                 size_t nnz, void* out, CUstream_st* stream) {
+  ++packs;
+  StreamOf(stream)->Push([=] {
+    sieve::kernels::MaskedPack(elem_size, in, idx, nnz, out);
+    return true;
+  });
+  return Status::OK();
+}
+
+Status FakeDeviceOps::MaskedUnpack(size_t elem_size, const void* packed, const uint32_t*,
+                                   size_t, const uint64_t* bits, size_t count, void* out,
+                                   CUstream_st* stream) {
+  ++unpacks;
+  StreamOf(stream)->Push([=] {
+    sieve::kernels::MaskedUnpack(elem_size, packed, bits, count, out);
+    return true;
+  });
   return Status::OK();
 }
 

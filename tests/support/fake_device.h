@@ -62,12 +62,26 @@ class FakeDeviceOps : public sieve::gpu::DeviceOps {
   sieve::Status WaitFlag(CUstream_st* stream, uint32_t* word, uint32_t value) override;
   sieve::Status Synchronize(CUstream_st* stream) override;
   bool HasStreamMemOps() const override { return mem_ops; }
+  // Kernels run on the stream's thread with the CPU kernels (kernels/masked_pack.h).
+  bool HasKernels(std::string* why) const override;
+  sieve::Status AllocDevice(size_t bytes, CUstream_st* stream, void** device) override;
+  sieve::Status FreeDevice(void* device, CUstream_st* stream) override;
+  sieve::Status MaskedPack(size_t elem_size, const void* in, const uint32_t* idx, size_t nnz,
+                           void* out, CUstream_st* stream) override;
+  sieve::Status MaskedUnpack(size_t elem_size, const void* packed, const uint32_t* idx,
+                             size_t nnz, const uint64_t* bits, size_t count, void* out,
+                             CUstream_st* stream) override;
 
   FakeStream* StreamOf(CUstream_st* s) {
     return s != nullptr ? reinterpret_cast<FakeStream*>(s) : &default_stream;
   }
 
   bool mem_ops = true;
+  bool kernels = true;  // false: a libsieve built without device kernels
+  // Bytes the streams copied device -> pinned host (what was staged), and the
+  // kernels launched.
+  std::atomic<size_t> bytes_to_host{0};
+  std::atomic<int> packs{0}, unpacks{0};
   // > 0: the n-th CopyToHost from now fails (enqueue error injection).
   std::atomic<int> fail_copy_in_after{0};
   std::atomic<int> flag_ops{0}, syncs{0}, allocs{0}, frees{0};
@@ -76,6 +90,7 @@ class FakeDeviceOps : public sieve::gpu::DeviceOps {
  private:
   std::mutex mu_;
   std::set<void*> live_;
+  std::set<void*> device_live_;  // scratch not yet freed by a stream
 };
 
 // "Device" pointers are those inside the registered arenas.

@@ -1,0 +1,28 @@
+// DeviceOps' defaults for backends without device kernels.
+#include "gpu/device_ops.h"
+
+namespace sieve::gpu {
+
+namespace {
+
+Status NoKernels(const DeviceOps& ops, const char* what) {
+  std::string why;
+  ops.HasKernels(&why);
+  return Status::Internal(StrFormat("%s on the device: %s", what, why.c_str()));
+}
+
+}  // namespace
+
+Status DeviceOps::AllocDevice(size_t, cu::Stream, void**) {
+  return NoKernels(*this, "device scratch");
+}
+Status DeviceOps::FreeDevice(void*, cu::Stream) { return NoKernels(*this, "device scratch"); }
+Status DeviceOps::MaskedPack(size_t, const void*, const uint32_t*, size_t, void*, cu::Stream) {
+  return NoKernels(*this, "masked pack");
+}
+Status DeviceOps::MaskedUnpack(size_t, const void*, const uint32_t*, size_t, const uint64_t*,
+                               size_t, void*, cu::Stream) {
+  return NoKernels(*this, "masked unpack");
+}
+
+}  // namespace sieve::gpu

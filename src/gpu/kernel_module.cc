@@ -1,0 +1,71 @@
+// Loading the embedded kernel module per context.
+#include "gpu/kernel_module.h"
+
+#include "core/log.h"
+#include "gpu/kernel_image.h"
+
+namespace sieve::gpu {
+
+int ElemSizeIndex(size_t elem_size) {
+  switch (elem_size) {
+    case 1: return 0;
+    case 2: return 1;
+    case 4: return 2;
+    case 8: return 3;
+  }
+  return -1;
+}
+
+bool KernelModule::Available(std::string* why) const {
+  if (kKernelImageBytes == 0) {
+    *why = "libsieve was built without nvcc (no embedded kernels)";
+    return false;
+  }
+  if (!d_->kernels_missing.empty()) {
+    *why = StrFormat("the CUDA driver lacks %s", d_->kernels_missing.c_str());
+    return false;
+  }
+  return true;
+}
+
+Status KernelModule::ForCurrentContext(const KernelFunctions** out) {
+  std::string why;
+  if (!Available(&why)) return Status::CudaError(why);
+  cu::Context ctx = nullptr;
+  cu::Result r = d_->CtxGetCurrent(&ctx);
+  if (r != cu::kSuccess) return Status::CudaError(d_->ErrorText("cuCtxGetCurrent", r));
+  if (ctx == nullptr)
+    return Status::CudaError("no CUDA context is current on the calling thread; select the "
+                             "device of the buffers (cudaSetDevice) before the call");
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = loaded_.find(ctx);
+  if (it != loaded_.end()) {
+    *out = &it->second;
+    return Status::OK();
+  }
+  cu::Module module = nullptr;
+  r = d_->ModuleLoadData(&module, kKernelImage);
+  if (r != cu::kSuccess)  // e.g. a GPU older than every architecture built
+    return Status::CudaError(d_->ErrorText("cuModuleLoadData (the kernels embedded in libsieve)", r));
+  KernelFunctions fns;
+  static const char* kSizes[4] = {"1", "2", "4", "8"};
+  for (int i = 0; i < 4; ++i) {
+    struct {
+      cu::Function* fn;
+      std::string name;
+    } entries[] = {{&fns.pack[i], std::string("sieve_masked_pack_") + kSizes[i]},
+                   {&fns.scatter[i], std::string("sieve_masked_scatter_") + kSizes[i]},
+                   {&fns.zero_cleared[i], std::string("sieve_masked_zero_cleared_") + kSizes[i]}};
+    for (auto& e : entries) {
+      r = d_->ModuleGetFunction(e.fn, module, e.name.c_str());
+      if (r != cu::kSuccess)
+        return Status::CudaError(d_->ErrorText(("cuModuleGetFunction " + e.name).c_str(), r));
+    }
+  }
+  SIEVE_INFO(kLogInit, "device kernels: loaded the embedded module (%zu bytes) into a context",
+             kKernelImageBytes);
+  *out = &(loaded_[ctx] = fns);
+  return Status::OK();
+}
+
+}  // namespace sieve::gpu

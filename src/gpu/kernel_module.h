@@ -1,0 +1,42 @@
+// The embedded kernel module (kernel_image.h) loaded through the driver: one
+// load per CUDA context (a module belongs to the context it is loaded in),
+// its entry points looked up by name once.
+#ifndef SIEVE_GPU_KERNEL_MODULE_H_
+#define SIEVE_GPU_KERNEL_MODULE_H_
+
+#include <map>
+#include <mutex>
+
+#include "core/status.h"
+#include "gpu/cuda_driver.h"
+
+namespace sieve::gpu {
+
+// The entries of one loaded module, by element size: index 0..3 for 1, 2, 4, 8 bytes.
+struct KernelFunctions {
+  cu::Function pack[4] = {};
+  cu::Function scatter[4] = {};
+  cu::Function zero_cleared[4] = {};
+};
+
+class KernelModule {
+ public:
+  explicit KernelModule(const CudaDriver* driver) : d_(driver) {}
+  // Whether kernels can be launched at all; else `why` says why not.
+  bool Available(std::string* why) const;
+  // The functions of the module in the calling thread's current context,
+  // loading it there on first use.
+  Status ForCurrentContext(const KernelFunctions** out);
+
+ private:
+  const CudaDriver* d_;
+  std::mutex mu_;
+  std::map<cu::Context, KernelFunctions> loaded_;  // modules stay loaded for the process
+};
+
+// 0..3 for element sizes 1, 2, 4, 8; -1 otherwise.
+int ElemSizeIndex(size_t elem_size);
+
+}  // namespace sieve::gpu
+
+#endif  // SIEVE_GPU_KERNEL_MODULE_H_

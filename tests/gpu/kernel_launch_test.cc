@@ -1,0 +1,195 @@
+// CudaDeviceOps' kernel launches over a fake driver table: the module is the
+// embedded image, entries are looked up by their extern "C" names, and the
+// argument arrays match the entries' signatures (kernels/cuda/module_entry.cu).
+// The fake "launches" by running the CPU kernel on the arguments it was given,
+// so a swapped or mis-sized argument shows as a wrong result.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpu/cuda_device_ops.h"
+#include "gpu/kernel_image.h"
+#include "kernels/masked_pack.h"
+
+namespace {
+
+using sieve::gpu::CudaDeviceOps;
+using sieve::gpu::CudaDriver;
+namespace cu = sieve::gpu::cu;
+
+std::vector<std::string> g_names;  // function handle k+1 is g_names[k]
+std::vector<std::string> g_launched;
+std::vector<unsigned> g_blocks;
+const void* g_loaded_image = nullptr;
+cu::Stream g_stream = nullptr;
+
+const auto kCtx = reinterpret_cast<cu::Context>(0x1);
+thread_local std::vector<cu::Context> t_ctx_stack;  // the thread's current context: back()
+std::vector<cu::Context> g_free_ctx;               // current context at each cuMemFreeAsync
+cu::DevicePtr g_next_ptr = 0x1000;
+
+cu::Result CtxGetCurrent(cu::Context* c) {
+  *c = t_ctx_stack.empty() ? nullptr : t_ctx_stack.back();
+  return cu::kSuccess;
+}
+cu::Result CtxPush(cu::Context c) {
+  t_ctx_stack.push_back(c);
+  return cu::kSuccess;
+}
+cu::Result CtxPop(cu::Context* c) {
+  if (t_ctx_stack.empty()) return cu::kErrorInvalidValue;
+  *c = t_ctx_stack.back();
+  t_ctx_stack.pop_back();
+  return cu::kSuccess;
+}
+cu::Result MemAllocAsync(cu::DevicePtr* p, size_t bytes, cu::Stream) {
+  *p = g_next_ptr;
+  g_next_ptr += bytes;
+  return cu::kSuccess;
+}
+cu::Result MemFreeAsync(cu::DevicePtr, cu::Stream) {
+  cu::Context c = nullptr;
+  CtxGetCurrent(&c);
+  g_free_ctx.push_back(c);
+  return c != nullptr ? cu::kSuccess : cu::kErrorInvalidValue;
+}
+cu::Result ModuleLoadData(cu::Module* m, const void* image) {
+  g_loaded_image = image;
+  *m = reinterpret_cast<cu::Module>(0x2);
+  return cu::kSuccess;
+}
+cu::Result ModuleGetFunction(cu::Function* f, cu::Module, const char* name) {
+  g_names.push_back(name);
+  *f = reinterpret_cast<cu::Function>(g_names.size());
+  return cu::kSuccess;
+}
+template <typename T>
+T Arg(void** params, int i) {
+  T v;
+  std::memcpy(&v, params[i], sizeof v);
+  return v;
+}
+// Runs the entry on the host: the grid-stride kernels cover every element, so
+// one host pass per launch is the same result.
+cu::Result LaunchKernel(cu::Function f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                        unsigned by, unsigned bz, unsigned shared, cu::Stream s, void** p,
+                        void** extra) {
+  const std::string& name = g_names.at(reinterpret_cast<size_t>(f) - 1);
+  g_launched.push_back(name);
+  g_blocks.push_back(gx);
+  if (gy != 1 || gz != 1 || bx != 256 || by != 1 || bz != 1 || shared != 0 || extra != nullptr ||
+      s != g_stream)
+    return cu::kErrorInvalidValue;
+  size_t es = name.back() - '0';
+  if (name.rfind("sieve_masked_pack_", 0) == 0) {
+    sieve::kernels::MaskedPackReference(es, Arg<const void*>(p, 0), Arg<const uint32_t*>(p, 1),
+                                        Arg<size_t>(p, 2), Arg<void*>(p, 3));
+  } else if (name.rfind("sieve_masked_scatter_", 0) == 0) {
+    auto packed = Arg<const char*>(p, 0);
+    auto idx = Arg<const uint32_t*>(p, 1);
+    auto out = Arg<char*>(p, 3);
+    for (size_t k = 0; k < Arg<size_t>(p, 2); ++k)
+      std::memcpy(out + idx[k] * es, packed + k * es, es);
+  } else if (name.rfind("sieve_masked_zero_cleared_", 0) == 0) {
+    auto bits = Arg<const uint64_t*>(p, 0);
+    auto out = Arg<char*>(p, 3);
+    for (size_t j = Arg<size_t>(p, 1); j < Arg<size_t>(p, 2); ++j)
+      if (((bits[j / 64] >> (j % 64)) & 1) == 0) std::memset(out + j * es, 0, es);
+  } else {
+    return cu::kErrorInvalidValue;
+  }
+  return cu::kSuccess;
+}
+
+CudaDriver KernelDriver() {
+  CudaDriver d;
+  d.CtxGetCurrent = CtxGetCurrent;
+  d.ModuleLoadData = ModuleLoadData;
+  d.ModuleGetFunction = ModuleGetFunction;
+  d.LaunchKernel = LaunchKernel;
+  d.CtxPushCurrent = CtxPush;
+  d.CtxPopCurrent = CtxPop;
+  d.MemAllocAsync = MemAllocAsync;
+  d.MemFreeAsync = MemFreeAsync;
+  d.driver_version = 13000;
+  return d;
+}
+
+TEST(KernelLaunch, WithoutAnImageOrEntryPointsThereAreNoKernels) {
+  CudaDriver d = KernelDriver();
+  std::string why;
+  if (sieve::gpu::kKernelImageBytes == 0) {
+    EXPECT_FALSE(CudaDeviceOps(&d).HasKernels(&why));
+    EXPECT_NE(why.find("without nvcc"), std::string::npos) << why;
+    GTEST_SKIP() << "libsieve built without nvcc: no embedded kernels";
+  }
+  EXPECT_TRUE(CudaDeviceOps(&d).HasKernels(&why)) << why;
+  d.kernels_missing = "cuMemAllocAsync";
+  EXPECT_FALSE(CudaDeviceOps(&d).HasKernels(&why));
+  EXPECT_NE(why.find("cuMemAllocAsync"), std::string::npos) << why;
+}
+
+TEST(KernelLaunch, PackAndUnpackArgumentsMatchTheEntries) {
+  if (sieve::gpu::kKernelImageBytes == 0) GTEST_SKIP() << "libsieve built without nvcc";
+  CudaDriver d = KernelDriver();
+  CudaDeviceOps ops(&d);
+  t_ctx_stack = {kCtx};
+  g_stream = reinterpret_cast<cu::Stream>(0x77);
+  std::mt19937_64 rng(5);
+  for (size_t es : {size_t{1}, size_t{2}, size_t{4}, size_t{8}}) {
+    const size_t count = 70001 + es;  // odd, several blocks
+    std::vector<uint64_t> bits((count + 63) / 64, 0);
+    std::vector<uint32_t> idx;
+    for (size_t j = 0; j < count; ++j)
+      if (rng() % 3 == 0) idx.push_back(static_cast<uint32_t>(j)), bits[j / 64] |= 1ull << (j % 64);
+    std::vector<char> in(count * es), packed(idx.size() * es), want_packed(idx.size() * es);
+    for (auto& b : in) b = static_cast<char>(rng() | 1);  // never zero
+    std::vector<char> out(count * es, 0x5a), want(count * es);
+    g_launched.clear();
+    g_blocks.clear();
+    ASSERT_TRUE(ops.MaskedPack(es, in.data(), idx.data(), idx.size(), packed.data(), g_stream).ok());
+    sieve::kernels::MaskedPackReference(es, in.data(), idx.data(), idx.size(), want_packed.data());
+    EXPECT_EQ(packed, want_packed) << es << "-byte pack";
+    ASSERT_TRUE(ops.MaskedUnpack(es, packed.data(), idx.data(), idx.size(), bits.data(), count,
+                                 out.data(), g_stream).ok());
+    sieve::kernels::MaskedUnpackReference(es, packed.data(), bits.data(), count, want.data());
+    EXPECT_EQ(out, want) << es << "-byte unpack";
+    const std::string n = std::to_string(es);
+    ASSERT_EQ(g_launched.size(), 3u);
+    EXPECT_EQ(g_launched[0], "sieve_masked_pack_" + n);
+    EXPECT_EQ(g_launched[1], "sieve_masked_zero_cleared_" + n);
+    EXPECT_EQ(g_launched[2], "sieve_masked_scatter_" + n);
+    EXPECT_EQ(g_blocks[0], (idx.size() + 255) / 256);
+    EXPECT_EQ(g_blocks[1], (count + 255) / 256);
+  }
+  EXPECT_EQ(g_loaded_image, static_cast<const void*>(sieve::gpu::kKernelImage));
+  EXPECT_EQ(g_names.size(), 12u) << "the module is loaded once per context";
+  EXPECT_EQ(ops.MaskedPack(3, nullptr, nullptr, 1, nullptr, g_stream).code(),
+            sieve::Code::kInternalError);
+}
+
+// A mask's device copy may be freed by whichever thread drops it last, with no
+// current context: the free runs in the allocation's context all the same.
+TEST(KernelLaunch, DeviceMemoryIsFreedInItsAllocationContextFromAnyThread) {
+  CudaDriver d = KernelDriver();
+  CudaDeviceOps ops(&d);
+  t_ctx_stack = {kCtx};
+  void* p = nullptr;
+  ASSERT_TRUE(ops.AllocDevice(100, g_stream, &p).ok());
+  g_free_ctx.clear();
+  sieve::Status st;
+  std::thread([&] { st = ops.FreeDevice(p, g_stream); }).join();
+  EXPECT_TRUE(st.ok()) << st.message();
+  ASSERT_EQ(g_free_ctx.size(), 1u);
+  EXPECT_EQ(g_free_ctx[0], kCtx);
+  EXPECT_EQ(t_ctx_stack.size(), 1u);
+  // Freeing what was never allocated here (or twice) is refused, not passed on.
+  EXPECT_EQ(ops.FreeDevice(p, g_stream).code(), sieve::Code::kInternalError);
+  EXPECT_EQ(g_free_ctx.size(), 1u);
+}
+
+}  // namespace
