@@ -35,7 +35,9 @@ topo::Placement PlaceRank(const Config& config, int rank) {
   SIEVE_INFO(kLogInit, "topology: %s%s%s", machine.Summary().c_str(),
              hwloc_note.empty() ? "" : "; ", hwloc_note.c_str());
   if (!rdma_note.empty()) SIEVE_INFO(kLogInit, "RDMA: %s", rdma_note.c_str());
-  SIEVE_INFO(kLogInit, "NIC for UCX: %s (%s); NUMA binding of mask work buffers: %s",
+  SIEVE_INFO(kLogInit,
+             "NIC for UCX: %s (%s); NUMA binding of mask work buffers, GPU progress "
+             "thread and pinned staging: %s",
              p.net_device.empty() ? "UCX's choice" : p.net_device.c_str(), p.reason.c_str(),
              machine.numa_nodes < 2 ? "none (one NUMA node)"
              : p.numa < 0           ? "none (SIEVE_BIND=NONE or no nearest node)"

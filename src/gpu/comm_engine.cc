@@ -25,6 +25,7 @@ Status EngineFor(Comm& comm, ProgressEngine** out) {
     options.staging_cap = cfg.gpu_staging_bytes;
     options.abort = comm.WaitOptions().abort;
     options.drain_timeout_s = cfg.timeout_s;
+    options.numa = comm.placement().numa;  // -1 with SIEVE_BIND=NONE
     Comm* c = &comm;
     options.on_async_error = [c](const Status& st) { c->RecordAsyncError(st); };
     slot = std::make_shared<ProgressEngine>(rt.ops, options);

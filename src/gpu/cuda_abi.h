@@ -30,6 +30,8 @@ constexpr unsigned kMemoryTypeArray = 3;    // CU_MEMORYTYPE_ARRAY
 constexpr unsigned kMemoryTypeUnified = 4;  // CU_MEMORYTYPE_UNIFIED
 constexpr unsigned kMemHostAllocPortable = 0x01;   // CU_MEMHOSTALLOC_PORTABLE
 constexpr unsigned kMemHostAllocDeviceMap = 0x02;  // CU_MEMHOSTALLOC_DEVICEMAP
+constexpr unsigned kMemHostRegisterPortable = 0x01;   // CU_MEMHOSTREGISTER_PORTABLE
+constexpr unsigned kMemHostRegisterDeviceMap = 0x02;  // CU_MEMHOSTREGISTER_DEVICEMAP
 constexpr unsigned kStreamWaitValueGeq = 0x0;      // CU_STREAM_WAIT_VALUE_GEQ (wrap-safe)
 constexpr unsigned kStreamWriteValueDefault = 0x0; // CU_STREAM_WRITE_VALUE_DEFAULT (fenced)
 // The v2 stream memory operations (cuStreamWaitValue32_v2 & co.) are always

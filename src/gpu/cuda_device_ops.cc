@@ -10,27 +10,46 @@ Status CudaDeviceOps::Check(const char* call, cu::Result r) const {
   return Status::CudaError(d_->ErrorText(call, r));
 }
 
-Status CudaDeviceOps::AllocPinned(size_t bytes, void** host) {
+Status CudaDeviceOps::CheckContext() const {
   cu::Context ctx = nullptr;
   SIEVE_RETURN_IF_ERROR(Check("cuCtxGetCurrent", d_->CtxGetCurrent(&ctx)));
   if (ctx == nullptr)
     return Status::CudaError(
         "no CUDA context is current on the calling thread; select the device of the buffers "
         "(cudaSetDevice) before a collective on device memory");
-  // Portable: usable from every context; device-mapped: the stream's memory
-  // operations and copies address it directly.
-  SIEVE_RETURN_IF_ERROR(Check(
-      "cuMemHostAlloc",
-      d_->MemHostAlloc(host, bytes, cu::kMemHostAllocPortable | cu::kMemHostAllocDeviceMap)));
+  return Status::OK();
+}
+
+Status CudaDeviceOps::Map(void* host, size_t bytes, cu::Result (*undo)(void*)) {
   cu::DevicePtr device = 0;
-  Status st = Check("cuMemHostGetDevicePointer", d_->MemHostGetDevicePointer(&device, *host, 0));
+  Status st = Check("cuMemHostGetDevicePointer", d_->MemHostGetDevicePointer(&device, host, 0));
   if (!st.ok()) {
-    d_->MemFreeHost(*host);
+    undo(host);
     return st;
   }
   std::lock_guard<std::mutex> lock(mu_);
-  mapped_[static_cast<const char*>(*host)] = {bytes, device};
+  mapped_[static_cast<const char*>(host)] = {bytes, device};
   return Status::OK();
+}
+
+Status CudaDeviceOps::AllocPinned(size_t bytes, void** host) {
+  SIEVE_RETURN_IF_ERROR(CheckContext());
+  // Portable: usable from every context; device-mapped: the stream's memory
+  // operations and copies address it directly.
+  SIEVE_RETURN_IF_ERROR(
+      Check("cuMemHostAlloc",
+            d_->MemHostAlloc(host, bytes, cu::kMemHostAllocPortable | cu::kMemHostAllocDeviceMap)));
+  return Map(*host, bytes, d_->MemFreeHost);
+}
+
+Status CudaDeviceOps::RegisterPinned(void* host, size_t bytes) {
+  SIEVE_RETURN_IF_ERROR(CheckContext());
+  // The same properties as AllocPinned's memory: portable and device-mapped.
+  SIEVE_RETURN_IF_ERROR(
+      Check("cuMemHostRegister",
+            d_->MemHostRegister(host, bytes,
+                                cu::kMemHostRegisterPortable | cu::kMemHostRegisterDeviceMap)));
+  return Map(host, bytes, d_->MemHostUnregister);
 }
 
 void CudaDeviceOps::FreePinned(void* host) {
@@ -39,6 +58,14 @@ void CudaDeviceOps::FreePinned(void* host) {
     mapped_.erase(static_cast<const char*>(host));
   }
   d_->MemFreeHost(host);
+}
+
+void CudaDeviceOps::UnregisterPinned(void* host) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    mapped_.erase(static_cast<const char*>(host));
+  }
+  d_->MemHostUnregister(host);
 }
 
 Status CudaDeviceOps::DeviceAddress(const void* host, cu::DevicePtr* out) {

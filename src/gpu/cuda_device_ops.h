@@ -19,6 +19,8 @@ class CudaDeviceOps : public DeviceOps {
 
   Status AllocPinned(size_t bytes, void** host) override;
   void FreePinned(void* host) override;
+  Status RegisterPinned(void* host, size_t bytes) override;
+  void UnregisterPinned(void* host) override;
   Status CopyToHost(void* host, const void* device, size_t bytes, cu::Stream stream) override;
   Status CopyToDevice(void* device, const void* host, size_t bytes, cu::Stream stream) override;
   Status WriteFlag(cu::Stream stream, uint32_t* word, uint32_t value) override;
@@ -35,6 +37,9 @@ class CudaDeviceOps : public DeviceOps {
 
  private:
   Status Check(const char* call, cu::Result r) const;
+  Status CheckContext() const;
+  // Records the device address of a new pinned allocation (undone by `undo` on failure).
+  Status Map(void* host, size_t bytes, cu::Result (*undo)(void*));
   // The device address of a word inside one of our pinned allocations.
   Status DeviceAddress(const void* host, cu::DevicePtr* out);
 

@@ -50,6 +50,8 @@ bool LoadCudaDriver(const char* library, CudaDriver* out, std::string* why) {
   Resolve(lib, "cuStreamWaitValue32_v2", &d.StreamWaitValue32, &missing);
   Resolve(lib, "cuStreamWriteValue32_v2", &d.StreamWriteValue32, &missing);
   Resolve(lib, "cuStreamSynchronize", &d.StreamSynchronize, &missing);
+  Resolve(lib, "cuMemHostRegister_v2", &d.MemHostRegister, &missing);
+  Resolve(lib, "cuMemHostUnregister", &d.MemHostUnregister, &missing);
   Resolve(lib, "cuModuleLoadData", &d.ModuleLoadData, &d.kernels_missing);
   Resolve(lib, "cuModuleGetFunction", &d.ModuleGetFunction, &d.kernels_missing);
   Resolve(lib, "cuLaunchKernel", &d.LaunchKernel, &d.kernels_missing);

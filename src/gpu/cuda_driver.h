@@ -29,6 +29,8 @@ struct CudaDriver {
   cu::Result (*StreamWriteValue32)(cu::Stream stream, cu::DevicePtr addr, uint32_t value,
                                    unsigned flags) = nullptr;
   cu::Result (*StreamSynchronize)(cu::Stream stream) = nullptr;
+  cu::Result (*MemHostRegister)(void* host, size_t bytes, unsigned flags) = nullptr;
+  cu::Result (*MemHostUnregister)(void* host) = nullptr;
   // For the embedded kernels (kernel_image.h); optional: a driver without them
   // still runs the staged paths, and `kernels_missing` names the first absent.
   cu::Result (*ModuleLoadData)(cu::Module* module, const void* image) = nullptr;

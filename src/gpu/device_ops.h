@@ -21,6 +21,16 @@ class DeviceOps {
   // and the handshake words live there. Needs a current context on the caller.
   virtual Status AllocPinned(size_t bytes, void** host) = 0;
   virtual void FreePinned(void* host) = 0;
+  // The same for host memory the caller allocated (staging first placed on a
+  // NUMA node): pins and device-maps [host, host+bytes). UnregisterPinned
+  // undoes it before the caller frees the memory. A device that cannot
+  // register says so; the caller then uses AllocPinned.
+  virtual Status RegisterPinned(void* host, size_t bytes) {
+    (void)host;
+    (void)bytes;
+    return Status::CudaError("this device cannot register host memory");
+  }
+  virtual void UnregisterPinned(void* host) { (void)host; }
 
   // Enqueued on `stream` behind everything queued before; return once queued.
   virtual Status CopyToHost(void* host, const void* device, size_t bytes, cu::Stream stream) = 0;

@@ -38,8 +38,26 @@ void Backoff(int* spins) {
 }  // namespace
 
 ProgressEngine::ProgressEngine(DeviceOps* ops, Options options)
-    : ops_(ops), options_(std::move(options)), pool_(ops, options_.staging_cap) {
-  thread_ = std::thread([this] { Loop(); });
+    : ops_(ops),
+      options_(std::move(options)),
+      pool_(ops, options_.staging_cap, options_.numa, options_.placer) {
+  thread_ = std::thread([this] {
+    // Near the NIC (and GPU) whose traffic this thread drives; the
+    // communicator works the same when binding is refused.
+    NumaPlacer* placer = options_.placer != nullptr ? options_.placer : DefaultNumaPlacer();
+    std::string binding = BindProgressThread(placer, options_.numa);
+    SIEVE_INFO(kLogInit, "progress thread: %s", binding.c_str());
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      thread_binding_ = std::move(binding);
+    }
+    Loop();
+  });
+}
+
+std::string ProgressEngine::thread_binding() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return thread_binding_;
 }
 
 ProgressEngine::~ProgressEngine() {

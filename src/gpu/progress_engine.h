@@ -19,10 +19,12 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "gpu/device_ops.h"
+#include "gpu/numa_placer.h"
 #include "gpu/staged_op.h"
 #include "gpu/staging_pool.h"
 
@@ -41,6 +43,11 @@ class ProgressEngine {
     // A failure of an operation whose call already returned (the network part
     // failed): recorded on the communicator, as NCCL's async error.
     std::function<void(const Status&)> on_async_error;
+    // The communicator's NUMA node (-1: none): the progress thread binds to
+    // its CPUs when it starts, and staging memory is placed on it, where the
+    // machine has several nodes. `placer` nullptr: the hwloc one.
+    int numa = -1;
+    NumaPlacer* placer = nullptr;
   };
 
   ProgressEngine(DeviceOps* ops, Options options);
@@ -57,6 +64,9 @@ class ProgressEngine {
 
   bool sync() const { return options_.sync; }
   StagingPool& pool() { return pool_; }
+  // What the progress thread's start did about its CPU binding, in words
+  // ("" until the thread has started; RunHost returns after that).
+  std::string thread_binding() const;
 
  private:
   struct ChunkTask {
@@ -80,10 +90,11 @@ class ProgressEngine {
   DeviceOps* ops_;
   Options options_;
   StagingPool pool_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Task> queue_;
   bool stop_ = false;
+  std::string thread_binding_;  // guarded by mu_
   std::thread thread_;
 };
 

@@ -2,6 +2,7 @@
 #include "gpu/staging_pool.h"
 
 #include <chrono>
+#include <string>
 #include <thread>
 
 #include "core/log.h"
@@ -11,7 +12,7 @@ namespace sieve::gpu {
 StagingPool::~StagingPool() {
   for (auto& s : slots_) {
     if (s->Idle()) {
-      ops_->FreePinned(s->words);
+      FreeMemory(*s);
     } else {
       SIEVE_WARN("staging slot %p (%zu bytes) still owed a copy by a stream; not freed",
                  static_cast<void*>(s->data), s->capacity);
@@ -57,10 +58,51 @@ size_t StagingPool::slot_count() const {
   return slots_.size();
 }
 
+// Placement first, pinning second: a page's NUMA node is chosen when it is
+// first faulted in, and cuMemHostRegister faults in and pins every page, which
+// can then never migrate. So the memory is mapped and bound to the node before
+// the driver sees it. Binding cuMemHostAlloc's memory afterwards would be too
+// late: its pages are already allocated (wherever the calling thread ran).
+void* StagingPool::AllocateOnNode(size_t bytes) {
+  if (numa_ < 0) return nullptr;
+  std::string why;
+  void* mem = placer_->MapOnNode(bytes, numa_, &why);
+  if (mem != nullptr) {
+    Status st = ops_->RegisterPinned(mem, bytes);
+    if (!st.ok()) {
+      placer_->Unmap(mem, bytes);
+      mem = nullptr;
+      why = st.message();
+    }
+  }
+  if (!placement_logged_) {
+    placement_logged_ = true;
+    if (mem != nullptr)
+      SIEVE_INFO(kLogInit, "pinned staging: on NUMA node %d (mapped, bound, then registered)",
+                 numa_);
+    else
+      SIEVE_INFO(kLogInit, "pinned staging: not placed on NUMA node %d (%s); driver-allocated",
+                 numa_, why.c_str());
+  }
+  return mem;
+}
+
+void StagingPool::FreeMemory(const Slot& slot) {
+  if (slot.placed_bytes > 0) {
+    ops_->UnregisterPinned(slot.words);
+    placer_->Unmap(slot.words, slot.placed_bytes);
+  } else {
+    ops_->FreePinned(slot.words);
+  }
+}
+
 Status StagingPool::Allocate(size_t bytes, Slot** out) {
-  void* mem = nullptr;
-  SIEVE_RETURN_IF_ERROR(ops_->AllocPinned(kSlotHeaderBytes + bytes, &mem));
+  const size_t total = kSlotHeaderBytes + bytes;
+  void* mem = AllocateOnNode(total);
+  const size_t placed_bytes = mem != nullptr ? total : 0;
+  if (mem == nullptr) SIEVE_RETURN_IF_ERROR(ops_->AllocPinned(total, &mem));
   auto slot = std::make_unique<Slot>();
+  slot->placed_bytes = placed_bytes;
   slot->words = static_cast<SlotWords*>(mem);
   StoreWord(&slot->words->ready, 0);
   StoreWord(&slot->words->done, 0);
@@ -75,7 +117,7 @@ Status StagingPool::Allocate(size_t bytes, Slot** out) {
 void StagingPool::FreeIdleSmallerThan(size_t bytes) {
   for (size_t i = 0; i < slots_.size();) {
     if (slots_[i]->Idle() && slots_[i]->capacity < bytes) {
-      ops_->FreePinned(slots_[i]->words);
+      FreeMemory(*slots_[i]);
       slots_.erase(slots_.begin() + static_cast<std::ptrdiff_t>(i));
     } else {
       ++i;

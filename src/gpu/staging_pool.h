@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gpu/device_ops.h"
+#include "gpu/numa_placer.h"
 
 namespace sieve::gpu {
 
@@ -32,6 +33,7 @@ struct Slot {
   const void* key = nullptr;  // the device buffer it last mirrored (see Acquire)
   bool leased = false;        // held by an enqueuing call
   bool abandoned = false;     // its stream will never write `freed` (a failed enqueue)
+  size_t placed_bytes = 0;    // > 0: mapped on a NUMA node and registered (else AllocPinned)
   // Starts the next use; every use has its own generation.
   uint32_t NextGen() { return ++gen; }
   bool Idle() const { return !leased && Reached(LoadWord(&words->freed), gen); }
@@ -40,7 +42,14 @@ struct Slot {
 class StagingPool {
  public:
   // cap_bytes bounds the pinned memory held (data capacity of all slots).
-  StagingPool(DeviceOps* ops, size_t cap_bytes) : ops_(ops), cap_bytes_(cap_bytes) {}
+  // numa >= 0: slots are placed on that NUMA node through `placer` (default:
+  // hwloc) where the machine has several; elsewhere, or if placing fails,
+  // they come from AllocPinned.
+  StagingPool(DeviceOps* ops, size_t cap_bytes, int numa = -1, NumaPlacer* placer = nullptr)
+      : ops_(ops),
+        cap_bytes_(cap_bytes),
+        numa_(numa),
+        placer_(placer != nullptr ? placer : DefaultNumaPlacer()) {}
   // Frees every idle slot; a slot a stream still owes a `freed` write is
   // leaked with a warning rather than freed under the device's feet.
   ~StagingPool();
@@ -72,10 +81,16 @@ class StagingPool {
   size_t HeldBytes() const;  // REQUIRES: mu_ held
   Slot* FindKeyed(const void* key, size_t bytes) const;
   Status Allocate(size_t bytes, Slot** out);
+  // Pinned memory on numa_, or nullptr (then AllocPinned); logs the first outcome.
+  void* AllocateOnNode(size_t bytes);
+  void FreeMemory(const Slot& slot);
   void FreeIdleSmallerThan(size_t bytes);
 
   DeviceOps* ops_;
   size_t cap_bytes_;
+  int numa_;
+  NumaPlacer* placer_;
+  bool placement_logged_ = false;  // REQUIRES: mu_ held
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<Slot>> slots_;
 };

@@ -132,7 +132,10 @@ int main(int argc, char** argv) {
                        : config.bind == "NONE" ? "not bound (SIEVE_BIND=NONE)"
                        : p.numa < 0            ? "not bound (no NUMA node nearest the NIC)"
                                                : "NUMA node " + std::to_string(p.numa);
-    std::printf("    mask work buffers: %s\n", bind.c_str());
+    // The same node for all three (src/mask, src/gpu): the progress thread's
+    // CPUs are that node's within this process's own affinity.
+    std::printf("    mask work buffers, GPU progress thread and pinned staging: %s\n",
+                bind.c_str());
   }
 
   std::printf("\nParameters\n%s", sieve::DumpConfig(config).c_str());

@@ -2,8 +2,12 @@
 #include "topo/machine.h"
 
 #include <hwloc.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 namespace sieve::topo {
@@ -11,6 +15,7 @@ namespace sieve::topo {
 namespace {
 
 hwloc_topology_t g_topology = nullptr;  // kept for BindArea; never destroyed
+hwloc_bitmap_t g_process_cpus = nullptr;  // the process's affinity at load; never freed
 Machine g_machine;
 std::string g_note;
 
@@ -85,8 +90,10 @@ void Fill(hwloc_topology_t topo, Machine* m) {
       hwloc_obj_t node = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, i);
       if (node != nullptr && hwloc_bitmap_intersects(node->cpuset, mine)) m->my_numa.push_back(i);
     }
+    g_process_cpus = mine;  // kept: threads are bound within it (BindThreadToNode)
+  } else {
+    hwloc_bitmap_free(mine);
   }
-  hwloc_bitmap_free(mine);
 }
 
 }  // namespace
@@ -121,6 +128,69 @@ bool BindArea(void* addr, size_t bytes, int numa) {
   if (node == nullptr) return false;
   return hwloc_set_area_membind(g_topology, addr, bytes, node->nodeset, HWLOC_MEMBIND_BIND,
                                 HWLOC_MEMBIND_BYNODESET) == 0;
+}
+
+Status BindThreadToNode(int numa, bool* bound, std::string* what) {
+  *bound = false;
+  const Machine& m = LoadMachine();
+  const int nodes = m.numa_nodes > 0 ? m.numa_nodes : 1;  // hwloc failed: one node assumed
+  if (numa < 0 || numa >= nodes)
+    return Status::InvalidArgument(
+        StrFormat("NUMA node %d does not exist (this machine has %d)", numa, nodes));
+  if (g_topology == nullptr || m.numa_nodes < 2) {
+    *what = "not bound (one NUMA node: nothing to choose)";
+    return Status::OK();
+  }
+  hwloc_obj_t node = hwloc_get_obj_by_type(g_topology, HWLOC_OBJ_NUMANODE, numa);
+  if (node == nullptr || node->cpuset == nullptr)
+    return Status::Internal(StrFormat("hwloc has no CPU set for NUMA node %d", numa));
+  hwloc_bitmap_t cpus = hwloc_bitmap_dup(node->cpuset);
+  if (g_process_cpus != nullptr) hwloc_bitmap_and(cpus, cpus, g_process_cpus);
+  const std::string list = CpuList(cpus);
+  Status st;
+  if (hwloc_bitmap_iszero(cpus)) {
+    *what = StrFormat("not bound (none of this process's CPUs %s is on NUMA node %d)",
+                      m.my_cpus.c_str(), numa);
+  } else if (hwloc_set_cpubind(g_topology, cpus, HWLOC_CPUBIND_THREAD) != 0) {
+    st = Status::SystemError(StrFormat("binding a thread to CPUs %s (NUMA node %d): %s",
+                                       list.c_str(), numa, std::strerror(errno)));
+  } else {
+    *bound = true;
+    *what = StrFormat("bound to NUMA node %d (CPUs %s)", numa, list.c_str());
+  }
+  hwloc_bitmap_free(cpus);
+  return st;
+}
+
+void* MapOnNode(size_t bytes, int numa, std::string* why) {
+  const Machine& m = LoadMachine();
+  if (m.numa_nodes < 2 || g_topology == nullptr) {
+    *why = "one NUMA node: nothing to choose";
+    return nullptr;
+  }
+  if (numa < 0 || numa >= m.numa_nodes || bytes == 0) {
+    *why = StrFormat("no NUMA node %d (this machine has %d)", numa, m.numa_nodes);
+    return nullptr;
+  }
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t rounded = (bytes + page - 1) / page * page;
+  void* addr = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (addr == MAP_FAILED) {
+    *why = StrFormat("mmap of %zu bytes: %s", rounded, std::strerror(errno));
+    return nullptr;
+  }
+  if (!BindArea(addr, rounded, numa)) {
+    *why = StrFormat("binding memory to NUMA node %d: %s", numa, std::strerror(errno));
+    munmap(addr, rounded);
+    return nullptr;
+  }
+  return addr;
+}
+
+void UnmapOnNode(void* addr, size_t bytes) {
+  if (addr == nullptr) return;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  munmap(addr, (bytes + page - 1) / page * page);
 }
 
 std::string Machine::Summary() const {

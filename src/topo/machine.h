@@ -45,6 +45,21 @@ const Machine& LoadMachine(std::string* note = nullptr);
 // one NUMA node (or none), or a null/empty area, is left alone (returns false).
 bool BindArea(void* addr, size_t bytes, int numa);
 
+// Binds the calling thread to the CPUs of NUMA node `numa` that this process
+// may run on (its affinity when the machine was loaded), so a user's taskset
+// or cgroup is narrowed, never widened. OK with *bound set when it did; OK
+// with *bound false when there is nothing to choose (one NUMA node, or none of
+// this process's CPUs on that node); an error when `numa` names no node or the
+// OS refuses. *what says what was done, or why not, for the log.
+Status BindThreadToNode(int numa, bool* bound, std::string* what);
+
+// `bytes` (rounded up to whole pages) of anonymous memory bound to node `numa`
+// before any page is touched, so each page comes from that node when first
+// faulted in. nullptr with *why when not placed (fewer than two NUMA nodes,
+// no such node, mmap or binding refused). Freed with UnmapOnNode.
+void* MapOnNode(size_t bytes, int numa, std::string* why);
+void UnmapOnNode(void* addr, size_t bytes);
+
 }  // namespace sieve::topo
 
 #endif  // SIEVE_TOPO_MACHINE_H_

@@ -39,6 +39,21 @@ cu::Result MemFreeHost(void* p) {
   std::free(p);
   return cu::kSuccess;
 }
+std::vector<void*> g_registered;
+unsigned g_register_flags = 0;
+cu::Result MemHostRegister(void* p, size_t, unsigned flags) {
+  g_register_flags = flags;
+  g_registered.push_back(p);
+  return cu::kSuccess;
+}
+cu::Result MemHostUnregister(void* p) {
+  for (auto it = g_registered.begin(); it != g_registered.end(); ++it)
+    if (*it == p) {
+      g_registered.erase(it);
+      return cu::kSuccess;
+    }
+  return cu::kErrorInvalidValue;
+}
 cu::Result MemHostGetDevicePointer(cu::DevicePtr* d, void* host, unsigned) {
   *d = reinterpret_cast<cu::DevicePtr>(host) + kDeviceOffset;
   return cu::kSuccess;
@@ -71,6 +86,8 @@ CudaDriver FakeDriver(int version) {
   d.MemHostAlloc = MemHostAlloc;
   d.MemFreeHost = MemFreeHost;
   d.MemHostGetDevicePointer = MemHostGetDevicePointer;
+  d.MemHostRegister = MemHostRegister;
+  d.MemHostUnregister = MemHostUnregister;
   d.StreamWriteValue32 = WriteValue;
   d.StreamWaitValue32 = WaitValue;
   d.MemcpyDtoHAsync = FailingCopy;
@@ -118,6 +135,27 @@ TEST(CudaDeviceOps, FlagsUseTheMappedDeviceAddressAndOrderedFlags) {
   EXPECT_EQ(g_writes.size(), 1u);
   ops.FreePinned(p);
   EXPECT_EQ(ops.WriteFlag(stream, word, 1).code(), sieve::Code::kInternalError);
+}
+
+TEST(CudaDeviceOps, RegisteredMemoryIsPortableMappedAndAddressable) {
+  CudaDriver d = FakeDriver(13000);
+  CudaDeviceOps ops(&d);
+  std::vector<char> area(8192);
+  g_ctx = nullptr;
+  EXPECT_EQ(ops.RegisterPinned(area.data(), area.size()).code(), sieve::Code::kCudaError);
+  EXPECT_TRUE(g_registered.empty());  // no context: the driver is not asked
+  g_ctx = reinterpret_cast<cu::Context>(0x1);
+  g_writes.clear();
+  ASSERT_TRUE(ops.RegisterPinned(area.data(), area.size()).ok());
+  ASSERT_EQ(g_registered, std::vector<void*>{area.data()});
+  EXPECT_EQ(g_register_flags, cu::kMemHostRegisterPortable | cu::kMemHostRegisterDeviceMap);
+  auto* word = reinterpret_cast<uint32_t*>(area.data() + 4096);
+  ASSERT_TRUE(ops.WriteFlag(nullptr, word, 3).ok());
+  ASSERT_EQ(g_writes.size(), 1u);
+  EXPECT_EQ(g_writes[0].addr, reinterpret_cast<cu::DevicePtr>(word) + kDeviceOffset);
+  ops.UnregisterPinned(area.data());
+  EXPECT_TRUE(g_registered.empty());
+  EXPECT_EQ(ops.WriteFlag(nullptr, word, 4).code(), sieve::Code::kInternalError);
 }
 
 TEST(CudaDeviceOps, DriverErrorsAreNamedAndStreamMemOpsFollowTheDriverVersion) {

@@ -93,6 +93,21 @@ void FakeDeviceOps::FreePinned(void* host) {
   std::free(host);
 }
 
+Status FakeDeviceOps::RegisterPinned(void* host, size_t bytes) {
+  if (fail_register || host == nullptr || bytes == 0)
+    return Status::CudaError("cuMemHostRegister: injected failure");
+  ++registers;
+  std::lock_guard<std::mutex> lock(mu_);
+  registered_.insert(host);
+  return Status::OK();
+}
+
+void FakeDeviceOps::UnregisterPinned(void* host) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Only what was registered: a stray unregister would be a driver error.
+  if (registered_.erase(host) == 1) ++unregisters;
+}
+
 Status FakeDeviceOps::CopyToHost(void* host, const void* device, size_t bytes,
                                  CUstream_st* stream) {
   if (fail_copy_in_after.load() > 0 && --fail_copy_in_after == 0)

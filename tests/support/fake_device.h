@@ -54,6 +54,8 @@ class FakeDeviceOps : public sieve::gpu::DeviceOps {
   ~FakeDeviceOps() override;
   sieve::Status AllocPinned(size_t bytes, void** host) override;
   void FreePinned(void* host) override;
+  sieve::Status RegisterPinned(void* host, size_t bytes) override;
+  void UnregisterPinned(void* host) override;
   sieve::Status CopyToHost(void* host, const void* device, size_t bytes,
                            CUstream_st* stream) override;
   sieve::Status CopyToDevice(void* device, const void* host, size_t bytes,
@@ -85,12 +87,15 @@ class FakeDeviceOps : public sieve::gpu::DeviceOps {
   // > 0: the n-th CopyToHost from now fails (enqueue error injection).
   std::atomic<int> fail_copy_in_after{0};
   std::atomic<int> flag_ops{0}, syncs{0}, allocs{0}, frees{0};
+  std::atomic<int> registers{0}, unregisters{0};
+  bool fail_register = false;  // RegisterPinned fails (as a driver refusing the area)
   FakeStream default_stream;
 
  private:
   std::mutex mu_;
   std::set<void*> live_;
   std::set<void*> device_live_;  // scratch not yet freed by a stream
+  std::set<void*> registered_;
 };
 
 // "Device" pointers are those inside the registered arenas.

@@ -6,9 +6,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "comm/host_layout.h"
@@ -90,6 +92,47 @@ TEST(Bind, NeverFailsAndBindsOnlyWithSeveralNodes) {
   EXPECT_FALSE(BindArea(buf.data(), buf.size(), -1));
   EXPECT_FALSE(BindArea(buf.data(), buf.size(), m.numa_nodes + 5));
   EXPECT_EQ(buf[12345], 1);  // the memory is untouched
+}
+
+TEST(BindThread, NodeZeroBindsOrIsSkippedAndAMissingNodeIsAnError) {
+  const Machine& m = LoadMachine();
+  // In a thread of its own: the test runner's affinity stays as it was.
+  std::thread([&m] {
+    bool bound = true;
+    std::string what;
+    sieve::Status st = BindThreadToNode(0, &bound, &what);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    EXPECT_FALSE(what.empty());
+    if (m.numa_nodes < 2) {
+      EXPECT_FALSE(bound);
+      EXPECT_NE(what.find("one NUMA node"), std::string::npos) << what;
+    } else if (bound) {
+      EXPECT_NE(what.find("bound to NUMA node 0"), std::string::npos) << what;
+    }
+    for (int missing : {-1, std::max(m.numa_nodes, 1), m.numa_nodes + 5}) {
+      bound = true;
+      st = BindThreadToNode(missing, &bound, &what);
+      EXPECT_EQ(st.code(), sieve::Code::kInvalidArgument) << missing;
+      EXPECT_NE(st.message().find("does not exist"), std::string::npos) << st.message();
+      EXPECT_FALSE(bound);
+    }
+  }).join();
+}
+
+TEST(MapOnNode, PlacesOnlyWithSeveralNodesAndSaysWhyNot) {
+  const Machine& m = LoadMachine();
+  std::string why;
+  void* p = MapOnNode(10000, 0, &why);
+  if (m.numa_nodes < 2) {
+    EXPECT_EQ(p, nullptr);
+    EXPECT_NE(why.find("one NUMA node"), std::string::npos) << why;
+  } else {
+    ASSERT_NE(p, nullptr) << why;
+    static_cast<char*>(p)[9999] = 7;  // the whole (rounded) area is usable
+    UnmapOnNode(p, 10000);
+    EXPECT_EQ(MapOnNode(4096, m.numa_nodes, &why), nullptr);
+  }
+  UnmapOnNode(nullptr, 4096);  // a no-op
 }
 
 // Two NUMA nodes: eth0 + mlx5_0 on node 0, eth1 + mlx5_1 on node 1, a GPU on each.
