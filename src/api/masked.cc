@@ -2,13 +2,12 @@
 // handles, so a freed or foreign pointer is reported, never dereferenced),
 // registration, and sieveAllReduceMasked queued like any collective.
 #include <memory>
-#include <mutex>
-#include <unordered_set>
 
 #include "api/api_guard.h"
 #include "api/arg_check.h"
-#include "comm/group.h"
+#include "api/live_handles.h"
 #include "api/mask_handle.h"
+#include "comm/group.h"
 #include "gpu/device_collectives.h"
 #include "gpu/device_masked.h"
 #include "mask/masked_allreduce.h"
@@ -23,22 +22,11 @@ struct sieveMask {
 namespace {
 
 using sieve::Status;
+using Masks = sieve::LiveHandles<sieveMask, kSieveMaskMagic>;
 
-std::mutex live_mu;
-std::unordered_set<const sieveMask*>& LiveMasks() {
-  static auto* live = new std::unordered_set<const sieveMask*>();  // outlives static dtors
+Masks& LiveMasks() {
+  static auto* live = new Masks("mask");  // outlives static dtors
   return *live;
-}
-
-// The state of a live handle; the handle is looked up before it is read.
-Status LookupMask(sieveMask_t handle, std::shared_ptr<sieve::mask::MaskState>* out) {
-  if (handle == nullptr) return Status::InvalidArgument("mask is NULL");
-  std::lock_guard<std::mutex> lock(live_mu);
-  if (LiveMasks().count(handle) == 0 || handle->magic != kSieveMaskMagic)
-    return Status::InvalidArgument(
-        "mask is not a registered mask (deregistered, never registered, or corrupted)");
-  *out = handle->state;
-  return Status::OK();
 }
 
 sieve::Comm* ImplOrNull(sieveComm_t comm) {
@@ -61,14 +49,8 @@ namespace sieve {
 
 Status CheckMaskUse(sieveMask_t mask, const sieve::Comm* impl, size_t count,
                     std::shared_ptr<sieve::mask::MaskState>* state) {
-  SIEVE_RETURN_IF_ERROR(LookupMask(mask, state));
-  if ((*state)->comm != impl)
-    return Status::InvalidArgument("mask was registered on another communicator");
-  if ((*state)->count != count)
-    return Status::InvalidArgument(sieve::StrFormat(
-        "count %zu differs from the %zu elements the mask was registered for", count,
-        (*state)->count));
-  return Status::OK();
+  SIEVE_RETURN_IF_ERROR(LiveMasks().Lookup(mask, state));
+  return CheckRegisteredFor("mask", (*state)->comm, (*state)->count, impl, count);
 }
 
 }  // namespace sieve
@@ -95,33 +77,21 @@ sieveResult_t sieveMaskRegister(sieveComm_t comm, const void* mask, sieveMaskFor
       return sieve::mask::Register(*impl, mask, static_cast<sieve::mask::Format>(fmt), count,
                                    static_cast<sieve::mask::Policy>(pol), &state);
     }));
-    auto* h = new sieveMask;
-    h->state = std::move(state);
-    std::lock_guard<std::mutex> lock(live_mu);
-    LiveMasks().insert(h);
-    *handle = h;
+    *handle = LiveMasks().Publish(std::move(state));
     return Status::OK();
   });
 }
 
 sieveResult_t sieveMaskDeregister(sieveMask_t handle) {
-  return sieve::Guard(nullptr, "sieveMaskDeregister", [&]() -> Status {
-    std::shared_ptr<sieve::mask::MaskState> state;
-    SIEVE_RETURN_IF_ERROR(LookupMask(handle, &state));
-    std::lock_guard<std::mutex> lock(live_mu);
-    if (LiveMasks().erase(handle) == 0)  // another thread deregistered it meanwhile
-      return Status::InvalidArgument("mask was deregistered concurrently");
-    handle->magic = 0;
-    delete handle;  // a queued collective still holds `state`
-    return Status::OK();
-  });
+  return sieve::Guard(nullptr, "sieveMaskDeregister",
+                      [&]() -> Status { return LiveMasks().Remove(handle); });
 }
 
 sieveResult_t sieveMaskNnz(sieveMask_t handle, size_t* nnz) {
   return sieve::Guard(nullptr, "sieveMaskNnz", [&]() -> Status {
     if (nnz == nullptr) return Status::InvalidArgument("nnz is NULL");
     std::shared_ptr<sieve::mask::MaskState> state;
-    SIEVE_RETURN_IF_ERROR(LookupMask(handle, &state));
+    SIEVE_RETURN_IF_ERROR(LiveMasks().Lookup(handle, &state));
     *nnz = state->idx.size();
     return Status::OK();
   });

@@ -3,12 +3,11 @@
 // dereferenced), the three collective ways to register one, and the two
 // all-reduces queued like any collective.
 #include <memory>
-#include <mutex>
-#include <unordered_set>
 #include <vector>
 
 #include "api/api_guard.h"
 #include "api/arg_check.h"
+#include "api/live_handles.h"
 #include "comm/group.h"
 #include "gpu/device_collectives.h"
 #include "kernels/coverage_average.h"
@@ -28,21 +27,11 @@ using sieve::StrFormat;
 using sieve::subnet::LayoutState;
 using sieve::subnet::SegmentSpec;
 
-std::mutex live_mu;
-std::unordered_set<const sieveLayout*>& LiveLayouts() {
-  static auto* live = new std::unordered_set<const sieveLayout*>();  // outlives static dtors
-  return *live;
-}
+using Layouts = sieve::LiveHandles<sieveLayout, kSieveLayoutMagic>;
 
-// The state of a live handle; the handle is looked up before it is read.
-Status LookupLayout(sieveLayout_t handle, std::shared_ptr<LayoutState>* out) {
-  if (handle == nullptr) return Status::InvalidArgument("layout is NULL");
-  std::lock_guard<std::mutex> lock(live_mu);
-  if (LiveLayouts().count(handle) == 0 || handle->magic != kSieveLayoutMagic)
-    return Status::InvalidArgument(
-        "layout is not a registered layout (deregistered, never registered, or corrupted)");
-  *out = handle->state;
-  return Status::OK();
+Layouts& LiveLayouts() {
+  static auto* live = new Layouts("layout");  // outlives static dtors
+  return *live;
 }
 
 sieve::Comm* ImplOrNull(sieveComm_t comm) {
@@ -69,11 +58,7 @@ Status Publish(sieve::Comm* impl, size_t count, std::vector<SegmentSpec> segment
   SIEVE_RETURN_IF_ERROR(sieve::gpu::RunHostCall(*impl, [&] {
     return sieve::subnet::Register(*impl, count, std::move(segments), std::move(local), &state);
   }));
-  auto* h = new sieveLayout;
-  h->state = std::move(state);
-  std::lock_guard<std::mutex> lock(live_mu);
-  LiveLayouts().insert(h);
-  *layout = h;
+  *layout = LiveLayouts().Publish(std::move(state));
   return Status::OK();
 }
 
@@ -109,13 +94,9 @@ Status CheckSubnetCall(sieveComm_t comm, const void* sendbuff, void* recvbuff, s
     return Status::InvalidArgument(
         StrFormat("datatype %s is not supported by %s (float32, float16, bfloat16, float64)",
                   sieve::kernels::DTypeName(args->dtype), call));
-  SIEVE_RETURN_IF_ERROR(LookupLayout(layout, state));
-  if ((*state)->comm != *impl)
-    return Status::InvalidArgument("layout was registered on another communicator");
-  if ((*state)->count != count)
-    return Status::InvalidArgument(
-        StrFormat("count %zu differs from the %zu elements the layout was registered for", count,
-                  (*state)->count));
+  SIEVE_RETURN_IF_ERROR(LiveLayouts().Lookup(layout, state));
+  SIEVE_RETURN_IF_ERROR(
+      sieve::CheckRegisteredFor("layout", (*state)->comm, (*state)->count, *impl, count));
   SIEVE_RETURN_IF_ERROR(
       sieve::CheckByteSize(count, 1, sieve::kernels::DTypeSize(args->dtype), "count"));
   SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
@@ -178,23 +159,15 @@ sieveResult_t sieveLayoutNumSegments(sieveLayout_t layout, int* nsegments) {
   return sieve::Guard(nullptr, "sieveLayoutNumSegments", [&]() -> Status {
     if (nsegments == nullptr) return Status::InvalidArgument("nsegments is NULL");
     std::shared_ptr<LayoutState> state;
-    SIEVE_RETURN_IF_ERROR(LookupLayout(layout, &state));
+    SIEVE_RETURN_IF_ERROR(LiveLayouts().Lookup(layout, &state));
     *nsegments = state->num_segments();
     return Status::OK();
   });
 }
 
 sieveResult_t sieveLayoutDeregister(sieveLayout_t layout) {
-  return sieve::Guard(nullptr, "sieveLayoutDeregister", [&]() -> Status {
-    std::shared_ptr<LayoutState> state;
-    SIEVE_RETURN_IF_ERROR(LookupLayout(layout, &state));
-    std::lock_guard<std::mutex> lock(live_mu);
-    if (LiveLayouts().erase(layout) == 0)  // another thread deregistered it meanwhile
-      return Status::InvalidArgument("layout was deregistered concurrently");
-    layout->magic = 0;
-    delete layout;  // a queued collective still holds `state`
-    return Status::OK();
-  });
+  return sieve::Guard(nullptr, "sieveLayoutDeregister",
+                      [&]() -> Status { return LiveLayouts().Remove(layout); });
 }
 
 sieveResult_t sieveAllReduceSubnet(const void* sendbuff, void* recvbuff, size_t count,
