@@ -11,40 +11,14 @@
 #include <random>
 #include <vector>
 
+#include "support/float_compare.h"
+
 namespace sieve::kernels {
 namespace {
 
+using sieve_test::CountDifferent;
+
 const DType kTypes[] = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBfloat16};
-
-// Equal bytes, or both NaN: which NaN an operation returns (payload, sign) when
-// both operands are NaN depends on operand order, which no kernel promises.
-bool SameValue(DType dtype, const char* p, const char* q) {
-  const size_t es = DTypeSize(dtype);
-  if (std::memcmp(p, q, es) == 0) return true;
-  auto is_nan = [dtype](const char* x) {
-    if (dtype == DType::kFloat64) {
-      double d;
-      std::memcpy(&d, x, 8);
-      return std::isnan(d);
-    }
-    if (dtype == DType::kFloat32) {
-      float f;
-      std::memcpy(&f, x, 4);
-      return std::isnan(f);
-    }
-    uint16_t h;
-    std::memcpy(&h, x, 2);
-    return std::isnan(dtype == DType::kFloat16 ? HalfToFloat(h) : Bf16ToFloat(h));
-  };
-  return is_nan(p) && is_nan(q);
-}
-
-size_t CountDifferent(DType dtype, const std::vector<char>& a, const char* b, size_t n) {
-  size_t wrong = 0;
-  const size_t es = DTypeSize(dtype);
-  for (size_t i = 0; i < n; ++i) wrong += !SameValue(dtype, &a[i * es], b + i * es);
-  return wrong;
-}
 
 // Random element bits: mostly ordinary values, sometimes specials.
 std::vector<char> RandomElements(DType dtype, size_t n, std::mt19937_64& rng) {

@@ -16,21 +16,9 @@
 namespace sieve::kernels {
 namespace {
 
+using sieve_test::FromDevice;
 using sieve_test::HaveGpu;
-
-template <typename T>
-T* ToDevice(const std::vector<T>& host) {
-  void* d = nullptr;
-  if (cudaMalloc(&d, host.size() * sizeof(T) + 8) != cudaSuccess) return nullptr;
-  cudaMemcpy(d, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice);
-  return static_cast<T*>(d);
-}
-
-std::vector<char> FromDevice(const void* d, size_t bytes) {
-  std::vector<char> out(bytes);
-  cudaMemcpy(out.data(), d, bytes, cudaMemcpyDeviceToHost);
-  return out;
-}
+using sieve_test::ToDevice;
 
 class MaskedPackCudaTest : public ::testing::TestWithParam<int> {};
 

@@ -15,10 +15,6 @@
 namespace sieve_test {
 namespace {
 
-const sieveDataType_t kTypes[] = {sieveInt8,   sieveUint8,   sieveInt32,   sieveUint32,
-                                  sieveInt64,  sieveUint64,  sieveFloat16, sieveFloat32,
-                                  sieveFloat64, sieveBfloat16};
-const sieveRedOp_t kOps[] = {sieveSum, sieveProd, sieveMax, sieveMin, sieveAvg};
 const size_t kSizes[] = {0, 1, 7, 1023, (1u << 20) + 3};
 
 enum Coll { kAllReduce, kReduce, kReduceScatter, kBroadcast, kAllGather };
@@ -109,10 +105,10 @@ std::vector<Case> AllCases(int n) {
   std::vector<Case> cases;
   uint64_t seed = 1000 * n;
   for (size_t size : kSizes)
-    for (sieveDataType_t dtype : kTypes)
+    for (sieveDataType_t dtype : kAllTypes)
       for (bool in_place : {false, true}) {
         for (Coll coll : {kAllReduce, kReduce, kReduceScatter})
-          for (sieveRedOp_t op : kOps)
+          for (sieveRedOp_t op : kAllOps)
             cases.push_back({coll, dtype, op, size, in_place, static_cast<int>(seed % n), ++seed});
         for (Coll coll : {kBroadcast, kAllGather})
           cases.push_back({coll, dtype, sieveSum, size, in_place, static_cast<int>(seed % n), ++seed});
@@ -150,7 +146,7 @@ int RunForcedAlgo(int rank, int n, const sieveUniqueId& id) {
   uint64_t seed = 77;
   for (size_t size : {size_t{1}, size_t{7}, size_t{1023}, size_t{(1 << 20) + 3}})
     for (sieveDataType_t dtype : {sieveFloat32, sieveBfloat16, sieveInt64})
-      for (sieveRedOp_t op : kOps)
+      for (sieveRedOp_t op : kAllOps)
         for (bool in_place : {false, true})
           bad += RunCase(comm, rank, n, {kAllReduce, dtype, op, size, in_place, 0, ++seed}) != 0;
   RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");

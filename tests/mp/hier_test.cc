@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/dtype.h"
@@ -23,17 +25,32 @@
 namespace sieve_test {
 namespace {
 
-const sieveDataType_t kTypes[] = {sieveInt8,    sieveUint8,   sieveInt32,   sieveUint32,
-                                  sieveInt64,   sieveUint64,  sieveFloat16, sieveFloat32,
-                                  sieveFloat64, sieveBfloat16};
-const sieveRedOp_t kOps[] = {sieveSum, sieveProd, sieveMax, sieveMin, sieveAvg};
+using HostRankFn = std::function<int(int rank, int nranks, sieveComm_t comm)>;
 
-// Ranks are laid out host by host: rank r is on host r / per_host.
-int InitOnHost(int rank, int nranks, const sieveUniqueId& id, int per_host, sieveComm_t* comm) {
-  std::string host = "topo-test-host-" + std::to_string(rank / per_host);
-  setenv("SIEVE_HOST_ID", host.c_str(), 1);
-  RANK_CHECK(sieveCommInitRank(comm, nranks, id, rank) == sieveSuccess, "%s",
-             sieveGetLastError(nullptr));
+// Runs `body` on `nranks` ranks laid out host by host (rank r on simulated
+// host r / per_host), each with its communicator, destroyed after `body`
+// passes. "" when every rank passed.
+std::string RunOnHosts(int nranks, int per_host, const HostRankFn& body,
+                       std::vector<std::pair<std::string, std::string>> env = {}) {
+  RankSpec spec;
+  spec.nranks = nranks;
+  spec.env = std::move(env);
+  return RunRanks(spec, [per_host, &body](int rank, int n, const sieveUniqueId& id) {
+    std::string host = "topo-test-host-" + std::to_string(rank / per_host);
+    setenv("SIEVE_HOST_ID", host.c_str(), 1);
+    sieveComm_t comm = nullptr;
+    RANK_CHECK(sieveCommInitRank(&comm, n, id, rank) == sieveSuccess, "%s",
+               sieveGetLastError(nullptr));
+    if (body(rank, n, comm) != 0) return 1;
+    RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+    return 0;
+  });
+}
+
+int RegisterMask(sieveComm_t comm, const std::vector<uint8_t>& mask, sieveMask_t* handle) {
+  RANK_CHECK(sieveMaskRegister(comm, mask.data(), sieveMaskBytes, mask.size(), sieveMaskStrict,
+                               handle) == sieveSuccess,
+             "%s", sieveGetLastError(comm));
   return 0;
 }
 
@@ -47,8 +64,8 @@ std::vector<size_t> Split(size_t count, int parts) {
 int CheckEveryTypeAndOp(int rank, int n, sieveComm_t comm, uint64_t seed_base) {
   const size_t sizes[] = {1, 2, 7, 1023, 100003};
   uint64_t seed = seed_base;
-  for (sieveDataType_t t : kTypes)
-    for (sieveRedOp_t op : kOps)
+  for (sieveDataType_t t : kAllTypes)
+    for (sieveRedOp_t op : kAllOps)
       for (size_t count : sizes)
         for (bool in_place : {false, true}) {
           ++seed;
@@ -68,14 +85,8 @@ int CheckEveryTypeAndOp(int rank, int n, sieveComm_t comm, uint64_t seed_base) {
 }
 
 TEST(HierAllReduce, TwoHostsTwoRanksEveryTypeAndOp) {
-  RankSpec spec;
-  spec.nranks = 4;
-  std::string failures = RunRanks(spec, [](int rank, int n, const sieveUniqueId& id) {
-    sieveComm_t comm = nullptr;
-    if (InitOnHost(rank, n, id, 2, &comm) != 0) return 1;
-    if (CheckEveryTypeAndOp(rank, n, comm, 1000) != 0) return 1;
-    RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
-    return 0;
+  std::string failures = RunOnHosts(4, 2, [](int rank, int n, sieveComm_t comm) {
+    return CheckEveryTypeAndOp(rank, n, comm, 1000);
   });
   EXPECT_EQ(failures, "");
 }
@@ -122,58 +133,41 @@ int SendAndCount(int rank, int n, sieveComm_t comm, size_t count, uint64_t* sent
   return 0;
 }
 
+// The flat ring's bytes on ranks that do not form a hierarchy (or must not use it).
+int CheckFlatBytes(int rank, int n, sieveComm_t comm, size_t count) {
+  uint64_t sent = 0;
+  if (SendAndCount(rank, n, comm, count, &sent) != 0) return 1;
+  RANK_CHECK(sent == FlatBytesSent(count, n, rank), "sent %llu, flat ring %llu",
+             (unsigned long long)sent, (unsigned long long)FlatBytesSent(count, n, rank));
+  return 0;
+}
+
 TEST(HierAllReduce, BytesSentFollowTheHierarchy) {
-  RankSpec spec;
-  spec.nranks = 4;
-  std::string failures = RunRanks(spec, [](int rank, int n, const sieveUniqueId& id) {
-    sieveComm_t comm = nullptr;
-    if (InitOnHost(rank, n, id, 2, &comm) != 0) return 1;
+  std::string failures = RunOnHosts(4, 2, [](int rank, int n, sieveComm_t comm) {
     const size_t count = 1000003;
     uint64_t sent = 0;
     if (SendAndCount(rank, n, comm, count, &sent) != 0) return 1;
     uint64_t expect = HierBytesSent(count, 2, 2, rank);
     RANK_CHECK(sent == expect, "sent %llu, hierarchical formula %llu", (unsigned long long)sent,
                (unsigned long long)expect);
-    RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
     return 0;
   });
   EXPECT_EQ(failures, "");
 }
 
 TEST(HierAllReduce, AlgoFlatForcesTheFlatRing) {
-  RankSpec spec;
-  spec.nranks = 4;
-  spec.env = {{"SIEVE_ALGO", "flat"}};
-  std::string failures = RunRanks(spec, [](int rank, int n, const sieveUniqueId& id) {
-    sieveComm_t comm = nullptr;
-    if (InitOnHost(rank, n, id, 2, &comm) != 0) return 1;
-    const size_t count = 1000003;
-    uint64_t sent = 0;
-    if (SendAndCount(rank, n, comm, count, &sent) != 0) return 1;
-    RANK_CHECK(sent == FlatBytesSent(count, n, rank), "sent %llu, flat ring %llu",
-               (unsigned long long)sent, (unsigned long long)FlatBytesSent(count, n, rank));
-    RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
-    return 0;
-  });
-  EXPECT_EQ(failures, "");
+  auto flat = [](int rank, int n, sieveComm_t comm) {
+    return CheckFlatBytes(rank, n, comm, 1000003);
+  };
+  EXPECT_EQ(RunOnHosts(4, 2, flat, {{"SIEVE_ALGO", "flat"}}), "");
 }
 
 // Two ranks on one host, one on another: not hierarchical, so the flat ring runs.
 TEST(HierAllReduce, UnevenHostsRunFlat) {
-  RankSpec spec;
-  spec.nranks = 3;
-  std::string failures = RunRanks(spec, [](int rank, int n, const sieveUniqueId& id) {
-    sieveComm_t comm = nullptr;
-    if (InitOnHost(rank, n, id, 2, &comm) != 0) return 1;
-    const size_t count = 300007;
-    uint64_t sent = 0;
-    if (SendAndCount(rank, n, comm, count, &sent) != 0) return 1;
-    RANK_CHECK(sent == FlatBytesSent(count, n, rank), "sent %llu, flat ring %llu",
-               (unsigned long long)sent, (unsigned long long)FlatBytesSent(count, n, rank));
-    RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
-    return 0;
-  });
-  EXPECT_EQ(failures, "");
+  auto flat = [](int rank, int n, sieveComm_t comm) {
+    return CheckFlatBytes(rank, n, comm, 300007);
+  };
+  EXPECT_EQ(RunOnHosts(3, 2, flat), "");
 }
 
 class HierShapes : public ::testing::TestWithParam<std::pair<int, int>> {};
@@ -181,12 +175,8 @@ class HierShapes : public ::testing::TestWithParam<std::pair<int, int>> {};
 // 3 hosts x 2 ranks and 2 hosts x 3 ranks: a few types and ops, and the bytes.
 TEST_P(HierShapes, MatchesReferenceAndFormula) {
   auto [hosts, local] = GetParam();
-  RankSpec spec;
-  spec.nranks = hosts * local;
-  std::string failures =
-      RunRanks(spec, [hosts = hosts, local = local](int rank, int n, const sieveUniqueId& id) {
-        sieveComm_t comm = nullptr;
-        if (InitOnHost(rank, n, id, local, &comm) != 0) return 1;
+  std::string failures = RunOnHosts(
+      hosts * local, local, [hosts = hosts, local = local](int rank, int n, sieveComm_t comm) {
         uint64_t seed = 5000;
         for (sieveDataType_t t : {sieveFloat32, sieveInt32, sieveFloat16})
           for (sieveRedOp_t op : {sieveSum, sieveMax, sieveAvg})
@@ -207,7 +197,6 @@ TEST_P(HierShapes, MatchesReferenceAndFormula) {
         uint64_t expect = HierBytesSent(200003, hosts, local, rank);
         RANK_CHECK(sent == expect, "sent %llu, formula %llu", (unsigned long long)sent,
                    (unsigned long long)expect);
-        RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
         return 0;
       });
   EXPECT_EQ(failures, "");
@@ -217,20 +206,14 @@ INSTANTIATE_TEST_SUITE_P(Shapes, HierShapes,
                          ::testing::Values(std::make_pair(3, 2), std::make_pair(2, 3)));
 
 TEST(HierAllReduce, MaskedEveryTypeAndOp) {
-  RankSpec spec;
-  spec.nranks = 4;
-  std::string failures = RunRanks(spec, [](int rank, int n, const sieveUniqueId& id) {
-    sieveComm_t comm = nullptr;
-    if (InitOnHost(rank, n, id, 2, &comm) != 0) return 1;
+  std::string failures = RunOnHosts(4, 2, [](int rank, int n, sieveComm_t comm) {
     const size_t count = 40009;
     std::vector<uint8_t> mask = RandomMask(99, count, 0.5);
     sieveMask_t handle = nullptr;
-    RANK_CHECK(sieveMaskRegister(comm, mask.data(), sieveMaskBytes, count, sieveMaskStrict,
-                                 &handle) == sieveSuccess,
-               "%s", sieveGetLastError(comm));
+    if (RegisterMask(comm, mask, &handle) != 0) return 1;
     uint64_t seed = 7000;
-    for (sieveDataType_t t : kTypes)
-      for (sieveRedOp_t op : kOps) {
+    for (sieveDataType_t t : kAllTypes)
+      for (sieveRedOp_t op : kAllOps) {
         size_t es = TypeSize(t);
         std::vector<char> send(count * es), recv(count * es), expect(count * es);
         FillInput(++seed, rank, t, op, 0, count, send.data());
@@ -243,7 +226,6 @@ TEST(HierAllReduce, MaskedEveryTypeAndOp) {
                    "masked %s %s wrong at %zu", TypeName(t), OpName(op), first);
       }
     RANK_CHECK(sieveMaskDeregister(handle) == sieveSuccess, "deregister");
-    RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
     return 0;
   });
   EXPECT_EQ(failures, "");
@@ -306,11 +288,7 @@ std::vector<char> ExpectedHierTernary(const std::vector<std::vector<char>>& inpu
 }
 
 TEST(HierAllReduce, TernaryQuantizesHostSumsOnce) {
-  RankSpec spec;
-  spec.nranks = 4;
-  std::string failures = RunRanks(spec, [](int rank, int n, const sieveUniqueId& id) {
-    sieveComm_t comm = nullptr;
-    if (InitOnHost(rank, n, id, 2, &comm) != 0) return 1;
+  std::string failures = RunOnHosts(4, 2, [](int rank, int n, sieveComm_t comm) {
     uint64_t step = 0;
     for (sieveDataType_t t : {sieveFloat32, sieveFloat16, sieveBfloat16})
       for (sieveRedOp_t op : {sieveSum, sieveAvg})
@@ -330,24 +308,17 @@ TEST(HierAllReduce, TernaryQuantizesHostSumsOnce) {
           RANK_CHECK(bad == 0, "ternary %s %s count %zu: %zu wrong, first at %zu", TypeName(t),
                      OpName(op), count, bad, first);
         }
-    RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
     return 0;
   });
   EXPECT_EQ(failures, "");
 }
 
 TEST(HierAllReduce, MaskedTernaryQuantizesPackedHostSums) {
-  RankSpec spec;
-  spec.nranks = 4;
-  std::string failures = RunRanks(spec, [](int rank, int n, const sieveUniqueId& id) {
-    sieveComm_t comm = nullptr;
-    if (InitOnHost(rank, n, id, 2, &comm) != 0) return 1;
+  std::string failures = RunOnHosts(4, 2, [](int rank, int n, sieveComm_t comm) {
     const size_t count = 30011, block = 512;
     std::vector<uint8_t> mask = RandomMask(5, count, 0.5);
     sieveMask_t handle = nullptr;
-    RANK_CHECK(sieveMaskRegister(comm, mask.data(), sieveMaskBytes, count, sieveMaskStrict,
-                                 &handle) == sieveSuccess,
-               "%s", sieveGetLastError(comm));
+    if (RegisterMask(comm, mask, &handle) != 0) return 1;
     std::vector<size_t> kept;
     for (size_t j = 0; j < count; ++j)
       if (mask[j]) kept.push_back(j);
@@ -372,7 +343,6 @@ TEST(HierAllReduce, MaskedTernaryQuantizesPackedHostSums) {
     RANK_CHECK(CountMismatches(out.data(), expect.data(), count, 4, &first) == 0,
                "masked ternary wrong at %zu", first);
     RANK_CHECK(sieveMaskDeregister(handle) == sieveSuccess, "deregister");
-    RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
     return 0;
   });
   EXPECT_EQ(failures, "");

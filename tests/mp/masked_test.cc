@@ -15,9 +15,6 @@
 namespace sieve_test {
 namespace {
 
-const sieveDataType_t kTypes[] = {sieveInt8,   sieveUint8,   sieveInt32,   sieveUint32,
-                                  sieveInt64,  sieveUint64,  sieveFloat16, sieveFloat32,
-                                  sieveFloat64, sieveBfloat16};
 const sieveRedOp_t kOps[] = {sieveSum, sieveAvg, sieveMax};
 const double kDensities[] = {0, 0.001, 0.2, 0.5, 0.9, 1.0};
 
@@ -69,7 +66,7 @@ int RunSweep(int rank, int n, const sieveUniqueId& id) {
                "register: %s", sieveGetLastError(comm));
     size_t nnz = 0;
     RANK_CHECK(sieveMaskNnz(handle, &nnz) == sieveSuccess && nnz == Nnz(mask), "nnz %zu", nnz);
-    for (sieveDataType_t dtype : kTypes)
+    for (sieveDataType_t dtype : kAllTypes)
       for (sieveRedOp_t op : kOps)
         for (bool in_place : {false, true})
           bad += RunMaskedCase(comm, rank, n, handle, mask, {dtype, op, in_place, ++seed}) != 0;

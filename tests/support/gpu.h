@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <string>
+#include <vector>
 
 namespace sieve_test {
 
@@ -17,6 +18,22 @@ inline bool HaveGpu(std::string* why) {
     return false;
   }
   return true;
+}
+
+// A device copy of `host` (8 bytes more: an empty vector still gets memory),
+// nullptr if it cannot be had; the caller cudaFree()s it.
+template <typename T>
+T* ToDevice(const std::vector<T>& host) {
+  void* d = nullptr;
+  if (cudaMalloc(&d, host.size() * sizeof(T) + 8) != cudaSuccess) return nullptr;
+  cudaMemcpy(d, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice);
+  return static_cast<T*>(d);
+}
+
+inline std::vector<char> FromDevice(const void* d, size_t bytes) {
+  std::vector<char> out(bytes);
+  cudaMemcpy(out.data(), d, bytes, cudaMemcpyDeviceToHost);
+  return out;
 }
 
 }  // namespace sieve_test

@@ -11,6 +11,12 @@
 
 namespace sieve_test {
 
+// Every datatype and reduction op of the API.
+inline constexpr sieveDataType_t kAllTypes[] = {
+    sieveInt8,   sieveUint8,   sieveInt32,   sieveUint32,  sieveInt64,
+    sieveUint64, sieveFloat16, sieveFloat32, sieveFloat64, sieveBfloat16};
+inline constexpr sieveRedOp_t kAllOps[] = {sieveSum, sieveProd, sieveMax, sieveMin, sieveAvg};
+
 size_t TypeSize(sieveDataType_t dtype);
 const char* TypeName(sieveDataType_t dtype);
 const char* OpName(sieveRedOp_t op);
