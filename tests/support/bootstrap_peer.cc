@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 
+#include <chrono>
 #include <cstring>
 
 #include "transport/bootstrap/sha256.h"
@@ -25,6 +26,34 @@ std::string LE(uint64_t v, int bytes) {
   std::string out;
   for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
   return out;
+}
+
+std::vector<RankResult> RunClaims(const char* id, const std::vector<Claim>& claims,
+                                  const std::vector<PeerInfo>& infos, BootstrapTimeouts t) {
+  using Clock = std::chrono::steady_clock;
+  std::vector<RankResult> results(claims.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < claims.size(); ++i) {
+    threads.emplace_back([&, i] {
+      auto start = Clock::now();
+      results[i].status =
+          BootstrapExchange(id, claims[i].rank, claims[i].nranks, infos[i], t, &results[i].table);
+      results[i].seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    });
+  }
+  for (auto& th : threads) th.join();
+  return results;
+}
+
+int FreeLoopbackPort() {
+  sockaddr_storage lo{};
+  lo.ss_family = AF_INET;
+  reinterpret_cast<sockaddr_in*>(&lo)->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  Socket probe;
+  int port = 0;
+  if (!Listen(lo, 0, &probe, &port).ok()) return 0;
+  probe.Close();
+  return port;
 }
 
 std::string Bytes(const uint8_t* p, size_t n) { return std::string(reinterpret_cast<const char*>(p), n); }

@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/bootstrap/socket.h"
@@ -33,6 +34,25 @@ std::string GoldenHello(const uint8_t* secret, const std::string& root_nonce, in
 std::string GoldenReply(const uint8_t* secret, const std::string& rank_nonce, int kind,
                         const std::string& body);
 std::string GoldenTableBody(const std::vector<PeerInfo>& infos);
+
+// Who a rank thread claims to be (honest, or a conflicting/forged claim).
+struct Claim {
+  int rank, nranks;
+};
+
+// What one rank thread's BootstrapExchange returned, and how long it took.
+struct RankResult {
+  Status status;
+  std::vector<PeerInfo> table;
+  double seconds = 0;
+};
+
+// One thread per claim, each running BootstrapExchange with infos[i]; all joined.
+std::vector<RankResult> RunClaims(const char* id, const std::vector<Claim>& claims,
+                                  const std::vector<PeerInfo>& infos, BootstrapTimeouts t);
+
+// A loopback port that was free a moment ago and has no listener now; 0 on failure.
+int FreeLoopbackPort();
 
 // A listener on 127.0.0.1 that runs `serve` on its first connection (on a thread), with an id
 // naming it and `secret`.

@@ -17,6 +17,7 @@
 
 #include "core/log.h"
 #include "support/bootstrap_peer.h"
+#include "support/log_capture.h"
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/bootstrap/unique_id.h"
 #include "transport/bootstrap/wire.h"
@@ -44,59 +45,13 @@ std::vector<PeerInfo> RandomInfos(int n, uint32_t seed) {
   return infos;
 }
 
-struct Claim {
-  int rank, nranks;
-};
-
-struct RankResult {
-  Status status;
-  std::vector<PeerInfo> table;
-  double seconds = 0;
-};
-
-// One thread per claim, each running BootstrapExchange with infos[i].
-std::vector<RankResult> RunClaims(const char* id, const std::vector<Claim>& claims,
-                                  const std::vector<PeerInfo>& infos, BootstrapTimeouts t) {
-  std::vector<RankResult> results(claims.size());
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < claims.size(); ++i) {
-    threads.emplace_back([&, i] {
-      auto start = Clock::now();
-      results[i].status =
-          BootstrapExchange(id, claims[i].rank, claims[i].nranks, infos[i], t, &results[i].table);
-      results[i].seconds = Since(start);
-    });
-  }
-  for (auto& th : threads) th.join();
-  return results;
-}
-
 std::vector<Claim> Honest(int n) {
   std::vector<Claim> c;
   for (int r = 0; r < n; ++r) c.push_back({r, n});
   return c;
 }
 
-class LogCapture {
- public:
-  LogCapture() {
-    SetLogSink([this](LogLevel, const std::string& line) {
-      std::lock_guard<std::mutex> lock(mu_);
-      lines_.push_back(line);
-    });
-  }
-  ~LogCapture() { SetLogSink(nullptr); }
-  int Count(const std::string& needle) {
-    std::lock_guard<std::mutex> lock(mu_);
-    int n = 0;
-    for (const auto& l : lines_) n += l.find(needle) != std::string::npos;
-    return n;
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<std::string> lines_;
-};
+using sieve_test::LogCapture;
 
 std::string Nonce(uint8_t fill) { return std::string(32, static_cast<char>(fill)); }
 

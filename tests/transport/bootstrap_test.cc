@@ -15,6 +15,7 @@
 
 #include "core/log.h"
 #include "support/bootstrap_peer.h"
+#include "support/log_capture.h"
 #include "transport/bootstrap/socket.h"
 #include "transport/bootstrap/unique_id.h"
 
@@ -42,24 +43,16 @@ std::vector<PeerInfo> RandomInfos(int n, uint32_t seed) {
   return infos;
 }
 
-struct RankResult {
-  Status status;
-  std::vector<PeerInfo> table;
-};
-
-// Runs BootstrapExchange for each rank in `ranks` on its own thread.
+// BootstrapExchange for each rank in `ranks` (with infos[rank]) on its own thread.
 std::vector<RankResult> RunRanks(const char* id, int nranks, const std::vector<int>& ranks,
                                  const std::vector<PeerInfo>& infos, BootstrapTimeouts timeouts) {
-  std::vector<RankResult> results(ranks.size());
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    threads.emplace_back([&, i] {
-      results[i].status =
-          BootstrapExchange(id, ranks[i], nranks, infos[ranks[i]], timeouts, &results[i].table);
-    });
+  std::vector<Claim> claims;
+  std::vector<PeerInfo> theirs;
+  for (int r : ranks) {
+    claims.push_back({r, nranks});
+    theirs.push_back(infos[r]);
   }
-  for (auto& t : threads) t.join();
-  return results;
+  return RunClaims(id, claims, theirs, timeouts);
 }
 
 std::vector<int> AllRanks(int n) {
@@ -68,27 +61,7 @@ std::vector<int> AllRanks(int n) {
   return ranks;
 }
 
-// Captures log lines for the test's lifetime.
-class LogCapture {
- public:
-  LogCapture() {
-    SetLogSink([this](LogLevel, const std::string& line) {
-      std::lock_guard<std::mutex> lock(mu_);
-      lines_.push_back(line);
-    });
-  }
-  ~LogCapture() { SetLogSink(nullptr); }
-  int Count(const std::string& needle) {
-    std::lock_guard<std::mutex> lock(mu_);
-    int n = 0;
-    for (const auto& l : lines_) n += l.find(needle) != std::string::npos;
-    return n;
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<std::string> lines_;
-};
+using sieve_test::LogCapture;
 
 class ExchangeTest : public ::testing::TestWithParam<int> {};
 
@@ -209,14 +182,8 @@ TEST(BootstrapTest, MissingRankFailsEveryJoinedRankWithinTimeout) {
 }
 
 TEST(BootstrapTest, UnreachableRootTimesOutNamingIt) {
-  // A port that was free a moment ago and has no listener now.
-  sockaddr_storage lo{};
-  lo.ss_family = AF_INET;
-  reinterpret_cast<sockaddr_in*>(&lo)->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  Socket probe;
-  int port = 0;
-  ASSERT_TRUE(Listen(lo, 0, &probe, &port).ok());
-  probe.Close();
+  const int port = FreeLoopbackPort();
+  ASSERT_GT(port, 0);
   uint8_t secret[kSecretBytes] = {};
   char id[kUniqueIdBytes];
   ASSERT_TRUE(MakeUniqueId("127.0.0.1", port, secret, id).ok());
@@ -228,13 +195,8 @@ TEST(BootstrapTest, UnreachableRootTimesOutNamingIt) {
 }
 
 TEST(BootstrapTest, MasterAddrPortLaunch) {
-  sockaddr_storage lo{};
-  lo.ss_family = AF_INET;
-  reinterpret_cast<sockaddr_in*>(&lo)->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  Socket probe;
-  int port = 0;
-  ASSERT_TRUE(Listen(lo, 0, &probe, &port).ok());
-  probe.Close();
+  const int port = FreeLoopbackPort();
+  ASSERT_GT(port, 0);
 
   uint8_t secret[kSecretBytes];
   DeriveSecret("", "127.0.0.1:" + std::to_string(port), secret);
