@@ -11,53 +11,20 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <functional>
-#include <iterator>
 #include <new>
-#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "support/fault_support.h"
 #include "support/mp_harness.h"
 
 namespace sieve_test {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 constexpr int kMaxTestRanks = 8;
 constexpr double kHarnessKillS = 40;  // a hang is reported well before ctest's 300 s
-
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Polls `pred` every millisecond until it holds or `timeout_s` passes; returns its last value.
-bool WaitFor(const std::function<bool()>& pred, double timeout_s) {
-  auto start = Clock::now();
-  while (!pred()) {
-    if (SecondsSince(start) > timeout_s) return pred();
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
-
-// State letter of a process from /proc/<pid>/stat ('R', 'S', 'T', 'Z', ...), or 0 when gone.
-char ProcState(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  size_t paren = stat.rfind(')');
-  if (paren == std::string::npos || paren + 2 >= stat.size()) return 0;
-  return stat[paren + 2];
-}
-
-// True when `msg` names rank r ("rank 2", "ranks 1, 2 of 4", "to rank 2 failed").
-bool NamesRank(const std::string& msg, int r) {
-  std::regex re("\\branks? (?:\\d+, )*" + std::to_string(r) + "\\b");
-  return std::regex_search(msg, re);
-}
 
 // The first rank other than `self` that `msg` names, or -1.
 int NamedPeer(const std::string& msg, int self, int nranks) {
