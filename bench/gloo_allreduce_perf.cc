@@ -22,33 +22,14 @@
 #include "gloo/rendezvous/context.h"
 #include "gloo/rendezvous/file_store.h"
 #include "gloo/transport/tcp/device.h"
+#include "peer_perf.h"
 
 namespace {
 
 struct Options {
-  size_t min_bytes = 32 << 20, max_bytes = 32 << 20, step_bytes = 0;
-  double step_factor = 2;
-  int iters = 20, warmup = 5, check = 1;
+  PeerSweep sweep = PeerSweepDefaults();
   std::string store, iface;
 };
-
-struct Result {
-  double time_us = 0, algbw = 0, busbw = 0;
-  long long wrong = -1;  // -1: not checked.
-};
-
-bool ParseSize(const char* text, size_t* bytes) {
-  char* end = nullptr;
-  unsigned long long v = strtoull(text, &end, 10);
-  if (end == text || text[0] == '-') return false;
-  int shift = 0;
-  if (*end == 'K' || *end == 'k') shift = 10;
-  if (*end == 'M' || *end == 'm') shift = 20;
-  if (*end == 'G' || *end == 'g') shift = 30;
-  if (shift) ++end;
-  *bytes = static_cast<size_t>(v) << shift;
-  return *end == '\0';
-}
 
 void PrintUsage() {
   printf(
@@ -67,32 +48,8 @@ int ParseArgs(int argc, char** argv, Options* o) {
   if (!o->iface.empty() && o->iface[0] == '=') o->iface.erase(0, 1);
   bool ok = true;
   int c;
-  char* end;
   while (ok && (c = getopt_long(argc, argv, "b:e:f:i:n:w:c:h", kLong, nullptr)) != -1) {
     switch (c) {
-      case 'b':
-        ok = ParseSize(optarg, &o->min_bytes);
-        break;
-      case 'e':
-        ok = ParseSize(optarg, &o->max_bytes);
-        break;
-      case 'i':
-        ok = ParseSize(optarg, &o->step_bytes) && o->step_bytes > 0;
-        break;
-      case 'f':
-        o->step_factor = strtod(optarg, &end);
-        ok = !*end && o->step_factor > 1;
-        break;
-      case 'n':
-        ok = (o->iters = atoi(optarg)) > 0;
-        break;
-      case 'w':
-        ok = (o->warmup = atoi(optarg)) >= 0;
-        break;
-      case 'c':
-        o->check = atoi(optarg);
-        ok = o->check == 0 || o->check == 1;
-        break;
       case 'S':
         o->store = optarg;
         break;
@@ -103,11 +60,11 @@ int ParseArgs(int argc, char** argv, Options* o) {
         PrintUsage();
         return 0;
       default:
-        ok = false;
+        ok = PeerSweepOption(c, optarg, &o->sweep) == 1;
         break;
     }
   }
-  if (!ok || optind < argc || o->store.empty() || o->min_bytes > o->max_bytes) {
+  if (!ok || optind < argc || o->store.empty() || o->sweep.min_bytes > o->sweep.max_bytes) {
     fprintf(stderr, "gloo-allreduce-perf: bad arguments (--store DIR is required)\n");
     PrintUsage();
     return 2;
@@ -115,18 +72,9 @@ int ParseArgs(int argc, char** argv, Options* o) {
   return -1;
 }
 
-// Small integers from (rank, index, seed): sums over ranks are exact in float (as in
-// mpi-allreduce-perf).
-float Input(int rank, size_t i, uint64_t seed) {
-  uint64_t x = seed * 0x9e3779b97f4a7c15ull ^ (static_cast<uint64_t>(rank) << 40) ^ i;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return static_cast<float>(static_cast<long>((x ^ (x >> 31)) % 9) - 4);
-}
-
 class Bench {
  public:
-  Bench(const Options& o, std::shared_ptr<gloo::Context> ctx)
+  Bench(const PeerSweep& o, std::shared_ptr<gloo::Context> ctx)
       : o_(o), ctx_(std::move(ctx)), rank_(ctx_->rank), nranks_(ctx_->size) {}
 
   // Runs the sweep; returns the number of wrong elements over all ranks and sizes.
@@ -139,20 +87,11 @@ class Bench {
     uint64_t seed = 0;
     for (size_t bytes = o_.min_bytes; bytes <= o_.max_bytes;) {
       const size_t count = bytes / sizeof(float);
-      Result out = Measure(count, false, ++seed);
-      Result in = Measure(count, true, ++seed);
+      PeerResult out = Measure(count, false, ++seed);
+      PeerResult in = Measure(count, true, ++seed);
       wrong += (out.wrong > 0 ? out.wrong : 0) + (in.wrong > 0 ? in.wrong : 0);
-      if (rank_ == 0) {
-        printf("%12zu  %12zu  %8s  %6s  %6d", count * sizeof(float), count, "float", "sum", -1);
-        PrintResult(out);
-        PrintResult(in);
-        printf("\n");
-        fflush(stdout);
-      }
-      size_t next = o_.step_bytes
-                        ? bytes + o_.step_bytes
-                        : static_cast<size_t>(static_cast<double>(bytes) * o_.step_factor);
-      bytes = next > bytes ? next : bytes + 1;
+      if (rank_ == 0) PeerPrintRow(count, &out, &in);
+      bytes = PeerNextBytes(&o_, bytes);
     }
     if (rank_ == 0) printf("# Out of bounds values : %lld %s\n#\n", wrong, wrong ? "FAILED" : "OK");
     return wrong;
@@ -181,36 +120,26 @@ class Bench {
     return v;
   }
 
-  Result Measure(size_t count, bool in_place, uint64_t seed) {
-    Result res;
+  PeerResult Measure(size_t count, bool in_place, uint64_t seed) {
+    PeerResult res = {0, 0, 0, -1};
     float* src = in_place ? recv_.data() : send_.data();
     float* dst = recv_.data();
-    Fill(src, count, 0);
+    PeerFill(src, count, rank_, 0);
     for (int i = 0; i < o_.warmup; ++i) AllReduce(src, dst, count);
     OverRanks<double>(0, &gloo::max<double>);  // Lines the ranks up before the clock starts.
     auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < o_.iters; ++i) AllReduce(src, dst, count);
     std::chrono::duration<double, std::micro> elapsed = std::chrono::steady_clock::now() - start;
     res.time_us = OverRanks<double>(elapsed.count() / o_.iters, &gloo::max<double>);
-    res.algbw = res.time_us > 0 ? count * sizeof(float) / res.time_us / 1e3 : 0;
-    res.busbw = res.algbw * 2.0 * (nranks_ - 1) / nranks_;
+    PeerSetBandwidth(&res, count, nranks_);
     if (o_.check) {
       memset(dst, 0xff, count * sizeof(float));
-      Fill(src, count, seed);
+      PeerFill(src, count, rank_, seed);
       AllReduce(src, dst, count);
-      long long wrong = 0;
-      for (size_t i = 0; i < count; ++i) {
-        float want = 0;
-        for (int r = 0; r < nranks_; ++r) want += Input(r, i, seed);
-        wrong += dst[i] != want;
-      }
+      long long wrong = PeerCountWrong(dst, count, nranks_, seed);
       res.wrong = OverRanks<long long>(wrong, &gloo::sum<long long>);
     }
     return res;
-  }
-
-  void Fill(float* buf, size_t count, uint64_t seed) const {
-    for (size_t i = 0; i < count; ++i) buf[i] = Input(rank_, i, seed);
   }
 
   void PrintHeader() const {
@@ -219,24 +148,10 @@ class Bench {
         "  warmup %d  check %d\n",
         nranks_, o_.iters, o_.warmup, o_.check);
     printf("#  size = bytes of each rank's output (= its input); time = max over ranks\n");
-    printf("#%74s%31s\n", "out-of-place", "in-place");
-    printf("#%11s  %12s  %8s  %6s  %6s", "size", "count", "type", "redop", "root");
-    for (int i = 0; i < 2; ++i) printf("  %7s  %6s  %6s  %6s", "time", "algbw", "busbw", "#wrong");
-    printf("\n#%11s  %12s%35s  %6s  %6s", "(B)", "(elements)", "(us)", "(GB/s)", "(GB/s)");
-    printf("%17s  %6s  %6s\n", "(us)", "(GB/s)", "(GB/s)");
-    fflush(stdout);
+    PeerPrintColumns();
   }
 
-  static void PrintResult(const Result& r) {
-    printf(r.time_us < 1e4 ? "  %7.2f" : r.time_us < 1e5 ? "  %7.1f" : "  %7.0f", r.time_us);
-    printf("  %6.2f  %6.2f", r.algbw, r.busbw);
-    if (r.wrong < 0)
-      printf("  %6s", "N/A");
-    else
-      printf("  %6lld", r.wrong);
-  }
-
-  const Options& o_;
+  const PeerSweep& o_;
   std::shared_ptr<gloo::Context> ctx_;
   int rank_, nranks_;
   uint32_t tag_ = 0;
@@ -269,7 +184,7 @@ int main(int argc, char** argv) {
     // A 256 MiB all-reduce at 100 Mbit/s takes ~40 s; Gloo's default timeout is 30 s.
     ctx->setTimeout(std::chrono::seconds(EnvInt("GLOO_PERF_TIMEOUT_S", 900)));
     ctx->connectFullMesh(store, device);
-    return Bench(o, ctx).Sweep() ? 1 : 0;
+    return Bench(o.sweep, ctx).Sweep() ? 1 : 0;
   } catch (const std::exception& e) {
     fprintf(stderr, "gloo-allreduce-perf: rank %d: %s\n", rank, e.what());
     return 3;
