@@ -180,26 +180,19 @@ TEST(BootstrapInitTest, StrayConnectionsDoNotDelayInit) {
   EXPECT_LT(with - without, 1.0);
 }
 
-// A port that was free a moment ago on 127.0.0.1.
-int FreePort() {
-  sockaddr_storage lo{};
-  lo.ss_family = AF_INET;
-  reinterpret_cast<sockaddr_in*>(&lo)->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  Socket probe;
-  int port = 0;
-  EXPECT_TRUE(sieve::transport::Listen(lo, 0, &probe, &port).ok());
-  return port;
-}
-
 // torchrun-style launch: the job key comes from SIEVE_BOOTSTRAP_SECRET; a rank with another
 // secret is refused by the root, and the other rank learns that it never joined.
 TEST(BootstrapInitTest, MasterAddrLaunchIsKeyedBySieveBootstrapSecret) {
   for (bool same : {true, false}) {
+    const int port = sieve::transport::FreeLoopbackPort();
+    ASSERT_GT(port, 0);
     RankSpec spec;
     spec.nranks = 2;
     spec.kill_after_s = 40;
-    spec.env = {{"SIEVE_TIMEOUT", "3"}, {"MASTER_ADDR", "127.0.0.1"},
-                {"MASTER_PORT", std::to_string(FreePort())}, {"WORLD_SIZE", "2"}};
+    spec.env = {{"SIEVE_TIMEOUT", "3"},
+                {"MASTER_ADDR", "127.0.0.1"},
+                {"MASTER_PORT", std::to_string(port)},
+                {"WORLD_SIZE", "2"}};
     std::string failures = RunRanks(spec, [&](int rank, int nranks, const sieveUniqueId&) {
       setenv("RANK", std::to_string(rank).c_str(), 1);
       setenv("SIEVE_BOOTSTRAP_SECRET", same || rank == 0 ? "s3cret" : "another", 1);
