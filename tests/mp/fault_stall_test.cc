@@ -17,18 +17,6 @@ namespace {
 
 constexpr double kTimeoutS = 2;  // SIEVE_TIMEOUT of these tests
 
-// Float sum all-reduce of exactly representable values; returns wrong elements, -1 on failure.
-long CheckedAllReduce(sieveComm_t comm, int rank, int nranks, size_t count, sieveResult_t* res) {
-  std::vector<float> send(count), recv(count, -1.0f);
-  for (size_t i = 0; i < count; ++i) send[i] = float((rank + 1) * int(i % 11 + 1));
-  *res = sieveAllReduce(send.data(), recv.data(), count, sieveFloat32, sieveSum, comm, nullptr);
-  if (*res != sieveSuccess) return -1;
-  long wrong = 0;
-  float ranks_sum = float(nranks * (nranks + 1) / 2);
-  for (size_t i = 0; i < count; ++i) wrong += recv[i] != ranks_sum * float(i % 11 + 1);
-  return wrong;
-}
-
 TEST(FaultStallTest, FrozenRankIsFoundAndFailsTooWhenResumed) {
   const int kRanks = 3, kVictim = 1;
   SharedFaultBoard board;

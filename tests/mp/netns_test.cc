@@ -105,18 +105,6 @@ RankSpec HostSpec(const TwoHosts& hosts, const char* timeout) {
   return spec;
 }
 
-// Float sum of exactly representable values; wrong elements, or -1 when the call failed.
-long Checked(sieveComm_t comm, int rank, int nranks, size_t count, sieveResult_t* res) {
-  std::vector<float> send(count), recv(count, -1.0f);
-  for (size_t i = 0; i < count; ++i) send[i] = float((rank + 1) * int(i % 5 + 1));
-  *res = sieveAllReduce(send.data(), recv.data(), count, sieveFloat32, sieveSum, comm, nullptr);
-  if (*res != sieveSuccess) return -1;
-  long wrong = 0;
-  for (size_t i = 0; i < count; ++i)
-    wrong += recv[i] != float(nranks * (nranks + 1) / 2) * float(i % 5 + 1);
-  return wrong;
-}
-
 TEST(NetnsTest, DeadRankOnAnotherHostIsFoundWithinTwoSeconds) {
   TwoHosts hosts;
   if (!hosts.skip().empty()) GTEST_SKIP() << hosts.skip();
@@ -133,8 +121,8 @@ TEST(NetnsTest, DeadRankOnAnotherHostIsFoundWithinTwoSeconds) {
       RANK_CHECK(sieveCommInitRank(&comm, nranks, id, rank) == sieveSuccess, "%s",
                  sieveGetLastError(nullptr));
       sieveResult_t res;
-      RANK_CHECK(Checked(comm, rank, nranks, 1001, &res) == 0, "warm-up");
-      Checked(comm, rank, nranks, size_t{16} << 20, &res);  // rank 3 dies inside
+      RANK_CHECK(CheckedAllReduce(comm, rank, nranks, 1001, &res) == 0, "warm-up");
+      CheckedAllReduce(comm, rank, nranks, size_t{16} << 20, &res);  // rank 3 dies inside
       double detect = NowS() - board->event_s.load();
       std::string msg = sieveGetLastError(comm);
       std::fprintf(stderr, "rank %d (host %d): failed %.3f s after rank 3 died: %s\n", rank,
@@ -166,9 +154,9 @@ TEST(NetnsTest, PartitionIsFoundWithinTheTimeout) {
     RANK_CHECK(sieveCommInitRank(&comm, nranks, id, rank) == sieveSuccess, "%s",
                sieveGetLastError(nullptr));
     sieveResult_t res;
-    RANK_CHECK(Checked(comm, rank, nranks, 1001, &res) == 0, "warm-up");
+    RANK_CHECK(CheckedAllReduce(comm, rank, nranks, 1001, &res) == 0, "warm-up");
     board->started.fetch_add(1);
-    Checked(comm, rank, nranks, size_t{16} << 20, &res);  // cut in the middle
+    CheckedAllReduce(comm, rank, nranks, size_t{16} << 20, &res);  // cut in the middle
     double detect = NowS() - board->event_s.load();
     std::string msg = sieveGetLastError(comm);
     std::fprintf(stderr, "rank %d: failed %.3f s after the partition: %s\n", rank, detect,
@@ -194,7 +182,7 @@ TEST(NetnsTest, ShapedLinkOutlastsTheTimeoutAndCompletes) {
                    sieveGetLastError(nullptr));
         auto start = Clock::now();
         sieveResult_t res;
-        long wrong = Checked(comm, rank, nranks, (size_t{2} << 20) + 3, &res);
+        long wrong = CheckedAllReduce(comm, rank, nranks, (size_t{2} << 20) + 3, &res);
         double took = SecondsSince(start);
         std::fprintf(stderr, "rank %d: shaped all-reduce returned %d after %.2f s\n", rank,
                      int(res), took);

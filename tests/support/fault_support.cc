@@ -153,4 +153,15 @@ int RejoinAndCheck(FaultBoard* board, int rank, int nranks, int victim, size_t c
   return 0;
 }
 
+long CheckedAllReduce(sieveComm_t comm, int rank, int nranks, size_t count, sieveResult_t* res) {
+  std::vector<float> send(count), recv(count, -1.0f);
+  for (size_t i = 0; i < count; ++i) send[i] = float((rank + 1) * int(i % 11 + 1));
+  *res = sieveAllReduce(send.data(), recv.data(), count, sieveFloat32, sieveSum, comm, nullptr);
+  if (*res != sieveSuccess) return -1;
+  long wrong = 0;
+  float ranks_sum = float(nranks * (nranks + 1) / 2);
+  for (size_t i = 0; i < count; ++i) wrong += recv[i] != ranks_sum * float(i % 11 + 1);
+  return wrong;
+}
+
 }  // namespace sieve_test

@@ -75,6 +75,11 @@ class VictimWatcher {
 // `count` elements on it. Returns 0 on success (RANK_CHECK style messages).
 int RejoinAndCheck(FaultBoard* board, int rank, int nranks, int victim, size_t count);
 
+// A float sum all-reduce of `count` elements whose result every rank can
+// check alone: the number of wrong elements, or -1 when the call failed
+// (*res says how).
+long CheckedAllReduce(sieveComm_t comm, int rank, int nranks, size_t count, sieveResult_t* res);
+
 }  // namespace sieve_test
 
 #endif  // SIEVE_TESTS_SUPPORT_FAULT_SUPPORT_H_
