@@ -128,10 +128,11 @@ class GroupRun {
   bool fan_sent_ = false;
 };
 
-// Advances every run whenever it can; waits (across all their channels) only
-// when none can.
-Status Drive(const std::vector<std::unique_ptr<GroupRun>>& runs) {
+// Advances every run whenever it can; waits (across all their channels and
+// the call's control channel) only when none can.
+Status Drive(const std::vector<std::unique_ptr<GroupRun>>& runs, algo::Channel* control) {
   std::vector<algo::Channel*> channels;
+  if (control != nullptr) channels.push_back(control);
   for (const auto& run : runs) run->Channels(&channels);
   auto any_ready = [&runs] {
     for (const auto& run : runs)
@@ -151,7 +152,7 @@ Status Drive(const std::vector<std::unique_ptr<GroupRun>>& runs) {
 
 }  // namespace
 
-Status Exchange(Comm& comm, const Plan& plan, const ExchangeArgs& args) {
+Status Exchange(Comm& comm, const Plan& plan, const ExchangeArgs& args, algo::Channel* control) {
   const int me = comm.rank();
   for (size_t wave = 0; wave < plan.groups.size(); wave += kWave) {
     std::vector<std::unique_ptr<GroupRun>> runs;
@@ -171,7 +172,7 @@ Status Exchange(Comm& comm, const Plan& plan, const ExchangeArgs& args) {
     }
     if (runs.empty()) continue;
     for (const auto& run : runs) SIEVE_RETURN_IF_ERROR(run->Start());
-    SIEVE_RETURN_IF_ERROR(Drive(runs));
+    SIEVE_RETURN_IF_ERROR(Drive(runs, control));
   }
   return Status::OK();
 }
