@@ -3,7 +3,8 @@
 // Rule: a rank returns success for collective #s only when (1) its own data
 // phase succeeded, (2) every peer's fingerprint equals its own, and (3) every
 // peer sent an "ok" verdict — except peers whose connection or process is
-// gone, which report nothing. A rank that fails sends "failed" to everyone,
+// gone, which report nothing (unless a verdict or failure notice they sent
+// before leaving is still queued: it is read first). A rank that fails sends "failed" to everyone,
 // so a survivor still waiting for verdicts fails too. Hence a crash at any
 // point leaves every survivor with the same verdict for #s; only a freeze or
 // partition between a rank's verdict sends to different peers can split it.
@@ -117,6 +118,22 @@ Status Channel::WaitControl(bool verdicts) {
     return true;
   };
   SIEVE_RETURN_IF_ERROR(transport::ProgressUntil(transport_, done, wait_).WithContext(name_));
+  // The loop above stops without progressing once every peer it waits for is
+  // gone, but a peer that failed and exited before we got here (we were slow,
+  // e.g. starved of CPU) may have left its "failed" verdict or failure notice
+  // queued for us: read them before waiving those peers.
+  auto pending_from_gone = [&] {
+    for (int p = 0; p < transport_->size(); ++p)
+      if (recvs[p] != nullptr && recvs[p]->state == Request::kPending && PeerGone(p)) return true;
+    return false;
+  };
+  const auto drain_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+  while (pending_from_gone() && std::chrono::steady_clock::now() < drain_until)
+    transport_->Progress();
+  // A notice covering this operation means its sender did not succeed here.
+  transport::Transport::Notice notice = transport_->FailureNotice();
+  if (notice.received && static_cast<int32_t>(notice.first_failed_seq - seq_) <= 0)
+    return Status::RemoteError(notice.text).WithContext(name_);
   // A peer that failed at once (its receive failed, nothing arrived) and is
   // not gone could not confirm: the operation cannot be declared a success.
   for (int p = 0; p < transport_->size(); ++p) {
