@@ -94,7 +94,11 @@ Status Channel::ControlFailures() {
     if (!DecodeVerdict(c.peer_verdict[p].data(), vr->received_bytes, &seq, &ok) || seq != seq_)
       return Status::RemoteError(StrFormat("rank %d sent an unreadable verdict", p));
     if (!ok) {
-      // The failing rank's notice usually says why; name it too.
+      // The failing rank's notice usually says why (it sends it right after
+      // its verdict, so give it a moment); name it too.
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+      while (!transport_->FailureNotice().received && std::chrono::steady_clock::now() < until)
+        transport_->Progress();
       transport::Transport::Notice notice = transport_->FailureNotice();
       return Status::RemoteError(StrFormat(
           "rank %d failed this operation, so no rank reports success for it%s%s", p,

@@ -132,8 +132,10 @@ class GroupRun {
 // the call's control channel) only when none can.
 Status Drive(const std::vector<std::unique_ptr<GroupRun>>& runs, algo::Channel* control) {
   std::vector<algo::Channel*> channels;
-  if (control != nullptr) channels.push_back(control);
   for (const auto& run : runs) run->Channels(&channels);
+  // Last: a group's own failure (naming a dead peer) is reported before the
+  // "failed" verdict that failure made another rank send.
+  if (control != nullptr) channels.push_back(control);
   auto any_ready = [&runs] {
     for (const auto& run : runs)
       if (!run->Done() && run->Ready()) return true;
