@@ -170,10 +170,12 @@ bool Channel::AnyReceivePending() const {
 Status Channel::PeerFailures() {
   // A notice about a later collective than ours (its sender finished ours)
   // does not fail this one: every rank must reach the same verdict for it.
+  // Fingerprints that differ come first: they name the cause of a failure
+  // another rank may be reporting.
+  if (control_) SIEVE_RETURN_IF_ERROR(ControlFailures());
   transport::Transport::Notice notice = transport_->FailureNotice();
   if (notice.received && (p2p_ || static_cast<int32_t>(notice.first_failed_seq - seq_) <= 0))
     return Status::RemoteError(notice.text);
-  if (control_) SIEVE_RETURN_IF_ERROR(ControlFailures());
   bool receiving = AnyReceivePending();
   for (Request& req : requests_) {
     if (req.state != Request::kPending) continue;

@@ -103,6 +103,11 @@ class Channel {
   // and our own control sends are done.
   Status WaitControl(bool verdicts);
   void SendVerdict(bool ok);
+  // Progresses (at most 50 ms) while a gone peer's receive in `recvs` is
+  // pending: what it sent before leaving may still be queued for us.
+  void DrainFromGone(const std::vector<transport::Request*>& recvs);
+  // A failure notice received for this operation or an earlier one.
+  bool NoticeCoversThis();
   bool PeerGone(int peer) const;
   Status Check(const transport::Request& req) const;
   // Returns st; when it is an error, first cancels every pending data message.

@@ -3,11 +3,11 @@
 // Rule: a rank returns success for collective #s only when (1) its own data
 // phase succeeded, (2) every peer's fingerprint equals its own, and (3) every
 // peer sent an "ok" verdict — except peers whose connection or process is
-// gone, which report nothing. A rank that fails sends "failed" to everyone,
+// gone, which report nothing (unless a verdict or failure notice they sent
+// before leaving is still queued: it is read first). A rank that fails sends "failed" to everyone,
 // so a survivor still waiting for verdicts fails too. Hence a crash at any
 // point leaves every survivor with the same verdict for #s; only a freeze or
 // partition between a rank's verdict sends to different peers can split it.
-#include <algorithm>
 #include <chrono>
 
 #include "algo/channel.h"
@@ -94,7 +94,11 @@ Status Channel::ControlFailures() {
     if (!DecodeVerdict(c.peer_verdict[p].data(), vr->received_bytes, &seq, &ok) || seq != seq_)
       return Status::RemoteError(StrFormat("rank %d sent an unreadable verdict", p));
     if (!ok) {
-      // The failing rank's notice usually says why; name it too.
+      // The failing rank's notice usually says why (it sends it right after
+      // its verdict, so give it a moment); name it too.
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+      while (!transport_->FailureNotice().received && std::chrono::steady_clock::now() < until)
+        transport_->Progress();
       transport::Transport::Notice notice = transport_->FailureNotice();
       return Status::RemoteError(StrFormat(
           "rank %d failed this operation, so no rank reports success for it%s%s", p,
@@ -117,6 +121,10 @@ Status Channel::WaitControl(bool verdicts) {
     return true;
   };
   SIEVE_RETURN_IF_ERROR(transport::ProgressUntil(transport_, done, wait_).WithContext(name_));
+  // The loop above stops without progressing once every peer it waits for is
+  // gone, but a peer that failed and exited before we got here (we were slow,
+  // e.g. starved of CPU) may have left its "failed" verdict queued for us.
+  DrainFromGone(recvs);
   // A peer that failed at once (its receive failed, nothing arrived) and is
   // not gone could not confirm: the operation cannot be declared a success.
   for (int p = 0; p < transport_->size(); ++p) {
@@ -126,7 +134,27 @@ Status Channel::WaitControl(bool verdicts) {
                                            verdicts ? "verdict" : "fingerprint", p,
                                            r->error.c_str()));
   }
-  return ControlFailures().WithContext(name_);
+  SIEVE_RETURN_IF_ERROR(ControlFailures().WithContext(name_));
+  // A failure notice covering this operation means its sender did not
+  // succeed here (it may have left before its verdict reached us).
+  if (NoticeCoversThis())
+    return Status::RemoteError(transport_->FailureNotice().text).WithContext(name_);
+  return Status::OK();
+}
+
+void Channel::DrainFromGone(const std::vector<Request*>& recvs) {
+  auto pending_from_gone = [&] {
+    for (int p = 0; p < transport_->size(); ++p)
+      if (recvs[p] != nullptr && recvs[p]->state == Request::kPending && PeerGone(p)) return true;
+    return false;
+  };
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+  while (pending_from_gone() && std::chrono::steady_clock::now() < until) transport_->Progress();
+}
+
+bool Channel::NoticeCoversThis() {
+  transport::Transport::Notice notice = transport_->FailureNotice();
+  return notice.received && static_cast<int32_t>(notice.first_failed_seq - seq_) <= 0;
 }
 
 void Channel::SendVerdict(bool ok) {
@@ -148,15 +176,23 @@ Status Channel::Conclude(Status data) {
   Control& c = *control_;
   if (!data.ok()) {
     data = Failed(data);  // in case the error did not come through this channel
-    // A size error is usually a mismatch: give the fingerprints a moment to
-    // arrive so the message names the field that differs.
-    if (data.code() == Code::kInvalidUsage) {
+    // A size error is usually a mismatch, and so may be the failure another
+    // rank reported (its notice can overtake a slow rank's fingerprint): give
+    // the live peers' fingerprints a moment to arrive, and read those a gone
+    // peer left queued, so the message names the field that differs.
+    if (data.code() == Code::kInvalidUsage || NoticeCoversThis()) {
       auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
-      while (std::chrono::steady_clock::now() < deadline &&
-             std::any_of(c.fingerprint_recv.begin(), c.fingerprint_recv.end(),
-                         [](const Request* r) { return r != nullptr && r->state == Request::kPending; }))
+      auto pending_from_live = [&] {
+        for (int p = 0; p < transport_->size(); ++p)
+          if (c.fingerprint_recv[p] != nullptr &&
+              c.fingerprint_recv[p]->state == Request::kPending && !PeerGone(p))
+            return true;
+        return false;
+      };
+      while (std::chrono::steady_clock::now() < deadline && pending_from_live())
         transport_->Progress();
     }
+    DrainFromGone(c.fingerprint_recv);
     Status mismatch = ControlFailures();
     SendVerdict(false);
     transport_->Progress();

@@ -39,6 +39,24 @@ const char* AlgoText(OpAlgo a) {
   return "?";
 }
 
+const char* BitmapText(BitmapSource b) {
+  switch (b) {
+    case BitmapSource::kNone:
+      return "-";
+    case BitmapSource::kGathered:
+      return "touched bitmaps";
+    case BitmapSource::kSchedule:
+      return "schedule table";
+    case BitmapSource::kScheduleChecked:
+      return "schedule table, checked";
+  }
+  return "?";
+}
+
+bool IsSubnet(OpKind kind) {
+  return kind == OpKind::kSubnetAllReduce || kind == OpKind::kD2ftAllReduce;
+}
+
 }  // namespace
 
 const char* OpKindName(OpKind kind) {
@@ -59,6 +77,10 @@ const char* OpKindName(OpKind kind) {
       return "allreduce-ternary";
     case OpKind::kMaskUnion:
       return "mask union";
+    case OpKind::kSubnetAllReduce:
+      return "subnet allreduce";
+    case OpKind::kD2ftAllReduce:
+      return "d2ft allreduce";
   }
   return "unknown collective";
 }
@@ -66,7 +88,7 @@ const char* OpKindName(OpKind kind) {
 bool operator==(const OpFingerprint& a, const OpFingerprint& b) {
   return a.kind == b.kind && a.dtype == b.dtype && a.op == b.op && a.algo == b.algo &&
          a.root == b.root && a.count == b.count && a.segment_bytes == b.segment_bytes &&
-         a.mode == b.mode;
+         a.mode == b.mode && a.segments == b.segments && a.bitmaps == b.bitmaps;
 }
 
 std::string DescribeFingerprint(const OpFingerprint& fp) {
@@ -75,6 +97,8 @@ std::string DescribeFingerprint(const OpFingerprint& fp) {
   if (fp.dtype != 0xff) out += ", " + DTypeText(fp.dtype);
   if (fp.op != 0xff) out += ", " + OpText(fp.op);
   if (fp.root >= 0) out += StrFormat(", root %d", fp.root);
+  if (IsSubnet(fp.kind)) out += StrFormat(", %u segments", fp.segments);
+  if (fp.bitmaps != BitmapSource::kNone) out += StrFormat(", %s", BitmapText(fp.bitmaps));
   return out + StrFormat(", %s)", AlgoText(fp.algo));
 }
 
@@ -93,24 +117,31 @@ std::string FingerprintDiff(const OpFingerprint& a, const OpFingerprint& b, int 
   add("algorithm (SIEVE_ALGO)", AlgoText(a.algo), AlgoText(b.algo));
   add("segment size (SIEVE_SEGMENT_BYTES)", std::to_string(a.segment_bytes),
       std::to_string(b.segment_bytes));
-  add("mode parameters", StrFormat("%016llx", static_cast<unsigned long long>(a.mode)),
+  add("layout segments", std::to_string(a.segments), std::to_string(b.segments));
+  add("D2FT bitmaps (touched or schedule, SIEVE_CHECK_SCHEDULE)", BitmapText(a.bitmaps),
+      BitmapText(b.bitmaps));
+  // Subnet calls hash their layout here: another layout of the same count.
+  add(IsSubnet(a.kind) && IsSubnet(b.kind) ? "layout (hash)" : "mode parameters", StrFormat("%016llx", static_cast<unsigned long long>(a.mode)),
       StrFormat("%016llx", static_cast<unsigned long long>(b.mode)));
   return out;
 }
 
-// | magic 4 | version 2 | reserved 2 | seq 4 | kind 1 | dtype 1 | op 1 | algo 1 |
-// | root 4 | reserved 4 | count 8 | segment_bytes 8 | mode 8 |
+// | magic 4 | version 2 | bitmaps 1 | reserved 1 | seq 4 | kind 1 | dtype 1 | op 1 | algo 1 |
+// | root 4 | segments 4 | count 8 | segment_bytes 8 | mode 8 |
+// (bitmaps and segments were reserved zeros before the subnet collectives had
+// fingerprints; zero still means "not a subnet call".)
 void EncodeFingerprint(uint32_t seq, const OpFingerprint& fp, uint8_t out[kFingerprintBytes]) {
   Put(out, kFingerprintMagic, 4);
   Put(out + 4, kVersion, 2);
-  Put(out + 6, 0, 2);
+  out[6] = static_cast<uint8_t>(fp.bitmaps);
+  out[7] = 0;
   Put(out + 8, seq, 4);
   out[12] = static_cast<uint8_t>(fp.kind);
   out[13] = fp.dtype;
   out[14] = fp.op;
   out[15] = static_cast<uint8_t>(fp.algo);
   Put(out + 16, static_cast<uint32_t>(fp.root), 4);
-  Put(out + 20, 0, 4);
+  Put(out + 20, fp.segments, 4);
   Put(out + 24, fp.count, 8);
   Put(out + 32, fp.segment_bytes, 8);
   Put(out + 40, fp.mode, 8);
@@ -124,7 +155,9 @@ bool DecodeFingerprint(const uint8_t* in, size_t len, uint32_t* seq, OpFingerpri
   fp->dtype = in[13];
   fp->op = in[14];
   fp->algo = static_cast<OpAlgo>(in[15]);
+  fp->bitmaps = static_cast<BitmapSource>(in[6]);
   fp->root = static_cast<int32_t>(static_cast<uint32_t>(Get(in + 16, 4)));
+  fp->segments = static_cast<uint32_t>(Get(in + 20, 4));
   fp->count = Get(in + 24, 8);
   fp->segment_bytes = Get(in + 32, 8);
   fp->mode = Get(in + 40, 8);

@@ -1,7 +1,8 @@
 // The two control messages every rank sends every other rank per collective:
 //  - the fingerprint (what this rank called at this sequence number: which
 //    collective, count, datatype, op, root, algorithm, segment size, mode
-//    parameters), sent when the operation starts, so ranks that called
+//    parameters; for the subnet collectives also the layout and how D2FT
+//    learns its bitmaps), sent when the operation starts, so ranks that called
 //    different things fail on every rank instead of mixing their data;
 //  - the verdict (this rank's data phase succeeded or failed), sent when it
 //    ends; a rank reports success only after every live peer said "ok".
@@ -24,10 +25,21 @@ enum class OpKind : uint8_t {
   kMaskedAllReduce,
   kTernaryAllReduce,
   kMaskUnion,
+  kSubnetAllReduce,
+  kD2ftAllReduce,
 };
 const char* OpKindName(OpKind kind);
 
 enum class OpAlgo : uint8_t { kRing = 1, kTree, kChain };
+
+// How a D2FT call learns every rank's touched bitmap: each is a different
+// message pattern, so ranks must agree on it.
+enum class BitmapSource : uint8_t {
+  kNone = 0,          // not a D2FT call
+  kGathered,          // all-gather of the touched bitmaps
+  kSchedule,          // the caller's schedule table, unchecked
+  kScheduleChecked,   // the caller's schedule table, hash-checked (SIEVE_CHECK_SCHEDULE=1)
+};
 
 struct OpFingerprint {
   OpKind kind = OpKind::kAllReduce;
@@ -37,7 +49,9 @@ struct OpFingerprint {
   int32_t root = -1;     // -1 when it has no root
   uint64_t count = 0;
   uint64_t segment_bytes = 0;
-  uint64_t mode = 0;     // hash of mode parameters (ternary seed/step/block), 0 for dense
+  uint64_t mode = 0;     // hash of mode parameters (ternary seed/step/block; subnet layout), 0 for dense
+  uint32_t segments = 0;  // subnet layout's number of segments K, 0 for other collectives
+  BitmapSource bitmaps = BitmapSource::kNone;
 };
 bool operator==(const OpFingerprint& a, const OpFingerprint& b);
 inline bool operator!=(const OpFingerprint& a, const OpFingerprint& b) { return !(a == b); }

@@ -120,14 +120,17 @@ Status AllGather(Comm& comm, const CollArgs& a) {
   if (a.send != own) std::memcpy(own, a.send, a.count * esize);
   if (comm.size() == 1) return Status::OK();
   LogChoice(comm, "allgather", a, a.count * esize * comm.size(), "ring");
-  algo::DenseCodec codec(a.recv, a.recv, a.dtype, kernels::RedOp::kSum, comm.size());
   algo::Channel ch =
       MakeChannel(comm, algo::OpKind::kAllGather, a, seq, algo::OpAlgo::kRing, false, false);
+  return ch.Conclude(RingAllGather(ch, a, comm.config().segment_bytes));
+}
+
+Status RingAllGather(algo::Channel& ch, const CollArgs& a, size_t segment_bytes) {
+  algo::DenseCodec codec(a.recv, a.recv, a.dtype, kernels::RedOp::kSum, ch.size());
   algo::RingOptions options;
   options.reduce_scatter = false;
-  options.segment_bytes = comm.config().segment_bytes;
-  return ch.Conclude(
-      algo::RunRing(ch, codec, algo::EqualBlocks(a.count, comm.size()), options));
+  options.segment_bytes = segment_bytes;
+  return algo::RunRing(ch, codec, algo::EqualBlocks(a.count, ch.size()), options);
 }
 
 Status ReduceScatter(Comm& comm, const CollArgs& a) {

@@ -30,6 +30,10 @@ Status FlatAllReduce(Comm& comm, const CollArgs& args);
 Status Broadcast(Comm& comm, const CollArgs& args);
 Status Reduce(Comm& comm, const CollArgs& args);
 Status AllGather(Comm& comm, const CollArgs& args);
+// The all-gather's ring alone, on a channel the caller opened (a step of a
+// larger collective that carries its own fingerprint): args.recv already
+// holds this rank's block at its place; args.send is not read.
+Status RingAllGather(algo::Channel& ch, const CollArgs& args, size_t segment_bytes);
 Status ReduceScatter(Comm& comm, const CollArgs& args);
 
 }  // namespace sieve::coll

@@ -156,6 +156,7 @@ Status Register(Comm& comm, size_t count, std::vector<SegmentSpec> segments, Sta
   auto state = std::make_shared<LayoutState>();
   state->comm = &comm;
   state->count = count;
+  state->hash = hash;
   std::vector<SegmentRole> roles(segments.size());
   for (size_t k = 0; k < segments.size(); ++k) {
     state->offsets.push_back(segments[k].offset);

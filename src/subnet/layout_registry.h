@@ -23,6 +23,7 @@ struct SegmentSpec {
 struct LayoutState {
   const Comm* comm = nullptr;             // registered on (compared, not used)
   size_t count = 0;                       // elements of the buffers it applies to
+  uint64_t hash = 0;                      // LayoutHash: the layout's identity in fingerprints
   std::vector<size_t> offsets;            // K+1 entries: segment k = [offsets[k], offsets[k+1])
   std::vector<std::vector<int>> holders;  // per segment
   std::shared_ptr<const Plan> sdp_plan;   // groups by holder set

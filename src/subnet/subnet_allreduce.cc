@@ -1,8 +1,11 @@
-// SDP and D2FT entry into the exchange: bitmap agreement, schedule checks and
-// the per-pattern plan cache.
+// SDP and D2FT entry into the exchange: the call's fingerprint and verdict
+// (one control channel per call), bitmap agreement, schedule checks and the
+// per-pattern plan cache.
 #include "subnet/subnet_allreduce.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <memory>
 #include <string>
 
 #include "coll/collectives.h"
@@ -30,37 +33,58 @@ void ClearPadding(std::vector<unsigned char>* table, size_t row_bytes, size_t k)
   for (size_t at = row_bytes - 1; at < table->size(); at += row_bytes) (*table)[at] &= keep;
 }
 
-// Every rank's bitmap, gathered: nranks rows of row_bytes.
-Status GatherBitmaps(Comm& comm, const std::vector<unsigned char>& touched, size_t row_bytes,
+// Every rank's bitmap, gathered on the call's control channel: nranks rows of row_bytes.
+Status GatherBitmaps(algo::Channel& control, size_t segment_bytes,
+                     const std::vector<unsigned char>& touched, size_t row_bytes,
                      std::vector<unsigned char>* table) {
-  table->assign(row_bytes * static_cast<size_t>(comm.size()), 0);
+  table->assign(row_bytes * static_cast<size_t>(control.size()), 0);
+  std::copy(touched.begin(), touched.begin() + row_bytes,
+            table->begin() + static_cast<ptrdiff_t>(row_bytes * control.rank()));
   coll::CollArgs args;
-  args.send = touched.data();
   args.recv = table->data();
   args.count = row_bytes;
   args.dtype = kernels::DType::kUint8;
-  return coll::AllGather(comm, args);
+  return coll::RingAllGather(control, args, segment_bytes);
 }
 
-// SIEVE_CHECK_SCHEDULE=1: the caller's table must be the same on every rank.
-Status CheckSchedule(Comm& comm, const std::vector<unsigned char>& table) {
+// SIEVE_CHECK_SCHEDULE=1: the caller's table must be the same on every rank
+// (hashes gathered on the call's control channel).
+Status CheckSchedule(algo::Channel& control, size_t segment_bytes,
+                     const std::vector<unsigned char>& table) {
   uint64_t h = Mix64(table.size());
   for (size_t i = 0; i < table.size(); ++i) h = Mix64(h ^ (table[i] + (i << 8)));
-  std::vector<uint64_t> all(static_cast<size_t>(comm.size()));
+  std::vector<uint64_t> all(static_cast<size_t>(control.size()));
+  all[static_cast<size_t>(control.rank())] = h;
   coll::CollArgs args;
-  args.send = &h;
   args.recv = all.data();
   args.count = 1;
   args.dtype = kernels::DType::kUint64;
-  SIEVE_RETURN_IF_ERROR(coll::AllGather(comm, args));
+  SIEVE_RETURN_IF_ERROR(coll::RingAllGather(control, args, segment_bytes));
   std::string differ;
-  for (int r = 1; r < comm.size(); ++r)
+  for (size_t r = 1; r < all.size(); ++r)
     if (all[r] != all[0]) differ += (differ.empty() ? "" : ", ") + std::to_string(r);
   if (differ.empty()) return Status::OK();
   return Status::InvalidUsage(StrFormat(
       "D2FT schedule table differs across ranks: rank(s) %s passed a table different from rank "
       "0's (SIEVE_CHECK_SCHEDULE=1); every rank must pass the same table",
       differ.c_str()));
+}
+
+// What every rank must have called at this sequence number: the collective,
+// the layout (count, K, hash), the datatype, the ring settings and, for
+// D2FT, how the bitmaps are learned. Ranks that differ fail on every rank
+// naming the field (algo/op_header.h) instead of exchanging mismatched plans.
+algo::OpFingerprint SubnetFingerprint(algo::OpKind kind, const ExchangeArgs& args,
+                                      const LayoutState& layout, algo::BitmapSource bitmaps) {
+  algo::OpFingerprint fp;
+  fp.kind = kind;
+  fp.count = layout.count;
+  fp.dtype = static_cast<uint8_t>(args.dtype);
+  fp.algo = algo::OpAlgo::kRing;
+  fp.mode = layout.hash;
+  fp.segments = static_cast<uint32_t>(layout.num_segments());
+  fp.bitmaps = bitmaps;
+  return fp;
 }
 
 void LogFirstUse(Comm& comm, const char* what, const Plan& plan, size_t bytes) {
@@ -76,43 +100,69 @@ void LogFirstUse(Comm& comm, const char* what, const Plan& plan, size_t bytes) {
              what, bytes, comm.size(), plan.groups.size(), mine);
 }
 
-Status Run(Comm& comm, const Plan& plan, const ExchangeArgs& args, size_t count) {
+Status Run(Comm& comm, const Plan& plan, const ExchangeArgs& args, size_t count,
+           algo::Channel* control) {
   ++comm.stats().collectives;
   ++comm.stats().subnet_collectives;
   LogFirstUse(comm, args.what, plan, count * kernels::DTypeSize(args.dtype));
-  return Exchange(comm, plan, args);
+  return Exchange(comm, plan, args, control);
 }
 
-}  // namespace
-
-Status AllReduceSubnet(Comm& comm, const ExchangeArgs& args, LayoutState& layout) {
-  return Run(comm, *layout.sdp_plan, args, layout.count);
-}
-
-Status AllReduceD2ft(Comm& comm, const ExchangeArgs& args, LayoutState& layout,
-                     const std::vector<unsigned char>& touched,
-                     const std::vector<unsigned char>& schedule) {
+// The D2FT plan for this step: from the caller's schedule or the gathered
+// bitmaps (on `control`, null with one rank), cached per pattern.
+Status D2ftPlan(Comm& comm, algo::Channel* control, LayoutState& layout,
+                const std::vector<unsigned char>& touched,
+                const std::vector<unsigned char>& schedule, std::shared_ptr<const Plan>* plan) {
   const size_t row_bytes = RowBytes(layout);
+  const size_t segment_bytes = comm.config().segment_bytes;
   std::vector<unsigned char> table;
   if (!schedule.empty()) {
     table = schedule;
-    if (comm.config().check_schedule && comm.size() > 1)
-      SIEVE_RETURN_IF_ERROR(CheckSchedule(comm, table));
-  } else if (comm.size() > 1) {
-    SIEVE_RETURN_IF_ERROR(GatherBitmaps(comm, touched, row_bytes, &table));
+    if (comm.config().check_schedule && control != nullptr)
+      SIEVE_RETURN_IF_ERROR(CheckSchedule(*control, segment_bytes, table));
+  } else if (control != nullptr) {
+    SIEVE_RETURN_IF_ERROR(GatherBitmaps(*control, segment_bytes, touched, row_bytes, &table));
   } else {
     table = touched;
   }
   ClearPadding(&table, row_bytes, static_cast<size_t>(layout.num_segments()));
   const std::string key(table.begin(), table.end());
-  std::shared_ptr<const Plan> plan = layout.d2ft_plans.Find(key);
-  if (!plan) {
-    auto built = std::make_shared<Plan>();
-    SIEVE_RETURN_IF_ERROR(BuildD2ftPlan(layout, comm.size(), table, built.get()));
-    plan = built;
-    layout.d2ft_plans.Insert(key, plan);
+  *plan = layout.d2ft_plans.Find(key);
+  if (*plan) return Status::OK();
+  auto built = std::make_shared<Plan>();
+  SIEVE_RETURN_IF_ERROR(BuildD2ftPlan(layout, comm.size(), table, built.get()));
+  *plan = built;
+  layout.d2ft_plans.Insert(key, *plan);
+  return Status::OK();
+}
+
+}  // namespace
+
+Status AllReduceSubnet(Comm& comm, const ExchangeArgs& args, LayoutState& layout) {
+  if (comm.size() == 1) return Run(comm, *layout.sdp_plan, args, layout.count, nullptr);
+  // The control channel takes its sequence number before the groups take theirs.
+  algo::Channel control = comm.MakeChannel(
+      SubnetFingerprint(algo::OpKind::kSubnetAllReduce, args, layout, algo::BitmapSource::kNone),
+      comm.NextSeq());
+  return control.Conclude(Run(comm, *layout.sdp_plan, args, layout.count, &control));
+}
+
+Status AllReduceD2ft(Comm& comm, const ExchangeArgs& args, LayoutState& layout,
+                     const std::vector<unsigned char>& touched,
+                     const std::vector<unsigned char>& schedule) {
+  std::shared_ptr<const Plan> plan;
+  if (comm.size() == 1) {
+    SIEVE_RETURN_IF_ERROR(D2ftPlan(comm, nullptr, layout, touched, schedule, &plan));
+    return Run(comm, *plan, args, layout.count, nullptr);
   }
-  return Run(comm, *plan, args, layout.count);
+  algo::BitmapSource bitmaps = schedule.empty()             ? algo::BitmapSource::kGathered
+                               : comm.config().check_schedule ? algo::BitmapSource::kScheduleChecked
+                                                              : algo::BitmapSource::kSchedule;
+  algo::Channel control = comm.MakeChannel(
+      SubnetFingerprint(algo::OpKind::kD2ftAllReduce, args, layout, bitmaps), comm.NextSeq());
+  Status st = D2ftPlan(comm, &control, layout, touched, schedule, &plan);
+  if (st.ok()) st = Run(comm, *plan, args, layout.count, &control);
+  return control.Conclude(st);
 }
 
 }  // namespace sieve::subnet

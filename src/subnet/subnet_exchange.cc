@@ -128,11 +128,14 @@ class GroupRun {
   bool fan_sent_ = false;
 };
 
-// Advances every run whenever it can; waits (across all their channels) only
-// when none can.
-Status Drive(const std::vector<std::unique_ptr<GroupRun>>& runs) {
+// Advances every run whenever it can; waits (across all their channels and
+// the call's control channel) only when none can.
+Status Drive(const std::vector<std::unique_ptr<GroupRun>>& runs, algo::Channel* control) {
   std::vector<algo::Channel*> channels;
   for (const auto& run : runs) run->Channels(&channels);
+  // Last: a group's own failure (naming a dead peer) is reported before the
+  // "failed" verdict that failure made another rank send.
+  if (control != nullptr) channels.push_back(control);
   auto any_ready = [&runs] {
     for (const auto& run : runs)
       if (!run->Done() && run->Ready()) return true;
@@ -151,7 +154,7 @@ Status Drive(const std::vector<std::unique_ptr<GroupRun>>& runs) {
 
 }  // namespace
 
-Status Exchange(Comm& comm, const Plan& plan, const ExchangeArgs& args) {
+Status Exchange(Comm& comm, const Plan& plan, const ExchangeArgs& args, algo::Channel* control) {
   const int me = comm.rank();
   for (size_t wave = 0; wave < plan.groups.size(); wave += kWave) {
     std::vector<std::unique_ptr<GroupRun>> runs;
@@ -171,7 +174,7 @@ Status Exchange(Comm& comm, const Plan& plan, const ExchangeArgs& args) {
     }
     if (runs.empty()) continue;
     for (const auto& run : runs) SIEVE_RETURN_IF_ERROR(run->Start());
-    SIEVE_RETURN_IF_ERROR(Drive(runs));
+    SIEVE_RETURN_IF_ERROR(Drive(runs, control));
   }
   return Status::OK();
 }

@@ -23,8 +23,11 @@ struct ExchangeArgs {
 // in the plan's one global order (which fixes their tags); all groups of a
 // wave run at once and each ring advances whenever its next message is in,
 // so no rank ever blocks on one group while another waits on it: no layout
-// can deadlock.
-Status Exchange(Comm& comm, const Plan& plan, const ExchangeArgs& args);
+// can deadlock. `control`: the call's channel with its fingerprint and
+// verdict (Comm::MakeChannel(fp, seq)), watched while waiting so a peer that
+// called something else fails this rank at once; the caller concludes it.
+Status Exchange(Comm& comm, const Plan& plan, const ExchangeArgs& args,
+                algo::Channel* control = nullptr);
 
 }  // namespace sieve::subnet
 

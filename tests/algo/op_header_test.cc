@@ -12,7 +12,7 @@ namespace {
 
 algo::OpFingerprint RandomFingerprint(std::mt19937_64& rng) {
   algo::OpFingerprint fp;
-  fp.kind = static_cast<algo::OpKind>(1 + rng() % 8);
+  fp.kind = static_cast<algo::OpKind>(1 + rng() % 10);
   fp.dtype = static_cast<uint8_t>(rng() % 10);
   fp.op = static_cast<uint8_t>(rng() % 5);
   fp.algo = static_cast<algo::OpAlgo>(1 + rng() % 3);
@@ -20,6 +20,8 @@ algo::OpFingerprint RandomFingerprint(std::mt19937_64& rng) {
   fp.count = rng();
   fp.segment_bytes = rng();
   fp.mode = rng();
+  fp.segments = static_cast<uint32_t>(rng());
+  fp.bitmaps = static_cast<algo::BitmapSource>(rng() % 4);
   return fp;
 }
 
@@ -43,6 +45,41 @@ TEST(OpHeaderTest, FingerprintRoundTripsAndNamesEveryDifferingField) {
   EXPECT_NE(diff.find("count 7 here, 8 on rank 3"), std::string::npos) << diff;
   EXPECT_NE(diff.find("root -1 here, 2 on rank 3"), std::string::npos) << diff;
   EXPECT_EQ(diff.find("datatype"), std::string::npos) << diff;
+}
+
+TEST(OpHeaderTest, SubnetFieldsTravelAndAreNamed) {
+  algo::OpFingerprint a, b;
+  a.kind = b.kind = algo::OpKind::kD2ftAllReduce;
+  a.segments = 3;
+  b.segments = 4;
+  a.bitmaps = algo::BitmapSource::kGathered;
+  b.bitmaps = algo::BitmapSource::kScheduleChecked;
+  a.mode = 1;
+  b.mode = 2;
+  uint8_t wire[algo::kFingerprintBytes];
+  algo::EncodeFingerprint(9, b, wire);
+  uint32_t seq = 0;
+  algo::OpFingerprint back;
+  ASSERT_TRUE(algo::DecodeFingerprint(wire, sizeof(wire), &seq, &back));
+  EXPECT_TRUE(back == b);
+  EXPECT_TRUE(back != a);
+  std::string diff = algo::FingerprintDiff(a, back, 2);
+  EXPECT_NE(diff.find("layout segments 3 here, 4 on rank 2"), std::string::npos) << diff;
+  EXPECT_NE(diff.find("touched bitmaps here, schedule table, checked on rank 2"),
+            std::string::npos)
+      << diff;
+  EXPECT_NE(diff.find("layout (hash)"), std::string::npos) << diff;
+  EXPECT_EQ(diff.find("collective"), std::string::npos) << diff;
+  b.kind = algo::OpKind::kSubnetAllReduce;
+  diff = algo::FingerprintDiff(a, b, 1);
+  EXPECT_NE(diff.find("collective d2ft allreduce here, subnet allreduce on rank 1"),
+            std::string::npos)
+      << diff;
+  EXPECT_NE(algo::DescribeFingerprint(a).find("3 segments"), std::string::npos);
+  // A dense collective's fingerprint leaves the subnet fields zero on the wire.
+  algo::EncodeFingerprint(1, algo::OpFingerprint(), wire);
+  EXPECT_EQ(wire[6], 0);
+  for (int i = 20; i < 24; ++i) EXPECT_EQ(wire[i], 0) << i;
 }
 
 TEST(OpHeaderTest, DecodersRejectWrongLengthMagicAndVersion) {

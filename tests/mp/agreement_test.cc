@@ -5,7 +5,10 @@
 //    an error for that sequence number: none reports success;
 //  - ranks that differ in collective, count, datatype, op, root, algorithm,
 //    segment size or ternary parameters all get sieveInvalidUsage naming the
-//    field, and the communicator is unusable afterwards.
+//    field, and the communicator is unusable afterwards;
+//  - the same for the subnet collectives: SDP against dense or D2FT, another
+//    layout (holders, number of segments, count), datatype, or D2FT ranks
+//    that learn their bitmaps differently (touched vs schedule).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -120,6 +123,7 @@ TEST_P(MismatchTest, FailsOnEveryRankNamingTheField) {
                  int(res), took, msg.c_str());
     EXPECT_EQ(res, sieveInvalidUsage) << msg;
     EXPECT_NE(msg.find(c.field), std::string::npos) << "the message does not name " << c.field;
+    EXPECT_NE(msg.find("on rank "), std::string::npos) << "the message does not name the peer";
     EXPECT_LT(took, 5.0) << "the mismatch was found by a timeout, not by the fingerprints";
     // The communicator is unusable at once (messages of the mismatched calls may be in flight).
     float one = 1;
@@ -144,6 +148,104 @@ sieveResult_t Ternary(sieveComm_t comm, uint64_t seed, float* a, float* b) {
   p.block_size = 256;
   return sieveAllReduceTernary(a, b, 5003, sieveFloat32, sieveSum, &p, comm, nullptr);
 }
+
+// Subnet layouts over kSubnetCount elements, registered by every rank alike.
+constexpr size_t kSubnetCount = 5003;
+struct Layouts {
+  sieveLayout_t split = nullptr;          // [0, 1667) every rank, the rest ranks 0 and 2
+  sieveLayout_t other_holders = nullptr;  // the same split, the rest ranks 1 and 2
+  sieveLayout_t three_equal = nullptr;    // 3 equal subnets held by every rank
+  sieveLayout_t shorter = nullptr;        // 2 equal subnets over kSubnetCount - 1 elements
+};
+
+sieveResult_t RegisterSplit(sieveComm_t comm, std::vector<int> rest, sieveLayout_t* out) {
+  const int all[] = {0, 1, 2};
+  sieveSegment_t segs[2] = {{0, 1667, all, 3},
+                            {1667, kSubnetCount - 1667, rest.data(), int(rest.size())}};
+  return sieveLayoutRegister(comm, kSubnetCount, segs, 2, out);
+}
+
+// Registers the layouts (collective), runs `use`, deregisters them.
+sieveResult_t WithLayouts(sieveComm_t comm, const std::function<sieveResult_t(const Layouts&)>& use) {
+  Layouts l;
+  if (RegisterSplit(comm, {0, 2}, &l.split) != sieveSuccess ||
+      RegisterSplit(comm, {1, 2}, &l.other_holders) != sieveSuccess ||
+      sieveLayoutEqualSubnets(comm, kSubnetCount, 3, &l.three_equal) != sieveSuccess ||
+      sieveLayoutEqualSubnets(comm, kSubnetCount - 1, 2, &l.shorter) != sieveSuccess) {
+    std::fprintf(stderr, "layout registration failed: %s\n", sieveGetLastError(comm));
+    return sieveInternalError;
+  }
+  sieveResult_t res = use(l);
+  for (sieveLayout_t h : {l.split, l.other_holders, l.three_equal, l.shorter})
+    sieveLayoutDeregister(h);
+  return res;
+}
+
+// Every segment of the 3-subnet layout touched, as this rank's bitmap or as the schedule.
+sieveResult_t D2ft(sieveComm_t comm, sieveLayout_t layout, bool schedule, float* a, float* b) {
+  const unsigned char touched = 0x07, table[3] = {0x07, 0x07, 0x07};
+  return sieveAllReduceD2ft(a, b, kSubnetCount, sieveFloat32, layout, schedule ? nullptr : &touched,
+                            schedule ? table : nullptr, comm, nullptr);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Subnet, MismatchTest,
+    testing::Values(
+        MismatchCase{"SubnetVsDense", "collective",
+                     [](sieveComm_t c, bool odd, float* a, float* b) {
+                       return WithLayouts(c, [&](const Layouts& l) {
+                         return odd ? AllReduce(c, kSubnetCount, sieveFloat32, sieveSum, a, b)
+                                    : sieveAllReduceSubnet(a, b, kSubnetCount, sieveFloat32,
+                                                           l.split, c, nullptr);
+                       });
+                     }},
+        MismatchCase{"D2ftVsSubnet", "collective",
+                     [](sieveComm_t c, bool odd, float* a, float* b) {
+                       return WithLayouts(c, [&](const Layouts& l) {
+                         return odd ? D2ft(c, l.three_equal, false, a, b)
+                                    : sieveAllReduceSubnet(a, b, kSubnetCount, sieveFloat32,
+                                                           l.three_equal, c, nullptr);
+                       });
+                     }},
+        // Same count and segments, other holders: only the layout hash differs.
+        MismatchCase{"SubnetLayout", "layout (hash)",
+                     [](sieveComm_t c, bool odd, float* a, float* b) {
+                       return WithLayouts(c, [&](const Layouts& l) {
+                         return sieveAllReduceSubnet(a, b, kSubnetCount, sieveFloat32,
+                                                     odd ? l.other_holders : l.split, c, nullptr);
+                       });
+                     }},
+        MismatchCase{"SubnetSegments", "layout segments",
+                     [](sieveComm_t c, bool odd, float* a, float* b) {
+                       return WithLayouts(c, [&](const Layouts& l) {
+                         return sieveAllReduceSubnet(a, b, kSubnetCount, sieveFloat32,
+                                                     odd ? l.three_equal : l.split, c, nullptr);
+                       });
+                     }},
+        MismatchCase{"SubnetCount", "count",
+                     [](sieveComm_t c, bool odd, float* a, float* b) {
+                       return WithLayouts(c, [&](const Layouts& l) {
+                         return odd ? sieveAllReduceSubnet(a, b, kSubnetCount - 1, sieveFloat32,
+                                                           l.shorter, c, nullptr)
+                                    : sieveAllReduceSubnet(a, b, kSubnetCount, sieveFloat32,
+                                                           l.split, c, nullptr);
+                       });
+                     }},
+        // float64 on the odd rank (the buffers hold 4 * 5003 floats, room for 5003 doubles).
+        MismatchCase{"SubnetDatatype", "datatype",
+                     [](sieveComm_t c, bool odd, float* a, float* b) {
+                       return WithLayouts(c, [&](const Layouts& l) {
+                         return sieveAllReduceSubnet(a, b, kSubnetCount,
+                                                     odd ? sieveFloat64 : sieveFloat32, l.split, c,
+                                                     nullptr);
+                       });
+                     }},
+        MismatchCase{"D2ftBitmaps", "D2FT bitmaps",
+                     [](sieveComm_t c, bool odd, float* a, float* b) {
+                       return WithLayouts(
+                           c, [&](const Layouts& l) { return D2ft(c, l.three_equal, odd, a, b); });
+                     }}),
+    [](const testing::TestParamInfo<MismatchCase>& info) { return info.param.name; });
 
 INSTANTIATE_TEST_SUITE_P(
     Fields, MismatchTest,
