@@ -5,6 +5,8 @@
 // and the no-progress timeout are still seen after every slice.
 #include "transport/wait.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <chrono>
 
@@ -71,6 +73,8 @@ Status ProgressUntil(Transport* transport, const std::function<bool()>& done,
       // Never sleep past the next check (nor the timeout it enforces).
       double until_check = std::chrono::duration<double>(next_check - now).count();
       transport->WaitForEvents(std::max(1e-6, std::min(options.sleep_s, until_check)));
+    } else if (idle_spins > 2 * kSpinsPerCheck) {
+      sched_yield();  // still spinning: let oversubscribed ranks (more than cores) run
     }
   }
   return Status::OK();
