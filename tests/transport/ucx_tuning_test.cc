@@ -22,10 +22,12 @@ TEST(UcxTuningTest, TcpOnlyLists) {
 
 TEST(UcxTuningTest, TcpOnlySendsSegmentsEagerly) {
   auto settings = ChooseUcxSettings("tcp", {"UCX_TLS", "UCX_NET_DEVICES"}, 512 * 1024);
-  ASSERT_EQ(settings.size(), 1u);
+  ASSERT_EQ(settings.size(), 2u);
   EXPECT_EQ(settings[0].name, "RNDV_THRESH");
   EXPECT_EQ(settings[0].value, "1048576");  // twice the segment: headers fit, big sends keep rendezvous
   EXPECT_FALSE(settings[0].why.empty());
+  EXPECT_EQ(settings[1].name, "ZCOPY_THRESH");  // copied eager sends: a dead peer fails cleanly
+  EXPECT_EQ(settings[1].value, "inf");
   EXPECT_EQ(ChooseUcxSettings("tcp", {}, 4 << 20)[0].value, std::to_string(8 << 20));
 }
 
@@ -36,7 +38,10 @@ TEST(UcxTuningTest, NothingWhereSharedMemoryOrRdmaMayBeUsed) {
 }
 
 TEST(UcxTuningTest, NeverOverridesTheUser) {
-  EXPECT_TRUE(ChooseUcxSettings("tcp", {"UCX_TLS", "UCX_RNDV_THRESH"}, 512 * 1024).empty());
+  auto settings = ChooseUcxSettings("tcp", {"UCX_TLS", "UCX_RNDV_THRESH"}, 512 * 1024);
+  ASSERT_EQ(settings.size(), 1u);
+  EXPECT_EQ(settings[0].name, "ZCOPY_THRESH");
+  EXPECT_TRUE(ChooseUcxSettings("tcp", {"UCX_RNDV_THRESH", "UCX_ZCOPY_THRESH"}, 512 * 1024).empty());
 }
 
 }  // namespace

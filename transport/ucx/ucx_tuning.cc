@@ -35,6 +35,11 @@ std::vector<UcxSetting> ChooseUcxSettings(const std::string& ucx_tls,
   const UcxSetting tcp_only[] = {
       {"RNDV_THRESH", std::to_string(2 * std::max<size_t>(largest_segment, 64 * 1024)),
        "UCX_TLS is TCP only: segments are sent eagerly, without a rendezvous exchange each"},
+      // Eager zero-copy over TCP trips an assertion in UCX 1.13 (uct_iface.h
+      // "comp->count > 0", status ENDPOINT_TIMEOUT) when a peer dies mid-send
+      // and the process aborts; copied (bcopy) eager sends fail cleanly.
+      {"ZCOPY_THRESH", "inf",
+       "UCX_TLS is TCP only: eager sends are copied, as UCX 1.13 aborts on a dead peer's zero-copy sends"},
   };
   for (const UcxSetting& s : tcp_only) {
     if (std::find(user_set.begin(), user_set.end(), "UCX_" + s.name) == user_set.end())
