@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -243,6 +244,13 @@ bool FaultTransport::Progress() {
     any = true;
   }
   return any;
+}
+
+void FaultTransport::WaitForEvents(double timeout_s) {
+  double now = Now();
+  for (const Held& h : held_) timeout_s = std::min(timeout_s, h.due - now);
+  if (timeout_s <= 0) return;  // something is due: progress posts it
+  inner_->WaitForEvents(timeout_s);
 }
 
 void FaultTransport::Cancel(Request* const* reqs, size_t count) {

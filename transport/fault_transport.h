@@ -59,6 +59,8 @@ class FaultTransport : public Transport {
   Status Isend(int peer, uint64_t tag, const void* buf, size_t bytes, Request* req) override;
   Status Irecv(int peer, uint64_t tag, void* buf, size_t bytes, Request* req) override;
   bool Progress() override;
+  // The inner transport's wait, cut short when a held operation falls due.
+  void WaitForEvents(double timeout_s) override;
   void Cancel(Request* const* reqs, size_t count) override;
   uint64_t completions() const override { return inner_->completions() + own_completions_; }
   std::string PeerFailure(int peer) const override;

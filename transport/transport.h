@@ -4,6 +4,8 @@
 #ifndef SIEVE_TRANSPORT_TRANSPORT_H_
 #define SIEVE_TRANSPORT_TRANSPORT_H_
 
+#include <sched.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -41,6 +43,14 @@ class Transport {
   virtual Status Irecv(int peer, uint64_t tag, void* buf, size_t bytes, Request* req) = 0;
   // Makes progress on all posted operations; returns true if anything happened.
   virtual bool Progress() = 0;
+  // Sleeps until the transport has something to progress, at most `timeout_s`
+  // (callers bound it so abort flags and deadlines are still seen). May return
+  // early or spuriously; the caller progresses again either way. The default,
+  // for transports without an event source, only yields the CPU.
+  virtual void WaitForEvents(double timeout_s) {
+    (void)timeout_s;
+    sched_yield();
+  }
   // Cancels pending requests and waits (bounded, for all of them together)
   // until the transport no longer touches them; what UCX cannot cancel in
   // time is detached and released when it finishes.

@@ -14,6 +14,10 @@ namespace sieve::transport {
 
 struct WaitOptions {
   double timeout_s = 60;                       // fail after this long without progress
+  // Idle waiting: spin this long after the last completion, then sleep on the
+  // transport's events at most sleep_s at a time (SIEVE_WAIT_SPIN_US, SIEVE_WAIT_SLEEP_US).
+  double spin_s = 50e-6;
+  double sleep_s = 1e-3;
   const std::atomic<bool>* abort = nullptr;    // set by sieveCommAbort from any thread
   // Checked when progress stalls or fails: returns a non-OK status naming the
   // peer(s) that failed, or OK when none did.

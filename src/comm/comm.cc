@@ -56,6 +56,10 @@ Status Comm::Create(const char id[128], int nranks, int rank, const Config& conf
   comm->placement_ = PlaceRank(config, rank);
   transport::UcxOptions ucx;
   ucx.net_devices = comm->placement_.net_device;
+  ForeignEnv foreign = ReadForeignEnv();
+  ucx.tls = foreign.ucx_tls;
+  ucx.user_set = foreign.ucx_set;
+  ucx.largest_segment = config.segment_bytes;
   SIEVE_RETURN_IF_ERROR(transport::UcxTransport::Create(rank, nranks, ucx, &comm->transport_));
 
   // host_id is "<host>#<pid>": ranks on one host find each other by name
@@ -139,6 +143,8 @@ Comm::~Comm() {
 transport::WaitOptions Comm::WaitOptions() const {
   transport::WaitOptions options;
   options.timeout_s = config_.timeout_s;
+  options.spin_s = static_cast<double>(config_.wait_spin_us) * 1e-6;
+  options.sleep_s = static_cast<double>(config_.wait_sleep_us) * 1e-6;
   options.abort = &root_->abort_;
   return options;
 }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <sstream>
 #include <strings.h>
+#include <unistd.h>
 
 namespace sieve {
 
@@ -276,6 +277,12 @@ ForeignEnv ReadForeignEnv() {
   ForeignEnv f;
   const char* devices = std::getenv("UCX_NET_DEVICES");
   f.ucx_net_devices_set = devices != nullptr && *devices != '\0';
+  if (const char* tls = std::getenv("UCX_TLS")) f.ucx_tls = tls;
+  for (char** var = environ; *var != nullptr; ++var) {
+    const char* eq = std::strchr(*var, '=');
+    if (std::strncmp(*var, "UCX_", 4) == 0 && eq != nullptr && eq[1] != '\0')
+      f.ucx_set.emplace_back(*var, static_cast<size_t>(eq - *var));
+  }
   LaunchEnv e;
   if (ReadLaunchEnv(&e).ok()) f.local_rank = e.local_rank;
   return f;

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 
@@ -51,6 +52,8 @@ Status ParseLaunchEnv(const std::function<const char*(const char*)>& getenv, Lau
 // like everything else from the environment).
 struct ForeignEnv {
   bool ucx_net_devices_set = false;  // UCX_NET_DEVICES: the user chose UCX's NICs
+  std::string ucx_tls;               // UCX_TLS as set ("" when unset)
+  std::vector<std::string> ucx_set;  // every UCX_* variable set (names): Sieve never overrides them
   int local_rank = -1;               // from the launcher variables, if any
 };
 ForeignEnv ReadForeignEnv();

@@ -4,9 +4,12 @@
 // notices between ranks.
 #include "transport/ucx/ucx_transport.h"
 
+#include <poll.h>
+#include <sched.h>
 #include <ucp/api/ucp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 #include <vector>
 #include <chrono>
@@ -16,6 +19,7 @@
 
 #include "core/log.h"
 #include "transport/tag.h"
+#include "transport/ucx/ucx_tuning.h"
 
 namespace sieve::transport {
 
@@ -95,6 +99,7 @@ struct UcxTransport::Impl {
   int size = 0;
   ucp_context_h context = nullptr;
   ucp_worker_h worker = nullptr;
+  int event_fd = -1;  // the worker's wake-up fd; -1: WaitForEvents only yields
   std::string local_address;
   std::vector<Peer> peers;
   uint64_t completions = 0;
@@ -231,9 +236,21 @@ Status InitContext(const UcxOptions& options, ucp_context_h* out) {
                                                options.net_devices.c_str(), ucs_status_string(st)));
     }
   }
+  for (const UcxSetting& s :
+       ChooseUcxSettings(options.tls, options.user_set, options.largest_segment)) {
+    st = ucp_config_modify(config, s.name.c_str(), s.value.c_str());
+    if (st == UCS_OK) {
+      SIEVE_INFO(kLogNet, "UCX_%s=%s (%s; set UCX_%s to override)", s.name.c_str(),
+                 s.value.c_str(), s.why.c_str(), s.name.c_str());
+    } else {
+      SIEVE_WARN("UCX rejects UCX_%s=%s: %s", s.name.c_str(), s.value.c_str(),
+                 ucs_status_string(st));
+    }
+  }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
-  params.features = UCP_FEATURE_TAG;
+  // WAKEUP: the worker gets an event fd, so idle waits sleep instead of spinning.
+  params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
   params.mt_workers_shared = 0;
   st = ucp_init(&params, config, out);
   ucp_config_release(config);
@@ -309,6 +326,12 @@ Status UcxTransport::Create(int rank, int size, const UcxOptions& options,
   }
   impl->local_address.assign(reinterpret_cast<const char*>(addr), addr_len);
   ucp_worker_release_address(impl->worker, addr);
+  st = ucp_worker_get_efd(impl->worker, &impl->event_fd);
+  if (st != UCS_OK) {
+    impl->event_fd = -1;
+    SIEVE_INFO(kLogNet, "no UCX wake-up fd (%s): idle waits spin and yield",
+               ucs_status_string(st));
+  }
   out->reset(new UcxTransport(std::move(impl)));
   return Status::OK();
 }
@@ -403,6 +426,28 @@ Status UcxTransport::Irecv(int peer, uint64_t tag, void* buf, size_t bytes, Requ
 }
 
 bool UcxTransport::Progress() { return ucp_worker_progress(impl_->worker) != 0; }
+
+void UcxTransport::WaitForEvents(double timeout_s) {
+  if (impl_->event_fd < 0) {
+    sched_yield();
+    return;
+  }
+  // UCX's protocol: arm only once progress finds nothing; BUSY means events
+  // arrived since, which progressing (the caller's next step) consumes. An
+  // armed worker's fd becomes readable on any later event, so none is lost.
+  if (ucp_worker_progress(impl_->worker) != 0) return;
+  ucs_status_t st = ucp_worker_arm(impl_->worker);
+  if (st == UCS_ERR_BUSY) return;
+  if (st != UCS_OK) {
+    sched_yield();
+    return;
+  }
+  // The bound also covers a transport whose completions do not signal the fd.
+  const int64_t ns = std::llround(std::max(0.0, std::min(timeout_s, 1.0)) * 1e9);
+  timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+  pollfd fd{impl_->event_fd, POLLIN, 0};
+  ppoll(&fd, 1, &ts, nullptr);  // EINTR or timeout: the caller re-checks everything
+}
 
 void UcxTransport::Cancel(Request* const* reqs, size_t count) {
   std::vector<Request*> pending;

@@ -22,6 +22,12 @@ struct UcxInfo {
 struct UcxOptions {
   // NICs UCX may use (UCX_NET_DEVICES syntax); empty: UCX's own choice.
   std::string net_devices;
+  // What the user told UCX, for Sieve's own UCX settings (ucx_tuning.h): the
+  // UCX_TLS value, the UCX_* variables set (never overridden), and the
+  // largest pipelined message (SIEVE_SEGMENT_BYTES).
+  std::string tls;
+  std::vector<std::string> user_set;
+  size_t largest_segment = 512 * 1024;
 };
 
 class UcxTransport : public Transport {
@@ -56,6 +62,8 @@ class UcxTransport : public Transport {
   Status Isend(int peer, uint64_t tag, const void* buf, size_t bytes, Request* req) override;
   Status Irecv(int peer, uint64_t tag, void* buf, size_t bytes, Request* req) override;
   bool Progress() override;
+  // Arms the worker and sleeps on its event fd (bounded by timeout_s).
+  void WaitForEvents(double timeout_s) override;
   void Cancel(Request* const* reqs, size_t count) override;
   uint64_t completions() const override;
   std::string PeerFailure(int peer) const override;  // may read /proc: rate-limited
