@@ -16,10 +16,6 @@ using sieve::kernels::DTypeSize;
 
 namespace {
 
-Comm* ImplOrNull(sieveComm_t comm) {
-  return sieve::IdleImpl(comm);
-}
-
 // Checks every collective shares: comm, datatype, buffers, byte size of
 // count * blocks elements (blocks: nranks for the gathered/scattered side).
 Status CheckCommon(sieveComm_t comm, int datatype, const void* sendbuff, const void* recvbuff,
@@ -77,7 +73,7 @@ extern "C" {
 sieveResult_t sieveAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                              sieveDataType_t datatype, sieveRedOp_t op, sieveComm_t comm,
                              sieveStream_t stream) {
-  return sieve::Guard(ImplOrNull(comm), "sieveAllReduce", [&]() -> Status {
+  return sieve::Guard(sieve::IdleImpl(comm), "sieveAllReduce", [&]() -> Status {
     Comm* impl = nullptr;
     CollArgs args;
     SIEVE_RETURN_IF_ERROR(
@@ -93,7 +89,7 @@ sieveResult_t sieveAllReduce(const void* sendbuff, void* recvbuff, size_t count,
 sieveResult_t sieveBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                              sieveDataType_t datatype, int root, sieveComm_t comm,
                              sieveStream_t stream) {
-  return sieve::Guard(ImplOrNull(comm), "sieveBroadcast", [&]() -> Status {
+  return sieve::Guard(sieve::IdleImpl(comm), "sieveBroadcast", [&]() -> Status {
     Comm* impl = nullptr;
     CollArgs args;
     SIEVE_RETURN_IF_ERROR(
@@ -112,7 +108,7 @@ sieveResult_t sieveBroadcast(const void* sendbuff, void* recvbuff, size_t count,
 sieveResult_t sieveReduce(const void* sendbuff, void* recvbuff, size_t count,
                           sieveDataType_t datatype, sieveRedOp_t op, int root, sieveComm_t comm,
                           sieveStream_t stream) {
-  return sieve::Guard(ImplOrNull(comm), "sieveReduce", [&]() -> Status {
+  return sieve::Guard(sieve::IdleImpl(comm), "sieveReduce", [&]() -> Status {
     Comm* impl = nullptr;
     CollArgs args;
     SIEVE_RETURN_IF_ERROR(
@@ -131,7 +127,7 @@ sieveResult_t sieveReduce(const void* sendbuff, void* recvbuff, size_t count,
 
 sieveResult_t sieveAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                              sieveDataType_t datatype, sieveComm_t comm, sieveStream_t stream) {
-  return sieve::Guard(ImplOrNull(comm), "sieveAllGather", [&]() -> Status {
+  return sieve::Guard(sieve::IdleImpl(comm), "sieveAllGather", [&]() -> Status {
     Comm* impl = nullptr;
     CollArgs args;
     SIEVE_RETURN_IF_ERROR(
@@ -146,7 +142,7 @@ sieveResult_t sieveAllGather(const void* sendbuff, void* recvbuff, size_t sendco
 sieveResult_t sieveReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                                  sieveDataType_t datatype, sieveRedOp_t op, sieveComm_t comm,
                                  sieveStream_t stream) {
-  return sieve::Guard(ImplOrNull(comm), "sieveReduceScatter", [&]() -> Status {
+  return sieve::Guard(sieve::IdleImpl(comm), "sieveReduceScatter", [&]() -> Status {
     Comm* impl = nullptr;
     CollArgs args;
     SIEVE_RETURN_IF_ERROR(
@@ -161,7 +157,7 @@ sieveResult_t sieveReduceScatter(const void* sendbuff, void* recvbuff, size_t re
 
 static sieveResult_t PointToPoint(const char* call, bool is_send, const void* buffer, size_t count,
                                   int datatype, int peer, sieveComm_t comm, sieveStream_t stream) {
-  return sieve::Guard(ImplOrNull(comm), call, [&]() -> Status {
+  return sieve::Guard(sieve::IdleImpl(comm), call, [&]() -> Status {
     Comm* impl = nullptr;
     CollArgs args;
     SIEVE_RETURN_IF_ERROR(CheckCommon(comm, datatype, buffer, buffer, count, &impl, &args));

@@ -29,10 +29,6 @@ Masks& LiveMasks() {
   return *live;
 }
 
-sieve::Comm* ImplOrNull(sieveComm_t comm) {
-  return sieve::IdleImpl(comm);
-}
-
 Status CheckMaskEnums(int format, int policy) {
   if (format != sieveMaskBitmap && format != sieveMaskBytes)
     return Status::InvalidArgument(sieve::StrFormat(
@@ -59,7 +55,7 @@ extern "C" {
 
 sieveResult_t sieveMaskRegister(sieveComm_t comm, const void* mask, sieveMaskFormat_t format,
                                 size_t count, sieveMaskPolicy_t policy, sieveMask_t* handle) {
-  return sieve::Guard(ImplOrNull(comm), "sieveMaskRegister", [&]() -> Status {
+  return sieve::Guard(sieve::IdleImpl(comm), "sieveMaskRegister", [&]() -> Status {
     sieve::Comm* impl = nullptr;
     SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, &impl));
     if (handle == nullptr) return Status::InvalidArgument("handle is NULL");
@@ -100,7 +96,7 @@ sieveResult_t sieveMaskNnz(sieveMask_t handle, size_t* nnz) {
 sieveResult_t sieveAllReduceMasked(const void* sendbuff, void* recvbuff, size_t count,
                                    sieveDataType_t datatype, sieveRedOp_t op, sieveMask_t mask,
                                    sieveComm_t comm, sieveStream_t stream) {
-  return sieve::Guard(ImplOrNull(comm), "sieveAllReduceMasked", [&]() -> Status {
+  return sieve::Guard(sieve::IdleImpl(comm), "sieveAllReduceMasked", [&]() -> Status {
     sieve::Comm* impl = nullptr;
     sieve::coll::CollArgs args;
     SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, &impl));

@@ -34,10 +34,6 @@ Layouts& LiveLayouts() {
   return *live;
 }
 
-sieve::Comm* ImplOrNull(sieveComm_t comm) {
-  return sieve::IdleImpl(comm);
-}
-
 // What registration needs before any data is read: a usable comm, an output
 // handle, no open group.
 Status CheckRegister(sieveComm_t comm, sieveLayout_t* layout, const char* call,
@@ -120,7 +116,7 @@ extern "C" {
 
 sieveResult_t sieveLayoutRegister(sieveComm_t comm, size_t count, const sieveSegment_t* segments,
                                   int nsegments, sieveLayout_t* layout) {
-  return sieve::Guard(ImplOrNull(comm), "sieveLayoutRegister", [&]() -> Status {
+  return sieve::Guard(sieve::IdleImpl(comm), "sieveLayoutRegister", [&]() -> Status {
     sieve::Comm* impl = nullptr;
     SIEVE_RETURN_IF_ERROR(CheckRegister(comm, layout, "sieveLayoutRegister", &impl));
     std::vector<SegmentSpec> specs;
@@ -132,7 +128,7 @@ sieveResult_t sieveLayoutRegister(sieveComm_t comm, size_t count, const sieveSeg
 sieveResult_t sieveLayoutFromMaskMatrix(sieveComm_t comm, const unsigned char* matrix,
                                         size_t nblocks, size_t block_size, size_t count,
                                         sieveLayout_t* layout) {
-  return sieve::Guard(ImplOrNull(comm), "sieveLayoutFromMaskMatrix", [&]() -> Status {
+  return sieve::Guard(sieve::IdleImpl(comm), "sieveLayoutFromMaskMatrix", [&]() -> Status {
     sieve::Comm* impl = nullptr;
     SIEVE_RETURN_IF_ERROR(CheckRegister(comm, layout, "sieveLayoutFromMaskMatrix", &impl));
     std::vector<SegmentSpec> specs;
@@ -146,7 +142,7 @@ sieveResult_t sieveLayoutFromMaskMatrix(sieveComm_t comm, const unsigned char* m
 
 sieveResult_t sieveLayoutEqualSubnets(sieveComm_t comm, size_t count, int nsubnets,
                                       sieveLayout_t* layout) {
-  return sieve::Guard(ImplOrNull(comm), "sieveLayoutEqualSubnets", [&]() -> Status {
+  return sieve::Guard(sieve::IdleImpl(comm), "sieveLayoutEqualSubnets", [&]() -> Status {
     sieve::Comm* impl = nullptr;
     SIEVE_RETURN_IF_ERROR(CheckRegister(comm, layout, "sieveLayoutEqualSubnets", &impl));
     std::vector<SegmentSpec> specs;
@@ -173,7 +169,7 @@ sieveResult_t sieveLayoutDeregister(sieveLayout_t layout) {
 sieveResult_t sieveAllReduceSubnet(const void* sendbuff, void* recvbuff, size_t count,
                                    sieveDataType_t datatype, sieveLayout_t layout, sieveComm_t comm,
                                    sieveStream_t stream) {
-  return sieve::Guard(ImplOrNull(comm), "sieveAllReduceSubnet", [&]() -> Status {
+  return sieve::Guard(sieve::IdleImpl(comm), "sieveAllReduceSubnet", [&]() -> Status {
     sieve::Comm* impl = nullptr;
     sieve::subnet::ExchangeArgs args;
     std::shared_ptr<LayoutState> state;
@@ -194,7 +190,7 @@ sieveResult_t sieveAllReduceD2ft(const void* sendbuff, void* recvbuff, size_t co
                                  sieveDataType_t datatype, sieveLayout_t layout,
                                  const unsigned char* touched, const unsigned char* schedule,
                                  sieveComm_t comm, sieveStream_t stream) {
-  return sieve::Guard(ImplOrNull(comm), "sieveAllReduceD2ft", [&]() -> Status {
+  return sieve::Guard(sieve::IdleImpl(comm), "sieveAllReduceD2ft", [&]() -> Status {
     sieve::Comm* impl = nullptr;
     sieve::subnet::ExchangeArgs args;
     std::shared_ptr<LayoutState> state;

@@ -34,10 +34,6 @@ float* ResidualFor(sieve::Comm& comm, const void* send, size_t count, int dtype,
   return r.data();
 }
 
-sieve::Comm* ImplOrNull(sieveComm_t comm) {
-  return sieve::IdleImpl(comm);
-}
-
 Status CheckTernaryTypes(sieve::kernels::DType dtype, sieve::kernels::RedOp op) {
   using sieve::kernels::DType;
   using sieve::kernels::RedOp;
@@ -68,7 +64,7 @@ sieveResult_t sieveAllReduceTernary(const void* sendbuff, void* recvbuff, size_t
                                     sieveDataType_t datatype, sieveRedOp_t op,
                                     const sieveTernaryParams_t* params, sieveComm_t comm,
                                     sieveStream_t stream) {
-  return sieve::Guard(ImplOrNull(comm), "sieveAllReduceTernary", [&]() -> Status {
+  return sieve::Guard(sieve::IdleImpl(comm), "sieveAllReduceTernary", [&]() -> Status {
     sieve::Comm* impl = nullptr;
     sieve::coll::TernaryArgs args;
     SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, &impl));
