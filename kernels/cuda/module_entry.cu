@@ -1,12 +1,14 @@
 // Entry points of the kernel module embedded in libsieve (see
 // src/gpu/kernel_module.h): extern "C" names with plain arguments, so the
 // driver API finds them by name (cuModuleGetFunction) and launches them with
-// cuLaunchKernel, without the CUDA runtime. One instance per element size:
-// pack/unpack only move elements, so the element's type does not matter.
+// cuLaunchKernel, without the CUDA runtime. Masked pack/unpack: one instance
+// per element size (they only move elements). Ternary: one per floating type
+// (f32, f16, bf16), dense, w = 2 bits (one contribution).
 #include <cstddef>
 #include <cstdint>
 
 #include "kernels/cuda/masked_pack_device.cuh"
+#include "kernels/cuda/ternary_device.cuh"
 
 #define SIEVE_MASKED_ENTRIES(BYTES, T)                                                         \
   extern "C" __global__ void sieve_masked_pack_##BYTES(const T* in, const uint32_t* idx,       \
@@ -27,3 +29,19 @@ SIEVE_MASKED_ENTRIES(1, uint8_t)
 SIEVE_MASKED_ENTRIES(2, uint16_t)
 SIEVE_MASKED_ENTRIES(4, uint32_t)
 SIEVE_MASKED_ENTRIES(8, uint64_t)
+
+#define SIEVE_TERNARY_ENTRIES(NAME, L)                                                         \
+  extern "C" __global__ void sieve_ternary_absmax_##NAME(const void* in, size_t count,         \
+                                                         size_t block, float* scales) {        \
+    sieve::kernels::TernaryAbsMaxBody<L>(in, nullptr, count, block, scales);                 \
+  }                                                                                            \
+  extern "C" __global__ void sieve_ternary_quantize_##NAME(                                    \
+      const void* in, size_t count, size_t block, const float* scales,                         \
+      sieve::kernels::PhiloxStream rng, uint8_t* wire) {                                       \
+    sieve::kernels::TernaryQuantizePackBody<L>(in, nullptr, 0, count, block, scales, rng,    \
+                                               sieve::kernels::TernaryBits(1), wire);        \
+  }
+
+SIEVE_TERNARY_ENTRIES(f32, sieve::kernels::TernaryF32)
+SIEVE_TERNARY_ENTRIES(f16, sieve::kernels::TernaryF16)
+SIEVE_TERNARY_ENTRIES(bf16, sieve::kernels::TernaryBf16)

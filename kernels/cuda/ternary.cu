@@ -5,13 +5,14 @@
 
 #include <cstdint>
 
+#include "kernels/cuda/ternary_device.cuh"
 #include "kernels/ternary_cuda.h"
 
 namespace sieve::kernels {
 namespace {
 
-constexpr int kGroup = 8;
-constexpr int kThreads = 256;
+constexpr int kGroup = kTernaryGroup;
+constexpr int kThreads = kTernaryThreads;
 
 unsigned Blocks(size_t threads) {
   size_t blocks = (threads + kThreads - 1) / kThreads;
@@ -27,42 +28,17 @@ __device__ int GroupCount(size_t elems, size_t g) {
   return static_cast<int>(left < kGroup ? left : kGroup);
 }
 
-// One CUDA block per scale block; max is exact, so the order does not matter.
 template <typename L>
 __global__ void AbsMaxKernel(const void* in, const uint32_t* idx, size_t count, size_t block,
                              float* scales) {
-  __shared__ float part[kThreads];
-  size_t nblocks = (count + block - 1) / block;
-  for (size_t b = blockIdx.x; b < nblocks; b += gridDim.x) {
-    size_t begin = b * block, end = begin + block < count ? begin + block : count;
-    float m = 0.0f;
-    for (size_t j = begin + threadIdx.x; j < end; j += blockDim.x) {
-      float a = fabsf(L::Load(in, idx != nullptr ? idx[j] : j));
-      m = a > m ? a : m;
-    }
-    part[threadIdx.x] = m;
-    __syncthreads();
-    for (int s = kThreads / 2; s > 0; s /= 2) {
-      if (threadIdx.x < s && part[threadIdx.x + s] > part[threadIdx.x])
-        part[threadIdx.x] = part[threadIdx.x + s];
-      __syncthreads();
-    }
-    if (threadIdx.x == 0) scales[b] = part[0];
-    __syncthreads();
-  }
+  TernaryAbsMaxBody<L>(in, idx, count, block, scales);
 }
 
 template <typename L>
 __global__ void QuantizePackKernel(const void* in, const uint32_t* idx, size_t offset,
                                    size_t elems, size_t block, const float* scales,
                                    PhiloxStream rng, int w, uint8_t* wire) {
-  int32_t q[kGroup];
-  size_t groups = (elems + kGroup - 1) / kGroup;
-  for (size_t g = GlobalThread(); g < groups; g += Stride()) {
-    int cnt = GroupCount(elems, g);
-    TernaryQuantizeRun<L>(in, idx, offset + g * kGroup, cnt, block, scales, rng, q);
-    TernaryPackGroup(q, cnt, w, wire + g * w);
-  }
+  TernaryQuantizePackBody<L>(in, idx, offset, elems, block, scales, rng, w, wire);
 }
 
 template <typename L, typename T>

@@ -1,7 +1,10 @@
 // TernaryCodec: quantization happens where the input is first read (Encode of
 // one contribution, ReduceInto first, LoadInput), gathering through the mask
-// when there is one; later hops only repack sums; the last hop dequantizes.
+// when there is one, or is read from codes quantized beforehand (a device
+// rank); later hops only repack sums; the last hop dequantizes.
 #include "algo/ternary_codec.h"
+
+#include <cstring>
 
 #include "kernels/masked_pack.h"
 
@@ -22,7 +25,9 @@ size_t TernaryCodec::WireBytes(size_t elems, int contributions) const {
 }
 
 const void* TernaryCodec::Encode(size_t offset, size_t elems, int contributions, void* scratch) {
-  if (contributions == 1) {
+  if (contributions == 1 && in_.quantized != nullptr) {
+    kernels::TernaryPack(wt_, Quantized(offset), elems, TernaryBits(1), scratch);
+  } else if (contributions == 1) {
     kernels::TernaryQuantizePack(in_.dtype, in_.data, in_.idx, offset, elems, in_.block,
                                  in_.scales, in_.rng, TernaryBits(1), scratch);
   } else {
@@ -33,7 +38,11 @@ const void* TernaryCodec::Encode(size_t offset, size_t elems, int contributions,
 
 void TernaryCodec::ReduceInto(size_t offset, size_t elems, int contributions, const void* wire,
                               bool first) {
-  if (first) {
+  if (first && in_.quantized != nullptr) {
+    LoadInput(offset, elems);
+    kernels::TernaryUnpack(wt_, wire, elems, TernaryBits(contributions), /*accumulate=*/true,
+                           Work(offset));
+  } else if (first) {
     kernels::TernaryQuantizeAdd(in_.dtype, in_.data, in_.idx, offset, elems, in_.block,
                                 in_.scales, in_.rng, wire, TernaryBits(contributions), wt_,
                                 Work(offset));
@@ -44,6 +53,10 @@ void TernaryCodec::ReduceInto(size_t offset, size_t elems, int contributions, co
 }
 
 void TernaryCodec::LoadInput(size_t offset, size_t elems) {
+  if (in_.quantized != nullptr) {
+    std::memcpy(Work(offset), Quantized(offset), elems * static_cast<size_t>(wt_));
+    return;
+  }
   kernels::TernaryQuantizeAdd(in_.dtype, in_.data, in_.idx, offset, elems, in_.block,
                               in_.scales, in_.rng, nullptr, TernaryBits(1), wt_, Work(offset));
 }

@@ -18,6 +18,10 @@ struct TernaryInput {
   size_t block = 2048;             // elements per scale block
   const float* scales = nullptr;   // agreed s_b, one per block
   kernels::PhiloxStream rng;       // (seed, rank, step) of this rank
+  // When set: this rank's codes, already quantized (on a device, with the same
+  // rng and scales), one TernaryWork element of the codec's work type each;
+  // read instead of quantizing `data` (which is then unused).
+  const void* quantized = nullptr;
 };
 
 // Where Deliver writes the dequantized result s_b * Q / divisor.
@@ -57,6 +61,9 @@ class TernaryCodec : public Codec {
 
  private:
   char* Work(size_t offset) const { return work_ + offset * static_cast<size_t>(wt_); }
+  const char* Quantized(size_t offset) const {
+    return static_cast<const char*>(in_.quantized) + offset * static_cast<size_t>(wt_);
+  }
 
   TernaryInput in_;
   TernaryOutput out_;

@@ -2,6 +2,7 @@
 // ternary all-reduce queued like any collective.
 #include <map>
 #include <memory>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -10,8 +11,10 @@
 #include "coll/ternary_allreduce.h"
 #include "api/mask_handle.h"
 #include "comm/group.h"
+#include "core/log.h"
 #include "gpu/device_collectives.h"
 #include "gpu/device_masked.h"
+#include "gpu/device_ternary.h"
 #include "mask/masked_ternary.h"
 #include "kernels/philox.h"
 
@@ -54,6 +57,13 @@ Status CheckTernaryParams(const sieveTernaryParams_t* params, size_t count) {
     return Status::InvalidArgument(sieve::StrFormat(
         "count %zu exceeds the ternary all-reduce's limit of 2^34 elements", count));
   return Status::OK();
+}
+
+// Why a ternary all-reduce on device buffers stages the whole buffer.
+const char* WholeBufferReason(bool kernels, const sieve::coll::TernaryArgs& args) {
+  if (!kernels) return "no device kernels in this libsieve or driver";
+  if (args.residual != nullptr) return "error feedback keeps its residual on the host";
+  return "hierarchical plan, or a mask that keeps nothing";
 }
 
 }  // namespace
@@ -115,10 +125,29 @@ sieveResult_t sieveAllReduceTernary(const void* sendbuff, void* recvbuff, size_t
               return sieve::mask::TernaryAllReduceMaskedPacked(*impl, t, *mask);
             });
       });
+    // Dense: abs-max and quantize kernels on the stream, only the scales and
+    // the 2-bit wire staged to the host (gpu/device_ternary.h).
+    const bool kernels = sieve::gpu::CanPackOnDevice();
+    if (memory == sieve::gpu::MemoryKind::kDevice && !mask && kernels &&
+        sieve::coll::TernaryIsFlatDense(*impl, args))
+      return sieve::SubmitCollective(impl, [impl, args, stream] {
+        return sieve::gpu::EnqueueDeviceTernary(*impl, args, stream);
+      });
+    // Else the whole buffer is staged and quantized on the host: no device
+    // kernels, error feedback (its residual lives on the host), the
+    // hierarchical plan, or a mask that keeps nothing.
     if (memory == sieve::gpu::MemoryKind::kDevice)
-      return sieve::SubmitCollective(impl, [impl, args, stream, host] {
+      return sieve::SubmitCollective(impl, [impl, args, stream, host, kernels] {
+        const char* why = WholeBufferReason(kernels, args);
+        auto logged = [impl, host, why](const sieve::coll::CollArgs& staged) {
+          if (impl->FirstUse(std::string("ternary allreduce on device buffers, whole: ") + why, 0))
+            SIEVE_INFO(sieve::kLogInit,  // on the progress thread, as the device paths' lines
+                       "ternary allreduce on device buffers: whole buffer staged and quantized "
+                       "on the host (%s)", why);
+          return host(staged);
+        };
         return sieve::gpu::EnqueueDeviceCollective(
-            *impl, sieve::gpu::CollKind::kAllReduceWhole, args.base, stream, host);
+            *impl, sieve::gpu::CollKind::kAllReduceWhole, args.base, stream, logged);
       });
     return sieve::SubmitHostCollective(impl, [impl, args, host] {
       return sieve::gpu::RunHostCall(*impl, [&] { return host(args.base); });

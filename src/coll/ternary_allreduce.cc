@@ -24,14 +24,7 @@ Status AgreeOnScales(Comm& comm, const TernaryArgs& a, const void* in, const uin
                      size_t elems, std::vector<float>* scales) {
   scales->assign((elems + a.block - 1) / a.block, 0.0f);
   kernels::TernaryAbsMax(a.base.dtype, in, idx, elems, a.block, scales->data());
-  if (comm.size() == 1) return Status::OK();
-  CollArgs max;
-  max.send = scales->data();
-  max.recv = scales->data();
-  max.count = scales->size();
-  max.dtype = kernels::DType::kFloat32;
-  max.op = kernels::RedOp::kMax;
-  return AllReduce(comm, max);
+  return TernaryAgreeScales(comm, scales->data(), scales->size());
 }
 
 Status Exchange(Comm& comm, const TernaryArgs& a, algo::TernaryCodec& codec, size_t elems) {
@@ -57,6 +50,42 @@ Status Exchange(Comm& comm, const TernaryArgs& a, algo::TernaryCodec& codec, siz
   return ch.Conclude(algo::RunRing(ch, codec, algo::BalancedSplit(elems, n), options));
 }
 
+algo::TernaryInput InputOf(Comm& comm, const TernaryArgs& a, const float* scales) {
+  algo::TernaryInput input;
+  input.dtype = a.base.dtype;
+  input.block = a.block;
+  input.scales = scales;
+  input.rng = kernels::PhiloxStream{
+      a.seed, static_cast<uint32_t>(a.rng_rank >= 0 ? a.rng_rank : comm.rank()), a.step};
+  return input;
+}
+
+// The ring or tree over `elems` quantized elements of `input`, each range
+// delivered into a.base.recv (scattered through the mask, if any).
+Status RunCodec(Comm& comm, const TernaryArgs& a, const algo::TernaryInput& input,
+                size_t elems) {
+  const CollArgs& b = a.base;
+  const int n = comm.size();
+  algo::TernaryOutput output;
+  output.data = b.recv;
+  output.divisor = b.op == kernels::RedOp::kAvg ? (a.divisor > 0 ? a.divisor : n) : 1;
+  if (a.mask_idx != nullptr) {
+    output.bits = a.mask_bits;
+    output.idx = a.mask_idx;
+    output.nnz = a.mask_nnz;
+    output.count = b.count;
+  }
+  const kernels::TernaryWork wt = kernels::TernaryWorkFor(n);
+  std::vector<char> work(elems * static_cast<size_t>(wt));
+  algo::TernaryCodec codec(input, output, work.data(), n);
+  if (n == 1) {
+    codec.LoadInput(0, elems);
+    codec.Deliver(0, elems);
+    return Status::OK();
+  }
+  return Exchange(comm, a, codec, elems);
+}
+
 // Slices cut at block boundaries so every block has one scale, as on a flat run.
 Status HierTernary(Comm& comm, const TernaryArgs& a) {
   const int root_rank = comm.rank(), n = comm.size();
@@ -78,6 +107,33 @@ Status HierTernary(Comm& comm, const TernaryArgs& a) {
 }
 
 }  // namespace
+
+Status TernaryAgreeScales(Comm& comm, float* scales, size_t nblocks) {
+  if (comm.size() == 1) return Status::OK();
+  CollArgs max;
+  max.send = scales;
+  max.recv = scales;
+  max.count = nblocks;
+  max.dtype = kernels::DType::kFloat32;
+  max.op = kernels::RedOp::kMax;
+  return AllReduce(comm, max);
+}
+
+bool TernaryIsFlatDense(Comm& comm, const TernaryArgs& a) {
+  return a.residual == nullptr && a.mask_idx == nullptr && !UseHier(comm, a.base.count);
+}
+
+Status TernaryAllReduceQuantized(Comm& comm, const TernaryArgs& a, const float* scales,
+                                 const void* wire) {
+  // The codec reads codes in its work type: widen the 2-bit wire once.
+  const kernels::TernaryWork wt = kernels::TernaryWorkFor(comm.size());
+  std::vector<char> codes(a.base.count * static_cast<size_t>(wt));
+  kernels::TernaryUnpack(wt, wire, a.base.count, kernels::TernaryBits(1), /*accumulate=*/false,
+                         codes.data());
+  algo::TernaryInput input = InputOf(comm, a, scales);
+  input.quantized = codes.data();
+  return RunCodec(comm, a, input, a.base.count);
+}
 
 Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
   if (a.residual == nullptr && a.mask_idx == nullptr && UseHier(comm, a.base.count))
@@ -105,33 +161,10 @@ Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
   }
   std::vector<float> scales;
   SIEVE_RETURN_IF_ERROR(AgreeOnScales(comm, a, in, gather, elems, &scales));
-  const int n = comm.size();
-  algo::TernaryInput input;
+  algo::TernaryInput input = InputOf(comm, a, scales.data());
   input.data = in;
   input.idx = gather;
-  input.dtype = b.dtype;
-  input.block = a.block;
-  input.scales = scales.data();
-  input.rng = kernels::PhiloxStream{
-      a.seed, static_cast<uint32_t>(a.rng_rank >= 0 ? a.rng_rank : comm.rank()), a.step};
-  algo::TernaryOutput output;
-  output.data = b.recv;
-  output.divisor = b.op == kernels::RedOp::kAvg ? (a.divisor > 0 ? a.divisor : n) : 1;
-  if (masked) {
-    output.bits = a.mask_bits;
-    output.idx = a.mask_idx;
-    output.nnz = a.mask_nnz;
-    output.count = b.count;
-  }
-  const kernels::TernaryWork wt = kernels::TernaryWorkFor(n);
-  std::vector<char> work(elems * static_cast<size_t>(wt));
-  algo::TernaryCodec codec(input, output, work.data(), n);
-  if (n == 1) {
-    codec.LoadInput(0, elems);
-    codec.Deliver(0, elems);
-  } else {
-    SIEVE_RETURN_IF_ERROR(Exchange(comm, a, codec, elems));
-  }
+  SIEVE_RETURN_IF_ERROR(RunCodec(comm, a, input, elems));
   if (a.residual != nullptr)
     kernels::TernaryFeedbackUpdate(b.dtype, in, elems, a.block, scales.data(), input.rng,
                                    a.residual);

@@ -39,6 +39,20 @@ struct TernaryArgs {
 // inter-host step only.
 Status TernaryAllReduce(Comm& comm, const TernaryArgs& args);
 
+// The device path (gpu/device_ternary.h) runs TernaryAllReduce's flat dense
+// plan in two steps around its own quantize kernel, with the same network
+// operations in the same order, so it interoperates with host ranks:
+// Whether `args` takes that plan (dense, no error feedback, not hierarchical).
+bool TernaryIsFlatDense(Comm& comm, const TernaryArgs& args);
+// Step 1: this rank's block abs-maxes (nblocks floats) become the agreed
+// scales, in place (the all-reduce-max).
+Status TernaryAgreeScales(Comm& comm, float* scales, size_t nblocks);
+// Step 2: the ring/tree from this rank's codes, already quantized into the
+// 2-bit wire (TernaryBits(1)) with (seed, comm.rank(), step) against `scales`;
+// the result, as TernaryAllReduce's, into args.base.recv.
+Status TernaryAllReduceQuantized(Comm& comm, const TernaryArgs& args, const float* scales,
+                                 const void* wire);
+
 }  // namespace sieve::coll
 
 #endif  // SIEVE_COLL_TERNARY_ALLREDUCE_H_

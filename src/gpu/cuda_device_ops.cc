@@ -154,10 +154,48 @@ Status CudaDeviceOps::Functions(size_t elem_size, const KernelFunctions** fns, i
 
 Status CudaDeviceOps::Launch(const char* name, cu::Function fn, size_t elems, void** params,
                              cu::Stream stream) {
+  return LaunchBlocks(name, fn, (elems + 255) / 256, params, stream);
+}
+
+Status CudaDeviceOps::LaunchBlocks(const char* name, cu::Function fn, size_t blocks,
+                                   void** params, cu::Stream stream) {
   constexpr size_t kThreads = 256, kMaxBlocks = 65535;  // grid-stride beyond that
-  size_t blocks = std::min(kMaxBlocks, std::max<size_t>(1, (elems + kThreads - 1) / kThreads));
+  blocks = std::min(kMaxBlocks, std::max<size_t>(1, blocks));
   return Check(name, d_->LaunchKernel(fn, static_cast<unsigned>(blocks), 1, 1, kThreads, 1, 1, 0,
                                       stream, params, nullptr));
+}
+
+Status CudaDeviceOps::TernaryFunctions(kernels::DType dtype, const KernelFunctions** fns,
+                                       int* index) {
+  *index = TernaryTypeIndex(dtype);
+  if (*index < 0)
+    return Status::Internal(
+        StrFormat("no ternary device kernel for %s", kernels::DTypeName(dtype)));
+  return module_.ForCurrentContext(fns);
+}
+
+Status CudaDeviceOps::TernaryAbsMax(kernels::DType dtype, const void* in, size_t count,
+                                    size_t block, float* scales, cu::Stream stream) {
+  if (count == 0) return Status::OK();
+  const KernelFunctions* fns = nullptr;
+  int i = 0;
+  SIEVE_RETURN_IF_ERROR(TernaryFunctions(dtype, &fns, &i));
+  void* params[] = {&in, &count, &block, &scales};
+  return LaunchBlocks("cuLaunchKernel(sieve_ternary_absmax)", fns->ternary_absmax[i],
+                      (count + block - 1) / block, params, stream);
+}
+
+Status CudaDeviceOps::TernaryQuantize(kernels::DType dtype, const void* in, size_t count,
+                                      size_t block, const float* scales,
+                                      kernels::PhiloxStream rng, void* wire, cu::Stream stream) {
+  if (count == 0) return Status::OK();
+  const KernelFunctions* fns = nullptr;
+  int i = 0;
+  SIEVE_RETURN_IF_ERROR(TernaryFunctions(dtype, &fns, &i));
+  void* params[] = {&in, &count, &block, &scales, &rng, &wire};
+  // One thread per packed group of 8 elements.
+  return Launch("cuLaunchKernel(sieve_ternary_quantize)", fns->ternary_quantize[i],
+                (count + 7) / 8, params, stream);
 }
 
 Status CudaDeviceOps::MaskedPack(size_t elem_size, const void* in, const uint32_t* idx,

@@ -34,6 +34,11 @@ class CudaDeviceOps : public DeviceOps {
                     cu::Stream stream) override;
   Status MaskedUnpack(size_t elem_size, const void* packed, const uint32_t* idx, size_t nnz,
                       const uint64_t* bits, size_t count, void* out, cu::Stream stream) override;
+  Status TernaryAbsMax(kernels::DType dtype, const void* in, size_t count, size_t block,
+                       float* scales, cu::Stream stream) override;
+  Status TernaryQuantize(kernels::DType dtype, const void* in, size_t count, size_t block,
+                         const float* scales, kernels::PhiloxStream rng, void* wire,
+                         cu::Stream stream) override;
 
  private:
   Status Check(const char* call, cu::Result r) const;
@@ -46,6 +51,10 @@ class CudaDeviceOps : public DeviceOps {
   // Launches fn over `elems` work items (grid-stride kernels; 256 threads a block).
   Status Launch(const char* name, cu::Function fn, size_t elems, void** params,
                 cu::Stream stream);
+  // Launches exactly `blocks` blocks of 256 threads (one block per scale block).
+  Status LaunchBlocks(const char* name, cu::Function fn, size_t blocks, void** params,
+                      cu::Stream stream);
+  Status TernaryFunctions(kernels::DType dtype, const KernelFunctions** fns, int* index);
   Status Functions(size_t elem_size, const KernelFunctions** fns, int* index);
 
   const CudaDriver* d_;

@@ -24,5 +24,12 @@ Status DeviceOps::MaskedUnpack(size_t, const void*, const uint32_t*, size_t, con
                                size_t, void*, cu::Stream) {
   return NoKernels(*this, "masked unpack");
 }
+Status DeviceOps::TernaryAbsMax(kernels::DType, const void*, size_t, size_t, float*, cu::Stream) {
+  return NoKernels(*this, "ternary block abs-max");
+}
+Status DeviceOps::TernaryQuantize(kernels::DType, const void*, size_t, size_t, const float*,
+                                  kernels::PhiloxStream, void*, cu::Stream) {
+  return NoKernels(*this, "ternary quantize");
+}
 
 }  // namespace sieve::gpu

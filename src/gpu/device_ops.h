@@ -10,6 +10,8 @@
 
 #include "core/status.h"
 #include "gpu/cuda_abi.h"
+#include "kernels/dtype.h"
+#include "kernels/philox.h"
 
 namespace sieve::gpu {
 
@@ -65,6 +67,15 @@ class DeviceOps {
   virtual Status MaskedUnpack(size_t elem_size, const void* packed, const uint32_t* idx,
                               size_t nnz, const uint64_t* bits, size_t count, void* out,
                               cu::Stream stream);
+  // Dense ternary (float32/float16/bfloat16), kernels::TernaryAbsMax and
+  // kernels::TernaryQuantizePack over all `count` elements on the device:
+  // scales[b] = max |in| of block b; wire = the 2-bit codes of this rank's
+  // Philox stream `rng` against the agreed `scales` (TernaryBits(1)).
+  virtual Status TernaryAbsMax(kernels::DType dtype, const void* in, size_t count, size_t block,
+                               float* scales, cu::Stream stream);
+  virtual Status TernaryQuantize(kernels::DType dtype, const void* in, size_t count,
+                                 size_t block, const float* scales, kernels::PhiloxStream rng,
+                                 void* wire, cu::Stream stream);
 };
 
 // The handshake words, read and written by the host with acquire/release

@@ -1,6 +1,8 @@
 // Loading the embedded kernel module per context.
 #include "gpu/kernel_module.h"
 
+#include <vector>
+
 #include "core/log.h"
 #include "gpu/kernel_image.h"
 
@@ -14,6 +16,15 @@ int ElemSizeIndex(size_t elem_size) {
     case 8: return 3;
   }
   return -1;
+}
+
+int TernaryTypeIndex(kernels::DType dtype) {
+  switch (dtype) {
+    case kernels::DType::kFloat32: return 0;
+    case kernels::DType::kFloat16: return 1;
+    case kernels::DType::kBfloat16: return 2;
+    default: return -1;
+  }
 }
 
 bool KernelModule::Available(std::string* why) const {
@@ -48,19 +59,27 @@ Status KernelModule::ForCurrentContext(const KernelFunctions** out) {
   if (r != cu::kSuccess)  // e.g. a GPU older than every architecture built
     return Status::CudaError(d_->ErrorText("cuModuleLoadData (the kernels embedded in libsieve)", r));
   KernelFunctions fns;
+  struct Entry {
+    cu::Function* fn;
+    std::string name;
+  };
+  std::vector<Entry> entries;
   static const char* kSizes[4] = {"1", "2", "4", "8"};
   for (int i = 0; i < 4; ++i) {
-    struct {
-      cu::Function* fn;
-      std::string name;
-    } entries[] = {{&fns.pack[i], std::string("sieve_masked_pack_") + kSizes[i]},
-                   {&fns.scatter[i], std::string("sieve_masked_scatter_") + kSizes[i]},
-                   {&fns.zero_cleared[i], std::string("sieve_masked_zero_cleared_") + kSizes[i]}};
-    for (auto& e : entries) {
-      r = d_->ModuleGetFunction(e.fn, module, e.name.c_str());
-      if (r != cu::kSuccess)
-        return Status::CudaError(d_->ErrorText(("cuModuleGetFunction " + e.name).c_str(), r));
-    }
+    entries.push_back({&fns.pack[i], std::string("sieve_masked_pack_") + kSizes[i]});
+    entries.push_back({&fns.scatter[i], std::string("sieve_masked_scatter_") + kSizes[i]});
+    entries.push_back({&fns.zero_cleared[i], std::string("sieve_masked_zero_cleared_") + kSizes[i]});
+  }
+  static const char* kTypes[3] = {"f32", "f16", "bf16"};  // TernaryTypeIndex order
+  for (int i = 0; i < 3; ++i) {
+    entries.push_back({&fns.ternary_absmax[i], std::string("sieve_ternary_absmax_") + kTypes[i]});
+    entries.push_back(
+        {&fns.ternary_quantize[i], std::string("sieve_ternary_quantize_") + kTypes[i]});
+  }
+  for (auto& e : entries) {
+    r = d_->ModuleGetFunction(e.fn, module, e.name.c_str());
+    if (r != cu::kSuccess)
+      return Status::CudaError(d_->ErrorText(("cuModuleGetFunction " + e.name).c_str(), r));
   }
   SIEVE_INFO(kLogInit, "device kernels: loaded the embedded module (%zu bytes) into a context",
              kKernelImageBytes);

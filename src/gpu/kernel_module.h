@@ -9,6 +9,7 @@
 
 #include "core/status.h"
 #include "gpu/cuda_driver.h"
+#include "kernels/dtype.h"
 
 namespace sieve::gpu {
 
@@ -17,6 +18,9 @@ struct KernelFunctions {
   cu::Function pack[4] = {};
   cu::Function scatter[4] = {};
   cu::Function zero_cleared[4] = {};
+  // Dense ternary, by floating type: index 0..2 for float32, float16, bfloat16.
+  cu::Function ternary_absmax[3] = {};
+  cu::Function ternary_quantize[3] = {};
 };
 
 class KernelModule {
@@ -36,6 +40,8 @@ class KernelModule {
 
 // 0..3 for element sizes 1, 2, 4, 8; -1 otherwise.
 int ElemSizeIndex(size_t elem_size);
+// 0..2 for float32, float16, bfloat16 (the ternary entries); -1 otherwise.
+int TernaryTypeIndex(kernels::DType dtype);
 
 }  // namespace sieve::gpu
 

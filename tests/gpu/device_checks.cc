@@ -10,6 +10,7 @@
 
 #include "gpu/stream_plan.h"
 #include "support/reference.h"
+#include "support/ternary_reference.h"
 
 namespace sieve_test {
 namespace {
@@ -236,6 +237,63 @@ std::string CompressedChecks(sieveComm_t comm, int rank, int n, DeviceMemory& me
   return "";
 }
 
+// Dense ternary on device buffers (abs-max and quantize kernels on the stream,
+// only scales and wire staged): equals the host path and the oracle bit for
+// bit. Fresh random odd sizes, blocks and seeds per run (rank 0 draws the
+// seed, printed on failure), float32/float16/bfloat16, sum/avg, in and out of place.
+std::string TernaryDenseChecks(sieveComm_t comm, int rank, int n, DeviceMemory& mem) {
+  uint64_t seed = 0;
+  if (rank == 0) seed = (uint64_t{std::random_device{}()} << 32) | std::random_device{}();
+  CHECK_OK(sieveBroadcast(&seed, &seed, 1, sieveUint64, 0, comm, nullptr), "seed broadcast");
+  std::mt19937_64 rng(seed);  // the same draws on every rank
+  int k = 0;
+  for (sieveDataType_t t : {sieveFloat32, sieveFloat16, sieveBfloat16})
+    for (sieveRedOp_t op : {sieveSum, sieveAvg})
+      for (bool in_place : {false, true}) {
+        TernaryCase c;
+        c.input_seed = seed + static_cast<uint64_t>(k);
+        c.nranks = n;
+        c.dtype = t;
+        c.op = op;
+        c.count = k == 0 ? 1 : (rng() % 30000) | 1;  // odd
+        c.block = k % 3 == 0 ? 2048 : rng() % 700 + 1;
+        c.seed = rng();
+        c.step = static_cast<uint64_t>(k++);
+        const size_t es = TypeSize(t), bytes = c.count * es;
+        std::vector<char> send(bytes), host_out(bytes), dev_out(bytes), junk(bytes, 0x5b);
+        FillTernaryInput(c.input_seed, rank, t, c.count, send.data());
+        sieveTernaryParams_t p = {};
+        p.seed = c.seed;
+        p.step = c.step;
+        p.block_size = c.block;
+        char what[160];
+        std::snprintf(what, sizeof what, "dense ternary %s %s count %zu block %zu %s (seed %llu)",
+                      TypeName(t), OpName(op), c.count, c.block,
+                      in_place ? "in place" : "out of place", static_cast<unsigned long long>(seed));
+        CHECK_OK(sieveAllReduceTernary(send.data(), host_out.data(), c.count, t, op, &p, comm,
+                                       nullptr), "%s: host", what);
+        char* d_send = static_cast<char*>(mem.Alloc(bytes));
+        char* d_recv = in_place ? d_send : static_cast<char*>(mem.Alloc(bytes));
+        mem.Upload(d_send, send.data(), bytes);
+        if (!in_place) mem.Upload(d_recv, junk.data(), bytes);
+        CHECK_OK(sieveAllReduceTernary(d_send, d_recv, c.count, t, op, &p, comm, mem.stream()),
+                 "%s: device", what);
+        mem.Synchronize();
+        mem.Download(dev_out.data(), d_recv, bytes);
+        size_t first = 0;
+        size_t bad = CountMismatches(dev_out.data(), host_out.data(), c.count, es, &first);
+        if (bad != 0)
+          return std::string(what) + ": " + std::to_string(bad) +
+                 " elements differ from the host path (first at " + std::to_string(first) + ")";
+        std::vector<char> expect = ExpectedTernary(c);
+        bad = CountMismatches(host_out.data(), expect.data(), c.count, es, &first);
+        if (bad != 0)
+          return std::string(what) + ": " + std::to_string(bad) +
+                 " elements differ from the oracle (first at " + std::to_string(first) + ")";
+      }
+  return "";
+}
+
 // Masked all-reduce over several dtypes/ops, odd sizes, random masks, in and
 // out of place: the device path (pack/unpack kernels, only the packed vector
 // staged) equals the host path bit for bit, and both equal the reference
@@ -356,6 +414,7 @@ std::string RunDeviceChecks(sieveComm_t comm, int rank, int nranks, size_t chunk
   std::string e = MixedChecks(comm, mem);
   if (e.empty()) e = DenseChecks(comm, rank, nranks, chunk_bytes, mem);
   if (e.empty()) e = CompressedChecks(comm, rank, nranks, mem);
+  if (e.empty()) e = TernaryDenseChecks(comm, rank, nranks, mem);
   if (e.empty()) e = MaskedChecks(comm, rank, nranks, mem);
   if (e.empty()) e = PointToPointChecks(comm, rank, nranks, mem);
   if (e.empty()) e = SubnetChecks(comm, mem);

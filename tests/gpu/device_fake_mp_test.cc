@@ -16,6 +16,7 @@
 #include "support/fake_device.h"
 #include "support/mp_harness.h"
 #include "support/reference.h"
+#include "support/ternary_reference.h"
 
 namespace sieve_test {
 namespace {
@@ -248,6 +249,120 @@ TEST(DeviceFakeMp, MaskedStagesOnlyThePackedElements) {
 }
 TEST(DeviceFakeMp, MaskedStagesOnlyThePackedElementsBlocking) {
   EXPECT_EQ(RunRanks(Spec(2, true), MaskedStagesOnlyPacked), "");
+}
+
+// Dense ternary on device buffers: quantized by kernels on the stream, so the
+// staged bytes are the compressed sizes (the block scales, then the 2-bit
+// wire), not count x elem size; the call only enqueues (the stream is paused)
+// and later work on the stream sees the result, which equals the host path.
+// Without device kernels, and with error feedback, the whole buffer is staged.
+int DenseTernaryStagesCompressed(int rank, int nranks, const sieveUniqueId& id) {
+  ScopedFakeRuntime rt;
+  FakeMemory mem(&rt);
+  sieveComm_t comm = nullptr;
+  RANK_CHECK(sieveCommInitRank(&comm, nranks, id, rank) == sieveSuccess, "init");
+  const char* sync_env = std::getenv("SIEVE_GPU_SYNC");
+  const bool blocking = sync_env != nullptr && std::string(sync_env) == "1";
+  const size_t count = 40009, block = 1000;
+  const size_t nblocks = (count + block - 1) / block, wire = (count + 3) / 4;
+  enum Path { kKernels, kNoKernels, kFeedback };
+  for (Path path : {kKernels, kNoKernels, kFeedback}) {
+    rt.ops.kernels = path != kNoKernels;
+    for (sieveDataType_t t : {sieveFloat32, sieveFloat16, sieveBfloat16}) {
+      const size_t es = TypeSize(t), bytes = count * es;
+      std::vector<char> in(bytes), want(bytes), after(bytes);
+      FillTernaryInput(900 + static_cast<uint64_t>(t), rank, t, count, in.data());
+      sieveTernaryParams_t p = {};
+      p.seed = 31;
+      p.step = static_cast<uint64_t>(path);
+      p.block_size = block;
+      p.error_feedback = path == kFeedback;
+      // The reference: the host path (its own residual under error feedback).
+      RANK_CHECK(sieveAllReduceTernary(in.data(), want.data(), count, t, sieveAvg, &p, comm,
+                                       nullptr) == sieveSuccess, "host: %s",
+                 sieveGetLastError(comm));
+      char* d = static_cast<char*>(mem.Alloc(bytes));
+      mem.Upload(d, in.data(), bytes);
+      const size_t staged_before = rt.ops.bytes_to_host.load();
+      const int absmax_before = rt.ops.ternary_absmax.load();
+      const int quantize_before = rt.ops.ternary_quantize.load();
+      mem.fake_stream().Pause(!blocking);  // the blocking path waits for the stream
+      RANK_CHECK(sieveAllReduceTernary(d, d, count, t, sieveAvg, &p, comm, mem.stream()) ==
+                     sieveSuccess, "device: %s", sieveGetLastError(comm));
+      mem.fake_stream().Push([&] {  // later work on the stream
+        std::memcpy(after.data(), d, bytes);
+        return true;
+      });
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      RANK_CHECK(blocking || std::memcmp(d, in.data(), bytes) == 0,
+                 "the buffer changed before the stream ran");
+      mem.fake_stream().Pause(false);
+      mem.Synchronize();
+      size_t first = 0;
+      size_t bad = CountMismatches(after.data(), want.data(), count, es, &first);
+      RANK_CHECK(bad == 0, "%s path %d: %zu elements differ from the host path (first %zu)",
+                 TypeName(t), path, bad, first);
+      const bool device = path == kKernels;
+      const size_t staged = rt.ops.bytes_to_host.load() - staged_before;
+      const size_t expect_staged = device ? nblocks * 4 + wire : bytes;
+      RANK_CHECK(staged == expect_staged, "%s path %d: %zu bytes staged, expected %zu",
+                 TypeName(t), path, staged, expect_staged);
+      RANK_CHECK(rt.ops.ternary_absmax.load() - absmax_before == (device ? 1 : 0) &&
+                     rt.ops.ternary_quantize.load() - quantize_before == (device ? 1 : 0),
+                 "%s path %d: ternary kernels launched", TypeName(t), path);
+    }
+  }
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  return 0;
+}
+
+TEST(DeviceFakeMp, DenseTernaryStagesOnlyScalesAndWire) {
+  EXPECT_EQ(RunRanks(Spec(3, false), DenseTernaryStagesCompressed), "");
+}
+TEST(DeviceFakeMp, DenseTernaryStagesOnlyScalesAndWireBlocking) {
+  EXPECT_EQ(RunRanks(Spec(2, true), DenseTernaryStagesCompressed), "");
+}
+
+// A device rank and host ranks in one dense ternary all-reduce: the device
+// path issues the host path's network operations in the same order, so they
+// interoperate, and every rank gets the host path's result.
+int DeviceAndHostRanksMix(int rank, int nranks, const sieveUniqueId& id) {
+  ScopedFakeRuntime rt;
+  FakeMemory mem(&rt);
+  sieveComm_t comm = nullptr;
+  RANK_CHECK(sieveCommInitRank(&comm, nranks, id, rank) == sieveSuccess, "init");
+  const size_t count = 12345;
+  std::vector<float> in(count), want(count), got(count);
+  FillTernaryInput(4242, rank, sieveFloat32, count, in.data());
+  sieveTernaryParams_t p = {};
+  p.seed = 7;
+  p.step = 3;
+  RANK_CHECK(sieveAllReduceTernary(in.data(), want.data(), count, sieveFloat32, sieveSum, &p,
+                                   comm, nullptr) == sieveSuccess, "host: %s",
+             sieveGetLastError(comm));
+  if (rank == 0) {  // the device rank
+    float* d = static_cast<float*>(mem.Alloc(count * 4));
+    mem.Upload(d, in.data(), count * 4);
+    RANK_CHECK(sieveAllReduceTernary(d, d, count, sieveFloat32, sieveSum, &p, comm,
+                                     mem.stream()) == sieveSuccess, "device: %s",
+               sieveGetLastError(comm));
+    mem.Synchronize();
+    mem.Download(got.data(), d, count * 4);
+    RANK_CHECK(rt.ops.ternary_quantize.load() == 1, "rank 0 did not quantize on the device");
+  } else {
+    RANK_CHECK(sieveAllReduceTernary(in.data(), got.data(), count, sieveFloat32, sieveSum, &p,
+                                     comm, nullptr) == sieveSuccess, "host: %s",
+               sieveGetLastError(comm));
+  }
+  size_t first = 0;
+  size_t bad = CountMismatches(got.data(), want.data(), count, 4, &first);
+  RANK_CHECK(bad == 0, "%zu elements differ from the all-host run (first %zu)", bad, first);
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  return 0;
+}
+
+TEST(DeviceFakeMp, DenseTernaryDeviceRankWithHostRanks) {
+  EXPECT_EQ(RunRanks(Spec(4, false), DeviceAndHostRanksMix), "");
 }
 
 // The mask tracker on device buffers: each whole buffer is staged at the same

@@ -14,6 +14,7 @@
 #include "gpu/cuda_device_ops.h"
 #include "gpu/kernel_image.h"
 #include "kernels/masked_pack.h"
+#include "kernels/ternary.h"
 
 namespace {
 
@@ -73,6 +74,26 @@ T Arg(void** params, int i) {
   std::memcpy(&v, params[i], sizeof v);
   return v;
 }
+// The ternary entries (sieve_ternary_{absmax,quantize}_{f32,f16,bf16}) on the host.
+cu::Result LaunchTernary(const std::string& name, void** p) {
+  using sieve::kernels::DType;
+  const std::string type = name.substr(name.rfind('_') + 1);
+  DType dt = type == "f32" ? DType::kFloat32 : type == "f16" ? DType::kFloat16 : DType::kBfloat16;
+  if (type != "f32" && type != "f16" && type != "bf16") return cu::kErrorInvalidValue;
+  if (name.rfind("sieve_ternary_absmax_", 0) == 0) {
+    sieve::kernels::TernaryAbsMax(dt, Arg<const void*>(p, 0), Arg<size_t>(p, 1),
+                                  Arg<size_t>(p, 2), Arg<float*>(p, 3));
+  } else if (name.rfind("sieve_ternary_quantize_", 0) == 0) {
+    sieve::kernels::TernaryQuantizePack(dt, Arg<const void*>(p, 0), 0, Arg<size_t>(p, 1),
+                                        Arg<size_t>(p, 2), Arg<const float*>(p, 3),
+                                        Arg<sieve::kernels::PhiloxStream>(p, 4),
+                                        sieve::kernels::TernaryBits(1), Arg<void*>(p, 5));
+  } else {
+    return cu::kErrorInvalidValue;
+  }
+  return cu::kSuccess;
+}
+
 // Runs the entry on the host: the grid-stride kernels cover every element, so
 // one host pass per launch is the same result.
 cu::Result LaunchKernel(cu::Function f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
@@ -85,6 +106,7 @@ cu::Result LaunchKernel(cu::Function f, unsigned gx, unsigned gy, unsigned gz, u
       s != g_stream)
     return cu::kErrorInvalidValue;
   size_t es = name.back() - '0';
+  if (name.rfind("sieve_ternary_", 0) == 0) return LaunchTernary(name, p);
   if (name.rfind("sieve_masked_pack_", 0) == 0) {
     sieve::kernels::MaskedPackReference(es, Arg<const void*>(p, 0), Arg<const uint32_t*>(p, 1),
                                         Arg<size_t>(p, 2), Arg<void*>(p, 3));
@@ -167,9 +189,57 @@ TEST(KernelLaunch, PackAndUnpackArgumentsMatchTheEntries) {
     EXPECT_EQ(g_blocks[1], (count + 255) / 256);
   }
   EXPECT_EQ(g_loaded_image, static_cast<const void*>(sieve::gpu::kKernelImage));
-  EXPECT_EQ(g_names.size(), 12u) << "the module is loaded once per context";
+  EXPECT_EQ(g_names.size(), 18u) << "the module is loaded once per context";
   EXPECT_EQ(ops.MaskedPack(3, nullptr, nullptr, 1, nullptr, g_stream).code(),
             sieve::Code::kInternalError);
+}
+
+// Dense ternary: block abs-max (one CUDA block per scale block) and quantize
+// (one thread per group of 8) per floating type, arguments in the entries'
+// order, results equal to the CPU kernels'.
+TEST(KernelLaunch, TernaryArgumentsMatchTheEntries) {
+  if (sieve::gpu::kKernelImageBytes == 0) GTEST_SKIP() << "libsieve built without nvcc";
+  using sieve::kernels::DType;
+  CudaDriver d = KernelDriver();
+  CudaDeviceOps ops(&d);
+  t_ctx_stack = {kCtx};
+  g_stream = reinterpret_cast<cu::Stream>(0x78);
+  std::mt19937_64 rng(std::random_device{}());
+  const struct {
+    DType dtype;
+    const char* suffix;
+  } types[] = {{DType::kFloat32, "f32"}, {DType::kFloat16, "f16"}, {DType::kBfloat16, "bf16"}};
+  for (const auto& t : types) {
+    const size_t count = 20000 + (rng() % 5000) * 2 + 1, block = rng() % 900 + 1;
+    const size_t nblocks = (count + block - 1) / block, es = sieve::kernels::DTypeSize(t.dtype);
+    std::vector<char> in(count * es);
+    for (auto& b : in) b = static_cast<char>(rng() & 0x3b);  // finite in every type
+    std::vector<float> scales(nblocks, -1.0f), want_scales(nblocks);
+    const size_t wire_bytes = sieve::kernels::TernaryPackedBytes(count, 2);
+    std::vector<uint8_t> wire(wire_bytes, 0xee), want_wire(wire_bytes, 0xee);
+    const sieve::kernels::PhiloxStream ph{rng(), static_cast<uint32_t>(rng() % 8), rng()};
+    g_launched.clear();
+    g_blocks.clear();
+    ASSERT_TRUE(ops.TernaryAbsMax(t.dtype, in.data(), count, block, scales.data(), g_stream).ok());
+    sieve::kernels::TernaryAbsMax(t.dtype, in.data(), count, block, want_scales.data());
+    EXPECT_EQ(scales, want_scales) << t.suffix;
+    ASSERT_TRUE(ops.TernaryQuantize(t.dtype, in.data(), count, block, scales.data(), ph,
+                                    wire.data(), g_stream).ok());
+    sieve::kernels::TernaryQuantizePack(t.dtype, in.data(), 0, count, block, want_scales.data(),
+                                        ph, 2, want_wire.data());
+    EXPECT_EQ(wire, want_wire) << t.suffix;
+    ASSERT_EQ(g_launched.size(), 2u);
+    EXPECT_EQ(g_launched[0], std::string("sieve_ternary_absmax_") + t.suffix);
+    EXPECT_EQ(g_launched[1], std::string("sieve_ternary_quantize_") + t.suffix);
+    EXPECT_EQ(g_blocks[0], nblocks);
+    EXPECT_EQ(g_blocks[1], ((count + 7) / 8 + 255) / 256);
+  }
+  // Not a ternary type: an error, nothing launched.
+  g_launched.clear();
+  float s = 0;
+  EXPECT_EQ(ops.TernaryAbsMax(DType::kInt32, &s, 1, 1, &s, g_stream).code(),
+            sieve::Code::kInternalError);
+  EXPECT_TRUE(g_launched.empty());
 }
 
 // A mask's device copy may be freed by whichever thread drops it last, with no

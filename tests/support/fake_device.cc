@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "kernels/masked_pack.h"
+#include "kernels/ternary.h"
 
 namespace sieve_test {
 
@@ -191,6 +192,29 @@ Status FakeDeviceOps::MaskedUnpack(size_t elem_size, const void* packed, const u
   ++unpacks;
   StreamOf(stream)->Push([=] {
     sieve::kernels::MaskedUnpack(elem_size, packed, bits, count, out);
+    return true;
+  });
+  return Status::OK();
+}
+
+Status FakeDeviceOps::TernaryAbsMax(sieve::kernels::DType dtype, const void* in, size_t count,
+                                    size_t block, float* scales, CUstream_st* stream) {
+  ++ternary_absmax;
+  StreamOf(stream)->Push([=] {
+    sieve::kernels::TernaryAbsMax(dtype, in, count, block, scales);
+    return true;
+  });
+  return Status::OK();
+}
+
+Status FakeDeviceOps::TernaryQuantize(sieve::kernels::DType dtype, const void* in, size_t count,
+                                      size_t block, const float* scales,
+                                      sieve::kernels::PhiloxStream rng, void* wire,
+                                      CUstream_st* stream) {
+  ++ternary_quantize;
+  StreamOf(stream)->Push([=] {
+    sieve::kernels::TernaryQuantizePack(dtype, in, 0, count, block, scales, rng,
+                                        sieve::kernels::TernaryBits(1), wire);
     return true;
   });
   return Status::OK();

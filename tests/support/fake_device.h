@@ -73,6 +73,13 @@ class FakeDeviceOps : public sieve::gpu::DeviceOps {
   sieve::Status MaskedUnpack(size_t elem_size, const void* packed, const uint32_t* idx,
                              size_t nnz, const uint64_t* bits, size_t count, void* out,
                              CUstream_st* stream) override;
+  // The CPU ternary kernels (kernels/ternary.h), dense, on the stream's thread.
+  sieve::Status TernaryAbsMax(sieve::kernels::DType dtype, const void* in, size_t count,
+                              size_t block, float* scales, CUstream_st* stream) override;
+  sieve::Status TernaryQuantize(sieve::kernels::DType dtype, const void* in, size_t count,
+                                size_t block, const float* scales,
+                                sieve::kernels::PhiloxStream rng, void* wire,
+                                CUstream_st* stream) override;
 
   FakeStream* StreamOf(CUstream_st* s) {
     return s != nullptr ? reinterpret_cast<FakeStream*>(s) : &default_stream;
@@ -83,7 +90,7 @@ class FakeDeviceOps : public sieve::gpu::DeviceOps {
   // Bytes the streams copied device -> pinned host (what was staged), and the
   // kernels launched.
   std::atomic<size_t> bytes_to_host{0};
-  std::atomic<int> packs{0}, unpacks{0};
+  std::atomic<int> packs{0}, unpacks{0}, ternary_absmax{0}, ternary_quantize{0};
   // > 0: the n-th CopyToHost from now fails (enqueue error injection).
   std::atomic<int> fail_copy_in_after{0};
   std::atomic<int> flag_ops{0}, syncs{0}, allocs{0}, frees{0};

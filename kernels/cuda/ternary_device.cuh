@@ -1,0 +1,65 @@
+// The ternary device kernels that both the runtime-API wrappers (ternary.cu)
+// and the driver-launched module embedded in libsieve (module_entry.cu) run:
+// block abs-max and quantize + pack, around ternary.h's per-element inlines,
+// so CPU and device results are bit-identical.
+#ifndef SIEVE_KERNELS_CUDA_TERNARY_DEVICE_CUH_
+#define SIEVE_KERNELS_CUDA_TERNARY_DEVICE_CUH_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/ternary.h"
+
+namespace sieve::kernels {
+
+constexpr int kTernaryGroup = 8;       // elements per packed group (one thread)
+constexpr int kTernaryThreads = 256;   // AbsMaxBody's reduction assumes this block size
+
+// One CUDA block per scale block (grid-stride over blocks); max is exact, so
+// the order does not matter. Launch with kTernaryThreads threads per block.
+template <typename L>
+__device__ __forceinline__ void TernaryAbsMaxBody(const void* in, const uint32_t* idx,
+                                                  size_t count, size_t block, float* scales) {
+  __shared__ float part[kTernaryThreads];
+  size_t nblocks = (count + block - 1) / block;
+  for (size_t b = blockIdx.x; b < nblocks; b += gridDim.x) {
+    size_t begin = b * block, end = begin + block < count ? begin + block : count;
+    float m = 0.0f;
+    for (size_t j = begin + threadIdx.x; j < end; j += blockDim.x) {
+      float a = fabsf(L::Load(in, idx != nullptr ? idx[j] : j));
+      m = a > m ? a : m;
+    }
+    part[threadIdx.x] = m;
+    __syncthreads();
+    for (int s = kTernaryThreads / 2; s > 0; s /= 2) {
+      if (threadIdx.x < s && part[threadIdx.x + s] > part[threadIdx.x])
+        part[threadIdx.x] = part[threadIdx.x + s];
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) scales[b] = part[0];
+    __syncthreads();
+  }
+}
+
+// Grid-stride over groups of 8 elements: quantize elements offset.. with the
+// rank's Philox stream and pack them in w bits each.
+template <typename L>
+__device__ __forceinline__ void TernaryQuantizePackBody(const void* in, const uint32_t* idx,
+                                                        size_t offset, size_t elems, size_t block,
+                                                        const float* scales, PhiloxStream rng,
+                                                        int w, uint8_t* wire) {
+  int32_t q[kTernaryGroup];
+  size_t groups = (elems + kTernaryGroup - 1) / kTernaryGroup;
+  size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  for (size_t g = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; g < groups;
+       g += stride) {
+    size_t left = elems - g * kTernaryGroup;
+    int cnt = static_cast<int>(left < kTernaryGroup ? left : kTernaryGroup);
+    TernaryQuantizeRun<L>(in, idx, offset + g * kTernaryGroup, cnt, block, scales, rng, q);
+    TernaryPackGroup(q, cnt, w, wire + g * w);
+  }
+}
+
+}  // namespace sieve::kernels
+
+#endif  // SIEVE_KERNELS_CUDA_TERNARY_DEVICE_CUH_
