@@ -3,7 +3,8 @@
 // driver API finds them by name (cuModuleGetFunction) and launches them with
 // cuLaunchKernel, without the CUDA runtime. Masked pack/unpack: one instance
 // per element size (they only move elements). Ternary: one per floating type
-// (f32, f16, bf16), dense, w = 2 bits (one contribution).
+// (f32, f16, bf16), dense: quantize into w = 2 bits (one contribution),
+// dequantize the final sums from any w.
 #include <cstddef>
 #include <cstdint>
 
@@ -40,6 +41,11 @@ SIEVE_MASKED_ENTRIES(8, uint64_t)
       sieve::kernels::PhiloxStream rng, uint8_t* wire) {                                       \
     sieve::kernels::TernaryQuantizePackBody<L>(in, nullptr, 0, count, block, scales, rng,    \
                                                sieve::kernels::TernaryBits(1), wire);        \
+  }                                                                                            \
+  extern "C" __global__ void sieve_ternary_dequantize_##NAME(                                  \
+      const uint8_t* wire, size_t count, int w, size_t block, const float* scales,             \
+      int divisor, void* out) {                                                                \
+    sieve::kernels::TernaryDequantizeWireBody<L>(wire, count, w, block, scales, divisor, out); \
   }
 
 SIEVE_TERNARY_ENTRIES(f32, sieve::kernels::TernaryF32)

@@ -1,6 +1,7 @@
 // The ternary device kernels that both the runtime-API wrappers (ternary.cu)
 // and the driver-launched module embedded in libsieve (module_entry.cu) run:
-// block abs-max and quantize + pack, around ternary.h's per-element inlines,
+// block abs-max, quantize + pack, and unpack + dequantize of the final sums,
+// around ternary.h's per-element inlines,
 // so CPU and device results are bit-identical.
 #ifndef SIEVE_KERNELS_CUDA_TERNARY_DEVICE_CUH_
 #define SIEVE_KERNELS_CUDA_TERNARY_DEVICE_CUH_
@@ -57,6 +58,29 @@ __device__ __forceinline__ void TernaryQuantizePackBody(const void* in, const ui
     int cnt = static_cast<int>(left < kTernaryGroup ? left : kTernaryGroup);
     TernaryQuantizeRun<L>(in, idx, offset + g * kTernaryGroup, cnt, block, scales, rng, q);
     TernaryPackGroup(q, cnt, w, wire + g * w);
+  }
+}
+
+// Grid-stride over groups of 8: the final sums, packed in w bits each, become
+// s_b * Q (/ divisor) in the output type: TernaryUnpack + TernaryDequantizeRange
+// in one pass, element by element through the same inlines.
+template <typename L>
+__device__ __forceinline__ void TernaryDequantizeWireBody(const uint8_t* wire, size_t count,
+                                                          int w, size_t block,
+                                                          const float* scales, int divisor,
+                                                          void* out) {
+  int32_t v[kTernaryGroup];
+  size_t groups = (count + kTernaryGroup - 1) / kTernaryGroup;
+  size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  for (size_t g = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; g < groups;
+       g += stride) {
+    size_t left = count - g * kTernaryGroup;
+    int cnt = static_cast<int>(left < kTernaryGroup ? left : kTernaryGroup);
+    TernaryUnpackGroup(wire + g * w, cnt, w, v);
+    for (int k = 0; k < cnt; ++k) {
+      size_t j = g * kTernaryGroup + k;
+      L::Store(out, j, TernaryDequantizeOne(v[k], scales[j / block], divisor));
+    }
   }
 }
 

@@ -26,7 +26,9 @@ struct TernaryInput {
 
 // Where Deliver writes the dequantized result s_b * Q / divisor.
 struct TernaryOutput {
-  void* data = nullptr;  // the caller's buffer (dtype of the input)
+  // The caller's buffer (dtype of the input); null: nothing is delivered, the
+  // caller reads the final sums from work afterwards (a device dequantizes).
+  void* data = nullptr;
   int divisor = 1;       // n for an average
   // Under a mask: the result is scattered to the kept positions of a buffer of
   // `count` elements and every masked-out position is zeroed (bits, idx: the

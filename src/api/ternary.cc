@@ -66,6 +66,44 @@ const char* WholeBufferReason(bool kernels, const sieve::coll::TernaryArgs& args
   return "hierarchical plan, or a mask that keeps nothing";
 }
 
+// A ternary all-reduce of device buffers, queued on `stream`.
+Status SubmitOnDevice(sieve::Comm* impl, const sieve::coll::TernaryArgs& args,
+                      std::shared_ptr<sieve::mask::MaskState> mask, sieveStream_t stream,
+                      sieve::gpu::HostCollective host) {
+  const bool kernels = sieve::gpu::CanPackOnDevice();
+  // Under a mask, packed on the device: only the nnz kept elements are staged
+  // (quantized on the host from there).
+  if (mask && !mask->idx.empty() && kernels)
+    return sieve::SubmitCollective(impl, [impl, args, stream, mask] {
+      return sieve::gpu::EnqueueDevicePacked(
+          *impl, "masked ternary allreduce", args.base, mask, stream,
+          [impl, args, mask](const sieve::coll::CollArgs& packed) {
+            sieve::coll::TernaryArgs t = args;
+            t.base = packed;
+            return sieve::mask::TernaryAllReduceMaskedPacked(*impl, t, *mask);
+          });
+    });
+  // Dense: abs-max, quantize and dequantize kernels on the stream; only the
+  // scales, the 2-bit wire and the final sums are staged (gpu/device_ternary.h).
+  if (!mask && kernels && sieve::coll::TernaryIsFlatDense(*impl, args))
+    return sieve::SubmitCollective(impl, [impl, args, stream] {
+      return sieve::gpu::EnqueueDeviceTernary(*impl, args, stream);
+    });
+  // Else the whole buffer is staged and quantized on the host.
+  return sieve::SubmitCollective(impl, [impl, args, stream, host, kernels] {
+    const char* why = WholeBufferReason(kernels, args);
+    auto logged = [impl, host, why](const sieve::coll::CollArgs& staged) {
+      if (impl->FirstUse(std::string("ternary allreduce on device buffers, whole: ") + why, 0))
+        SIEVE_INFO(sieve::kLogInit,  // on the progress thread, as the device paths' lines
+                   "ternary allreduce on device buffers: whole buffer staged and quantized on "
+                   "the host (%s)", why);
+      return host(staged);
+    };
+    return sieve::gpu::EnqueueDeviceCollective(*impl, sieve::gpu::CollKind::kAllReduceWhole,
+                                               args.base, stream, logged);
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -112,43 +150,8 @@ sieveResult_t sieveAllReduceTernary(const void* sendbuff, void* recvbuff, size_t
       if (st.ok()) impl->LogTransportOnce();
       return st;
     };
-    // Under a mask, packed on the device when kernels are built in: only the
-    // nnz kept elements are staged (quantized on the host from there).
-    if (memory == sieve::gpu::MemoryKind::kDevice && mask && !mask->idx.empty() &&
-        sieve::gpu::CanPackOnDevice())
-      return sieve::SubmitCollective(impl, [impl, args, stream, mask] {
-        return sieve::gpu::EnqueueDevicePacked(
-            *impl, "masked ternary allreduce", args.base, mask, stream,
-            [impl, args, mask](const sieve::coll::CollArgs& packed) {
-              sieve::coll::TernaryArgs t = args;
-              t.base = packed;
-              return sieve::mask::TernaryAllReduceMaskedPacked(*impl, t, *mask);
-            });
-      });
-    // Dense: abs-max and quantize kernels on the stream, only the scales and
-    // the 2-bit wire staged to the host (gpu/device_ternary.h).
-    const bool kernels = sieve::gpu::CanPackOnDevice();
-    if (memory == sieve::gpu::MemoryKind::kDevice && !mask && kernels &&
-        sieve::coll::TernaryIsFlatDense(*impl, args))
-      return sieve::SubmitCollective(impl, [impl, args, stream] {
-        return sieve::gpu::EnqueueDeviceTernary(*impl, args, stream);
-      });
-    // Else the whole buffer is staged and quantized on the host: no device
-    // kernels, error feedback (its residual lives on the host), the
-    // hierarchical plan, or a mask that keeps nothing.
     if (memory == sieve::gpu::MemoryKind::kDevice)
-      return sieve::SubmitCollective(impl, [impl, args, stream, host, kernels] {
-        const char* why = WholeBufferReason(kernels, args);
-        auto logged = [impl, host, why](const sieve::coll::CollArgs& staged) {
-          if (impl->FirstUse(std::string("ternary allreduce on device buffers, whole: ") + why, 0))
-            SIEVE_INFO(sieve::kLogInit,  // on the progress thread, as the device paths' lines
-                       "ternary allreduce on device buffers: whole buffer staged and quantized "
-                       "on the host (%s)", why);
-          return host(staged);
-        };
-        return sieve::gpu::EnqueueDeviceCollective(
-            *impl, sieve::gpu::CollKind::kAllReduceWhole, args.base, stream, logged);
-      });
+      return SubmitOnDevice(impl, args, mask, stream, host);
     return sieve::SubmitHostCollective(impl, [impl, args, host] {
       return sieve::gpu::RunHostCall(*impl, [&] { return host(args.base); });
     });

@@ -61,13 +61,14 @@ algo::TernaryInput InputOf(Comm& comm, const TernaryArgs& a, const float* scales
 }
 
 // The ring or tree over `elems` quantized elements of `input`, each range
-// delivered into a.base.recv (scattered through the mask, if any).
+// delivered into a.base.recv (scattered through the mask, if any); or, with
+// `sums_wire`, the final sums packed there in TernaryBits(n) bits instead.
 Status RunCodec(Comm& comm, const TernaryArgs& a, const algo::TernaryInput& input,
-                size_t elems) {
+                size_t elems, void* sums_wire = nullptr) {
   const CollArgs& b = a.base;
   const int n = comm.size();
   algo::TernaryOutput output;
-  output.data = b.recv;
+  output.data = sums_wire != nullptr ? nullptr : b.recv;
   output.divisor = b.op == kernels::RedOp::kAvg ? (a.divisor > 0 ? a.divisor : n) : 1;
   if (a.mask_idx != nullptr) {
     output.bits = a.mask_bits;
@@ -81,9 +82,13 @@ Status RunCodec(Comm& comm, const TernaryArgs& a, const algo::TernaryInput& inpu
   if (n == 1) {
     codec.LoadInput(0, elems);
     codec.Deliver(0, elems);
-    return Status::OK();
+  } else {
+    SIEVE_RETURN_IF_ERROR(Exchange(comm, a, codec, elems));
   }
-  return Exchange(comm, a, codec, elems);
+  // Work keeps every range's final sums after the exchange (algo/codec.h).
+  if (sums_wire != nullptr)
+    kernels::TernaryPack(wt, work.data(), elems, kernels::TernaryBits(n), sums_wire);
+  return Status::OK();
 }
 
 // Slices cut at block boundaries so every block has one scale, as on a flat run.
@@ -124,7 +129,7 @@ bool TernaryIsFlatDense(Comm& comm, const TernaryArgs& a) {
 }
 
 Status TernaryAllReduceQuantized(Comm& comm, const TernaryArgs& a, const float* scales,
-                                 const void* wire) {
+                                 const void* wire, void* sums_wire) {
   // The codec reads codes in its work type: widen the 2-bit wire once.
   const kernels::TernaryWork wt = kernels::TernaryWorkFor(comm.size());
   std::vector<char> codes(a.base.count * static_cast<size_t>(wt));
@@ -132,7 +137,7 @@ Status TernaryAllReduceQuantized(Comm& comm, const TernaryArgs& a, const float* 
                          codes.data());
   algo::TernaryInput input = InputOf(comm, a, scales);
   input.quantized = codes.data();
-  return RunCodec(comm, a, input, a.base.count);
+  return RunCodec(comm, a, input, a.base.count, sums_wire);
 }
 
 Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {

@@ -48,10 +48,12 @@ bool TernaryIsFlatDense(Comm& comm, const TernaryArgs& args);
 // scales, in place (the all-reduce-max).
 Status TernaryAgreeScales(Comm& comm, float* scales, size_t nblocks);
 // Step 2: the ring/tree from this rank's codes, already quantized into the
-// 2-bit wire (TernaryBits(1)) with (seed, comm.rank(), step) against `scales`;
-// the result, as TernaryAllReduce's, into args.base.recv.
+// 2-bit wire (TernaryBits(1)) with (seed, comm.rank(), step) against `scales`.
+// Writes the final integer sums Q packed in TernaryBits(comm.size()) bits
+// into `sums_wire` (dequantized by the caller: s_b * Q, / n for avg), or, when
+// that is null, the result as TernaryAllReduce's into args.base.recv.
 Status TernaryAllReduceQuantized(Comm& comm, const TernaryArgs& args, const float* scales,
-                                 const void* wire);
+                                 const void* wire, void* sums_wire);
 
 }  // namespace sieve::coll
 

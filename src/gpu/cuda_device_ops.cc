@@ -198,6 +198,18 @@ Status CudaDeviceOps::TernaryQuantize(kernels::DType dtype, const void* in, size
                 (count + 7) / 8, params, stream);
 }
 
+Status CudaDeviceOps::TernaryDequantize(kernels::DType dtype, const void* wire, int w,
+                                        size_t count, size_t block, const float* scales,
+                                        int divisor, void* out, cu::Stream stream) {
+  if (count == 0) return Status::OK();
+  const KernelFunctions* fns = nullptr;
+  int i = 0;
+  SIEVE_RETURN_IF_ERROR(TernaryFunctions(dtype, &fns, &i));
+  void* params[] = {&wire, &count, &w, &block, &scales, &divisor, &out};
+  return Launch("cuLaunchKernel(sieve_ternary_dequantize)", fns->ternary_dequantize[i],
+                (count + 7) / 8, params, stream);
+}
+
 Status CudaDeviceOps::MaskedPack(size_t elem_size, const void* in, const uint32_t* idx,
                                  size_t nnz, void* out, cu::Stream stream) {
   if (nnz == 0) return Status::OK();

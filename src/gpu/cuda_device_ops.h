@@ -39,6 +39,9 @@ class CudaDeviceOps : public DeviceOps {
   Status TernaryQuantize(kernels::DType dtype, const void* in, size_t count, size_t block,
                          const float* scales, kernels::PhiloxStream rng, void* wire,
                          cu::Stream stream) override;
+  Status TernaryDequantize(kernels::DType dtype, const void* wire, int w, size_t count,
+                           size_t block, const float* scales, int divisor, void* out,
+                           cu::Stream stream) override;
 
  private:
   Status Check(const char* call, cu::Result r) const;

@@ -31,5 +31,9 @@ Status DeviceOps::TernaryQuantize(kernels::DType, const void*, size_t, size_t, c
                                   kernels::PhiloxStream, void*, cu::Stream) {
   return NoKernels(*this, "ternary quantize");
 }
+Status DeviceOps::TernaryDequantize(kernels::DType, const void*, int, size_t, size_t,
+                                    const float*, int, void*, cu::Stream) {
+  return NoKernels(*this, "ternary dequantize");
+}
 
 }  // namespace sieve::gpu

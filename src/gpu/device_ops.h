@@ -76,6 +76,11 @@ class DeviceOps {
   virtual Status TernaryQuantize(kernels::DType dtype, const void* in, size_t count,
                                  size_t block, const float* scales, kernels::PhiloxStream rng,
                                  void* wire, cu::Stream stream);
+  // out[j] = s_b * Q[j] (/ divisor) in dtype, Q the final sums packed in `w`
+  // bits each (kernels::TernaryUnpack, then kernels::TernaryDequantizeRange).
+  virtual Status TernaryDequantize(kernels::DType dtype, const void* wire, int w, size_t count,
+                                   size_t block, const float* scales, int divisor, void* out,
+                                   cu::Stream stream);
 };
 
 // The handshake words, read and written by the host with acquire/release

@@ -1,5 +1,6 @@
-// Dense ternary all-reduce on device buffers: abs-max and quantize kernels on
-// the stream, scales and wire staged through the progress engine.
+// Dense ternary all-reduce on device buffers: abs-max, quantize and dequantize
+// kernels on the stream; scales, wire and final sums staged through the
+// progress engine.
 #include "gpu/device_ternary.h"
 
 #include <memory>
@@ -49,30 +50,30 @@ StagedOp ScalesOp(Comm& comm, cu::Stream stream, float* d_scales, size_t nblocks
   return OneChunk("ternary allreduce (scales)", stream, std::move(c));
 }
 
-// Op 2: the wire in (staged after the result area, which stays aligned), the
-// dequantized result out to recvbuff.
+// Op 2: this rank's 2-bit wire in, the final sums' wire (TernaryBits(n) bits
+// an element) out, dequantized on the stream afterwards.
 StagedOp WireOp(Comm& comm, const coll::TernaryArgs& args, cu::Stream stream, void* d_wire,
-                size_t wire_bytes, std::shared_ptr<Agreed> agreed) {
-  const size_t result_bytes = args.base.count * kernels::DTypeSize(args.base.dtype);
+                size_t wire_bytes, void* d_sums, size_t sums_bytes,
+                std::shared_ptr<Agreed> agreed) {
   StagedChunk c;
-  c.bytes = result_bytes + wire_bytes;
-  c.in.push_back({result_bytes, d_wire, wire_bytes});
-  c.out.push_back({0, args.base.recv, result_bytes});
+  c.bytes = wire_bytes + sums_bytes;
+  c.in.push_back({0, d_wire, wire_bytes});
+  c.out.push_back({wire_bytes, d_sums, sums_bytes});
   Comm* cm = &comm;
-  c.run = [cm, args, result_bytes, wire_bytes, agreed](char* staging) {
+  c.run = [cm, args, wire_bytes, sums_bytes, agreed](char* staging) {
     if (!agreed->ok)  // op 1 failed (reported already): no scales to run on
       return Status::Internal("ternary allreduce on device buffers: the scales were not agreed");
     if (cm->FirstUse("ternary allreduce on device buffers", 0))
       SIEVE_INFO(kLogInit,  // a path choice, logged with the communicator's others
-                 "ternary allreduce on device buffers: abs-max/quantize kernels on the caller's "
-                 "stream; staged %zu scale bytes (each way) and %zu wire bytes to the host, "
-                 "the dequantized result (%zu bytes) back",
-                 agreed->scales.size() * sizeof(float), wire_bytes, result_bytes);
-    coll::TernaryArgs t = args;
-    t.base.send = staging;  // unused: the codes come from the wire
-    t.base.recv = staging;
-    Status st = coll::TernaryAllReduceQuantized(*cm, t, agreed->scales.data(),
-                                                staging + result_bytes);
+                 "ternary allreduce on device buffers: abs-max/quantize/dequantize kernels on "
+                 "the caller's stream; staged %zu scale bytes each way, %zu wire bytes to the "
+                 "host and %zu bytes of final sums back (dense: %zu bytes each way)",
+                 agreed->scales.size() * sizeof(float), wire_bytes, sums_bytes,
+                 args.base.count * kernels::DTypeSize(args.base.dtype));
+    // args.base's device buffers are not touched here: the codes come from
+    // the staged wire and the sums go back through staging.
+    Status st = coll::TernaryAllReduceQuantized(*cm, args, agreed->scales.data(), staging,
+                                                staging + wire_bytes);
     if (st.ok()) cm->LogTransportOnce();
     return st;
   };
@@ -89,15 +90,21 @@ Status EnqueueDeviceTernary(Comm& comm, const coll::TernaryArgs& args, CUstream_
   const size_t nblocks = (b.count + args.block - 1) / args.block;
   const size_t scale_bytes = nblocks * sizeof(float);
   const size_t wire_bytes = kernels::TernaryPackedBytes(b.count, kernels::TernaryBits(1));
+  const int n = comm.size();
+  const int sums_bits = kernels::TernaryBits(n);
+  const size_t sums_bytes = kernels::TernaryPackedBytes(b.count, sums_bits);
+  const int divisor = b.op == kernels::RedOp::kAvg ? (args.divisor > 0 ? args.divisor : n) : 1;
   const kernels::PhiloxStream rng{
       args.seed, static_cast<uint32_t>(args.rng_rank >= 0 ? args.rng_rank : comm.rank()),
       args.step};
 
-  // One scratch: the scales, then the wire.
+  // One scratch: the scales, this rank's wire, the final sums' wire.
   void* scratch = nullptr;
-  SIEVE_RETURN_IF_ERROR(ops->AllocDevice(scale_bytes + wire_bytes, stream, &scratch));
+  SIEVE_RETURN_IF_ERROR(
+      ops->AllocDevice(scale_bytes + wire_bytes + sums_bytes, stream, &scratch));
   auto* d_scales = static_cast<float*>(scratch);
   void* d_wire = static_cast<char*>(scratch) + scale_bytes;
+  void* d_sums = static_cast<char*>(d_wire) + wire_bytes;
   auto agreed = std::make_shared<Agreed>();
   // Each step is queued behind the previous one on the stream; after a failed
   // enqueue the stream was released and the outputs are undefined, as for
@@ -107,7 +114,12 @@ Status EnqueueDeviceTernary(Comm& comm, const coll::TernaryArgs& args, CUstream_
   if (st.ok())
     st = ops->TernaryQuantize(b.dtype, b.send, b.count, args.block, d_scales, rng, d_wire,
                               stream);
-  if (st.ok()) st = engine->Enqueue(WireOp(comm, args, stream, d_wire, wire_bytes, agreed));
+  if (st.ok())
+    st = engine->Enqueue(
+        WireOp(comm, args, stream, d_wire, wire_bytes, d_sums, sums_bytes, agreed));
+  if (st.ok())
+    st = ops->TernaryDequantize(b.dtype, d_sums, sums_bits, b.count, args.block, d_scales,
+                                divisor, b.recv, stream);
   Status freed = ops->FreeDevice(scratch, stream);
   return st.ok() ? freed : st;
 }

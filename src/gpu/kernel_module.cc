@@ -68,13 +68,16 @@ Status KernelModule::ForCurrentContext(const KernelFunctions** out) {
   for (int i = 0; i < 4; ++i) {
     entries.push_back({&fns.pack[i], std::string("sieve_masked_pack_") + kSizes[i]});
     entries.push_back({&fns.scatter[i], std::string("sieve_masked_scatter_") + kSizes[i]});
-    entries.push_back({&fns.zero_cleared[i], std::string("sieve_masked_zero_cleared_") + kSizes[i]});
+    entries.push_back(
+        {&fns.zero_cleared[i], std::string("sieve_masked_zero_cleared_") + kSizes[i]});
   }
   static const char* kTypes[3] = {"f32", "f16", "bf16"};  // TernaryTypeIndex order
   for (int i = 0; i < 3; ++i) {
     entries.push_back({&fns.ternary_absmax[i], std::string("sieve_ternary_absmax_") + kTypes[i]});
     entries.push_back(
         {&fns.ternary_quantize[i], std::string("sieve_ternary_quantize_") + kTypes[i]});
+    entries.push_back(
+        {&fns.ternary_dequantize[i], std::string("sieve_ternary_dequantize_") + kTypes[i]});
   }
   for (auto& e : entries) {
     r = d_->ModuleGetFunction(e.fn, module, e.name.c_str());

@@ -21,6 +21,7 @@ struct KernelFunctions {
   // Dense ternary, by floating type: index 0..2 for float32, float16, bfloat16.
   cu::Function ternary_absmax[3] = {};
   cu::Function ternary_quantize[3] = {};
+  cu::Function ternary_dequantize[3] = {};
 };
 
 class KernelModule {

@@ -269,7 +269,8 @@ std::string TernaryDenseChecks(sieveComm_t comm, int rank, int n, DeviceMemory& 
         char what[160];
         std::snprintf(what, sizeof what, "dense ternary %s %s count %zu block %zu %s (seed %llu)",
                       TypeName(t), OpName(op), c.count, c.block,
-                      in_place ? "in place" : "out of place", static_cast<unsigned long long>(seed));
+                      in_place ? "in place" : "out of place",
+                      static_cast<unsigned long long>(seed));
         CHECK_OK(sieveAllReduceTernary(send.data(), host_out.data(), c.count, t, op, &p, comm,
                                        nullptr), "%s: host", what);
         char* d_send = static_cast<char*>(mem.Alloc(bytes));

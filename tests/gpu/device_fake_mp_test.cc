@@ -17,6 +17,7 @@
 #include "support/mp_harness.h"
 #include "support/reference.h"
 #include "support/ternary_reference.h"
+#include "kernels/ternary.h"
 
 namespace sieve_test {
 namespace {
@@ -251,9 +252,10 @@ TEST(DeviceFakeMp, MaskedStagesOnlyThePackedElementsBlocking) {
   EXPECT_EQ(RunRanks(Spec(2, true), MaskedStagesOnlyPacked), "");
 }
 
-// Dense ternary on device buffers: quantized by kernels on the stream, so the
-// staged bytes are the compressed sizes (the block scales, then the 2-bit
-// wire), not count x elem size; the call only enqueues (the stream is paused)
+// Dense ternary on device buffers: quantized and dequantized by kernels on the
+// stream, so the staged bytes are the compressed sizes (to the host: the block
+// maxima and the 2-bit wire; back: the agreed scales and the final sums in
+// TernaryBits(n) bits), not count x elem size; the call only enqueues (the stream is paused)
 // and later work on the stream sees the result, which equals the host path.
 // Without device kernels, and with error feedback, the whole buffer is staged.
 int DenseTernaryStagesCompressed(int rank, int nranks, const sieveUniqueId& id) {
@@ -265,6 +267,8 @@ int DenseTernaryStagesCompressed(int rank, int nranks, const sieveUniqueId& id) 
   const bool blocking = sync_env != nullptr && std::string(sync_env) == "1";
   const size_t count = 40009, block = 1000;
   const size_t nblocks = (count + block - 1) / block, wire = (count + 3) / 4;
+  const size_t sums = sieve::kernels::TernaryPackedBytes(
+      count, sieve::kernels::TernaryBits(nranks));
   enum Path { kKernels, kNoKernels, kFeedback };
   for (Path path : {kKernels, kNoKernels, kFeedback}) {
     rt.ops.kernels = path != kNoKernels;
@@ -284,8 +288,10 @@ int DenseTernaryStagesCompressed(int rank, int nranks, const sieveUniqueId& id) 
       char* d = static_cast<char*>(mem.Alloc(bytes));
       mem.Upload(d, in.data(), bytes);
       const size_t staged_before = rt.ops.bytes_to_host.load();
+      const size_t back_before = rt.ops.bytes_to_device.load();
       const int absmax_before = rt.ops.ternary_absmax.load();
       const int quantize_before = rt.ops.ternary_quantize.load();
+      const int dequantize_before = rt.ops.ternary_dequantize.load();
       mem.fake_stream().Pause(!blocking);  // the blocking path waits for the stream
       RANK_CHECK(sieveAllReduceTernary(d, d, count, t, sieveAvg, &p, comm, mem.stream()) ==
                      sieveSuccess, "device: %s", sieveGetLastError(comm));
@@ -307,8 +313,13 @@ int DenseTernaryStagesCompressed(int rank, int nranks, const sieveUniqueId& id) 
       const size_t expect_staged = device ? nblocks * 4 + wire : bytes;
       RANK_CHECK(staged == expect_staged, "%s path %d: %zu bytes staged, expected %zu",
                  TypeName(t), path, staged, expect_staged);
+      const size_t back = rt.ops.bytes_to_device.load() - back_before;
+      const size_t expect_back = device ? nblocks * 4 + sums : bytes;
+      RANK_CHECK(back == expect_back, "%s path %d: %zu bytes copied back, expected %zu",
+                 TypeName(t), path, back, expect_back);
       RANK_CHECK(rt.ops.ternary_absmax.load() - absmax_before == (device ? 1 : 0) &&
-                     rt.ops.ternary_quantize.load() - quantize_before == (device ? 1 : 0),
+                     rt.ops.ternary_quantize.load() - quantize_before == (device ? 1 : 0) &&
+                     rt.ops.ternary_dequantize.load() - dequantize_before == (device ? 1 : 0),
                  "%s path %d: ternary kernels launched", TypeName(t), path);
     }
   }

@@ -88,6 +88,14 @@ cu::Result LaunchTernary(const std::string& name, void** p) {
                                         Arg<size_t>(p, 2), Arg<const float*>(p, 3),
                                         Arg<sieve::kernels::PhiloxStream>(p, 4),
                                         sieve::kernels::TernaryBits(1), Arg<void*>(p, 5));
+  } else if (name.rfind("sieve_ternary_dequantize_", 0) == 0) {
+    const size_t count = Arg<size_t>(p, 1);
+    std::vector<int32_t> sums(count);
+    sieve::kernels::TernaryUnpackReference(Arg<const void*>(p, 0), count, Arg<int>(p, 2),
+                                           sums.data());
+    sieve::kernels::TernaryDequantizeRange(dt, sieve::kernels::TernaryWork::kInt32, sums.data(),
+                                           0, count, Arg<size_t>(p, 3), Arg<const float*>(p, 4),
+                                           Arg<int>(p, 5), Arg<void*>(p, 6));
   } else {
     return cu::kErrorInvalidValue;
   }
@@ -189,7 +197,7 @@ TEST(KernelLaunch, PackAndUnpackArgumentsMatchTheEntries) {
     EXPECT_EQ(g_blocks[1], (count + 255) / 256);
   }
   EXPECT_EQ(g_loaded_image, static_cast<const void*>(sieve::gpu::kKernelImage));
-  EXPECT_EQ(g_names.size(), 18u) << "the module is loaded once per context";
+  EXPECT_EQ(g_names.size(), 21u) << "the module is loaded once per context";
   EXPECT_EQ(ops.MaskedPack(3, nullptr, nullptr, 1, nullptr, g_stream).code(),
             sieve::Code::kInternalError);
 }
@@ -228,11 +236,27 @@ TEST(KernelLaunch, TernaryArgumentsMatchTheEntries) {
     sieve::kernels::TernaryQuantizePack(t.dtype, in.data(), 0, count, block, want_scales.data(),
                                         ph, 2, want_wire.data());
     EXPECT_EQ(wire, want_wire) << t.suffix;
-    ASSERT_EQ(g_launched.size(), 2u);
+    // Final sums of n = 2..9 ranks in w = TernaryBits(n) bits, dequantized (avg or sum).
+    const int n = static_cast<int>(rng() % 8) + 2, w = sieve::kernels::TernaryBits(n);
+    const int divisor = rng() % 2 ? n : 1;
+    std::vector<int32_t> sums(count);
+    for (auto& q : sums) q = static_cast<int32_t>(rng() % (2 * n + 1)) - n;
+    std::vector<uint8_t> sums_wire(sieve::kernels::TernaryPackedBytes(count, w));
+    sieve::kernels::TernaryPackReference(sums.data(), count, w, sums_wire.data());
+    std::vector<char> out(count * es, 0x11), want_out(count * es, 0x22);
+    ASSERT_TRUE(ops.TernaryDequantize(t.dtype, sums_wire.data(), w, count, block, scales.data(),
+                                      divisor, out.data(), g_stream).ok());
+    sieve::kernels::TernaryDequantizeRange(t.dtype, sieve::kernels::TernaryWork::kInt32,
+                                           sums.data(), 0, count, block, scales.data(), divisor,
+                                           want_out.data());
+    EXPECT_EQ(out, want_out) << t.suffix << " dequantize, w " << w;
+    ASSERT_EQ(g_launched.size(), 3u);
     EXPECT_EQ(g_launched[0], std::string("sieve_ternary_absmax_") + t.suffix);
     EXPECT_EQ(g_launched[1], std::string("sieve_ternary_quantize_") + t.suffix);
+    EXPECT_EQ(g_launched[2], std::string("sieve_ternary_dequantize_") + t.suffix);
     EXPECT_EQ(g_blocks[0], nblocks);
     EXPECT_EQ(g_blocks[1], ((count + 7) / 8 + 255) / 256);
+    EXPECT_EQ(g_blocks[2], ((count + 7) / 8 + 255) / 256);
   }
   // Not a ternary type: an error, nothing launched.
   g_launched.clear();

@@ -123,6 +123,7 @@ Status FakeDeviceOps::CopyToHost(void* host, const void* device, size_t bytes,
 
 Status FakeDeviceOps::CopyToDevice(void* device, const void* host, size_t bytes,
                                    CUstream_st* stream) {
+  bytes_to_device += bytes;
   StreamOf(stream)->Push([=] {
     std::memcpy(device, host, bytes);
     return true;
@@ -215,6 +216,21 @@ Status FakeDeviceOps::TernaryQuantize(sieve::kernels::DType dtype, const void* i
   StreamOf(stream)->Push([=] {
     sieve::kernels::TernaryQuantizePack(dtype, in, 0, count, block, scales, rng,
                                         sieve::kernels::TernaryBits(1), wire);
+    return true;
+  });
+  return Status::OK();
+}
+
+Status FakeDeviceOps::TernaryDequantize(sieve::kernels::DType dtype, const void* wire, int w,
+                                        size_t count, size_t block, const float* scales,
+                                        int divisor, void* out, CUstream_st* stream) {
+  ++ternary_dequantize;
+  StreamOf(stream)->Push([=] {
+    std::vector<int32_t> sums(count);
+    sieve::kernels::TernaryUnpack(sieve::kernels::TernaryWork::kInt32, wire, count, w,
+                                  /*accumulate=*/false, sums.data());
+    sieve::kernels::TernaryDequantizeRange(dtype, sieve::kernels::TernaryWork::kInt32,
+                                           sums.data(), 0, count, block, scales, divisor, out);
     return true;
   });
   return Status::OK();

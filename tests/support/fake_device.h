@@ -80,6 +80,9 @@ class FakeDeviceOps : public sieve::gpu::DeviceOps {
                                 size_t block, const float* scales,
                                 sieve::kernels::PhiloxStream rng, void* wire,
                                 CUstream_st* stream) override;
+  sieve::Status TernaryDequantize(sieve::kernels::DType dtype, const void* wire, int w,
+                                  size_t count, size_t block, const float* scales, int divisor,
+                                  void* out, CUstream_st* stream) override;
 
   FakeStream* StreamOf(CUstream_st* s) {
     return s != nullptr ? reinterpret_cast<FakeStream*>(s) : &default_stream;
@@ -89,8 +92,9 @@ class FakeDeviceOps : public sieve::gpu::DeviceOps {
   bool kernels = true;  // false: a libsieve built without device kernels
   // Bytes the streams copied device -> pinned host (what was staged), and the
   // kernels launched.
-  std::atomic<size_t> bytes_to_host{0};
-  std::atomic<int> packs{0}, unpacks{0}, ternary_absmax{0}, ternary_quantize{0};
+  std::atomic<size_t> bytes_to_host{0}, bytes_to_device{0};
+  std::atomic<int> packs{0}, unpacks{0}, ternary_absmax{0}, ternary_quantize{0},
+      ternary_dequantize{0};
   // > 0: the n-th CopyToHost from now fails (enqueue error injection).
   std::atomic<int> fail_copy_in_after{0};
   std::atomic<int> flag_ops{0}, syncs{0}, allocs{0}, frees{0};
