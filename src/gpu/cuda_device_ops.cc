@@ -198,6 +198,32 @@ Status CudaDeviceOps::TernaryQuantize(kernels::DType dtype, const void* in, size
                 (count + 7) / 8, params, stream);
 }
 
+Status CudaDeviceOps::TernaryQuantizeFeedback(kernels::DType dtype, const void* in, size_t count,
+                                              size_t block, const float* scales,
+                                              kernels::PhiloxStream rng, void* wire,
+                                              float* residual, cu::Stream stream) {
+  if (count == 0) return Status::OK();
+  const KernelFunctions* fns = nullptr;
+  int i = 0;
+  SIEVE_RETURN_IF_ERROR(TernaryFunctions(dtype, &fns, &i));
+  void* params[] = {&in, &count, &block, &scales, &rng, &wire, &residual};
+  return Launch("cuLaunchKernel(sieve_ternary_quantize_feedback)",
+                fns->ternary_quantize_feedback[i], (count + 7) / 8, params, stream);
+}
+
+Status CudaDeviceOps::TernaryFeedbackApply(kernels::DType dtype, const void* g, float* residual,
+                                           bool fresh, void* out, size_t count,
+                                           cu::Stream stream) {
+  if (count == 0) return Status::OK();
+  const KernelFunctions* fns = nullptr;
+  int i = 0;
+  SIEVE_RETURN_IF_ERROR(TernaryFunctions(dtype, &fns, &i));
+  int fresh_arg = fresh ? 1 : 0;  // the entry takes an int
+  void* params[] = {&g, &residual, &fresh_arg, &out, &count};
+  return Launch("cuLaunchKernel(sieve_ternary_feedback_apply)", fns->ternary_feedback_apply[i],
+                count, params, stream);
+}
+
 Status CudaDeviceOps::TernaryDequantize(kernels::DType dtype, const void* wire, int w,
                                         size_t count, size_t block, const float* scales,
                                         int divisor, void* out, cu::Stream stream) {

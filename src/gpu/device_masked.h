@@ -21,6 +21,11 @@ namespace sieve::gpu {
 // into libsieve); else callers stage the whole dense buffer (kAllReduceWhole).
 bool CanPackOnDevice();
 
+// The mask's kept indices (nnz) and bitmap in device memory, uploaded on
+// `stream` on first use and kept with the mask (freed when it goes).
+Status DeviceMaskOf(mask::MaskState& mask, CUstream_st* stream, const uint32_t** idx,
+                    const uint64_t** bits);
+
 // The host part: all-reduces the nnz packed elements in place in packed.recv
 // (packed.send == packed.recv, packed.count == nnz), on the progress thread.
 using PackedCollective = std::function<Status(const coll::CollArgs& packed)>;

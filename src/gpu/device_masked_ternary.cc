@@ -1,0 +1,46 @@
+// Masked + ternary on device buffers: pack, the device ternary run on the
+// packed vector, unpack with zero-fill; all queued on the stream.
+#include "gpu/device_masked_ternary.h"
+
+#include "gpu/device_masked.h"
+#include "gpu/device_ternary.h"
+#include "gpu/gpu_runtime.h"
+
+namespace sieve::gpu {
+
+Status EnqueueDeviceMaskedTernary(Comm& comm, const coll::TernaryArgs& args,
+                                  std::shared_ptr<mask::MaskState> mask, DeviceResidual* residual,
+                                  CUstream_st* stream) {
+  DeviceOps* ops = Runtime().ops;
+  const coll::CollArgs& b = args.base;
+  const size_t esize = kernels::DTypeSize(b.dtype);
+  const size_t nnz = mask->idx.size();
+  const uint32_t* d_idx = nullptr;
+  const uint64_t* d_bits = nullptr;
+  SIEVE_RETURN_IF_ERROR(DeviceMaskOf(*mask, stream, &d_idx, &d_bits));
+  // The packed vector: gathered here, quantized and then overwritten in
+  // place by the dequantized sums (the quantize kernel is queued before the
+  // dequantize one), scattered from here.
+  void* packed = nullptr;
+  SIEVE_RETURN_IF_ERROR(ops->AllocDevice(nnz * esize, stream, &packed));
+  DeviceTernaryRun run;
+  run.args = args;
+  run.args.base.send = packed;
+  run.args.base.recv = packed;
+  run.args.base.count = nnz;
+  run.residual = residual;
+  run.name = "masked ternary allreduce";
+  run.dense_bytes = b.count * esize;
+  run.masked = true;
+  // After a failed enqueue the stream was released and the outputs are
+  // undefined, as for every device collective. The mask's device copy is
+  // freed stream-ordered, so a deregistration right after this call is safe.
+  Status st = ops->MaskedPack(esize, b.send, d_idx, nnz, packed, stream);
+  if (st.ok()) st = EnqueueDeviceTernaryRun(comm, run, stream);
+  if (st.ok())
+    st = ops->MaskedUnpack(esize, packed, d_idx, nnz, d_bits, b.count, b.recv, stream);
+  Status freed = ops->FreeDevice(packed, stream);
+  return st.ok() ? freed : st;
+}
+
+}  // namespace sieve::gpu
