@@ -63,8 +63,8 @@ void LogPath(Comm& comm, const DeviceTernaryRun& run, size_t scale_bytes, size_t
              "scale bytes each way, %zu wire bytes to the host and %zu bytes of final sums back "
              "(dense: %zu bytes each way)",
              path.c_str(),
-             run.masked ? " (packed by the mask first, unpacked with zero-fill after)" : "",
-             feedback ? " (residual in device memory, updated in the quantize pass)" : "",
+             run.masked ? ", packed by the mask first and unpacked with zero-fill after" : "",
+             feedback ? ", the residual in device memory updated in the quantize pass" : "",
              scale_bytes, wire_bytes, sums_bytes, run.dense_bytes);
 }
 
