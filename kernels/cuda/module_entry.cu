@@ -5,7 +5,8 @@
 // per element size (they only move elements). Ternary: one per floating type
 // (f32, f16, bf16), dense: quantize into w = 2 bits (one contribution; with
 // error feedback the residual updated in the same pass), the error-feedback
-// sum g + e_prev, dequantize the final sums from any w.
+// sum g + e_prev, dequantize the final sums from any w (in place, or
+// scattered to a mask's kept positions).
 #include <cstddef>
 #include <cstdint>
 
@@ -58,6 +59,12 @@ SIEVE_MASKED_ENTRIES(8, uint64_t)
       const uint8_t* wire, size_t count, int w, size_t block, const float* scales,             \
       int divisor, void* out) {                                                                \
     sieve::kernels::TernaryDequantizeWireBody<L>(wire, count, w, block, scales, divisor, out); \
+  }                                                                                            \
+  extern "C" __global__ void sieve_ternary_dequantize_scatter_##NAME(                          \
+      const uint8_t* wire, size_t count, int w, size_t block, const float* scales,             \
+      int divisor, const uint32_t* idx, void* out) {                                           \
+    sieve::kernels::TernaryDequantizeWireBody<L>(wire, count, w, block, scales, divisor, out,  \
+                                                 idx);                                         \
   }
 
 SIEVE_TERNARY_ENTRIES(f32, sieve::kernels::TernaryF32)

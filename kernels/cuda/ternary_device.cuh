@@ -74,12 +74,15 @@ __device__ __forceinline__ void TernaryQuantizePackBody(const void* in, const ui
 
 // Grid-stride over groups of 8: the final sums, packed in w bits each, become
 // s_b * Q (/ divisor) in the output type: TernaryUnpack + TernaryDequantizeRange
-// in one pass, element by element through the same inlines.
+// in one pass, element by element through the same inlines. With `idx` (a
+// mask's kept positions) element j goes to out[idx[j]] instead: the scatter
+// of TernaryDequantizeScatter (the cleared positions are zeroed apart).
 template <typename L>
 __device__ __forceinline__ void TernaryDequantizeWireBody(const uint8_t* wire, size_t count,
                                                           int w, size_t block,
                                                           const float* scales, int divisor,
-                                                          void* out) {
+                                                          void* out,
+                                                          const uint32_t* idx = nullptr) {
   int32_t v[kTernaryGroup];
   size_t groups = (count + kTernaryGroup - 1) / kTernaryGroup;
   size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
@@ -90,7 +93,8 @@ __device__ __forceinline__ void TernaryDequantizeWireBody(const uint8_t* wire, s
     TernaryUnpackGroup(wire + g * w, cnt, w, v);
     for (int k = 0; k < cnt; ++k) {
       size_t j = g * kTernaryGroup + k;
-      L::Store(out, j, TernaryDequantizeOne(v[k], scales[j / block], divisor));
+      L::Store(out, idx != nullptr ? idx[j] : j,
+               TernaryDequantizeOne(v[k], scales[j / block], divisor));
     }
   }
 }

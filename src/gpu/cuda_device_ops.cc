@@ -236,6 +236,27 @@ Status CudaDeviceOps::TernaryDequantize(kernels::DType dtype, const void* wire, 
                 (count + 7) / 8, params, stream);
 }
 
+Status CudaDeviceOps::TernaryDequantizeScatter(kernels::DType dtype, const void* wire, int w,
+                                               size_t nnz, size_t block, const float* scales,
+                                               int divisor, const uint32_t* idx,
+                                               const uint64_t* bits, size_t count, void* out,
+                                               cu::Stream stream) {
+  if (count == 0) return Status::OK();
+  const KernelFunctions* fns = nullptr;
+  int i = 0;
+  SIEVE_RETURN_IF_ERROR(TernaryFunctions(dtype, &fns, &i));
+  // Zero the cleared positions, then scatter the kept ones: disjoint writes.
+  const int size_index = ElemSizeIndex(kernels::DTypeSize(dtype));
+  size_t begin = 0;
+  void* zero_params[] = {&bits, &begin, &count, &out};
+  SIEVE_RETURN_IF_ERROR(Launch("cuLaunchKernel(sieve_masked_zero_cleared)",
+                               fns->zero_cleared[size_index], count, zero_params, stream));
+  if (nnz == 0) return Status::OK();
+  void* params[] = {&wire, &nnz, &w, &block, &scales, &divisor, &idx, &out};
+  return Launch("cuLaunchKernel(sieve_ternary_dequantize_scatter)",
+                fns->ternary_dequantize_scatter[i], (nnz + 7) / 8, params, stream);
+}
+
 Status CudaDeviceOps::MaskedPack(size_t elem_size, const void* in, const uint32_t* idx,
                                  size_t nnz, void* out, cu::Stream stream) {
   if (nnz == 0) return Status::OK();

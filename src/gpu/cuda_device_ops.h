@@ -47,6 +47,10 @@ class CudaDeviceOps : public DeviceOps {
   Status TernaryDequantize(kernels::DType dtype, const void* wire, int w, size_t count,
                            size_t block, const float* scales, int divisor, void* out,
                            cu::Stream stream) override;
+  Status TernaryDequantizeScatter(kernels::DType dtype, const void* wire, int w, size_t nnz,
+                                  size_t block, const float* scales, int divisor,
+                                  const uint32_t* idx, const uint64_t* bits, size_t count,
+                                  void* out, cu::Stream stream) override;
 
  private:
   Status Check(const char* call, cu::Result r) const;

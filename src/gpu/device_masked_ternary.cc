@@ -1,5 +1,5 @@
-// Masked + ternary on device buffers: pack, the device ternary run on the
-// packed vector, unpack with zero-fill; all queued on the stream.
+// Masked + ternary on device buffers: pack, then the device ternary run on
+// the packed vector, which scatters its result; all queued on the stream.
 #include "gpu/device_masked_ternary.h"
 
 #include "gpu/device_masked.h"
@@ -18,16 +18,17 @@ Status EnqueueDeviceMaskedTernary(Comm& comm, const coll::TernaryArgs& args,
   const uint32_t* d_idx = nullptr;
   const uint64_t* d_bits = nullptr;
   SIEVE_RETURN_IF_ERROR(DeviceMaskOf(*mask, stream, &d_idx, &d_bits));
-  // The packed vector: gathered here, quantized and then overwritten in
-  // place by the dequantized sums (the quantize kernel is queued before the
-  // dequantize one), scattered from here.
+  // The packed vector the run quantizes; its sums are dequantized straight
+  // into recvbuff, scattered through the mask with zero-fill.
   void* packed = nullptr;
   SIEVE_RETURN_IF_ERROR(ops->AllocDevice(nnz * esize, stream, &packed));
   DeviceTernaryRun run;
   run.args = args;
   run.args.base.send = packed;
-  run.args.base.recv = packed;
   run.args.base.count = nnz;
+  run.scatter.idx = d_idx;
+  run.scatter.bits = d_bits;
+  run.scatter.count = b.count;
   run.residual = residual;
   run.name = "masked ternary allreduce";
   run.dense_bytes = b.count * esize;
@@ -37,8 +38,6 @@ Status EnqueueDeviceMaskedTernary(Comm& comm, const coll::TernaryArgs& args,
   // freed stream-ordered, so a deregistration right after this call is safe.
   Status st = ops->MaskedPack(esize, b.send, d_idx, nnz, packed, stream);
   if (st.ok()) st = EnqueueDeviceTernaryRun(comm, run, stream);
-  if (st.ok())
-    st = ops->MaskedUnpack(esize, packed, d_idx, nnz, d_bits, b.count, b.recv, stream);
   Status freed = ops->FreeDevice(packed, stream);
   return st.ok() ? freed : st;
 }

@@ -1,8 +1,8 @@
 // Masked + ternary all-reduce on device buffers, entirely on the caller's
 // stream: the mask's pack kernel gathers the kept elements into device
 // scratch, the device ternary run (device_ternary.h) quantizes that packed
-// vector and stages only scales and wire, dequantizes the final sums back
-// into it, and the unpack kernel scatters them with zero-fill into recvbuff.
+// vector and stages only scales and wire, and its dequantize kernel scatters
+// the final sums to the kept positions of recvbuff, zero-filling the rest.
 // Scales, Philox indices, residuals and the network operations are over
 // packed positions, as in the host path (mask::TernaryAllReduceMasked), so
 // results are the same bits and device and host ranks interoperate.

@@ -44,5 +44,10 @@ Status DeviceOps::TernaryDequantize(kernels::DType, const void*, int, size_t, si
                                     const float*, int, void*, cu::Stream) {
   return NoKernels(*this, "ternary dequantize");
 }
+Status DeviceOps::TernaryDequantizeScatter(kernels::DType, const void*, int, size_t, size_t,
+                                           const float*, int, const uint32_t*, const uint64_t*,
+                                           size_t, void*, cu::Stream) {
+  return NoKernels(*this, "ternary dequantize and scatter");
+}
 
 }  // namespace sieve::gpu

@@ -93,6 +93,14 @@ class DeviceOps {
   virtual Status TernaryDequantize(kernels::DType dtype, const void* wire, int w, size_t count,
                                    size_t block, const float* scales, int divisor, void* out,
                                    cu::Stream stream);
+  // The same for the nnz kept elements of a mask, scattered: out[idx[k]] =
+  // s_b * Q[k] (/ divisor), out[j] = 0 where bit j of `bits` is clear, j <
+  // count (kernels::TernaryUnpack, then kernels::TernaryDequantizeScatter).
+  virtual Status TernaryDequantizeScatter(kernels::DType dtype, const void* wire, int w,
+                                          size_t nnz, size_t block, const float* scales,
+                                          int divisor, const uint32_t* idx,
+                                          const uint64_t* bits, size_t count, void* out,
+                                          cu::Stream stream);
 };
 
 // The handshake words, read and written by the host with acquire/release

@@ -63,7 +63,9 @@ void LogPath(Comm& comm, const DeviceTernaryRun& run, size_t scale_bytes, size_t
              "scale bytes each way, %zu wire bytes to the host and %zu bytes of final sums back "
              "(dense: %zu bytes each way)",
              path.c_str(),
-             run.masked ? ", packed by the mask first and unpacked with zero-fill after" : "",
+             run.masked ? ", packed by the mask first and scattered with zero-fill by the "
+                          "dequantize"
+                        : "",
              feedback ? ", the residual in device memory updated in the quantize pass" : "",
              scale_bytes, wire_bytes, sums_bytes, run.dense_bytes);
 }
@@ -152,7 +154,11 @@ Status EnqueueDeviceTernaryRun(Comm& comm, const DeviceTernaryRun& run, CUstream
   if (st.ok())
     st = engine->Enqueue(
         WireOp(comm, run, stream, d_wire, wire_bytes, d_sums, sums_bytes, agreed));
-  if (st.ok())
+  if (st.ok() && run.scatter.idx != nullptr)
+    st = ops->TernaryDequantizeScatter(b.dtype, d_sums, sums_bits, b.count, args.block, d_scales,
+                                       divisor, run.scatter.idx, run.scatter.bits,
+                                       run.scatter.count, b.recv, stream);
+  else if (st.ok())
     st = ops->TernaryDequantize(b.dtype, d_sums, sums_bits, b.count, args.block, d_scales,
                                 divisor, b.recv, stream);
   Status freed = ops->FreeDevice(scratch, stream);

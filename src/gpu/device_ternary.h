@@ -10,7 +10,8 @@
 //   progress:     the host path's ring/tree from that wire; the final
 //                 integer sums packed in TernaryBits(n) bits            [op 2]
 //   stream:   ... copy the sums' wire back -> dequantize kernel (s_b * Q,
-//             / n for avg) into the output -> free scratch
+//             / n for avg) into the output (under a mask: scattered to the
+//             kept positions, the others zero-filled) -> free scratch
 //
 // The two progress operations are the host path's two network operations in
 // the same order (same fingerprints), so device and host ranks interoperate
@@ -33,6 +34,14 @@ struct DeviceTernaryRun {
   // the same), base.count: its elements; coll::TernaryIsFlat holds.
   // args.residual and the mask fields are unused (must be null).
   coll::TernaryArgs args;
+  // A mask's packed vector (device copies of its kept positions and bitmap):
+  // base.recv is then the caller's buffer of `count` elements, s_b * Q of
+  // kept element k goes to base.recv[idx[k]], and the rest is zero-filled.
+  struct Scatter {
+    const uint32_t* idx = nullptr;  // null: no scatter
+    const uint64_t* bits = nullptr;
+    size_t count = 0;
+  } scatter;
   DeviceResidual* residual = nullptr;  // error feedback (count elements), or null
   const char* name = "ternary allreduce";  // in messages and the INFO line
   size_t dense_bytes = 0;  // the caller's buffer, for the INFO line

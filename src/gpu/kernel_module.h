@@ -25,6 +25,8 @@ struct KernelFunctions {
   // Error feedback: quantize + residual update, and the sum g + e_prev.
   cu::Function ternary_quantize_feedback[3] = {};
   cu::Function ternary_feedback_apply[3] = {};
+  // Masked: the dequantize scattered to the kept positions.
+  cu::Function ternary_dequantize_scatter[3] = {};
 };
 
 class KernelModule {

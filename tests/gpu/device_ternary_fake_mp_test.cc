@@ -56,14 +56,14 @@ std::vector<uint8_t> RandomMask(std::mt19937_64& rng, size_t count, int density_
 
 struct Counts {
   size_t to_host, to_device;
-  int packs, unpacks, absmax, quantize, quantize_fb, apply, dequantize;
+  int packs, unpacks, absmax, quantize, quantize_fb, apply, dequantize, dequantize_scatter;
 };
 Counts Read(const FakeDeviceOps& o) {
   return {o.bytes_to_host.load(),         o.bytes_to_device.load(),
           o.packs.load(),                 o.unpacks.load(),
           o.ternary_absmax.load(),        o.ternary_quantize.load(),
           o.ternary_quantize_feedback.load(), o.ternary_feedback_apply.load(),
-          o.ternary_dequantize.load()};
+          o.ternary_dequantize.load(),    o.ternary_dequantize_scatter.load()};
 }
 
 // Several steps of masked + ternary and of dense ternary with error feedback:
@@ -160,12 +160,14 @@ int MaskedAndFeedback(int rank, int nranks, const sieveUniqueId& id) {
                    "case %d step %d: %zu bytes staged and %zu back, expected %zu and %zu", k,
                    step, staged, back, nblocks * 4 + wire, nblocks * 4 + sums + mask_upload);
         const int masked = c.density_pct > 0, fb = c.feedback;
-        RANK_CHECK(now.packs - before.packs == masked && now.unpacks - before.unpacks == masked &&
+        // Masked: packed first; the dequantize scatters (no unpack pass).
+        RANK_CHECK(now.packs - before.packs == masked && now.unpacks == before.unpacks &&
                        now.absmax - before.absmax == 1 &&
                        now.quantize - before.quantize == 1 - fb &&
                        now.quantize_fb - before.quantize_fb == fb &&
                        now.apply - before.apply == fb &&
-                       now.dequantize - before.dequantize == 1,
+                       now.dequantize - before.dequantize == 1 - masked &&
+                       now.dequantize_scatter - before.dequantize_scatter == masked,
                    "case %d step %d: kernels launched", k, step);
       }
       ++k;

@@ -97,6 +97,19 @@ cu::Result LaunchTernary(const std::string& name, void** p) {
     if (Arg<int>(p, 2) != 0) std::fill(residual, residual + count, 0.0f);  // fresh
     sieve::kernels::TernaryFeedbackApply(dt, Arg<const void*>(p, 0), residual, Arg<void*>(p, 3),
                                          count);
+  } else if (name.rfind("sieve_ternary_dequantize_scatter_", 0) == 0) {
+    // Dequantized in order, then element k moved to out[idx[k]].
+    const size_t nnz = Arg<size_t>(p, 1), es = sieve::kernels::DTypeSize(dt);
+    std::vector<int32_t> sums(nnz);
+    sieve::kernels::TernaryUnpackReference(Arg<const void*>(p, 0), nnz, Arg<int>(p, 2),
+                                           sums.data());
+    std::vector<char> values(nnz * es);
+    sieve::kernels::TernaryDequantizeRange(dt, sieve::kernels::TernaryWork::kInt32, sums.data(),
+                                           0, nnz, Arg<size_t>(p, 3), Arg<const float*>(p, 4),
+                                           Arg<int>(p, 5), values.data());
+    const auto* idx = Arg<const uint32_t*>(p, 6);
+    auto* out = Arg<char*>(p, 7);
+    for (size_t k = 0; k < nnz; ++k) std::memcpy(out + idx[k] * es, values.data() + k * es, es);
   } else if (name.rfind("sieve_ternary_absmax_", 0) == 0) {
     sieve::kernels::TernaryAbsMax(dt, Arg<const void*>(p, 0), Arg<size_t>(p, 1),
                                   Arg<size_t>(p, 2), Arg<float*>(p, 3));
@@ -214,7 +227,7 @@ TEST(KernelLaunch, PackAndUnpackArgumentsMatchTheEntries) {
     EXPECT_EQ(g_blocks[1], (count + 255) / 256);
   }
   EXPECT_EQ(g_loaded_image, static_cast<const void*>(sieve::gpu::kKernelImage));
-  EXPECT_EQ(g_names.size(), 27u) << "the module is loaded once per context";
+  EXPECT_EQ(g_names.size(), 30u) << "the module is loaded once per context";
   EXPECT_EQ(ops.MaskedPack(3, nullptr, nullptr, 1, nullptr, g_stream).code(),
             sieve::Code::kInternalError);
 }
@@ -345,6 +358,56 @@ TEST(KernelLaunch, TernaryFeedbackArgumentsMatchTheEntries) {
   EXPECT_EQ(ops.TernaryFeedbackApply(DType::kInt32, &s, &s, true, &s, 1, g_stream).code(),
             sieve::Code::kInternalError);
   EXPECT_TRUE(g_launched.empty());
+}
+
+// Masked: the final sums of the kept elements dequantized and scattered, the
+// cleared positions zeroed (two launches, disjoint writes), equal to the host
+// path's TernaryDequantizeScatter, for masks of several densities.
+TEST(KernelLaunch, TernaryDequantizeScatterMatchesTheHostKernel) {
+  if (sieve::gpu::kKernelImageBytes == 0) GTEST_SKIP() << "libsieve built without nvcc";
+  using sieve::kernels::DType;
+  CudaDriver d = KernelDriver();
+  CudaDeviceOps ops(&d);
+  t_ctx_stack = {kCtx};
+  g_stream = reinterpret_cast<cu::Stream>(0x7a);
+  std::mt19937_64 rng(std::random_device{}());
+  const struct {
+    DType dtype;
+    const char* suffix;
+    int density_pct;
+  } cases[] = {{DType::kFloat32, "f32", 3}, {DType::kFloat16, "f16", 50},
+               {DType::kBfloat16, "bf16", 97}};
+  for (const auto& c : cases) {
+    const size_t count = 8000 + (rng() % 4000) * 2 + 1, block = rng() % 300 + 1;
+    const size_t es = sieve::kernels::DTypeSize(c.dtype);
+    std::vector<uint32_t> idx;
+    std::vector<uint64_t> bits((count + 63) / 64, 0);
+    for (size_t j = 0; j < count; ++j)
+      if (static_cast<int>(rng() % 100) < c.density_pct)
+        idx.push_back(static_cast<uint32_t>(j)), bits[j / 64] |= uint64_t{1} << (j % 64);
+    const size_t nnz = idx.size();
+    ASSERT_GT(nnz, 0u);
+    std::vector<float> scales((nnz + block - 1) / block);
+    for (auto& s : scales) s = std::uniform_real_distribution<float>(0.01f, 4.0f)(rng);
+    const int n = static_cast<int>(rng() % 7) + 2, w = sieve::kernels::TernaryBits(n);
+    const int divisor = rng() % 2 ? n : 1;
+    std::vector<int32_t> sums(nnz);
+    for (auto& q : sums) q = static_cast<int32_t>(rng() % (2 * n + 1)) - n;
+    std::vector<uint8_t> wire(sieve::kernels::TernaryPackedBytes(nnz, w));
+    sieve::kernels::TernaryPackReference(sums.data(), nnz, w, wire.data());
+    std::vector<char> out(count * es, 0x5b), want(count * es, 0x6c);  // junk: all overwritten
+    g_launched.clear();
+    ASSERT_TRUE(ops.TernaryDequantizeScatter(c.dtype, wire.data(), w, nnz, block, scales.data(),
+                                             divisor, idx.data(), bits.data(), count, out.data(),
+                                             g_stream).ok());
+    sieve::kernels::TernaryDequantizeScatter(c.dtype, sieve::kernels::TernaryWork::kInt32,
+                                             sums.data(), 0, block, scales.data(), divisor,
+                                             bits.data(), 0, count, want.data());
+    EXPECT_EQ(out, want) << c.suffix << ", " << c.density_pct << "% kept";
+    ASSERT_EQ(g_launched.size(), 2u);
+    EXPECT_EQ(g_launched[0], "sieve_masked_zero_cleared_" + std::to_string(es));
+    EXPECT_EQ(g_launched[1], std::string("sieve_ternary_dequantize_scatter_") + c.suffix);
+  }
 }
 
 // A mask's device copy may be freed by whichever thread drops it last, with no

@@ -251,6 +251,24 @@ Status FakeDeviceOps::TernaryQuantizeFeedback(sieve::kernels::DType dtype, const
   return Status::OK();
 }
 
+Status FakeDeviceOps::TernaryDequantizeScatter(sieve::kernels::DType dtype, const void* wire,
+                                               int w, size_t nnz, size_t block,
+                                               const float* scales, int divisor, const uint32_t*,
+                                               const uint64_t* bits, size_t count, void* out,
+                                               CUstream_st* stream) {
+  ++ternary_dequantize_scatter;
+  StreamOf(stream)->Push([=] {
+    std::vector<int32_t> sums(nnz);
+    sieve::kernels::TernaryUnpack(sieve::kernels::TernaryWork::kInt32, wire, nnz, w,
+                                  /*accumulate=*/false, sums.data());
+    sieve::kernels::TernaryDequantizeScatter(dtype, sieve::kernels::TernaryWork::kInt32,
+                                             sums.data(), 0, block, scales, divisor, bits, 0,
+                                             count, out);
+    return true;
+  });
+  return Status::OK();
+}
+
 Status FakeDeviceOps::TernaryDequantize(sieve::kernels::DType dtype, const void* wire, int w,
                                         size_t count, size_t block, const float* scales,
                                         int divisor, void* out, CUstream_st* stream) {
