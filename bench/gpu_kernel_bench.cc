@@ -110,6 +110,15 @@ int BenchSize(size_t mib) {
                                                        0, idx.size(), block, dscales, philox, 2,
                                                        dout, s);
       }), copy_gbs);
+  // Error feedback on the device: g + e_prev (reads g and the residual,
+  // writes both), then the quantize pass that also updates the residual.
+  Row("ternary feedback g + e_prev", bytes, MedianMs(s, [&] {
+        return sieve::kernels::TernaryFeedbackApplyCuda(DType::kFloat32, da, db, dout, n, s);
+      }), copy_gbs);
+  Row("ternary quantize + residual update", bytes, MedianMs(s, [&] {
+        return sieve::kernels::TernaryQuantizeFeedbackCuda(DType::kFloat32, da, n, block, dscales,
+                                                           philox, dout, db, s);
+      }), copy_gbs);
   Row("ternary dequantize (int32 sums)", bytes, MedianMs(s, [&] {
         return sieve::kernels::TernaryDequantizeCuda(DType::kFloat32,
                                                      sieve::kernels::TernaryWork::kInt32, dsums,

@@ -39,6 +39,15 @@ int TernaryDequantizeScatterCuda(DType dtype, TernaryWork wt, const void* sums, 
                                  const uint32_t* idx, const uint64_t* bits, size_t begin,
                                  size_t end, void* out, void* stream);
 
+// Error feedback (kernels/ternary_feedback.h): TernaryFeedbackApply; and
+// TernaryQuantizePack of `sent` in 2 bits (offset 0) fused with
+// TernaryFeedbackUpdate (the residual from the same q, one pass).
+int TernaryFeedbackApplyCuda(DType dtype, const void* g, float* residual, void* out, size_t count,
+                             void* stream);
+int TernaryQuantizeFeedbackCuda(DType dtype, const void* sent, size_t count, size_t block,
+                                const float* scales, PhiloxStream rng, void* wire,
+                                float* residual, void* stream);
+
 // Dense forms (idx = nullptr), as the CPU kernels have.
 inline int TernaryAbsMaxCuda(DType dtype, const void* in, size_t count, size_t block,
                              float* scales, void* stream) {

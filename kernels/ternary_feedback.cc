@@ -11,7 +11,7 @@ namespace {
 template <typename L>
 void Apply(const void* g, float* residual, void* out, size_t count) {
   for (size_t j = 0; j < count; ++j) {
-    float sum = L::Load(g, j) + residual[j];
+    float sum = TernaryFeedbackSum<L>(g, j, residual[j]);
     residual[j] = sum;
     L::Store(out, j, sum);
   }
@@ -25,7 +25,8 @@ void Update(const void* sent, size_t count, size_t block, const float* scales,
     int cnt = static_cast<int>(count - j0 < 256 ? count - j0 : 256);
     TernaryQuantizeRun<L>(sent, nullptr, j0, cnt, block, scales, rng, q);
     for (int i = 0; i < cnt; ++i)
-      residual[j0 + i] -= scales[(j0 + i) / block] * static_cast<float>(q[i]);
+      residual[j0 + i] =
+          TernaryFeedbackResidual(residual[j0 + i], scales[(j0 + i) / block], q[i]);
   }
 }
 

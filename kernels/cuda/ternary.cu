@@ -41,6 +41,19 @@ __global__ void QuantizePackKernel(const void* in, const uint32_t* idx, size_t o
   TernaryQuantizePackBody<L>(in, idx, offset, elems, block, scales, rng, w, wire);
 }
 
+template <typename L>
+__global__ void QuantizeFeedbackKernel(const void* sent, size_t count, size_t block,
+                                       const float* scales, PhiloxStream rng, uint8_t* wire,
+                                       float* residual) {
+  TernaryQuantizePackBody<L>(sent, nullptr, 0, count, block, scales, rng, TernaryBits(1), wire,
+                             residual);
+}
+
+template <typename L>
+__global__ void FeedbackApplyKernel(const void* g, float* residual, void* out, size_t count) {
+  TernaryFeedbackApplyBody<L>(g, residual, /*fresh=*/0, out, count);
+}
+
 template <typename L, typename T>
 __global__ void QuantizeAddKernel(const void* in, const uint32_t* idx, size_t offset,
                                   size_t elems, size_t block, const float* scales,
@@ -141,6 +154,26 @@ int TernaryQuantizePackCuda(DType dtype, const void* in, const uint32_t* idx, si
   return WithLoader(dtype, [&](auto l) {
     QuantizePackKernel<decltype(l)><<<Blocks(groups), kThreads, 0, S(stream)>>>(
         in, idx, offset, elems, block, scales, rng, w, static_cast<uint8_t*>(wire));
+  });
+}
+
+int TernaryFeedbackApplyCuda(DType dtype, const void* g, float* residual, void* out, size_t count,
+                             void* stream) {
+  if (count == 0) return 0;
+  return WithLoader(dtype, [&](auto l) {
+    FeedbackApplyKernel<decltype(l)><<<Blocks(count), kThreads, 0, S(stream)>>>(g, residual, out,
+                                                                                count);
+  });
+}
+
+int TernaryQuantizeFeedbackCuda(DType dtype, const void* sent, size_t count, size_t block,
+                                const float* scales, PhiloxStream rng, void* wire,
+                                float* residual, void* stream) {
+  if (count == 0) return 0;
+  size_t groups = (count + kGroup - 1) / kGroup;
+  return WithLoader(dtype, [&](auto l) {
+    QuantizeFeedbackKernel<decltype(l)><<<Blocks(groups), kThreads, 0, S(stream)>>>(
+        sent, count, block, scales, rng, static_cast<uint8_t*>(wire), residual);
   });
 }
 

@@ -1,6 +1,7 @@
 // The ternary device kernels that both the runtime-API wrappers (ternary.cu)
 // and the driver-launched module embedded in libsieve (module_entry.cu) run:
-// block abs-max, quantize + pack, and unpack + dequantize of the final sums,
+// block abs-max, quantize + pack (with the error-feedback residual update),
+// unpack + dequantize of the final sums, and the error-feedback sum,
 // around ternary.h's per-element inlines,
 // so CPU and device results are bit-identical.
 #ifndef SIEVE_KERNELS_CUDA_TERNARY_DEVICE_CUH_
@@ -10,6 +11,7 @@
 #include <cstdint>
 
 #include "kernels/ternary.h"
+#include "kernels/ternary_feedback.h"
 
 namespace sieve::kernels {
 
@@ -43,12 +45,16 @@ __device__ __forceinline__ void TernaryAbsMaxBody(const void* in, const uint32_t
 }
 
 // Grid-stride over groups of 8 elements: quantize elements offset.. with the
-// rank's Philox stream and pack them in w bits each.
+// rank's Philox stream and pack them in w bits each. With error feedback
+// (`residual` not null, residual[i] for element offset+i, holding the sum
+// sent), the residual becomes what the code dropped (kernels::TernaryFeedbackUpdate)
+// from the same q, so no second quantization pass.
 template <typename L>
 __device__ __forceinline__ void TernaryQuantizePackBody(const void* in, const uint32_t* idx,
                                                         size_t offset, size_t elems, size_t block,
                                                         const float* scales, PhiloxStream rng,
-                                                        int w, uint8_t* wire) {
+                                                        int w, uint8_t* wire,
+                                                        float* residual = nullptr) {
   int32_t q[kTernaryGroup];
   size_t groups = (elems + kTernaryGroup - 1) / kTernaryGroup;
   size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
@@ -58,17 +64,25 @@ __device__ __forceinline__ void TernaryQuantizePackBody(const void* in, const ui
     int cnt = static_cast<int>(left < kTernaryGroup ? left : kTernaryGroup);
     TernaryQuantizeRun<L>(in, idx, offset + g * kTernaryGroup, cnt, block, scales, rng, q);
     TernaryPackGroup(q, cnt, w, wire + g * w);
+    if (residual == nullptr) continue;
+    for (int k = 0; k < cnt; ++k) {
+      size_t i = g * kTernaryGroup + k;
+      residual[i] = TernaryFeedbackResidual(residual[i], scales[(offset + i) / block], q[k]);
+    }
   }
 }
 
 // Grid-stride over groups of 8: the final sums, packed in w bits each, become
 // s_b * Q (/ divisor) in the output type: TernaryUnpack + TernaryDequantizeRange
-// in one pass, element by element through the same inlines.
+// in one pass, element by element through the same inlines. With `idx` (a
+// mask's kept positions) element j goes to out[idx[j]] instead: the scatter
+// of TernaryDequantizeScatter (the cleared positions are zeroed apart).
 template <typename L>
 __device__ __forceinline__ void TernaryDequantizeWireBody(const uint8_t* wire, size_t count,
                                                           int w, size_t block,
                                                           const float* scales, int divisor,
-                                                          void* out) {
+                                                          void* out,
+                                                          const uint32_t* idx = nullptr) {
   int32_t v[kTernaryGroup];
   size_t groups = (count + kTernaryGroup - 1) / kTernaryGroup;
   size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
@@ -79,8 +93,25 @@ __device__ __forceinline__ void TernaryDequantizeWireBody(const uint8_t* wire, s
     TernaryUnpackGroup(wire + g * w, cnt, w, v);
     for (int k = 0; k < cnt; ++k) {
       size_t j = g * kTernaryGroup + k;
-      L::Store(out, j, TernaryDequantizeOne(v[k], scales[j / block], divisor));
+      L::Store(out, idx != nullptr ? idx[j] : j,
+               TernaryDequantizeOne(v[k], scales[j / block], divisor));
     }
+  }
+}
+
+// Grid-stride over elements: out[j] = g[j] + e_prev[j] rounded to the
+// datatype, residual[j] = that sum in float32 (kernels::TernaryFeedbackApply).
+// `fresh`: the residual was just allocated and counts as zeros (the host
+// registry's fresh residuals are zeros), so it needs no memset.
+template <typename L>
+__device__ __forceinline__ void TernaryFeedbackApplyBody(const void* g, float* residual,
+                                                         int fresh, void* out, size_t count) {
+  size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  for (size_t j = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; j < count;
+       j += stride) {
+    float sum = TernaryFeedbackSum<L>(g, j, fresh ? 0.0f : residual[j]);
+    residual[j] = sum;
+    L::Store(out, j, sum);
   }
 }
 

@@ -14,6 +14,8 @@
 #include "core/log.h"
 #include "gpu/device_collectives.h"
 #include "gpu/device_masked.h"
+#include "gpu/device_masked_ternary.h"
+#include "gpu/device_residuals.h"
 #include "gpu/device_ternary.h"
 #include "mask/masked_ternary.h"
 #include "kernels/philox.h"
@@ -59,45 +61,77 @@ Status CheckTernaryParams(const sieveTernaryParams_t* params, size_t count) {
   return Status::OK();
 }
 
+// A ternary all-reduce of host buffers (the caller's, or a device call's
+// staging): residuals, if any, in args.residual.
+Status RunOnHost(sieve::Comm* impl, const sieve::coll::TernaryArgs& args,
+                 const std::shared_ptr<sieve::mask::MaskState>& mask) {
+  Status st = mask ? sieve::mask::TernaryAllReduceMasked(*impl, args, *mask)
+                   : sieve::coll::TernaryAllReduce(*impl, args);
+  if (st.ok()) impl->LogTransportOnce();
+  return st;
+}
+
+// What identifies a buffer's error-feedback residual, and how many elements
+// it has (the kept ones under a mask); feedback off: `on` false.
+struct Feedback {
+  bool on = false;
+  const void* mask_handle = nullptr;
+  size_t elems = 0;
+};
+
 // Why a ternary all-reduce on device buffers stages the whole buffer.
-const char* WholeBufferReason(bool kernels, const sieve::coll::TernaryArgs& args) {
+const char* WholeBufferReason(bool kernels, size_t elems) {
   if (!kernels) return "no device kernels in this libsieve or driver";
-  if (args.residual != nullptr) return "error feedback keeps its residual on the host";
-  return "hierarchical plan, or a mask that keeps nothing";
+  if (elems == 0) return "the mask keeps nothing";
+  return "hierarchical plan: dense sums inside hosts, quantized between hosts";
 }
 
 // A ternary all-reduce of device buffers, queued on `stream`.
-Status SubmitOnDevice(sieve::Comm* impl, const sieve::coll::TernaryArgs& args,
-                      std::shared_ptr<sieve::mask::MaskState> mask, sieveStream_t stream,
-                      sieve::gpu::HostCollective host) {
+Status SubmitOnDevice(sieve::Comm* impl, sieve::coll::TernaryArgs args,
+                      std::shared_ptr<sieve::mask::MaskState> mask, const Feedback& feedback,
+                      sieveStream_t stream) {
   const bool kernels = sieve::gpu::CanPackOnDevice();
-  // Under a mask, packed on the device: only the nnz kept elements are staged
-  // (quantized on the host from there).
-  if (mask && !mask->idx.empty() && kernels)
+  const size_t elems = mask ? mask->idx.size() : args.base.count;  // quantized elements
+  // The flat plan (always with error feedback): every kernel on the stream,
+  // packed first under a mask; only scales, wire and final sums are staged
+  // (gpu/device_ternary.h, gpu/device_masked_ternary.h).
+  if (kernels && elems > 0 && sieve::coll::TernaryIsFlat(*impl, elems, feedback.on))
+    return sieve::SubmitCollective(impl, [impl, args, mask, feedback, stream] {
+      sieve::gpu::DeviceResidual* residual = nullptr;
+      if (feedback.on)
+        SIEVE_RETURN_IF_ERROR(sieve::gpu::DeviceResidualFor(
+            *impl, args.base.send, args.base.count, static_cast<int>(args.base.dtype),
+            feedback.mask_handle, feedback.elems, stream, &residual));
+      return mask ? sieve::gpu::EnqueueDeviceMaskedTernary(*impl, args, mask, residual, stream)
+                  : sieve::gpu::EnqueueDeviceTernary(*impl, args, residual, stream);
+    });
+  // Masked, hierarchical (no error feedback): packed on the device, the nnz
+  // kept elements staged and run through the hierarchical plan on the host.
+  if (kernels && elems > 0 && mask)
     return sieve::SubmitCollective(impl, [impl, args, stream, mask] {
       return sieve::gpu::EnqueueDevicePacked(
-          *impl, "masked ternary allreduce", args.base, mask, stream,
-          [impl, args, mask](const sieve::coll::CollArgs& packed) {
+          *impl, "masked ternary allreduce (hierarchical plan, quantized on the host)",
+          args.base, mask, stream, [impl, args, mask](const sieve::coll::CollArgs& packed) {
             sieve::coll::TernaryArgs t = args;
             t.base = packed;
             return sieve::mask::TernaryAllReduceMaskedPacked(*impl, t, *mask);
           });
     });
-  // Dense: abs-max, quantize and dequantize kernels on the stream; only the
-  // scales, the 2-bit wire and the final sums are staged (gpu/device_ternary.h).
-  if (!mask && kernels && sieve::coll::TernaryIsFlatDense(*impl, args))
-    return sieve::SubmitCollective(impl, [impl, args, stream] {
-      return sieve::gpu::EnqueueDeviceTernary(*impl, args, stream);
-    });
   // Else the whole buffer is staged and quantized on the host.
-  return sieve::SubmitCollective(impl, [impl, args, stream, host, kernels] {
-    const char* why = WholeBufferReason(kernels, args);
-    auto logged = [impl, host, why](const sieve::coll::CollArgs& staged) {
+  if (feedback.on)
+    args.residual = ResidualFor(*impl, args.base.send, args.base.count,
+                                static_cast<int>(args.base.dtype), feedback.mask_handle,
+                                feedback.elems);
+  const char* why = WholeBufferReason(kernels, elems);
+  return sieve::SubmitCollective(impl, [impl, args, stream, mask, why] {
+    auto logged = [impl, args, mask, why](const sieve::coll::CollArgs& staged) {
       if (impl->FirstUse(std::string("ternary allreduce on device buffers, whole: ") + why, 0))
         SIEVE_INFO(sieve::kLogInit,  // on the progress thread, as the device paths' lines
                    "ternary allreduce on device buffers: whole buffer staged and quantized on "
                    "the host (%s)", why);
-      return host(staged);
+      sieve::coll::TernaryArgs t = args;
+      t.base = staged;
+      return RunOnHost(impl, t, mask);
     };
     return sieve::gpu::EnqueueDeviceCollective(*impl, sieve::gpu::CollKind::kAllReduceWhole,
                                                args.base, stream, logged);
@@ -134,26 +168,20 @@ sieveResult_t sieveAllReduceTernary(const void* sendbuff, void* recvbuff, size_t
     std::shared_ptr<sieve::mask::MaskState> mask;
     if (params->mask != nullptr)
       SIEVE_RETURN_IF_ERROR(sieve::CheckMaskUse(params->mask, impl, count, &mask));
-    if (params->error_feedback != 0) {
-      size_t elems = mask ? mask->idx.size() : count;  // masked: residuals of kept elements
-      args.residual = ResidualFor(*impl, sendbuff, count, static_cast<int>(args.base.dtype),
-                                  params->mask, elems);
-    }
+    Feedback feedback;
+    feedback.on = params->error_feedback != 0;
+    feedback.mask_handle = params->mask;
+    feedback.elems = mask ? mask->idx.size() : count;  // masked: residuals of kept elements
     sieve::gpu::MemoryKind memory = sieve::gpu::MemoryKind::kHost;
     SIEVE_RETURN_IF_ERROR(sieve::gpu::ClassifyBuffers(
         {{"sendbuff", sendbuff}, {"recvbuff", recvbuff}}, &memory));
-    auto host = [impl, args, mask](const sieve::coll::CollArgs& staged) {
-      sieve::coll::TernaryArgs t = args;
-      t.base = staged;
-      Status st = mask ? sieve::mask::TernaryAllReduceMasked(*impl, t, *mask)
-                       : sieve::coll::TernaryAllReduce(*impl, t);
-      if (st.ok()) impl->LogTransportOnce();
-      return st;
-    };
     if (memory == sieve::gpu::MemoryKind::kDevice)
-      return SubmitOnDevice(impl, args, mask, stream, host);
-    return sieve::SubmitHostCollective(impl, [impl, args, host] {
-      return sieve::gpu::RunHostCall(*impl, [&] { return host(args.base); });
+      return SubmitOnDevice(impl, args, mask, feedback, stream);
+    if (feedback.on)
+      args.residual = ResidualFor(*impl, sendbuff, count, static_cast<int>(args.base.dtype),
+                                  params->mask, feedback.elems);
+    return sieve::SubmitHostCollective(impl, [impl, args, mask] {
+      return sieve::gpu::RunHostCall(*impl, [&] { return RunOnHost(impl, args, mask); });
     });
   });
 }

@@ -124,8 +124,8 @@ Status TernaryAgreeScales(Comm& comm, float* scales, size_t nblocks) {
   return AllReduce(comm, max);
 }
 
-bool TernaryIsFlatDense(Comm& comm, const TernaryArgs& a) {
-  return a.residual == nullptr && a.mask_idx == nullptr && !UseHier(comm, a.base.count);
+bool TernaryIsFlat(Comm& comm, size_t elems, bool error_feedback) {
+  return error_feedback || !UseHier(comm, elems);
 }
 
 Status TernaryAllReduceQuantized(Comm& comm, const TernaryArgs& a, const float* scales,
@@ -141,7 +141,7 @@ Status TernaryAllReduceQuantized(Comm& comm, const TernaryArgs& a, const float* 
 }
 
 Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
-  if (a.residual == nullptr && a.mask_idx == nullptr && UseHier(comm, a.base.count))
+  if (a.mask_idx == nullptr && !TernaryIsFlat(comm, a.base.count, a.residual != nullptr))
     return HierTernary(comm, a);
   const CollArgs& b = a.base;
   const size_t es = kernels::DTypeSize(b.dtype);

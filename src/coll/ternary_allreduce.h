@@ -39,11 +39,13 @@ struct TernaryArgs {
 // inter-host step only.
 Status TernaryAllReduce(Comm& comm, const TernaryArgs& args);
 
-// The device path (gpu/device_ternary.h) runs TernaryAllReduce's flat dense
-// plan in two steps around its own quantize kernel, with the same network
-// operations in the same order, so it interoperates with host ranks:
-// Whether `args` takes that plan (dense, no error feedback, not hierarchical).
-bool TernaryIsFlatDense(Comm& comm, const TernaryArgs& args);
+// The device path (gpu/device_ternary.h) runs TernaryAllReduce's flat plan
+// in two steps around its own kernels, with the same network operations in
+// the same order, so it interoperates with host ranks:
+// Whether the all-reduce of `elems` quantized elements (dense, or a mask's
+// kept ones) takes that plan: always with error feedback, else unless
+// UseHier (the hierarchical plan reduces dense sums inside hosts).
+bool TernaryIsFlat(Comm& comm, size_t elems, bool error_feedback);
 // Step 1: this rank's block abs-maxes (nblocks floats) become the agreed
 // scales, in place (the all-reduce-max).
 Status TernaryAgreeScales(Comm& comm, float* scales, size_t nblocks);

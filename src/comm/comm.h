@@ -90,6 +90,8 @@ class Comm {
 
   // Error-feedback residuals of the ternary all-reduce, likewise type-erased.
   std::shared_ptr<void>& ternary_state() { return ternary_state_; }
+  // The same residuals for device buffers, in device memory (gpu/device_residuals.h).
+  std::shared_ptr<void>& device_ternary_state() { return device_ternary_state_; }
   // The device-buffer progress engine (gpu/), created on the first device
   // call; stopped before anything else when the communicator is destroyed.
   std::shared_ptr<void>& gpu_state() { return gpu_state_; }
@@ -142,6 +144,7 @@ class Comm {
   Stats stats_;
   std::shared_ptr<void> mask_tracker_state_;
   std::shared_ptr<void> ternary_state_;
+  std::shared_ptr<void> device_ternary_state_;
   std::shared_ptr<void> gpu_state_;
   std::atomic<bool> serving_nccl_{false};
   BackgroundSubmit background_;

@@ -198,6 +198,32 @@ Status CudaDeviceOps::TernaryQuantize(kernels::DType dtype, const void* in, size
                 (count + 7) / 8, params, stream);
 }
 
+Status CudaDeviceOps::TernaryQuantizeFeedback(kernels::DType dtype, const void* in, size_t count,
+                                              size_t block, const float* scales,
+                                              kernels::PhiloxStream rng, void* wire,
+                                              float* residual, cu::Stream stream) {
+  if (count == 0) return Status::OK();
+  const KernelFunctions* fns = nullptr;
+  int i = 0;
+  SIEVE_RETURN_IF_ERROR(TernaryFunctions(dtype, &fns, &i));
+  void* params[] = {&in, &count, &block, &scales, &rng, &wire, &residual};
+  return Launch("cuLaunchKernel(sieve_ternary_quantize_feedback)",
+                fns->ternary_quantize_feedback[i], (count + 7) / 8, params, stream);
+}
+
+Status CudaDeviceOps::TernaryFeedbackApply(kernels::DType dtype, const void* g, float* residual,
+                                           bool fresh, void* out, size_t count,
+                                           cu::Stream stream) {
+  if (count == 0) return Status::OK();
+  const KernelFunctions* fns = nullptr;
+  int i = 0;
+  SIEVE_RETURN_IF_ERROR(TernaryFunctions(dtype, &fns, &i));
+  int fresh_arg = fresh ? 1 : 0;  // the entry takes an int
+  void* params[] = {&g, &residual, &fresh_arg, &out, &count};
+  return Launch("cuLaunchKernel(sieve_ternary_feedback_apply)", fns->ternary_feedback_apply[i],
+                count, params, stream);
+}
+
 Status CudaDeviceOps::TernaryDequantize(kernels::DType dtype, const void* wire, int w,
                                         size_t count, size_t block, const float* scales,
                                         int divisor, void* out, cu::Stream stream) {
@@ -208,6 +234,27 @@ Status CudaDeviceOps::TernaryDequantize(kernels::DType dtype, const void* wire, 
   void* params[] = {&wire, &count, &w, &block, &scales, &divisor, &out};
   return Launch("cuLaunchKernel(sieve_ternary_dequantize)", fns->ternary_dequantize[i],
                 (count + 7) / 8, params, stream);
+}
+
+Status CudaDeviceOps::TernaryDequantizeScatter(kernels::DType dtype, const void* wire, int w,
+                                               size_t nnz, size_t block, const float* scales,
+                                               int divisor, const uint32_t* idx,
+                                               const uint64_t* bits, size_t count, void* out,
+                                               cu::Stream stream) {
+  if (count == 0) return Status::OK();
+  const KernelFunctions* fns = nullptr;
+  int i = 0;
+  SIEVE_RETURN_IF_ERROR(TernaryFunctions(dtype, &fns, &i));
+  // Zero the cleared positions, then scatter the kept ones: disjoint writes.
+  const int size_index = ElemSizeIndex(kernels::DTypeSize(dtype));
+  size_t begin = 0;
+  void* zero_params[] = {&bits, &begin, &count, &out};
+  SIEVE_RETURN_IF_ERROR(Launch("cuLaunchKernel(sieve_masked_zero_cleared)",
+                               fns->zero_cleared[size_index], count, zero_params, stream));
+  if (nnz == 0) return Status::OK();
+  void* params[] = {&wire, &nnz, &w, &block, &scales, &divisor, &idx, &out};
+  return Launch("cuLaunchKernel(sieve_ternary_dequantize_scatter)",
+                fns->ternary_dequantize_scatter[i], (nnz + 7) / 8, params, stream);
 }
 
 Status CudaDeviceOps::MaskedPack(size_t elem_size, const void* in, const uint32_t* idx,

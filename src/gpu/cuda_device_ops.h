@@ -39,9 +39,18 @@ class CudaDeviceOps : public DeviceOps {
   Status TernaryQuantize(kernels::DType dtype, const void* in, size_t count, size_t block,
                          const float* scales, kernels::PhiloxStream rng, void* wire,
                          cu::Stream stream) override;
+  Status TernaryFeedbackApply(kernels::DType dtype, const void* g, float* residual, bool fresh,
+                              void* out, size_t count, cu::Stream stream) override;
+  Status TernaryQuantizeFeedback(kernels::DType dtype, const void* in, size_t count, size_t block,
+                                 const float* scales, kernels::PhiloxStream rng, void* wire,
+                                 float* residual, cu::Stream stream) override;
   Status TernaryDequantize(kernels::DType dtype, const void* wire, int w, size_t count,
                            size_t block, const float* scales, int divisor, void* out,
                            cu::Stream stream) override;
+  Status TernaryDequantizeScatter(kernels::DType dtype, const void* wire, int w, size_t nnz,
+                                  size_t block, const float* scales, int divisor,
+                                  const uint32_t* idx, const uint64_t* bits, size_t count,
+                                  void* out, cu::Stream stream) override;
 
  private:
   Status Check(const char* call, cu::Result r) const;

@@ -16,9 +16,9 @@ namespace sieve::gpu {
 
 enum class CollKind {
   kAllReduce,       // elementwise: pipelined in chunks
-  kAllReduceWhole,  // one piece with a stable staging address (mask tracker, ternary with
-                    // error feedback or hierarchical, and masked or ternary where libsieve
-                    // has no device kernels: gpu/device_masked.h, gpu/device_ternary.h)
+  kAllReduceWhole,  // one piece with a stable staging address (mask tracker, hierarchical
+                    // dense ternary, and masked or ternary where libsieve has no device
+                    // kernels: gpu/device_masked.h, gpu/device_ternary.h)
   kBroadcast,
   kReduce,
   kAllGather,

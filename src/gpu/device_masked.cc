@@ -67,6 +67,15 @@ const char* TransferPath(Comm& comm) {
 
 }  // namespace
 
+Status DeviceMaskOf(mask::MaskState& mask, CUstream_st* stream, const uint32_t** idx,
+                    const uint64_t** bits) {
+  DeviceMask* dmask = nullptr;
+  SIEVE_RETURN_IF_ERROR(DeviceCopyOf(Runtime().ops, mask, stream, &dmask));
+  *idx = static_cast<const uint32_t*>(dmask->idx);
+  *bits = static_cast<const uint64_t*>(dmask->bits);
+  return Status::OK();
+}
+
 bool CanPackOnDevice() {
   const GpuRuntime& rt = Runtime();
   std::string why;
@@ -82,10 +91,9 @@ Status EnqueueDevicePacked(Comm& comm, const char* name, const coll::CollArgs& a
   const size_t esize = kernels::DTypeSize(args.dtype);
   const size_t nnz = mask->idx.size();
   const size_t packed_bytes = nnz * esize;
-  DeviceMask* dmask = nullptr;
-  SIEVE_RETURN_IF_ERROR(DeviceCopyOf(ops, *mask, stream, &dmask));
-  const auto* d_idx = static_cast<const uint32_t*>(dmask->idx);
-  const auto* d_bits = static_cast<const uint64_t*>(dmask->bits);
+  const uint32_t* d_idx = nullptr;
+  const uint64_t* d_bits = nullptr;
+  SIEVE_RETURN_IF_ERROR(DeviceMaskOf(*mask, stream, &d_idx, &d_bits));
 
   void* scratch = nullptr;
   SIEVE_RETURN_IF_ERROR(ops->AllocDevice(packed_bytes, stream, &scratch));

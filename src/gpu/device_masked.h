@@ -1,4 +1,5 @@
-// Masked all-reduces (plain and ternary) on device buffers with the kernels on
+// Masked all-reduces (plain, and ternary under the hierarchical plan; see
+// device_masked_ternary.h for the flat one) on device buffers with the kernels on
 // the caller's stream: only the nnz packed elements cross to the host and back.
 //
 //   stream:   pack (device scratch) -> copy nnz elements to pinned staging ...
@@ -20,6 +21,11 @@ namespace sieve::gpu {
 // Whether this process can pack on the device (a driver, and kernels built
 // into libsieve); else callers stage the whole dense buffer (kAllReduceWhole).
 bool CanPackOnDevice();
+
+// The mask's kept indices (nnz) and bitmap in device memory, uploaded on
+// `stream` on first use and kept with the mask (freed when it goes).
+Status DeviceMaskOf(mask::MaskState& mask, CUstream_st* stream, const uint32_t** idx,
+                    const uint64_t** bits);
 
 // The host part: all-reduces the nnz packed elements in place in packed.recv
 // (packed.send == packed.recv, packed.count == nnz), on the progress thread.

@@ -31,9 +31,23 @@ Status DeviceOps::TernaryQuantize(kernels::DType, const void*, size_t, size_t, c
                                   kernels::PhiloxStream, void*, cu::Stream) {
   return NoKernels(*this, "ternary quantize");
 }
+Status DeviceOps::TernaryFeedbackApply(kernels::DType, const void*, float*, bool, void*, size_t,
+                                       cu::Stream) {
+  return NoKernels(*this, "ternary error feedback");
+}
+Status DeviceOps::TernaryQuantizeFeedback(kernels::DType, const void*, size_t, size_t,
+                                          const float*, kernels::PhiloxStream, void*, float*,
+                                          cu::Stream) {
+  return NoKernels(*this, "ternary quantize with error feedback");
+}
 Status DeviceOps::TernaryDequantize(kernels::DType, const void*, int, size_t, size_t,
                                     const float*, int, void*, cu::Stream) {
   return NoKernels(*this, "ternary dequantize");
+}
+Status DeviceOps::TernaryDequantizeScatter(kernels::DType, const void*, int, size_t, size_t,
+                                           const float*, int, const uint32_t*, const uint64_t*,
+                                           size_t, void*, cu::Stream) {
+  return NoKernels(*this, "ternary dequantize and scatter");
 }
 
 }  // namespace sieve::gpu

@@ -76,11 +76,31 @@ class DeviceOps {
   virtual Status TernaryQuantize(kernels::DType dtype, const void* in, size_t count,
                                  size_t block, const float* scales, kernels::PhiloxStream rng,
                                  void* wire, cu::Stream stream);
+  // Error feedback (kernels/ternary_feedback.h) on the device; `residual`
+  // holds one float per element, in device memory.
+  // out = g + e_prev rounded to dtype, residual = that sum in float32; `fresh`:
+  // the residual is new and counts as zeros (it is not read).
+  virtual Status TernaryFeedbackApply(kernels::DType dtype, const void* g, float* residual,
+                                      bool fresh, void* out, size_t count, cu::Stream stream);
+  // TernaryQuantize of `in` (the sum sent), and in the same pass the residual
+  // update residual[j] -= s_b * q[j] (kernels::TernaryFeedbackUpdate).
+  virtual Status TernaryQuantizeFeedback(kernels::DType dtype, const void* in, size_t count,
+                                         size_t block, const float* scales,
+                                         kernels::PhiloxStream rng, void* wire, float* residual,
+                                         cu::Stream stream);
   // out[j] = s_b * Q[j] (/ divisor) in dtype, Q the final sums packed in `w`
   // bits each (kernels::TernaryUnpack, then kernels::TernaryDequantizeRange).
   virtual Status TernaryDequantize(kernels::DType dtype, const void* wire, int w, size_t count,
                                    size_t block, const float* scales, int divisor, void* out,
                                    cu::Stream stream);
+  // The same for the nnz kept elements of a mask, scattered: out[idx[k]] =
+  // s_b * Q[k] (/ divisor), out[j] = 0 where bit j of `bits` is clear, j <
+  // count (kernels::TernaryUnpack, then kernels::TernaryDequantizeScatter).
+  virtual Status TernaryDequantizeScatter(kernels::DType dtype, const void* wire, int w,
+                                          size_t nnz, size_t block, const float* scales,
+                                          int divisor, const uint32_t* idx,
+                                          const uint64_t* bits, size_t count, void* out,
+                                          cu::Stream stream);
 };
 
 // The handshake words, read and written by the host with acquire/release

@@ -1,9 +1,10 @@
-// Dense ternary all-reduce on device buffers: abs-max, quantize and dequantize
-// kernels on the stream; scales, wire and final sums staged through the
-// progress engine.
+// Ternary all-reduce of a device vector: error-feedback, abs-max, quantize and
+// dequantize kernels on the stream; scales, wire and final sums staged
+// through the progress engine.
 #include "gpu/device_ternary.h"
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/log.h"
@@ -50,9 +51,28 @@ StagedOp ScalesOp(Comm& comm, cu::Stream stream, float* d_scales, size_t nblocks
   return OneChunk("ternary allreduce (scales)", stream, std::move(c));
 }
 
+// The path, once per communicator and kind of run.
+void LogPath(Comm& comm, const DeviceTernaryRun& run, size_t scale_bytes, size_t wire_bytes,
+             size_t sums_bytes) {
+  const bool feedback = run.residual != nullptr;
+  const std::string path =
+      std::string(run.name) + " on device buffers" + (feedback ? " with error feedback" : "");
+  if (!comm.FirstUse(path, 0)) return;
+  SIEVE_INFO(kLogInit,  // a path choice, logged with the communicator's others
+             "%s: abs-max/quantize/dequantize kernels on the caller's stream%s%s; staged %zu "
+             "scale bytes each way, %zu wire bytes to the host and %zu bytes of final sums back "
+             "(dense: %zu bytes each way)",
+             path.c_str(),
+             run.masked ? ", packed by the mask first and scattered with zero-fill by the "
+                          "dequantize"
+                        : "",
+             feedback ? ", the residual in device memory updated in the quantize pass" : "",
+             scale_bytes, wire_bytes, sums_bytes, run.dense_bytes);
+}
+
 // Op 2: this rank's 2-bit wire in, the final sums' wire (TernaryBits(n) bits
 // an element) out, dequantized on the stream afterwards.
-StagedOp WireOp(Comm& comm, const coll::TernaryArgs& args, cu::Stream stream, void* d_wire,
+StagedOp WireOp(Comm& comm, const DeviceTernaryRun& run, cu::Stream stream, void* d_wire,
                 size_t wire_bytes, void* d_sums, size_t sums_bytes,
                 std::shared_ptr<Agreed> agreed) {
   StagedChunk c;
@@ -60,68 +80,98 @@ StagedOp WireOp(Comm& comm, const coll::TernaryArgs& args, cu::Stream stream, vo
   c.in.push_back({0, d_wire, wire_bytes});
   c.out.push_back({wire_bytes, d_sums, sums_bytes});
   Comm* cm = &comm;
-  c.run = [cm, args, wire_bytes, sums_bytes, agreed](char* staging) {
+  c.run = [cm, run, wire_bytes, sums_bytes, agreed](char* staging) {
     if (!agreed->ok)  // op 1 failed (reported already): no scales to run on
       return Status::Internal("ternary allreduce on device buffers: the scales were not agreed");
-    if (cm->FirstUse("ternary allreduce on device buffers", 0))
-      SIEVE_INFO(kLogInit,  // a path choice, logged with the communicator's others
-                 "ternary allreduce on device buffers: abs-max/quantize/dequantize kernels on "
-                 "the caller's stream; staged %zu scale bytes each way, %zu wire bytes to the "
-                 "host and %zu bytes of final sums back (dense: %zu bytes each way)",
-                 agreed->scales.size() * sizeof(float), wire_bytes, sums_bytes,
-                 args.base.count * kernels::DTypeSize(args.base.dtype));
-    // args.base's device buffers are not touched here: the codes come from
-    // the staged wire and the sums go back through staging.
-    Status st = coll::TernaryAllReduceQuantized(*cm, args, agreed->scales.data(), staging,
+    LogPath(*cm, run, agreed->scales.size() * sizeof(float), wire_bytes, sums_bytes);
+    if (run.masked) ++cm->stats().masked_collectives;
+    // The device buffers are not touched here: the codes come from the
+    // staged wire and the sums go back through staging.
+    Status st = coll::TernaryAllReduceQuantized(*cm, run.args, agreed->scales.data(), staging,
                                                 staging + wire_bytes);
     if (st.ok()) cm->LogTransportOnce();
     return st;
   };
-  return OneChunk("ternary allreduce", stream, std::move(c));
+  return OneChunk(run.name, stream, std::move(c));
 }
+
+size_t Aligned(size_t bytes) { return (bytes + 15) & ~size_t{15}; }
 
 }  // namespace
 
-Status EnqueueDeviceTernary(Comm& comm, const coll::TernaryArgs& args, CUstream_st* stream) {
+Status EnqueueDeviceTernaryRun(Comm& comm, const DeviceTernaryRun& run, CUstream_st* stream) {
+  const coll::TernaryArgs& args = run.args;
+  const coll::CollArgs& b = args.base;
+  if (args.residual != nullptr || args.mask_idx != nullptr ||
+      (run.residual != nullptr && run.residual->elems != b.count))
+    return Status::Internal(StrFormat("%s on device buffers: a host residual, a mask or a "
+                                      "residual of another size", run.name));
   ProgressEngine* engine = nullptr;
   SIEVE_RETURN_IF_ERROR(EngineFor(comm, &engine));
   DeviceOps* ops = Runtime().ops;
-  const coll::CollArgs& b = args.base;
   const size_t nblocks = (b.count + args.block - 1) / args.block;
   const size_t scale_bytes = nblocks * sizeof(float);
   const size_t wire_bytes = kernels::TernaryPackedBytes(b.count, kernels::TernaryBits(1));
   const int n = comm.size();
   const int sums_bits = kernels::TernaryBits(n);
   const size_t sums_bytes = kernels::TernaryPackedBytes(b.count, sums_bits);
+  const size_t sent_bytes = run.residual != nullptr ? b.count * kernels::DTypeSize(b.dtype) : 0;
   const int divisor = b.op == kernels::RedOp::kAvg ? (args.divisor > 0 ? args.divisor : n) : 1;
   const kernels::PhiloxStream rng{
       args.seed, static_cast<uint32_t>(args.rng_rank >= 0 ? args.rng_rank : comm.rank()),
       args.step};
 
-  // One scratch: the scales, this rank's wire, the final sums' wire.
+  // One scratch: the scales, this rank's wire, the final sums' wire and, with
+  // error feedback, the sum sent (g + e_prev in the datatype).
+  const size_t wire_at = Aligned(scale_bytes), sums_at = wire_at + Aligned(wire_bytes);
+  const size_t sent_at = sums_at + Aligned(sums_bytes);
   void* scratch = nullptr;
-  SIEVE_RETURN_IF_ERROR(
-      ops->AllocDevice(scale_bytes + wire_bytes + sums_bytes, stream, &scratch));
-  auto* d_scales = static_cast<float*>(scratch);
-  void* d_wire = static_cast<char*>(scratch) + scale_bytes;
-  void* d_sums = static_cast<char*>(d_wire) + wire_bytes;
+  SIEVE_RETURN_IF_ERROR(ops->AllocDevice(sent_at + sent_bytes, stream, &scratch));
+  char* base = static_cast<char*>(scratch);
+  auto* d_scales = reinterpret_cast<float*>(base);
+  void* d_wire = base + wire_at;
+  void* d_sums = base + sums_at;
   auto agreed = std::make_shared<Agreed>();
   // Each step is queued behind the previous one on the stream; after a failed
   // enqueue the stream was released and the outputs are undefined, as for
   // every device collective.
-  Status st = ops->TernaryAbsMax(b.dtype, b.send, b.count, args.block, d_scales, stream);
+  const void* in = b.send;
+  Status st;
+  if (run.residual != nullptr) {
+    in = base + sent_at;
+    st = ops->TernaryFeedbackApply(b.dtype, b.send, run.residual->data, run.residual->fresh,
+                                   base + sent_at, b.count, stream);
+    if (st.ok()) run.residual->fresh = false;  // written by that kernel
+  }
+  if (st.ok()) st = ops->TernaryAbsMax(b.dtype, in, b.count, args.block, d_scales, stream);
   if (st.ok()) st = engine->Enqueue(ScalesOp(comm, stream, d_scales, nblocks, agreed));
   if (st.ok())
-    st = ops->TernaryQuantize(b.dtype, b.send, b.count, args.block, d_scales, rng, d_wire,
-                              stream);
+    st = run.residual != nullptr
+             ? ops->TernaryQuantizeFeedback(b.dtype, in, b.count, args.block, d_scales, rng,
+                                            d_wire, run.residual->data, stream)
+             : ops->TernaryQuantize(b.dtype, in, b.count, args.block, d_scales, rng, d_wire,
+                                    stream);
   if (st.ok())
     st = engine->Enqueue(
-        WireOp(comm, args, stream, d_wire, wire_bytes, d_sums, sums_bytes, agreed));
-  if (st.ok())
+        WireOp(comm, run, stream, d_wire, wire_bytes, d_sums, sums_bytes, agreed));
+  if (st.ok() && run.scatter.idx != nullptr)
+    st = ops->TernaryDequantizeScatter(b.dtype, d_sums, sums_bits, b.count, args.block, d_scales,
+                                       divisor, run.scatter.idx, run.scatter.bits,
+                                       run.scatter.count, b.recv, stream);
+  else if (st.ok())
     st = ops->TernaryDequantize(b.dtype, d_sums, sums_bits, b.count, args.block, d_scales,
                                 divisor, b.recv, stream);
   Status freed = ops->FreeDevice(scratch, stream);
   return st.ok() ? freed : st;
+}
+
+Status EnqueueDeviceTernary(Comm& comm, const coll::TernaryArgs& args, DeviceResidual* residual,
+                            CUstream_st* stream) {
+  DeviceTernaryRun run;
+  run.args = args;
+  run.residual = residual;
+  run.dense_bytes = args.base.count * kernels::DTypeSize(args.base.dtype);
+  return EnqueueDeviceTernaryRun(comm, run, stream);
 }
 
 }  // namespace sieve::gpu

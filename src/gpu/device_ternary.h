@@ -1,32 +1,59 @@
-// Dense ternary all-reduce on device buffers, quantized and dequantized on
-// the caller's stream: only compressed data crosses to the host and back.
+// Ternary all-reduce of a device vector, quantized and dequantized on the
+// caller's stream: only compressed data crosses to the host and back.
 //
+//  [stream:  error feedback: sent = g + e_prev (kernel), kept in scratch]
 //   stream:   block abs-max kernel -> copy count/block maxima to pinned staging ...
 //   progress:     agree the scales: the all-reduce-max of the host path  [op 1]
 //   stream:   ... scales back -> quantize kernel (this rank's Philox stream,
-//             2-bit wire) -> copy the wire (count/4 bytes) to staging ...
+//             2-bit wire; with error feedback e = sent - s_b * q in the same
+//             pass) -> copy the wire (count/4 bytes) to staging ...
 //   progress:     the host path's ring/tree from that wire; the final
 //                 integer sums packed in TernaryBits(n) bits            [op 2]
 //   stream:   ... copy the sums' wire back -> dequantize kernel (s_b * Q,
-//             / n for avg) into recvbuff -> free scratch
+//             / n for avg) into the output (under a mask: scattered to the
+//             kept positions, the others zero-filled) -> free scratch
 //
 // The two progress operations are the host path's two network operations in
 // the same order (same fingerprints), so device and host ranks interoperate
-// and results equal the host path bit for bit. Error feedback, masks and the
-// hierarchical plan stay on the whole-buffer path (coll::TernaryIsFlatDense).
+// and results (and residuals) equal the host path bit for bit. The vector is
+// a dense buffer, or a mask's packed kept elements (device_masked_ternary.h).
+// Only the hierarchical plan stays off it (coll::TernaryIsFlat).
 #ifndef SIEVE_GPU_DEVICE_TERNARY_H_
 #define SIEVE_GPU_DEVICE_TERNARY_H_
 
 #include "coll/ternary_allreduce.h"
+#include "gpu/device_residuals.h"
 
 struct CUstream_st;
 
 namespace sieve::gpu {
 
-// Enqueues the dense ternary all-reduce of the device buffers of `args`
-// (coll::TernaryIsFlatDense holds; kernels available: CanPackOnDevice()) on
-// `stream` and returns.
-Status EnqueueDeviceTernary(Comm& comm, const coll::TernaryArgs& args, CUstream_st* stream);
+// One ternary all-reduce of device memory.
+struct DeviceTernaryRun {
+  // base.send: the vector quantized, base.recv: where s_b * Q goes (may be
+  // the same), base.count: its elements; coll::TernaryIsFlat holds.
+  // args.residual and the mask fields are unused (must be null).
+  coll::TernaryArgs args;
+  // A mask's packed vector (device copies of its kept positions and bitmap):
+  // base.recv is then the caller's buffer of `count` elements, s_b * Q of
+  // kept element k goes to base.recv[idx[k]], and the rest is zero-filled.
+  struct Scatter {
+    const uint32_t* idx = nullptr;  // null: no scatter
+    const uint64_t* bits = nullptr;
+    size_t count = 0;
+  } scatter;
+  DeviceResidual* residual = nullptr;  // error feedback (count elements), or null
+  const char* name = "ternary allreduce";  // in messages and the INFO line
+  size_t dense_bytes = 0;  // the caller's buffer, for the INFO line
+  bool masked = false;     // counted as a masked collective, as the host path does
+};
+
+// Enqueues `run` on `stream` (kernels available: CanPackOnDevice()) and returns.
+Status EnqueueDeviceTernaryRun(Comm& comm, const DeviceTernaryRun& run, CUstream_st* stream);
+
+// The dense ternary all-reduce of the device buffers of `args`.
+Status EnqueueDeviceTernary(Comm& comm, const coll::TernaryArgs& args, DeviceResidual* residual,
+                            CUstream_st* stream);
 
 }  // namespace sieve::gpu
 

@@ -78,6 +78,12 @@ Status KernelModule::ForCurrentContext(const KernelFunctions** out) {
         {&fns.ternary_quantize[i], std::string("sieve_ternary_quantize_") + kTypes[i]});
     entries.push_back(
         {&fns.ternary_dequantize[i], std::string("sieve_ternary_dequantize_") + kTypes[i]});
+    entries.push_back({&fns.ternary_quantize_feedback[i],
+                       std::string("sieve_ternary_quantize_feedback_") + kTypes[i]});
+    entries.push_back({&fns.ternary_feedback_apply[i],
+                       std::string("sieve_ternary_feedback_apply_") + kTypes[i]});
+    entries.push_back({&fns.ternary_dequantize_scatter[i],
+                       std::string("sieve_ternary_dequantize_scatter_") + kTypes[i]});
   }
   for (auto& e : entries) {
     r = d_->ModuleGetFunction(e.fn, module, e.name.c_str());

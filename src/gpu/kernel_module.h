@@ -22,6 +22,11 @@ struct KernelFunctions {
   cu::Function ternary_absmax[3] = {};
   cu::Function ternary_quantize[3] = {};
   cu::Function ternary_dequantize[3] = {};
+  // Error feedback: quantize + residual update, and the sum g + e_prev.
+  cu::Function ternary_quantize_feedback[3] = {};
+  cu::Function ternary_feedback_apply[3] = {};
+  // Masked: the dequantize scattered to the kept positions.
+  cu::Function ternary_dequantize_scatter[3] = {};
 };
 
 class KernelModule {

@@ -4,7 +4,6 @@
 // hierarchical plan (no codec hops) packs, runs on the packed vector, unpacks.
 #include "mask/masked_ternary.h"
 
-#include "coll/hier.h"
 #include "kernels/masked_pack.h"
 
 namespace sieve::mask {
@@ -19,7 +18,7 @@ Status TernaryAllReduceMasked(Comm& comm, const coll::TernaryArgs& args, MaskSta
     kernels::MaskedUnpack(esize, packed, mask.bits.data(), a.count, a.recv);
     return Status::OK();
   }
-  if (args.residual == nullptr && coll::UseHier(comm, nnz)) {
+  if (!coll::TernaryIsFlat(comm, nnz, args.residual != nullptr)) {
     kernels::MaskedPack(esize, a.send, mask.idx.data(), nnz, packed);
     coll::TernaryArgs packed_args = args;
     packed_args.base.send = packed;

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "gpu/device_check_ok.h"
 #include "gpu/stream_plan.h"
 #include "support/reference.h"
 #include "support/ternary_reference.h"
@@ -23,25 +24,6 @@ size_t SizeOf(sieveDataType_t t) {
     default: return 8;
   }
 }
-
-// On a non-blocking communicator host-buffer calls (and groups) return
-// sieveInProgress: the result is what the poll ends in.
-sieveResult_t Completed(sieveComm_t comm, sieveResult_t r) {
-  while (r == sieveInProgress) {
-    if (sieveCommGetAsyncError(comm, &r) != sieveSuccess) return sieveInternalError;
-    if (r == sieveInProgress) std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-  return r;
-}
-
-#define CHECK_OK(call, ...)                                                      \
-  do {                                                                           \
-    if (Completed(comm, (call)) != sieveSuccess) {                               \
-      char what_[256];                                                           \
-      std::snprintf(what_, sizeof what_, __VA_ARGS__);                           \
-      return std::string(what_) + ": " + sieveGetLastError(comm);                \
-    }                                                                            \
-  } while (0)
 
 enum class Coll { kAllReduce, kBroadcast, kReduce, kAllGather, kReduceScatter };
 const char* Name(Coll c) {
@@ -417,6 +399,7 @@ std::string RunDeviceChecks(sieveComm_t comm, int rank, int nranks, size_t chunk
   if (e.empty()) e = CompressedChecks(comm, rank, nranks, mem);
   if (e.empty()) e = TernaryDenseChecks(comm, rank, nranks, mem);
   if (e.empty()) e = MaskedChecks(comm, rank, nranks, mem);
+  if (e.empty()) e = TernaryMaskedFeedbackChecks(comm, rank, nranks, mem);
   if (e.empty()) e = PointToPointChecks(comm, rank, nranks, mem);
   if (e.empty()) e = SubnetChecks(comm, mem);
   return e;

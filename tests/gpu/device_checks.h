@@ -27,6 +27,10 @@ class DeviceMemory {
 std::string RunDeviceChecks(sieveComm_t comm, int rank, int nranks, size_t chunk_bytes,
                             DeviceMemory& mem);
 
+// Masked + ternary and ternary with error feedback (device_ternary_checks.cc).
+std::string TernaryMaskedFeedbackChecks(sieveComm_t comm, int rank, int nranks,
+                                        DeviceMemory& mem);
+
 }  // namespace sieve_test
 
 #endif  // SIEVE_TESTS_GPU_DEVICE_CHECKS_H_

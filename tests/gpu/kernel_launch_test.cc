@@ -5,6 +5,7 @@
 // so a swapped or mis-sized argument shows as a wrong result.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <string>
@@ -15,6 +16,7 @@
 #include "gpu/kernel_image.h"
 #include "kernels/masked_pack.h"
 #include "kernels/ternary.h"
+#include "kernels/ternary_feedback.h"
 
 namespace {
 
@@ -74,13 +76,41 @@ T Arg(void** params, int i) {
   std::memcpy(&v, params[i], sizeof v);
   return v;
 }
-// The ternary entries (sieve_ternary_{absmax,quantize}_{f32,f16,bf16}) on the host.
+// The ternary entries (sieve_ternary_{absmax,quantize,dequantize,quantize_feedback,
+// feedback_apply}_{f32,f16,bf16}) on the host.
 cu::Result LaunchTernary(const std::string& name, void** p) {
   using sieve::kernels::DType;
   const std::string type = name.substr(name.rfind('_') + 1);
   DType dt = type == "f32" ? DType::kFloat32 : type == "f16" ? DType::kFloat16 : DType::kBfloat16;
   if (type != "f32" && type != "f16" && type != "bf16") return cu::kErrorInvalidValue;
-  if (name.rfind("sieve_ternary_absmax_", 0) == 0) {
+  if (name.rfind("sieve_ternary_quantize_feedback_", 0) == 0) {
+    const size_t count = Arg<size_t>(p, 1), block = Arg<size_t>(p, 2);
+    const auto* scales = Arg<const float*>(p, 3);
+    const auto ph = Arg<sieve::kernels::PhiloxStream>(p, 4);
+    sieve::kernels::TernaryQuantizePack(dt, Arg<const void*>(p, 0), 0, count, block, scales, ph,
+                                        sieve::kernels::TernaryBits(1), Arg<void*>(p, 5));
+    sieve::kernels::TernaryFeedbackUpdate(dt, Arg<const void*>(p, 0), count, block, scales, ph,
+                                          Arg<float*>(p, 6));
+  } else if (name.rfind("sieve_ternary_feedback_apply_", 0) == 0) {
+    auto* residual = Arg<float*>(p, 1);
+    const size_t count = Arg<size_t>(p, 4);
+    if (Arg<int>(p, 2) != 0) std::fill(residual, residual + count, 0.0f);  // fresh
+    sieve::kernels::TernaryFeedbackApply(dt, Arg<const void*>(p, 0), residual, Arg<void*>(p, 3),
+                                         count);
+  } else if (name.rfind("sieve_ternary_dequantize_scatter_", 0) == 0) {
+    // Dequantized in order, then element k moved to out[idx[k]].
+    const size_t nnz = Arg<size_t>(p, 1), es = sieve::kernels::DTypeSize(dt);
+    std::vector<int32_t> sums(nnz);
+    sieve::kernels::TernaryUnpackReference(Arg<const void*>(p, 0), nnz, Arg<int>(p, 2),
+                                           sums.data());
+    std::vector<char> values(nnz * es);
+    sieve::kernels::TernaryDequantizeRange(dt, sieve::kernels::TernaryWork::kInt32, sums.data(),
+                                           0, nnz, Arg<size_t>(p, 3), Arg<const float*>(p, 4),
+                                           Arg<int>(p, 5), values.data());
+    const auto* idx = Arg<const uint32_t*>(p, 6);
+    auto* out = Arg<char*>(p, 7);
+    for (size_t k = 0; k < nnz; ++k) std::memcpy(out + idx[k] * es, values.data() + k * es, es);
+  } else if (name.rfind("sieve_ternary_absmax_", 0) == 0) {
     sieve::kernels::TernaryAbsMax(dt, Arg<const void*>(p, 0), Arg<size_t>(p, 1),
                                   Arg<size_t>(p, 2), Arg<float*>(p, 3));
   } else if (name.rfind("sieve_ternary_quantize_", 0) == 0) {
@@ -197,7 +227,7 @@ TEST(KernelLaunch, PackAndUnpackArgumentsMatchTheEntries) {
     EXPECT_EQ(g_blocks[1], (count + 255) / 256);
   }
   EXPECT_EQ(g_loaded_image, static_cast<const void*>(sieve::gpu::kKernelImage));
-  EXPECT_EQ(g_names.size(), 21u) << "the module is loaded once per context";
+  EXPECT_EQ(g_names.size(), 30u) << "the module is loaded once per context";
   EXPECT_EQ(ops.MaskedPack(3, nullptr, nullptr, 1, nullptr, g_stream).code(),
             sieve::Code::kInternalError);
 }
@@ -264,6 +294,120 @@ TEST(KernelLaunch, TernaryArgumentsMatchTheEntries) {
   EXPECT_EQ(ops.TernaryAbsMax(DType::kInt32, &s, 1, 1, &s, g_stream).code(),
             sieve::Code::kInternalError);
   EXPECT_TRUE(g_launched.empty());
+}
+
+// Error feedback: the sum g + e_prev (a fresh residual counts as zeros and
+// is not read), then quantize with the residual update in the same pass,
+// over several steps with the residual carried; arguments in the entries'
+// order, results and residuals equal to the CPU kernels' (the host path).
+TEST(KernelLaunch, TernaryFeedbackArgumentsMatchTheEntries) {
+  if (sieve::gpu::kKernelImageBytes == 0) GTEST_SKIP() << "libsieve built without nvcc";
+  using sieve::kernels::DType;
+  CudaDriver d = KernelDriver();
+  CudaDeviceOps ops(&d);
+  t_ctx_stack = {kCtx};
+  g_stream = reinterpret_cast<cu::Stream>(0x79);
+  std::mt19937_64 rng(std::random_device{}());
+  const struct {
+    DType dtype;
+    const char* suffix;
+  } types[] = {{DType::kFloat32, "f32"}, {DType::kFloat16, "f16"}, {DType::kBfloat16, "bf16"}};
+  for (const auto& t : types) {
+    const size_t count = 10000 + (rng() % 5000) * 2 + 1, block = rng() % 900 + 1;
+    const size_t nblocks = (count + block - 1) / block, es = sieve::kernels::DTypeSize(t.dtype);
+    // The residual starts as junk (fresh device memory); the reference's as zeros.
+    std::vector<float> residual(count, 12345.0f), want_residual(count, 0.0f);
+    for (int step = 0; step < 3; ++step) {
+      std::vector<char> g(count * es);
+      for (auto& b : g) b = static_cast<char>(rng() & 0x3b);  // finite in every type
+      std::vector<char> sent(count * es, 0x11), want_sent(count * es, 0x22);
+      g_launched.clear();
+      g_blocks.clear();
+      ASSERT_TRUE(ops.TernaryFeedbackApply(t.dtype, g.data(), residual.data(), step == 0,
+                                           sent.data(), count, g_stream).ok());
+      sieve::kernels::TernaryFeedbackApply(t.dtype, g.data(), want_residual.data(),
+                                           want_sent.data(), count);
+      EXPECT_EQ(sent, want_sent) << t.suffix << " step " << step;
+      std::vector<float> scales(nblocks);
+      sieve::kernels::TernaryAbsMax(t.dtype, sent.data(), count, block, scales.data());
+      for (auto& s : scales) s *= 1.0f + static_cast<float>(rng() % 3);  // as if agreed
+      const sieve::kernels::PhiloxStream ph{rng(), static_cast<uint32_t>(rng() % 8), rng()};
+      const size_t wire_bytes = sieve::kernels::TernaryPackedBytes(count, 2);
+      std::vector<uint8_t> wire(wire_bytes, 0xee), want_wire(wire_bytes, 0xee);
+      ASSERT_TRUE(ops.TernaryQuantizeFeedback(t.dtype, sent.data(), count, block, scales.data(),
+                                              ph, wire.data(), residual.data(), g_stream).ok());
+      sieve::kernels::TernaryQuantizePack(t.dtype, want_sent.data(), 0, count, block,
+                                          scales.data(), ph, 2, want_wire.data());
+      sieve::kernels::TernaryFeedbackUpdate(t.dtype, want_sent.data(), count, block,
+                                            scales.data(), ph, want_residual.data());
+      EXPECT_EQ(wire, want_wire) << t.suffix << " step " << step;
+      EXPECT_EQ(0, std::memcmp(residual.data(), want_residual.data(), count * 4))
+          << t.suffix << " residual, step " << step;
+      ASSERT_EQ(g_launched.size(), 2u);
+      EXPECT_EQ(g_launched[0], std::string("sieve_ternary_feedback_apply_") + t.suffix);
+      EXPECT_EQ(g_launched[1], std::string("sieve_ternary_quantize_feedback_") + t.suffix);
+      EXPECT_EQ(g_blocks[0], (count + 255) / 256);
+      EXPECT_EQ(g_blocks[1], ((count + 7) / 8 + 255) / 256);
+    }
+    bool nonzero = false;  // the residual carries something (the test can fail)
+    for (float e : want_residual) nonzero |= e != 0.0f;
+    EXPECT_TRUE(nonzero) << t.suffix;
+  }
+  g_launched.clear();
+  float s = 0;
+  EXPECT_EQ(ops.TernaryFeedbackApply(DType::kInt32, &s, &s, true, &s, 1, g_stream).code(),
+            sieve::Code::kInternalError);
+  EXPECT_TRUE(g_launched.empty());
+}
+
+// Masked: the final sums of the kept elements dequantized and scattered, the
+// cleared positions zeroed (two launches, disjoint writes), equal to the host
+// path's TernaryDequantizeScatter, for masks of several densities.
+TEST(KernelLaunch, TernaryDequantizeScatterMatchesTheHostKernel) {
+  if (sieve::gpu::kKernelImageBytes == 0) GTEST_SKIP() << "libsieve built without nvcc";
+  using sieve::kernels::DType;
+  CudaDriver d = KernelDriver();
+  CudaDeviceOps ops(&d);
+  t_ctx_stack = {kCtx};
+  g_stream = reinterpret_cast<cu::Stream>(0x7a);
+  std::mt19937_64 rng(std::random_device{}());
+  const struct {
+    DType dtype;
+    const char* suffix;
+    int density_pct;
+  } cases[] = {{DType::kFloat32, "f32", 3}, {DType::kFloat16, "f16", 50},
+               {DType::kBfloat16, "bf16", 97}};
+  for (const auto& c : cases) {
+    const size_t count = 8000 + (rng() % 4000) * 2 + 1, block = rng() % 300 + 1;
+    const size_t es = sieve::kernels::DTypeSize(c.dtype);
+    std::vector<uint32_t> idx;
+    std::vector<uint64_t> bits((count + 63) / 64, 0);
+    for (size_t j = 0; j < count; ++j)
+      if (static_cast<int>(rng() % 100) < c.density_pct)
+        idx.push_back(static_cast<uint32_t>(j)), bits[j / 64] |= uint64_t{1} << (j % 64);
+    const size_t nnz = idx.size();
+    ASSERT_GT(nnz, 0u);
+    std::vector<float> scales((nnz + block - 1) / block);
+    for (auto& s : scales) s = std::uniform_real_distribution<float>(0.01f, 4.0f)(rng);
+    const int n = static_cast<int>(rng() % 7) + 2, w = sieve::kernels::TernaryBits(n);
+    const int divisor = rng() % 2 ? n : 1;
+    std::vector<int32_t> sums(nnz);
+    for (auto& q : sums) q = static_cast<int32_t>(rng() % (2 * n + 1)) - n;
+    std::vector<uint8_t> wire(sieve::kernels::TernaryPackedBytes(nnz, w));
+    sieve::kernels::TernaryPackReference(sums.data(), nnz, w, wire.data());
+    std::vector<char> out(count * es, 0x5b), want(count * es, 0x6c);  // junk: all overwritten
+    g_launched.clear();
+    ASSERT_TRUE(ops.TernaryDequantizeScatter(c.dtype, wire.data(), w, nnz, block, scales.data(),
+                                             divisor, idx.data(), bits.data(), count, out.data(),
+                                             g_stream).ok());
+    sieve::kernels::TernaryDequantizeScatter(c.dtype, sieve::kernels::TernaryWork::kInt32,
+                                             sums.data(), 0, block, scales.data(), divisor,
+                                             bits.data(), 0, count, want.data());
+    EXPECT_EQ(out, want) << c.suffix << ", " << c.density_pct << "% kept";
+    ASSERT_EQ(g_launched.size(), 2u);
+    EXPECT_EQ(g_launched[0], "sieve_masked_zero_cleared_" + std::to_string(es));
+    EXPECT_EQ(g_launched[1], std::string("sieve_ternary_dequantize_scatter_") + c.suffix);
+  }
 }
 
 // A mask's device copy may be freed by whichever thread drops it last, with no

@@ -7,8 +7,9 @@
 #      bit-identical to the host path, plus a busy stream proving the calls only
 #      enqueue; the masked all-reduce there runs the kernels embedded in
 #      libsieve (pack/unpack on the stream, only the packed vector staged), and
-#      the dense ternary all-reduce quantizes there (abs-max/quantize kernels,
-#      only the scales and the 2-bit wire staged);
+#      the ternary all-reduce quantizes there, dense and masked, with and
+#      without error feedback (abs-max/quantize/dequantize kernels, the
+#      residual in device memory, only the scales and the 2-bit wire staged);
 #      then the GPU path's host-side tests;
 #   3. prints the kernel table (kernel, bytes, GB/s, % of a device-to-device
 #      copy), fused masked pack + ternary quantize included;
@@ -75,13 +76,19 @@ for t in gpu_cuda_mp_test kernels_cuda_test masked_kernels_cuda_test ternary_ker
     fail+=("$t skipped (no CUDA device seen)")
   fi
 done
-grep -hE "returned in|SIEVE INFO.*(CUDA driver|device buffers|device kernels)" "$out/gpu_cuda_mp_test.log" | sed 's/^.*SIEVE INFO //' | sort -u | head -10
+grep -hE "returned in|SIEVE INFO.*(CUDA driver|device buffers|device kernels)" "$out/gpu_cuda_mp_test.log" | sed 's/^.*SIEVE INFO //' | sort -u | head -16
 # The masked path must have packed on the device (kernels embedded and loaded).
 grep -q "masked allreduce on device buffers: pack/unpack kernels" "$out/gpu_cuda_mp_test.log" ||
   fail+=("masked all-reduce did not take the device-kernel path (see device kernels above)")
-# Dense ternary must have quantized on the device (only scales and wire staged).
-grep -q "ternary allreduce on device buffers: abs-max/quantize kernels" "$out/gpu_cuda_mp_test.log" ||
-  fail+=("dense ternary all-reduce did not take the device-kernel path (see device kernels above)")
+# Ternary must have quantized on the device (only scales and wire staged):
+# dense, masked (packed first), and both with error feedback (residual in
+# device memory). "SIEVE INFO file:line " precedes each path's line.
+for path in "ternary allreduce on device buffers" "masked ternary allreduce on device buffers" \
+            "ternary allreduce on device buffers with error feedback" \
+            "masked ternary allreduce on device buffers with error feedback"; do
+  grep -qE "SIEVE INFO [^ ]+ $path: abs-max/quantize/dequantize kernels" "$out/gpu_cuda_mp_test.log" ||
+    fail+=("$path: not on the device-kernel path (see device kernels above)")
+done
 
 step "GPU path host-side tests"
 ctest --test-dir build-gpu -R '^(CudaDriverLoad|CudaDeviceOps|KernelLaunch|DriverClassifier|GpuRuntime|ClassifyCall|PlanStream|SplitEven|StagingPool|ProgressEngine|DeviceFakeMp)\.' \

@@ -6,12 +6,14 @@
 
 #include "support/gpu.h"
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "kernels/ternary.h"
 #include "kernels/ternary_cuda.h"
+#include "kernels/ternary_feedback.h"
 
 namespace sieve::kernels {
 namespace {
@@ -102,6 +104,44 @@ TEST_P(TernaryCudaTest, MatchesCpuBitForBit) {
     ASSERT_EQ(TernaryDequantizeCuda(dtype, TernaryWork::kInt8, dwork.p, elems, block,
                                     static_cast<const float*>(dscales.p), 3, dout.p, nullptr), 0);
     ASSERT_EQ(dout.Get(), out);
+  }
+}
+
+// Error feedback over several steps, the residual carried on the device:
+// g + e_prev, then quantize with the residual update fused, equal to the CPU
+// kernels (the host path) byte for byte, residuals included.
+TEST_P(TernaryCudaTest, FeedbackMatchesCpuBitForBit) {
+  std::string why;
+  if (!HaveGpu(&why)) GTEST_SKIP() << "needs a GPU: " << why;
+  DType dtype = GetParam();
+  const size_t count = (1 << 16) + 7, block = 129, es = DTypeSize(dtype);
+  const size_t nb = (count + block - 1) / block;
+  std::vector<float> residual(count, 0.0f);
+  DeviceBuf dres(residual.data(), count * sizeof(float));
+  for (int step = 0; step < 3; ++step) {
+    std::vector<char> g = Input(dtype, count);  // a different gradient each step:
+    std::rotate(g.begin(), g.begin() + static_cast<long>(step * 1001 * es), g.end());
+    std::vector<char> sent(count * es);
+    TernaryFeedbackApply(dtype, g.data(), residual.data(), sent.data(), count);
+    DeviceBuf dg(g.data(), g.size()), dsent(nullptr, sent.size());
+    ASSERT_EQ(TernaryFeedbackApplyCuda(dtype, dg.p, static_cast<float*>(dres.p), dsent.p, count,
+                                       nullptr), 0);
+    ASSERT_EQ(dsent.Get(), sent) << "step " << step;
+    std::vector<float> scales(nb);
+    TernaryAbsMax(dtype, sent.data(), count, block, scales.data());
+    DeviceBuf dscales(scales.data(), nb * sizeof(float));
+    const PhiloxStream ph{31, 1, static_cast<uint64_t>(step)};
+    std::vector<char> wire(TernaryPackedBytes(count, 2));
+    TernaryQuantizePack(dtype, sent.data(), 0, count, block, scales.data(), ph, 2, wire.data());
+    TernaryFeedbackUpdate(dtype, sent.data(), count, block, scales.data(), ph, residual.data());
+    DeviceBuf dwire(nullptr, wire.size());
+    ASSERT_EQ(TernaryQuantizeFeedbackCuda(dtype, dsent.p, count, block,
+                                          static_cast<const float*>(dscales.p), ph, dwire.p,
+                                          static_cast<float*>(dres.p), nullptr), 0);
+    ASSERT_EQ(dwire.Get(), wire) << "step " << step;
+    ASSERT_EQ(dres.Get(), std::vector<char>(reinterpret_cast<char*>(residual.data()),
+                                            reinterpret_cast<char*>(residual.data() + count)))
+        << "residual, step " << step;
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include "kernels/masked_pack.h"
 #include "kernels/ternary.h"
+#include "kernels/ternary_feedback.h"
 
 namespace sieve_test {
 
@@ -160,6 +161,9 @@ bool FakeDeviceOps::HasKernels(std::string* why) const {
 Status FakeDeviceOps::AllocDevice(size_t bytes, CUstream_st*, void** device) {
   *device = std::aligned_alloc(256, (std::max<size_t>(bytes, 1) + 255) & ~size_t{255});
   if (*device == nullptr) return Status::SystemError("fake device allocation failed");
+  // Junk, as fresh device memory may hold: code that reads scratch before
+  // writing it shows up as a wrong result.
+  std::memset(*device, 0xa5, std::max<size_t>(bytes, 1));
   std::lock_guard<std::mutex> lock(mu_);
   device_live_.insert(*device);
   return Status::OK();
@@ -216,6 +220,50 @@ Status FakeDeviceOps::TernaryQuantize(sieve::kernels::DType dtype, const void* i
   StreamOf(stream)->Push([=] {
     sieve::kernels::TernaryQuantizePack(dtype, in, 0, count, block, scales, rng,
                                         sieve::kernels::TernaryBits(1), wire);
+    return true;
+  });
+  return Status::OK();
+}
+
+Status FakeDeviceOps::TernaryFeedbackApply(sieve::kernels::DType dtype, const void* g,
+                                           float* residual, bool fresh, void* out, size_t count,
+                                           CUstream_st* stream) {
+  ++ternary_feedback_apply;
+  StreamOf(stream)->Push([=] {
+    if (fresh) std::fill(residual, residual + count, 0.0f);
+    sieve::kernels::TernaryFeedbackApply(dtype, g, residual, out, count);
+    return true;
+  });
+  return Status::OK();
+}
+
+Status FakeDeviceOps::TernaryQuantizeFeedback(sieve::kernels::DType dtype, const void* in,
+                                              size_t count, size_t block, const float* scales,
+                                              sieve::kernels::PhiloxStream rng, void* wire,
+                                              float* residual, CUstream_st* stream) {
+  ++ternary_quantize_feedback;
+  StreamOf(stream)->Push([=] {
+    sieve::kernels::TernaryQuantizePack(dtype, in, 0, count, block, scales, rng,
+                                        sieve::kernels::TernaryBits(1), wire);
+    sieve::kernels::TernaryFeedbackUpdate(dtype, in, count, block, scales, rng, residual);
+    return true;
+  });
+  return Status::OK();
+}
+
+Status FakeDeviceOps::TernaryDequantizeScatter(sieve::kernels::DType dtype, const void* wire,
+                                               int w, size_t nnz, size_t block,
+                                               const float* scales, int divisor, const uint32_t*,
+                                               const uint64_t* bits, size_t count, void* out,
+                                               CUstream_st* stream) {
+  ++ternary_dequantize_scatter;
+  StreamOf(stream)->Push([=] {
+    std::vector<int32_t> sums(nnz);
+    sieve::kernels::TernaryUnpack(sieve::kernels::TernaryWork::kInt32, wire, nnz, w,
+                                  /*accumulate=*/false, sums.data());
+    sieve::kernels::TernaryDequantizeScatter(dtype, sieve::kernels::TernaryWork::kInt32,
+                                             sums.data(), 0, block, scales, divisor, bits, 0,
+                                             count, out);
     return true;
   });
   return Status::OK();

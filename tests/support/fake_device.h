@@ -80,6 +80,20 @@ class FakeDeviceOps : public sieve::gpu::DeviceOps {
                                 size_t block, const float* scales,
                                 sieve::kernels::PhiloxStream rng, void* wire,
                                 CUstream_st* stream) override;
+  // Error feedback: the CPU kernels (kernels/ternary_feedback.h); a fresh
+  // residual is zeroed first (device scratch starts as junk here).
+  sieve::Status TernaryFeedbackApply(sieve::kernels::DType dtype, const void* g, float* residual,
+                                     bool fresh, void* out, size_t count,
+                                     CUstream_st* stream) override;
+  sieve::Status TernaryQuantizeFeedback(sieve::kernels::DType dtype, const void* in, size_t count,
+                                        size_t block, const float* scales,
+                                        sieve::kernels::PhiloxStream rng, void* wire,
+                                        float* residual, CUstream_st* stream) override;
+  // The host path's TernaryDequantizeScatter on the unpacked sums.
+  sieve::Status TernaryDequantizeScatter(sieve::kernels::DType dtype, const void* wire, int w,
+                                         size_t nnz, size_t block, const float* scales,
+                                         int divisor, const uint32_t* idx, const uint64_t* bits,
+                                         size_t count, void* out, CUstream_st* stream) override;
   sieve::Status TernaryDequantize(sieve::kernels::DType dtype, const void* wire, int w,
                                   size_t count, size_t block, const float* scales, int divisor,
                                   void* out, CUstream_st* stream) override;
@@ -94,7 +108,13 @@ class FakeDeviceOps : public sieve::gpu::DeviceOps {
   // kernels launched.
   std::atomic<size_t> bytes_to_host{0}, bytes_to_device{0};
   std::atomic<int> packs{0}, unpacks{0}, ternary_absmax{0}, ternary_quantize{0},
-      ternary_dequantize{0};
+      ternary_dequantize{0}, ternary_feedback_apply{0}, ternary_quantize_feedback{0},
+      ternary_dequantize_scatter{0};
+  // Device scratch currently allocated and not yet freed by a stream.
+  size_t device_live() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return device_live_.size();
+  }
   // > 0: the n-th CopyToHost from now fails (enqueue error injection).
   std::atomic<int> fail_copy_in_after{0};
   std::atomic<int> flag_ops{0}, syncs{0}, allocs{0}, frees{0};
