@@ -7,18 +7,11 @@
 #include <string>
 
 #include "coll/collectives.h"
+#include "core/mix64.h"
 #include "subnet/layout_agreement.h"
 
 namespace sieve::subnet {
 namespace {
-
-uint64_t Mix64(uint64_t x) {  // splitmix64 finalizer
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 Status Agree(Comm& comm, bool valid, size_t count, size_t nsegments, uint64_t hash) {
   const int n = comm.size();

@@ -10,17 +10,10 @@
 
 #include "coll/collectives.h"
 #include "core/log.h"
+#include "core/mix64.h"
 
 namespace sieve::subnet {
 namespace {
-
-uint64_t Mix64(uint64_t x) {  // splitmix64 finalizer
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 size_t RowBytes(const LayoutState& layout) {
   return (static_cast<size_t>(layout.num_segments()) + 7) / 8;
