@@ -15,14 +15,9 @@ namespace {
 
 Status Agree(Comm& comm, bool valid, size_t count, size_t nsegments, uint64_t hash) {
   const int n = comm.size();
-  uint64_t mine[4] = {valid ? 1u : 0u, count, nsegments, hash};
-  std::vector<uint64_t> all(4 * static_cast<size_t>(n));
-  coll::CollArgs args;
-  args.send = mine;
-  args.recv = all.data();
-  args.count = 4;
-  args.dtype = kernels::DType::kUint64;
-  SIEVE_RETURN_IF_ERROR(coll::AllGather(comm, args));
+  const uint64_t mine[4] = {valid ? 1u : 0u, count, nsegments, hash};
+  std::vector<uint64_t> all;
+  SIEVE_RETURN_IF_ERROR(coll::AllGatherWords(comm, mine, 4, &all));
   LayoutVerdict v = CompareLayoutDigests(all.data(), n);
   switch (v.kind) {
     case LayoutVerdict::kSame:
