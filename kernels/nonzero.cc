@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "kernels/bits_type.h"
+
 namespace sieve::kernels {
 
 namespace {
@@ -36,29 +38,14 @@ bool AnyOutside(const T* data, const uint64_t* mask, size_t count) {
 
 // Elements are compared as unsigned integers of their size: a bit-pattern test.
 void NonzeroBitmap(size_t elem_size, const void* data, size_t count, uint64_t* bits) {
-  switch (elem_size) {
-    case 1:
-      return BitmapOf(static_cast<const uint8_t*>(data), count, bits);
-    case 2:
-      return BitmapOf(static_cast<const uint16_t*>(data), count, bits);
-    case 4:
-      return BitmapOf(static_cast<const uint32_t*>(data), count, bits);
-    default:
-      return BitmapOf(static_cast<const uint64_t*>(data), count, bits);
-  }
+  WithBitsType(elem_size,
+               [&](auto zero) { BitmapOf(static_cast<const decltype(zero)*>(data), count, bits); });
 }
 
 bool AnyNonzeroOutside(size_t elem_size, const void* data, const uint64_t* mask, size_t count) {
-  switch (elem_size) {
-    case 1:
-      return AnyOutside(static_cast<const uint8_t*>(data), mask, count);
-    case 2:
-      return AnyOutside(static_cast<const uint16_t*>(data), mask, count);
-    case 4:
-      return AnyOutside(static_cast<const uint32_t*>(data), mask, count);
-    default:
-      return AnyOutside(static_cast<const uint64_t*>(data), mask, count);
-  }
+  return WithBitsType(elem_size, [&](auto zero) {
+    return AnyOutside(static_cast<const decltype(zero)*>(data), mask, count);
+  });
 }
 
 }  // namespace sieve::kernels
