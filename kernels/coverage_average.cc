@@ -2,45 +2,31 @@
 // picked at run time; float16/bfloat16 are widened to float32 in stack chunks.
 #include "kernels/coverage_average.h"
 
-#include <algorithm>
-#include <cstdint>
-
+#include "kernels/combine_loops.h"
+#include "kernels/cpu_isa.h"
 #include "kernels/half_codec.h"
 
 namespace sieve::kernels {
 namespace {
 
-#define SIEVE_KERNEL_INLINE inline __attribute__((always_inline))
+// (a + b) / d in T: one addition, one IEEE division, as the reference.
+template <typename T>
+struct SumDivideBy {
+  T d;
+  SIEVE_KERNEL_INLINE T operator()(T a, T b) const { return (a + b) / d; }
+};
 
-// No __restrict: out may be a or b (exact alias).
 template <typename T>
 SIEVE_KERNEL_INLINE void SumDividePlain(const void* a, const void* b, void* out, size_t n,
                                         int divisor) {
-  const T* ta = static_cast<const T*>(a);
-  const T* tb = static_cast<const T*>(b);
-  T* to = static_cast<T*>(out);
-  const T d = static_cast<T>(divisor);
-  for (size_t i = 0; i < n; ++i) to[i] = (ta[i] + tb[i]) / d;
+  combine::Native<T>(a, b, out, n, SumDivideBy<T>{static_cast<T>(divisor)});
 }
 
-// Each chunk is read whole before any of it is written, so aliasing is harmless.
+// float16/bfloat16: added and divided in float32, rounded once.
 template <typename Codec>
 SIEVE_KERNEL_INLINE void SumDividePacked(const void* a, const void* b, void* out, size_t n,
                                          int divisor) {
-  constexpr size_t kChunk = 512;
-  float fa[kChunk];
-  float fb[kChunk];
-  const uint16_t* ta = static_cast<const uint16_t*>(a);
-  const uint16_t* tb = static_cast<const uint16_t*>(b);
-  uint16_t* to = static_cast<uint16_t*>(out);
-  const float d = static_cast<float>(divisor);
-  for (size_t base = 0; base < n; base += kChunk) {
-    const size_t m = std::min(kChunk, n - base);
-    for (size_t i = 0; i < m; ++i) fa[i] = Codec::Load(ta[base + i]);
-    for (size_t i = 0; i < m; ++i) fb[i] = Codec::Load(tb[base + i]);
-    for (size_t i = 0; i < m; ++i) fa[i] = (fa[i] + fb[i]) / d;
-    for (size_t i = 0; i < m; ++i) to[base + i] = Codec::Store(fa[i]);
-  }
+  combine::Widened<Codec>(a, b, out, n, SumDivideBy<float>{static_cast<float>(divisor)});
 }
 
 SIEVE_KERNEL_INLINE void SumDivideImpl(DType dtype, const void* a, const void* b, void* out,
@@ -69,16 +55,8 @@ __attribute__((target("avx2"))) void SumDivideAvx2(DType dtype, const void* a, c
   SumDivideImpl(dtype, a, b, out, n, divisor);
 }
 
-bool HasAvx2() {
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0;
-  }();
-  return has;
-}
+bool HasAvx2() { return ActiveCpuIsa() >= CpuIsa::kAvx2; }
 #endif
-
-#undef SIEVE_KERNEL_INLINE
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/bits_type.h"
 #include "kernels/cpu_isa.h"
 #include "kernels/masked_pack_simd.h"
 #include "kernels/reduce.h"
@@ -62,12 +63,7 @@ constexpr size_t kChunkBytes = 8192;
 }  // namespace
 
 void MaskedPack(size_t elem_size, const void* in, const uint32_t* idx, size_t nnz, void* out) {
-  switch (elem_size) {
-    case 1: return PackT<uint8_t>(in, idx, nnz, out);
-    case 2: return PackT<uint16_t>(in, idx, nnz, out);
-    case 4: return PackT<uint32_t>(in, idx, nnz, out);
-    default: return PackT<uint64_t>(in, idx, nnz, out);
-  }
+  WithBitsType(elem_size, [&](auto zero) { PackT<decltype(zero)>(in, idx, nnz, out); });
 }
 
 void MaskedGatherReduce(DType dtype, RedOp op, const void* in, const uint32_t* idx,
@@ -86,20 +82,10 @@ void MaskedGatherReduce(DType dtype, RedOp op, const void* in, const uint32_t* i
 
 void MaskedUnpackRange(size_t elem_size, const void* packed, const uint64_t* bits, size_t begin,
                        size_t end, void* out) {
-  switch (elem_size) {
-    case 1:
-      return UnpackRangeT(static_cast<const uint8_t*>(packed), bits, begin, end,
-                          static_cast<uint8_t*>(out));
-    case 2:
-      return UnpackRangeT(static_cast<const uint16_t*>(packed), bits, begin, end,
-                          static_cast<uint16_t*>(out));
-    case 4:
-      return UnpackRangeT(static_cast<const uint32_t*>(packed), bits, begin, end,
-                          static_cast<uint32_t*>(out));
-    default:
-      return UnpackRangeT(static_cast<const uint64_t*>(packed), bits, begin, end,
-                          static_cast<uint64_t*>(out));
-  }
+  WithBitsType(elem_size, [&](auto zero) {
+    using U = decltype(zero);
+    UnpackRangeT(static_cast<const U*>(packed), bits, begin, end, static_cast<U*>(out));
+  });
 }
 
 void MaskedUnpack(size_t elem_size, const void* packed, const uint64_t* bits, size_t count,

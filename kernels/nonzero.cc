@@ -4,19 +4,25 @@
 
 #include <cstring>
 
+#include "kernels/bits_type.h"
+
 namespace sieve::kernels {
 
 namespace {
 
+// Bitmap word w of data's non-zeros: bit j - 64w set where data[j] != 0, j in word w's range.
+template <typename T>
+uint64_t NonzeroWord(const T* data, size_t w, size_t count) {
+  size_t begin = w * 64, end = begin + 64 < count ? begin + 64 : count;
+  uint64_t word = 0;
+  for (size_t j = begin; j < end; ++j) word |= static_cast<uint64_t>(data[j] != 0) << (j - begin);
+  return word;
+}
+
 template <typename T>
 void BitmapOf(const T* data, size_t count, uint64_t* bits) {
   size_t words = (count + 63) / 64;
-  for (size_t w = 0; w < words; ++w) {
-    size_t begin = w * 64, end = begin + 64 < count ? begin + 64 : count;
-    uint64_t word = 0;
-    for (size_t j = begin; j < end; ++j) word |= static_cast<uint64_t>(data[j] != 0) << (j - begin);
-    bits[w] = word;
-  }
+  for (size_t w = 0; w < words; ++w) bits[w] = NonzeroWord(data, w, count);
 }
 
 template <typename T>
@@ -24,10 +30,7 @@ bool AnyOutside(const T* data, const uint64_t* mask, size_t count) {
   size_t words = (count + 63) / 64;
   for (size_t w = 0; w < words; ++w) {
     if (mask[w] == ~uint64_t{0}) continue;  // every element kept: nothing to check
-    size_t begin = w * 64, end = begin + 64 < count ? begin + 64 : count;
-    uint64_t word = 0;
-    for (size_t j = begin; j < end; ++j) word |= static_cast<uint64_t>(data[j] != 0) << (j - begin);
-    if ((word & ~mask[w]) != 0) return true;
+    if ((NonzeroWord(data, w, count) & ~mask[w]) != 0) return true;
   }
   return false;
 }
@@ -36,29 +39,14 @@ bool AnyOutside(const T* data, const uint64_t* mask, size_t count) {
 
 // Elements are compared as unsigned integers of their size: a bit-pattern test.
 void NonzeroBitmap(size_t elem_size, const void* data, size_t count, uint64_t* bits) {
-  switch (elem_size) {
-    case 1:
-      return BitmapOf(static_cast<const uint8_t*>(data), count, bits);
-    case 2:
-      return BitmapOf(static_cast<const uint16_t*>(data), count, bits);
-    case 4:
-      return BitmapOf(static_cast<const uint32_t*>(data), count, bits);
-    default:
-      return BitmapOf(static_cast<const uint64_t*>(data), count, bits);
-  }
+  WithBitsType(elem_size,
+               [&](auto zero) { BitmapOf(static_cast<const decltype(zero)*>(data), count, bits); });
 }
 
 bool AnyNonzeroOutside(size_t elem_size, const void* data, const uint64_t* mask, size_t count) {
-  switch (elem_size) {
-    case 1:
-      return AnyOutside(static_cast<const uint8_t*>(data), mask, count);
-    case 2:
-      return AnyOutside(static_cast<const uint16_t*>(data), mask, count);
-    case 4:
-      return AnyOutside(static_cast<const uint32_t*>(data), mask, count);
-    default:
-      return AnyOutside(static_cast<const uint64_t*>(data), mask, count);
-  }
+  return WithBitsType(elem_size, [&](auto zero) {
+    return AnyOutside(static_cast<const decltype(zero)*>(data), mask, count);
+  });
 }
 
 }  // namespace sieve::kernels

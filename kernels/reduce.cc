@@ -3,11 +3,11 @@
 // float16/bfloat16 are widened to float32 in stack chunks.
 #include "kernels/reduce.h"
 
-#include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 
+#include "kernels/combine_loops.h"
+#include "kernels/cpu_isa.h"
 #include "kernels/half_codec.h"
 
 namespace sieve::kernels {
@@ -19,13 +19,12 @@ template <typename T>
 using WrapType =
     std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
 
-// Everything below the ISA entry points is forced inline so that it is compiled (and
-// vectorized) with the instruction set of whichever entry point it lands in.
-#define SIEVE_KERNEL_INLINE inline __attribute__((always_inline))
+// Everything below the ISA entry points is forced inline (SIEVE_KERNEL_INLINE) so that it is
+// compiled (and vectorized) with the instruction set of whichever entry point it lands in.
 
 template <typename T>
 struct SumOp {
-  SIEVE_KERNEL_INLINE static T Apply(T a, T b) {
+  SIEVE_KERNEL_INLINE T operator()(T a, T b) const {
     if constexpr (std::is_integral_v<T>) {
       return static_cast<T>(static_cast<WrapType<T>>(a) + static_cast<WrapType<T>>(b));
     } else {
@@ -36,7 +35,7 @@ struct SumOp {
 
 template <typename T>
 struct ProdOp {
-  SIEVE_KERNEL_INLINE static T Apply(T a, T b) {
+  SIEVE_KERNEL_INLINE T operator()(T a, T b) const {
     if constexpr (std::is_integral_v<T>) {
       return static_cast<T>(static_cast<WrapType<T>>(a) * static_cast<WrapType<T>>(b));
     } else {
@@ -49,47 +48,29 @@ struct ProdOp {
 // ties and NaN, so the reference can reproduce it bit for bit.
 template <typename T>
 struct MaxOp {
-  SIEVE_KERNEL_INLINE static T Apply(T a, T b) { return a > b ? a : b; }
+  SIEVE_KERNEL_INLINE T operator()(T a, T b) const { return a > b ? a : b; }
 };
 
 template <typename T>
 struct MinOp {
-  SIEVE_KERNEL_INLINE static T Apply(T a, T b) { return a < b ? a : b; }
+  SIEVE_KERNEL_INLINE T operator()(T a, T b) const { return a < b ? a : b; }
 };
 
-// Elements stored natively: one loop. No __restrict: out may be a or b (exact alias),
-// which GCC's runtime alias check lets through to the vector path.
+// Elements stored natively: one loop (combine::Native).
 template <typename T>
 struct PlainKernel {
   template <template <typename> class Op>
   SIEVE_KERNEL_INLINE static void Run(const void* a, const void* b, void* out, size_t n) {
-    const T* ta = static_cast<const T*>(a);
-    const T* tb = static_cast<const T*>(b);
-    T* to = static_cast<T*>(out);
-    for (size_t i = 0; i < n; ++i) to[i] = Op<T>::Apply(ta[i], tb[i]);
+    combine::Native<T>(a, b, out, n, Op<T>());
   }
 };
 
-// 16-bit floats: widen a chunk of a and b to float32, combine with the vectorized float
-// loop, round once on the way out. The whole chunk is read before any of it is written,
-// so out aliasing a or b is harmless.
+// 16-bit floats: combined in float32, rounded once (combine::Widened).
 template <typename Codec>
 struct PackedKernel {
   template <template <typename> class Op>
   SIEVE_KERNEL_INLINE static void Run(const void* a, const void* b, void* out, size_t n) {
-    constexpr size_t kChunk = 512;
-    float fa[kChunk];
-    float fb[kChunk];
-    const uint16_t* ta = static_cast<const uint16_t*>(a);
-    const uint16_t* tb = static_cast<const uint16_t*>(b);
-    uint16_t* to = static_cast<uint16_t*>(out);
-    for (size_t base = 0; base < n; base += kChunk) {
-      const size_t m = std::min(kChunk, n - base);
-      for (size_t i = 0; i < m; ++i) fa[i] = Codec::Load(ta[base + i]);
-      for (size_t i = 0; i < m; ++i) fb[i] = Codec::Load(tb[base + i]);
-      for (size_t i = 0; i < m; ++i) fa[i] = Op<float>::Apply(fa[i], fb[i]);
-      for (size_t i = 0; i < m; ++i) to[base + i] = Codec::Store(fa[i]);
-    }
+    combine::Widened<Codec>(a, b, out, n, Op<float>());
   }
 };
 
@@ -205,13 +186,7 @@ __attribute__((target("avx2"))) void DivideByAvx2(DType dtype, void* buf, size_t
   DivideByImpl(dtype, buf, n, divisor);
 }
 
-bool HasAvx2() {
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0;
-  }();
-  return has;
-}
+bool HasAvx2() { return ActiveCpuIsa() >= CpuIsa::kAvx2; }
 #endif
 
 }  // namespace
@@ -231,5 +206,3 @@ void DivideBy(DType dtype, void* buf, size_t n, int divisor) {
 }
 
 }  // namespace sieve::kernels
-
-#undef SIEVE_KERNEL_INLINE

@@ -5,22 +5,17 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 
+#include "core/clock.h"
 #include "core/log.h"
 
 namespace sieve::transport {
 
 namespace {
-
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 const char* const kOnNames[] = {"send", "recv", "connect"};
 const char* const kDoNames[] = {"fail", "drop",  "truncate", "corrupt", "delay",
@@ -178,7 +173,7 @@ Status FaultTransport::Apply(FaultRule& rule, bool is_send, int peer, uint64_t t
     }
     case FaultRule::kDelay:
       req->state = Request::kPending;
-      held_.push_back({is_send, peer, tag, buf, bytes, req, Now() + rule.delay_s});
+      held_.push_back({is_send, peer, tag, buf, bytes, req, MonotonicSeconds() + rule.delay_s});
       return Status::OK();
     case FaultRule::kStop:
       std::fflush(nullptr);
@@ -228,7 +223,7 @@ Status FaultTransport::Irecv(int peer, uint64_t tag, void* buf, size_t bytes, Re
 
 bool FaultTransport::Progress() {
   bool any = inner_->Progress();
-  double now = Now();
+  double now = MonotonicSeconds();
   for (size_t i = 0; i < held_.size();) {
     if (held_[i].due > now) {
       ++i;
@@ -247,7 +242,7 @@ bool FaultTransport::Progress() {
 }
 
 void FaultTransport::WaitForEvents(double timeout_s) {
-  double now = Now();
+  double now = MonotonicSeconds();
   for (const Held& h : held_) timeout_s = std::min(timeout_s, h.due - now);
   if (timeout_s <= 0) return;  // something is due: progress posts it
   inner_->WaitForEvents(timeout_s);

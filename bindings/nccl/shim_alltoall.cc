@@ -14,8 +14,9 @@ class Exchange {
  public:
   Exchange(ncclComm_t comm, const char* call) : comm_(comm), call_(call) {}
 
-  // Checks the arguments every one of these collectives shares.
-  ncclResult_t Prepare(ncclDataType_t datatype, size_t count) {
+  // Checks the arguments every one of these collectives shares; transfers go on `stream`.
+  ncclResult_t Prepare(ncclDataType_t datatype, size_t count, struct CUstream_st* stream) {
+    stream_ = stream;
     ncclResult_t r = sieve_nccl::ToSieveType(comm_, call_, datatype, &type_);
     if (r != ncclSuccess) return r;
     sieveComm_t sieve = SieveOf(comm_);
@@ -27,6 +28,15 @@ class Exchange {
     if (count > SIZE_MAX / esize_ / static_cast<size_t>(nranks_))
       return Fail(comm_, ncclInvalidArgument, call_, "count * nranks overflows");
     count_ = count;
+    return ncclSuccess;
+  }
+  // Prepare, and root must be a rank of comm (Gather, Scatter).
+  ncclResult_t PrepareRooted(ncclDataType_t datatype, size_t count, int root,
+                             struct CUstream_st* stream) {
+    ncclResult_t r = Prepare(datatype, count, stream);
+    if (r != ncclSuccess) return r;
+    if (root < 0 || root >= nranks_)
+      return Fail(comm_, ncclInvalidArgument, call_, "root is not a rank of comm");
     return ncclSuccess;
   }
 
@@ -41,7 +51,6 @@ class Exchange {
   void Recv(void* buffer, int peer) {
     Keep(sieveRecv(buffer, count_, type_, peer, SieveOf(comm_), stream_));
   }
-  void SetStream(struct CUstream_st* stream) { stream_ = stream; }
 
   // Opens the group; Finish closes it (always, so the caller's group depth stays balanced).
   void Start() { Keep(sieveGroupStart()); }
@@ -75,9 +84,8 @@ ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count,
                           ncclDataType_t datatype, ncclComm_t comm, struct CUstream_st* stream) {
   CallScope scope(comm);
   Exchange x(comm, "ncclAlltoAll");
-  ncclResult_t r = x.Prepare(datatype, count);
+  ncclResult_t r = x.Prepare(datatype, count, stream);
   if (r != ncclSuccess) return r;
-  x.SetStream(stream);
   const char* send = static_cast<const char*>(sendbuff);
   char* recv = static_cast<char*>(recvbuff);
   x.Start();
@@ -93,11 +101,8 @@ ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count, nccl
                         int root, ncclComm_t comm, struct CUstream_st* stream) {
   CallScope scope(comm);
   Exchange x(comm, "ncclGather");
-  ncclResult_t r = x.Prepare(datatype, count);
+  ncclResult_t r = x.PrepareRooted(datatype, count, root, stream);
   if (r != ncclSuccess) return r;
-  if (root < 0 || root >= x.nranks())
-    return Fail(comm, ncclInvalidArgument, "ncclGather", "root is not a rank of comm");
-  x.SetStream(stream);
   char* recv = static_cast<char*>(recvbuff);
   bool in_place = x.rank() == root && sendbuff == recv + x.Offset(root);
   x.Start();
@@ -115,11 +120,8 @@ ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count,
                          struct CUstream_st* stream) {
   CallScope scope(comm);
   Exchange x(comm, "ncclScatter");
-  ncclResult_t r = x.Prepare(datatype, count);
+  ncclResult_t r = x.PrepareRooted(datatype, count, root, stream);
   if (r != ncclSuccess) return r;
-  if (root < 0 || root >= x.nranks())
-    return Fail(comm, ncclInvalidArgument, "ncclScatter", "root is not a rank of comm");
-  x.SetStream(stream);
   const char* send = static_cast<const char*>(sendbuff);
   bool in_place = x.rank() == root && recvbuff == send + x.Offset(root);
   x.Start();

@@ -13,6 +13,19 @@ namespace {
 
 sieveRedOp_t ToSieveOp(ncclRedOp_t op) { return EnumFromInt<sieveRedOp_t>(RawEnum(op)); }
 
+// What every entry point below does around its one Sieve call: counts the call on comm,
+// translates the datatype (failing as `call` on fp8) and maps Sieve's result back to NCCL's.
+// sieve_call(type) makes the Sieve call with the translated datatype.
+template <typename SieveCall>
+ncclResult_t Forward(ncclComm_t comm, const char* call, ncclDataType_t datatype,
+                     SieveCall sieve_call) {
+  CallScope scope(comm);
+  sieveDataType_t type;
+  ncclResult_t r = ToSieveType(comm, call, datatype, &type);
+  if (r != ncclSuccess) return r;
+  return FromSieve(comm, sieve_call(type));
+}
+
 }  // namespace
 
 extern "C" {
@@ -20,23 +33,17 @@ extern "C" {
 ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                            ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
                            struct CUstream_st* stream) {
-  CallScope scope(comm);
-  sieveDataType_t type;
-  ncclResult_t r = ToSieveType(comm, "ncclAllReduce", datatype, &type);
-  if (r != ncclSuccess) return r;
-  return FromSieve(
-      comm, sieveAllReduce(sendbuff, recvbuff, count, type, ToSieveOp(op), SieveOf(comm), stream));
+  return Forward(comm, "ncclAllReduce", datatype, [&](sieveDataType_t type) {
+    return sieveAllReduce(sendbuff, recvbuff, count, type, ToSieveOp(op), SieveOf(comm), stream);
+  });
 }
 
 ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                            ncclDataType_t datatype, int root, ncclComm_t comm,
                            struct CUstream_st* stream) {
-  CallScope scope(comm);
-  sieveDataType_t type;
-  ncclResult_t r = ToSieveType(comm, "ncclBroadcast", datatype, &type);
-  if (r != ncclSuccess) return r;
-  return FromSieve(comm,
-                   sieveBroadcast(sendbuff, recvbuff, count, type, root, SieveOf(comm), stream));
+  return Forward(comm, "ncclBroadcast", datatype, [&](sieveDataType_t type) {
+    return sieveBroadcast(sendbuff, recvbuff, count, type, root, SieveOf(comm), stream);
+  });
 }
 
 // The deprecated in-place broadcast.
@@ -47,51 +54,39 @@ ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int ro
 
 ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                         ncclRedOp_t op, int root, ncclComm_t comm, struct CUstream_st* stream) {
-  CallScope scope(comm);
-  sieveDataType_t type;
-  ncclResult_t r = ToSieveType(comm, "ncclReduce", datatype, &type);
-  if (r != ncclSuccess) return r;
-  return FromSieve(comm, sieveReduce(sendbuff, recvbuff, count, type, ToSieveOp(op), root,
-                                     SieveOf(comm), stream));
+  return Forward(comm, "ncclReduce", datatype, [&](sieveDataType_t type) {
+    return sieveReduce(sendbuff, recvbuff, count, type, ToSieveOp(op), root, SieveOf(comm), stream);
+  });
 }
 
 ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                            ncclDataType_t datatype, ncclComm_t comm, struct CUstream_st* stream) {
-  CallScope scope(comm);
-  sieveDataType_t type;
-  ncclResult_t r = ToSieveType(comm, "ncclAllGather", datatype, &type);
-  if (r != ncclSuccess) return r;
-  return FromSieve(comm,
-                   sieveAllGather(sendbuff, recvbuff, sendcount, type, SieveOf(comm), stream));
+  return Forward(comm, "ncclAllGather", datatype, [&](sieveDataType_t type) {
+    return sieveAllGather(sendbuff, recvbuff, sendcount, type, SieveOf(comm), stream);
+  });
 }
 
 ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                                ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
                                struct CUstream_st* stream) {
-  CallScope scope(comm);
-  sieveDataType_t type;
-  ncclResult_t r = ToSieveType(comm, "ncclReduceScatter", datatype, &type);
-  if (r != ncclSuccess) return r;
-  return FromSieve(comm, sieveReduceScatter(sendbuff, recvbuff, recvcount, type, ToSieveOp(op),
-                                            SieveOf(comm), stream));
+  return Forward(comm, "ncclReduceScatter", datatype, [&](sieveDataType_t type) {
+    return sieveReduceScatter(sendbuff, recvbuff, recvcount, type, ToSieveOp(op), SieveOf(comm),
+                              stream);
+  });
 }
 
 ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer,
                       ncclComm_t comm, struct CUstream_st* stream) {
-  CallScope scope(comm);
-  sieveDataType_t type;
-  ncclResult_t r = ToSieveType(comm, "ncclSend", datatype, &type);
-  if (r != ncclSuccess) return r;
-  return FromSieve(comm, sieveSend(sendbuff, count, type, peer, SieveOf(comm), stream));
+  return Forward(comm, "ncclSend", datatype, [&](sieveDataType_t type) {
+    return sieveSend(sendbuff, count, type, peer, SieveOf(comm), stream);
+  });
 }
 
 ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer,
                       ncclComm_t comm, struct CUstream_st* stream) {
-  CallScope scope(comm);
-  sieveDataType_t type;
-  ncclResult_t r = ToSieveType(comm, "ncclRecv", datatype, &type);
-  if (r != ncclSuccess) return r;
-  return FromSieve(comm, sieveRecv(recvbuff, count, type, peer, SieveOf(comm), stream));
+  return Forward(comm, "ncclRecv", datatype, [&](sieveDataType_t type) {
+    return sieveRecv(recvbuff, count, type, peer, SieveOf(comm), stream);
+  });
 }
 
 ncclResult_t ncclGroupStart(void) { return FromSieve(nullptr, sieveGroupStart()); }

@@ -45,37 +45,36 @@ void Channel::SetMembers(std::vector<int> members) {
     if (members_[i] == transport_->rank()) position_ = static_cast<int>(i);
 }
 
-Status Channel::Send(int peer, const void* buf, size_t bytes, Handle* handle) {
-  peer = Global(peer);
+Request* Channel::AddRequest(size_t bytes, Handle* handle) {
   requests_.emplace_back();
   if (handle != nullptr) *handle = requests_.size() - 1;
   Request& req = requests_.back();
-  if (bytes == 0) {
-    req.state = Request::kDone;
-    return Status::OK();
-  }
+  if (bytes != 0) return &req;
+  req.state = Request::kDone;
+  return nullptr;
+}
+
+Status Channel::Send(int peer, const void* buf, size_t bytes, Handle* handle) {
+  peer = Global(peer);
+  Request* req = AddRequest(bytes, handle);
+  if (req == nullptr) return Status::OK();
   uint64_t tag = transport::MakeTag(transport_->rank(), p2p_, seq_,
                                     transport::DataIndex(counters_->send[peer]++));
   if (traffic_ != nullptr) traffic_->sent += bytes;
   SIEVE_TRACE(kLogNet, "%s: send %zu bytes to rank %d tag 0x%lx", name_.c_str(), bytes, peer,
               static_cast<unsigned long>(tag));
-  return Failed(transport_->Isend(peer, tag, buf, bytes, &req).WithContext(name_));
+  return Failed(transport_->Isend(peer, tag, buf, bytes, req).WithContext(name_));
 }
 
 Status Channel::Recv(int peer, void* buf, size_t bytes, Handle* handle) {
   peer = Global(peer);
-  requests_.emplace_back();
-  if (handle != nullptr) *handle = requests_.size() - 1;
-  Request& req = requests_.back();
-  if (bytes == 0) {
-    req.state = Request::kDone;
-    return Status::OK();
-  }
+  Request* req = AddRequest(bytes, handle);
+  if (req == nullptr) return Status::OK();
   uint64_t tag =
       transport::MakeTag(peer, p2p_, seq_, transport::DataIndex(counters_->recv[peer]++));
   SIEVE_TRACE(kLogNet, "%s: recv %zu bytes from rank %d tag 0x%lx", name_.c_str(), bytes, peer,
               static_cast<unsigned long>(tag));
-  return Failed(transport_->Irecv(peer, tag, buf, bytes, &req).WithContext(name_));
+  return Failed(transport_->Irecv(peer, tag, buf, bytes, req).WithContext(name_));
 }
 
 Status Channel::Check(const Request& req) const {

@@ -93,6 +93,9 @@ class Channel {
 
  private:
   int Global(int peer) const { return members_.empty() ? peer : members_[peer]; }
+  // The request a Send or Recv posts (its index in *handle when handle is set), or nullptr for
+  // a zero-byte transfer, which is recorded as already done and posts nothing.
+  transport::Request* AddRequest(size_t bytes, Handle* handle);
   struct Control;
   void StartControl(const OpControl& spec);
   // The other ranks this channel talks to (global ranks; the members if set).

@@ -2,6 +2,7 @@
 // of live handles, so a freed or foreign pointer is reported, never
 // dereferenced), the three collective ways to register one, and the two
 // all-reduces queued like any collective.
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -110,6 +111,18 @@ Status CheckSubnetCall(sieveComm_t comm, const void* sendbuff, void* recvbuff, s
   return Status::OK();
 }
 
+// Queues one of the two all-reduces like any host collective (runs now, in a group, or on the
+// background thread) and logs the transports after its first success.
+Status SubmitExchange(sieve::Comm* impl, std::function<Status()> exchange) {
+  return sieve::SubmitHostCollective(impl, [impl, exchange] {
+    return sieve::gpu::RunHostCall(*impl, [&] {
+      Status st = exchange();
+      if (st.ok()) impl->LogTransportOnce();
+      return st;
+    });
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -176,12 +189,8 @@ sieveResult_t sieveAllReduceSubnet(const void* sendbuff, void* recvbuff, size_t 
     SIEVE_RETURN_IF_ERROR(CheckSubnetCall(comm, sendbuff, recvbuff, count, datatype, layout,
                                           "sieveAllReduceSubnet", &impl, &args, &state));
     args.what = "subnet allreduce";
-    return sieve::SubmitHostCollective(impl, [impl, args, state] {
-      return sieve::gpu::RunHostCall(*impl, [&] {
-        Status st = sieve::subnet::AllReduceSubnet(*impl, args, *state);
-        if (st.ok()) impl->LogTransportOnce();
-        return st;
-      });
+    return SubmitExchange(impl, [impl, args, state] {
+      return sieve::subnet::AllReduceSubnet(*impl, args, *state);
     });
   });
 }
@@ -216,12 +225,8 @@ sieveResult_t sieveAllReduceD2ft(const void* sendbuff, void* recvbuff, size_t co
     } else {
       mine.assign(touched, touched + row);
     }
-    return sieve::SubmitHostCollective(impl, [impl, args, state, mine, table] {
-      return sieve::gpu::RunHostCall(*impl, [&] {
-        Status st = sieve::subnet::AllReduceD2ft(*impl, args, *state, mine, table);
-        if (st.ok()) impl->LogTransportOnce();
-        return st;
-      });
+    return SubmitExchange(impl, [impl, args, state, mine, table] {
+      return sieve::subnet::AllReduceD2ft(*impl, args, *state, mine, table);
     });
   });
 }

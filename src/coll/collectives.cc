@@ -125,6 +125,16 @@ Status AllGather(Comm& comm, const CollArgs& a) {
   return ch.Conclude(RingAllGather(ch, a, comm.config().segment_bytes));
 }
 
+Status AllGatherWords(Comm& comm, const uint64_t* mine, size_t width, std::vector<uint64_t>* all) {
+  all->assign(width * static_cast<size_t>(comm.size()), 0);
+  CollArgs args;
+  args.send = mine;
+  args.recv = all->data();
+  args.count = width;
+  args.dtype = kernels::DType::kUint64;
+  return AllGather(comm, args);
+}
+
 Status RingAllGather(algo::Channel& ch, const CollArgs& a, size_t segment_bytes) {
   algo::DenseCodec codec(a.recv, a.recv, a.dtype, kernels::RedOp::kSum, ch.size());
   algo::RingOptions options;

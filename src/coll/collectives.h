@@ -4,6 +4,8 @@
 #define SIEVE_COLL_COLLECTIVES_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <vector>
 
 #include "comm/comm.h"
 #include "kernels/dtype.h"
@@ -30,6 +32,10 @@ Status FlatAllReduce(Comm& comm, const CollArgs& args);
 Status Broadcast(Comm& comm, const CollArgs& args);
 Status Reduce(Comm& comm, const CollArgs& args);
 Status AllGather(Comm& comm, const CollArgs& args);
+// The all-gather of a small agreement message: `width` words from every rank into *all
+// (resized to width * comm.size(), rank r's words at all[width * r]); coll/rank_digests.h
+// reads them.
+Status AllGatherWords(Comm& comm, const uint64_t* mine, size_t width, std::vector<uint64_t>* all);
 // The all-gather's ring alone, on a channel the caller opened (a step of a
 // larger collective that carries its own fingerprint): args.recv already
 // holds this rank's block at its place; args.send is not read.

@@ -209,31 +209,25 @@ void Comm::RecordError(const Status& status) {
   // Ranks that called different collectives may have left messages in
   // flight that a later operation could match: the communicator is unusable.
   if (status.code() == Code::kRemoteError || status.code() == Code::kSystemError ||
-      status.code() == Code::kInternalError || mismatch_) {
-    int expected = 0;
-    if (async_error_.compare_exchange_strong(expected, static_cast<int>(status.code()))) {
-      {
-        std::lock_guard<std::mutex> lock(error_mu_);
-        fatal_error_ = status.message();
-      }
-      // Peers blocked on us learn now instead of after their own timeout.
-      if (active_transport_ != nullptr && !abort_.load())
-        active_transport_->NotifyPeersOfFailure(completed_seq_, status.message());
-    }
-  }
+      status.code() == Code::kInternalError || mismatch_)
+    MarkUnusable(status);
 }
 
 void Comm::RecordAsyncError(const Status& status) {
   RecordError(status);
+  MarkUnusable(status);
+}
+
+void Comm::MarkUnusable(const Status& status) {
   int expected = 0;
-  if (async_error_.compare_exchange_strong(expected, static_cast<int>(status.code()))) {
-    {
-      std::lock_guard<std::mutex> lock(error_mu_);
-      fatal_error_ = status.message();
-    }
-    if (active_transport_ != nullptr && !abort_.load())
-      active_transport_->NotifyPeersOfFailure(completed_seq_, status.message());
+  if (!async_error_.compare_exchange_strong(expected, static_cast<int>(status.code()))) return;
+  {
+    std::lock_guard<std::mutex> lock(error_mu_);
+    fatal_error_ = status.message();
   }
+  // Peers blocked on us learn now instead of after their own timeout.
+  if (active_transport_ != nullptr && !abort_.load())
+    active_transport_->NotifyPeersOfFailure(completed_seq_, status.message());
 }
 
 std::string Comm::FatalError() const {

@@ -128,6 +128,10 @@ class Comm {
  private:
   Comm() = default;
 
+  // The first error that makes the communicator unusable becomes its async error and fatal
+  // message, and its peers are told; later ones change nothing.
+  void MarkUnusable(const Status& status);
+
   Comm* root_ = this;         // a view's communicator; itself otherwise
   std::vector<int> members_;  // a view's ranks of root_ (empty: not a view)
   HostLayout hosts_;

@@ -3,16 +3,10 @@
 
 #include <cstring>
 
+#include "core/mix64.h"
+
 namespace sieve::mask {
 namespace {
-
-uint64_t Mix64(uint64_t x) {  // the splitmix64 finalizer: every input bit moves every output bit
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 void FromBytes(const unsigned char* bytes, size_t count, uint64_t* words) {
   for (size_t base = 0; base < count; base += 64) {

@@ -56,14 +56,9 @@ void MaskState::BuildPackedView() {
 Status AgreeOnMask(Comm& comm, Policy policy, size_t count, std::vector<uint64_t>* bits) {
   const int n = comm.size();
   if (n == 1) return Status::OK();
-  uint64_t mine[2] = {count, MaskHash(count, *bits)};
-  std::vector<uint64_t> all(2 * static_cast<size_t>(n));
-  coll::CollArgs args;
-  args.send = mine;
-  args.recv = all.data();
-  args.count = 2;
-  args.dtype = kernels::DType::kUint64;
-  SIEVE_RETURN_IF_ERROR(coll::AllGather(comm, args));
+  const uint64_t mine[2] = {count, MaskHash(count, *bits)};
+  std::vector<uint64_t> all;
+  SIEVE_RETURN_IF_ERROR(coll::AllGatherWords(comm, mine, 2, &all));
   MaskVerdict verdict = CompareMaskDigests(all.data(), n);
   if (verdict.kind == MaskVerdict::kSame) return Status::OK();
   ++comm.stats().mask_mismatches;

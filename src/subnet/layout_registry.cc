@@ -7,29 +7,17 @@
 #include <string>
 
 #include "coll/collectives.h"
+#include "core/mix64.h"
 #include "subnet/layout_agreement.h"
 
 namespace sieve::subnet {
 namespace {
 
-uint64_t Mix64(uint64_t x) {  // splitmix64 finalizer
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 Status Agree(Comm& comm, bool valid, size_t count, size_t nsegments, uint64_t hash) {
   const int n = comm.size();
-  uint64_t mine[4] = {valid ? 1u : 0u, count, nsegments, hash};
-  std::vector<uint64_t> all(4 * static_cast<size_t>(n));
-  coll::CollArgs args;
-  args.send = mine;
-  args.recv = all.data();
-  args.count = 4;
-  args.dtype = kernels::DType::kUint64;
-  SIEVE_RETURN_IF_ERROR(coll::AllGather(comm, args));
+  const uint64_t mine[4] = {valid ? 1u : 0u, count, nsegments, hash};
+  std::vector<uint64_t> all;
+  SIEVE_RETURN_IF_ERROR(coll::AllGatherWords(comm, mine, 4, &all));
   LayoutVerdict v = CompareLayoutDigests(all.data(), n);
   switch (v.kind) {
     case LayoutVerdict::kSame:

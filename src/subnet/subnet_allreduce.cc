@@ -9,18 +9,12 @@
 #include <string>
 
 #include "coll/collectives.h"
+#include "coll/rank_digests.h"
 #include "core/log.h"
+#include "core/mix64.h"
 
 namespace sieve::subnet {
 namespace {
-
-uint64_t Mix64(uint64_t x) {  // splitmix64 finalizer
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 size_t RowBytes(const LayoutState& layout) {
   return (static_cast<size_t>(layout.num_segments()) + 7) / 8;
@@ -60,9 +54,7 @@ Status CheckSchedule(algo::Channel& control, size_t segment_bytes,
   args.count = 1;
   args.dtype = kernels::DType::kUint64;
   SIEVE_RETURN_IF_ERROR(coll::RingAllGather(control, args, segment_bytes));
-  std::string differ;
-  for (size_t r = 1; r < all.size(); ++r)
-    if (all[r] != all[0]) differ += (differ.empty() ? "" : ", ") + std::to_string(r);
+  const std::string differ = coll::RanksDifferingFromRank0(all.data(), control.size(), 1, 0);
   if (differ.empty()) return Status::OK();
   return Status::InvalidUsage(StrFormat(
       "D2FT schedule table differs across ranks: rank(s) %s passed a table different from rank "

@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/cpu_isa.h"
 #include "support/float_compare.h"
 
 namespace sieve::kernels {
@@ -58,28 +59,34 @@ std::vector<char> RandomElements(DType dtype, size_t n, std::mt19937_64& rng) {
   return out;
 }
 
+// Every ISA path (pinned in turn with CpuIsaLimitForTest), so the baseline x86-64 build that
+// CPUs without AVX2 run is held to the reference too.
 TEST(SumDivideTest, MatchesReferenceBitForBit) {
   std::mt19937_64 rng(11);
-  for (DType dtype : kTypes) {
-    for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{513}, size_t{4099}}) {
-      for (int divisor = 1; divisor <= 9; ++divisor) {
-        const size_t es = DTypeSize(dtype);
-        std::vector<char> a = RandomElements(dtype, n, rng), b = RandomElements(dtype, n, rng);
-        std::vector<char> want(n * es + 1, 0x11), got(n * es + 1, 0x11);
-        SumDivideReference(dtype, a.data(), b.data(), want.data(), n, divisor);
-        SumDivide(dtype, a.data(), b.data(), got.data(), n, divisor);
-        ASSERT_EQ(0u, CountDifferent(dtype, want, got.data(), n))
-            << DTypeName(dtype) << " n " << n << " divisor " << divisor;
-        ASSERT_EQ(want.back(), got.back()) << "wrote past n";
-        std::vector<char> in_a = a;  // out aliasing a
-        SumDivide(dtype, in_a.data(), b.data(), in_a.data(), n, divisor);
-        ASSERT_EQ(0u, CountDifferent(dtype, want, in_a.data(), n)) << DTypeName(dtype);
-        std::vector<char> in_b = b;  // out aliasing b
-        SumDivide(dtype, a.data(), in_b.data(), in_b.data(), n, divisor);
-        ASSERT_EQ(0u, CountDifferent(dtype, want, in_b.data(), n)) << DTypeName(dtype);
+  for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa) {
+    CpuIsaLimitForTest(static_cast<CpuIsa>(isa));
+    for (DType dtype : kTypes) {
+      for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{513}, size_t{4099}}) {
+        for (int divisor = 1; divisor <= 9; ++divisor) {
+          const size_t es = DTypeSize(dtype);
+          std::vector<char> a = RandomElements(dtype, n, rng), b = RandomElements(dtype, n, rng);
+          std::vector<char> want(n * es + 1, 0x11), got(n * es + 1, 0x11);
+          SumDivideReference(dtype, a.data(), b.data(), want.data(), n, divisor);
+          SumDivide(dtype, a.data(), b.data(), got.data(), n, divisor);
+          ASSERT_EQ(0u, CountDifferent(dtype, want, got.data(), n))
+              << DTypeName(dtype) << " n " << n << " divisor " << divisor << " isa " << isa;
+          ASSERT_EQ(want.back(), got.back()) << "wrote past n";
+          std::vector<char> in_a = a;  // out aliasing a
+          SumDivide(dtype, in_a.data(), b.data(), in_a.data(), n, divisor);
+          ASSERT_EQ(0u, CountDifferent(dtype, want, in_a.data(), n)) << DTypeName(dtype);
+          std::vector<char> in_b = b;  // out aliasing b
+          SumDivide(dtype, a.data(), in_b.data(), in_b.data(), n, divisor);
+          ASSERT_EQ(0u, CountDifferent(dtype, want, in_b.data(), n)) << DTypeName(dtype);
+        }
       }
     }
   }
+  CpuIsaLimitForTest(CpuIsa::kAvx512);
 }
 
 TEST(SumDivideTest, ReferenceHandValues) {

@@ -15,6 +15,8 @@
 #include <tuple>
 #include <vector>
 
+#include "kernels/cpu_isa.h"
+
 namespace sieve::kernels {
 namespace {
 
@@ -165,6 +167,34 @@ INSTANTIATE_TEST_SUITE_P(AllTypesAndOps, ReduceSweep,
                            return std::string(DTypeName(std::get<0>(info.param))) + "_" +
                                   RedOpName(std::get<1>(info.param));
                          });
+
+// Every ISA path of Reduce/DivideBy (the baseline x86-64 build is what CPUs without AVX2
+// run), pinned in turn with CpuIsaLimitForTest, against the references on odd sizes.
+TEST(ReduceIsaPathsTest, EveryPathMatchesReference) {
+  for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa) {
+    CpuIsaLimitForTest(static_cast<CpuIsa>(isa));
+    for (DType dtype : kAllDTypes) {
+      const size_t es = DTypeSize(dtype);
+      for (size_t n : {size_t{7}, size_t{1023}, size_t{4099}}) {
+        SCOPED_TRACE(std::string(DTypeName(dtype)) + " n=" + std::to_string(n) +
+                     " isa=" + std::to_string(isa));
+        std::mt19937_64 rng((static_cast<uint64_t>(dtype) << 32) ^ (n << 4) ^ isa);
+        std::vector<unsigned char> a = RandomBuffer(dtype, n, rng), b = RandomBuffer(dtype, n, rng);
+        for (RedOp op : kAllOps) {
+          std::vector<unsigned char> want(n * es), got(n * es);
+          ReduceReference(dtype, op, a.data(), b.data(), want.data(), n);
+          Reduce(dtype, op, a.data(), b.data(), got.data(), n);
+          ASSERT_TRUE(SameBits(dtype, got.data(), want.data(), n)) << RedOpName(op);
+        }
+        std::vector<unsigned char> want = a, got = a;
+        DivideByReference(dtype, want.data(), n, 3);
+        DivideBy(dtype, got.data(), n, 3);
+        ASSERT_TRUE(SameBits(dtype, got.data(), want.data(), n)) << "DivideBy";
+      }
+    }
+  }
+  CpuIsaLimitForTest(CpuIsa::kAvx512);
+}
 
 TEST(DivideByTest, MatchesReference) {
   for (DType dtype : kAllDTypes) {

@@ -15,10 +15,6 @@
 namespace sieve_test {
 namespace {
 
-int InitComm(int rank, int n, const sieveUniqueId& id, sieveComm_t* comm) {
-  return sieveCommInitRank(comm, n, id, rank) == sieveSuccess ? 0 : 1;
-}
-
 // One rank flips one bit of a shared mask.
 int RunStrictMismatch(int rank, int n, const sieveUniqueId& id) {
   sieveComm_t comm = nullptr;

@@ -19,10 +19,6 @@
 namespace sieve_test {
 namespace {
 
-int InitComm(int rank, int n, const sieveUniqueId& id, sieveComm_t* comm) {
-  return sieveCommInitRank(comm, n, id, rank) == sieveSuccess ? 0 : 1;
-}
-
 bool Mentions(sieveComm_t comm, const std::string& what) {
   std::string msg = sieveGetLastError(comm);
   if (msg.find(what) != std::string::npos) return true;

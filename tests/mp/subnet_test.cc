@@ -161,10 +161,6 @@ sieveLayout_t Register(sieveComm_t comm, int n, const TestLayout& layout, bool f
   return res == sieveSuccess ? handle : nullptr;
 }
 
-int InitComm(int rank, int n, const sieveUniqueId& id, sieveComm_t* comm) {
-  return sieveCommInitRank(comm, n, id, rank) == sieveSuccess ? 0 : 1;
-}
-
 // Layout sizes: the first has 1 segment, the second 200, the rest 1..200.
 int SegmentsFor(int i, std::mt19937_64& rng) { return i == 0 ? 1 : i == 1 ? 200 : 1 + rng() % 200; }
 

@@ -13,6 +13,8 @@
 #include <regex>
 #include <vector>
 
+#include "support/splitmix.h"
+
 namespace sieve_test {
 
 double NowS() {
@@ -104,10 +106,8 @@ VictimWatcher::~VictimWatcher() { thread_.join(); }
 namespace {
 
 int32_t Value(uint64_t seed, int rank, size_t i) {
-  uint64_t z = seed + 0x9e3779b97f4a7c15ull * (static_cast<uint64_t>(rank) * 1000003 + i + 1);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return static_cast<int32_t>((z ^ (z >> 31)) % 2001) - 1000;
+  uint64_t z = seed + kGoldenGamma * (static_cast<uint64_t>(rank) * 1000003 + i + 1);
+  return static_cast<int32_t>(SplitMixFinalize(z) % 2001) - 1000;
 }
 
 }  // namespace

@@ -101,4 +101,8 @@ std::string RunRanks(const RankSpec& spec, const RankFn& fn) {
   return failures;
 }
 
+int InitComm(int rank, int nranks, const sieveUniqueId& id, sieveComm_t* comm) {
+  return sieveCommInitRank(comm, nranks, id, rank) == sieveSuccess ? 0 : 1;
+}
+
 }  // namespace sieve_test

@@ -31,6 +31,10 @@ struct RankSpec {
 using RankFn = std::function<int(int rank, int nranks, const sieveUniqueId& id)>;
 std::string RunRanks(const RankSpec& spec, const RankFn& fn);
 
+// Inside a RankFn: *comm joins the ranks' communicator (sieveCommInitRank); 0 on success, else
+// 1 with the reason in sieveGetLastError(nullptr).
+int InitComm(int rank, int nranks, const sieveUniqueId& id, sieveComm_t* comm);
+
 // Fails the calling rank's process with a message (for use inside a RankFn).
 #define RANK_CHECK(cond, ...)                                        \
   do {                                                               \

@@ -6,19 +6,13 @@
 
 #include "kernels/dtype.h"
 #include "kernels/reduce.h"
+#include "support/splitmix.h"
 
 namespace sieve_test {
 
 namespace k = sieve::kernels;
 
 namespace {
-
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 double SmallValue(uint64_t bits, sieveRedOp_t op) {
   if (op == sieveProd) {
@@ -64,9 +58,9 @@ void FillInput(uint64_t seed, int rank, sieveDataType_t dtype, sieveRedOp_t op, 
                size_t count, void* out) {
   char* p = static_cast<char*>(out);
   size_t esize = TypeSize(dtype);
-  uint64_t base = Mix(seed ^ (static_cast<uint64_t>(rank) << 48));
+  uint64_t base = SplitMix(seed ^ (static_cast<uint64_t>(rank) << 48));
   for (size_t i = 0; i < count; ++i) {
-    uint64_t bits = Mix(base + offset + i);
+    uint64_t bits = SplitMix(base + offset + i);
     if (IsFloat(dtype)) {
       StoreFloat(dtype, SmallValue(bits, op), p + i * esize);
     } else {

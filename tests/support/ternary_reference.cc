@@ -7,17 +7,11 @@
 
 #include "kernels/dtype.h"
 #include "kernels/philox.h"
+#include "support/splitmix.h"
 
 namespace sieve_test {
 
 namespace {
-
-uint64_t SplitMix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 // Rank r's input as the ternary all-reduce sees it: every element, or only the
 // kept ones in order. Returns the number of elements.

@@ -33,6 +33,19 @@ Digest Mac(const uint8_t* secret, const uint8_t* nonce, const uint8_t* covered, 
   return mac.Final();
 }
 
+// Appends the MAC of everything in *out so far: it closes a header.
+void AppendMac(const uint8_t* secret, const uint8_t* nonce, std::string* out) {
+  Digest mac = Mac(secret, nonce, reinterpret_cast<const uint8_t*>(out->data()), out->size());
+  Append(out, mac.data(), mac.size());
+}
+
+// Whether the MAC at mac_offset of a received header covers its first mac_offset bytes.
+bool MacValidAt(const uint8_t* header, size_t mac_offset, const uint8_t* secret,
+                const uint8_t* nonce) {
+  Digest want = Mac(secret, nonce, header, mac_offset);
+  return ConstantTimeEqual(want.data(), header + mac_offset, kSha256Bytes);
+}
+
 Status Short(const char* what, size_t n, size_t need) {
   return Status::InvalidArgument(StrFormat("%s of %zu bytes, expected %zu", what, n, need));
 }
@@ -91,8 +104,7 @@ std::string EncodeHello(const uint8_t secret[kJobSecretBytes],
   body.Update(info.host_id.data(), info.host_id.size());
   Digest d = body.Final();
   Append(&out, d.data(), d.size());
-  Digest mac = Mac(secret, root_nonce, reinterpret_cast<const uint8_t*>(out.data()), out.size());
-  Append(&out, mac.data(), mac.size());
+  AppendMac(secret, root_nonce, &out);
   return out + info.worker_address + info.host_id;
 }
 
@@ -119,8 +131,7 @@ Status ParseHelloHeader(const uint8_t* p, size_t n, HelloHeader* out) {
 
 bool HelloMacValid(const uint8_t* header, const uint8_t secret[kJobSecretBytes],
                    const uint8_t root_nonce[kNonceBytes]) {
-  Digest want = Mac(secret, root_nonce, header, kHelloMacOffset);
-  return ConstantTimeEqual(want.data(), header + kHelloMacOffset, kSha256Bytes);
+  return MacValidAt(header, kHelloMacOffset, secret, root_nonce);
 }
 
 Status ParseHelloBody(const HelloHeader& h, const uint8_t* body, size_t n, PeerInfo* out) {
@@ -140,8 +151,7 @@ std::string EncodeReplyHeader(const uint8_t secret[kJobSecretBytes],
   std::string out = Prefix(kReplyMagic, static_cast<uint16_t>(kind));
   PutLE(body_len, 8, &out);
   Append(&out, body_digest.data(), body_digest.size());
-  Digest mac = Mac(secret, rank_nonce, reinterpret_cast<const uint8_t*>(out.data()), out.size());
-  Append(&out, mac.data(), mac.size());
+  AppendMac(secret, rank_nonce, &out);
   return out;
 }
 
@@ -174,8 +184,7 @@ Status ParseReplyHeader(const uint8_t* p, size_t n, int nranks, ReplyHeader* out
 
 bool ReplyMacValid(const uint8_t* header, const uint8_t secret[kJobSecretBytes],
                    const uint8_t rank_nonce[kNonceBytes]) {
-  Digest want = Mac(secret, rank_nonce, header, kReplyMacOffset);
-  return ConstantTimeEqual(want.data(), header + kReplyMacOffset, kSha256Bytes);
+  return MacValidAt(header, kReplyMacOffset, secret, rank_nonce);
 }
 
 std::string EncodeTable(const std::vector<PeerInfo>& table) {

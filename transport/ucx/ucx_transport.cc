@@ -12,11 +12,11 @@
 #include <cmath>
 #include <utility>
 #include <vector>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "transport/tag.h"
 #include "transport/ucx/ucx_tuning.h"
@@ -24,11 +24,6 @@
 namespace sieve::transport {
 
 namespace {
-
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 // Per-operation completion record, passed to UCX as user_data. It outlives a
 // cancelled-but-unfinished request (owner is then cleared), and it is valid
@@ -128,8 +123,8 @@ struct UcxTransport::Impl {
   Status PostRecv(void* buf, size_t bytes, uint64_t tag, uint64_t mask, Request* req);
   void PostNoticeReceive();
   void ProgressFor(double seconds) {
-    double deadline = Now() + seconds;
-    while (Now() < deadline) ucp_worker_progress(worker);
+    double deadline = MonotonicSeconds() + seconds;
+    while (MonotonicSeconds() < deadline) ucp_worker_progress(worker);
   }
 };
 
@@ -181,7 +176,7 @@ void UcxTransport::Impl::CloseEndpoints(double deadline) {
     p.ep = nullptr;
   }
   for (void* req : closing) {
-    while (ucp_request_check_status(req) == UCS_INPROGRESS && Now() < deadline)
+    while (ucp_request_check_status(req) == UCS_INPROGRESS && MonotonicSeconds() < deadline)
       ucp_worker_progress(worker);
     if (ucp_request_check_status(req) != UCS_INPROGRESS) ucp_request_free(req);
   }
@@ -344,7 +339,7 @@ UcxTransport::~UcxTransport() {
 
 void UcxTransport::Shutdown(double timeout_s, bool force) {
   if (impl_->worker == nullptr || impl_->peers.empty()) return;
-  double deadline = Now() + timeout_s;
+  double deadline = MonotonicSeconds() + timeout_s;
   std::vector<Request*> mine = {&impl_->notice_recv};
   for (auto& req : impl_->notices_sent) mine.push_back(req.get());
   Cancel(mine.data(), mine.size());
@@ -356,7 +351,7 @@ void UcxTransport::Shutdown(double timeout_s, bool force) {
     ucp_request_param_t param{};
     void* flush = ucp_worker_flush_nbx(impl_->worker, &param);
     if (flush != nullptr && !UCS_PTR_IS_ERR(flush)) {
-      while (ucp_request_check_status(flush) == UCS_INPROGRESS && Now() < deadline)
+      while (ucp_request_check_status(flush) == UCS_INPROGRESS && MonotonicSeconds() < deadline)
         ucp_worker_progress(impl_->worker);
       if (ucp_request_check_status(flush) != UCS_INPROGRESS) ucp_request_free(flush);
     }
@@ -457,12 +452,12 @@ void UcxTransport::Cancel(Request* const* reqs, size_t count) {
     pending.push_back(reqs[i]);
   }
   // One short bounded wait for all of them, not one per request.
-  double deadline = Now() + 0.1;
+  double deadline = MonotonicSeconds() + 0.1;
   auto any_pending = [&] {
     return std::any_of(pending.begin(), pending.end(),
                        [](Request* r) { return r->state == Request::kPending; });
   };
-  while (any_pending() && Now() < deadline) ucp_worker_progress(impl_->worker);
+  while (any_pending() && MonotonicSeconds() < deadline) ucp_worker_progress(impl_->worker);
   for (Request* req : pending) {
     if (req->state != Request::kPending) continue;
     // UCX still owns it (e.g. a rendezvous it cannot cancel): detach so its
@@ -484,8 +479,8 @@ uint64_t UcxTransport::completions() const { return impl_->completions; }
 std::string UcxTransport::PeerFailure(int peer) const {
   if (peer < 0 || peer >= static_cast<int>(impl_->peers.size())) return "";
   Impl::Peer& p = impl_->peers[peer];
-  if (p.failure.empty() && p.local_pid > 0 && Now() >= p.next_liveness_check) {
-    p.next_liveness_check = Now() + 0.1;
+  if (p.failure.empty() && p.local_pid > 0 && MonotonicSeconds() >= p.next_liveness_check) {
+    p.next_liveness_check = MonotonicSeconds() + 0.1;
     if (ProcessGone(p.local_pid))
       p.failure = StrFormat("process %d (same host) exited", p.local_pid);
   }
