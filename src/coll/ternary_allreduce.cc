@@ -4,6 +4,8 @@
 // output type on its last hop.
 #include "coll/ternary_allreduce.h"
 
+#include <algorithm>
+#include <chrono>
 #include <vector>
 
 #include "algo/ring.h"
@@ -19,12 +21,38 @@ namespace sieve::coll {
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
+double MsSince(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
 // s_b = max over ranks of max |g| in block b of the `elems` quantized elements.
+// TRACE: the time of the local pass and of the agreement (which waits for the
+// slowest rank's pass too), for finding a call's fixed costs.
 Status AgreeOnScales(Comm& comm, const TernaryArgs& a, const void* in, const uint32_t* idx,
                      size_t elems, std::vector<float>* scales) {
+  const Clock::time_point start = Clock::now();
   scales->assign((elems + a.block - 1) / a.block, 0.0f);
   kernels::TernaryAbsMax(a.base.dtype, in, idx, elems, a.block, scales->data());
-  return TernaryAgreeScales(comm, scales->data(), scales->size());
+  const double absmax_ms = MsSince(start);
+  const Clock::time_point agreeing = Clock::now();
+  Status st = TernaryAgreeScales(comm, scales->data(), scales->size());
+  SIEVE_TRACE(kLogColl, "ternary scales: abs-max %.2f ms, all-reduce-max of %zu %.2f ms",
+              absmax_ms, scales->size(), MsSince(agreeing));
+  return st;
+}
+
+// Wire bytes of one pipelining segment: as many elements as a dense segment of
+// the same input (SIEVE_SEGMENT_BYTES / element size) would hold, not
+// SIEVE_SEGMENT_BYTES of the ~10x smaller wire. Otherwise a 16 MiB call is one
+// segment per chunk and each ring step quantizes, adds or dequantizes a whole
+// chunk while the link idles; this way the per-segment CPU work matches the
+// dense ring's and overlaps the network. The same on every rank (it depends
+// on the config, datatype and size only), so message sizes agree.
+size_t SegmentWireBytes(const Comm& comm, const algo::TernaryCodec& codec, kernels::DType dtype) {
+  const size_t elems = std::max<size_t>(1, comm.config().segment_bytes / kernels::DTypeSize(dtype));
+  return codec.WireBytes(elems, comm.size());
 }
 
 Status Exchange(Comm& comm, const TernaryArgs& a, algo::TernaryCodec& codec, size_t elems) {
@@ -44,10 +72,22 @@ Status Exchange(Comm& comm, const TernaryArgs& a, algo::TernaryCodec& codec, siz
   if (comm.FirstUse("allreduce-ternary", wire))
     SIEVE_INFO(kLogColl, "ternary allreduce of %zu elements (%s, block %zu) on %d ranks: %s",
                elems, kernels::DTypeName(a.base.dtype), a.block, n, tree ? "tree" : "ring");
-  if (tree) return ch.Conclude(algo::RunTree(ch, codec, elems, comm.config().segment_bytes));
-  algo::RingOptions options;
-  options.segment_bytes = comm.config().segment_bytes;
-  return ch.Conclude(algo::RunRing(ch, codec, algo::BalancedSplit(elems, n), options));
+  const size_t segment_bytes = SegmentWireBytes(comm, codec, a.base.dtype);
+  const Clock::time_point start = Clock::now();
+  Status data;
+  if (tree) {
+    data = algo::RunTree(ch, codec, elems, segment_bytes);
+  } else {
+    algo::RingOptions options;
+    options.segment_bytes = segment_bytes;
+    data = algo::RunRing(ch, codec, algo::BalancedSplit(elems, n), options);
+  }
+  const double data_ms = MsSince(start);
+  const Clock::time_point concluding = Clock::now();
+  Status st = ch.Conclude(data);
+  SIEVE_TRACE(kLogColl, "ternary #%u: %s of %zu segment bytes %.2f ms, agreement %.2f ms", seq,
+              tree ? "tree" : "ring", segment_bytes, data_ms, MsSince(concluding));
+  return st;
 }
 
 algo::TernaryInput InputOf(Comm& comm, const TernaryArgs& a, const float* scales) {

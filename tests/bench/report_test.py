@@ -2,8 +2,12 @@
 """sieve-bench's report on a small real run (2 ranks on loopback, two sizes, two modes):
 report.md has one well-formed table row per (size, mode) with numbers where numbers belong,
 results.csv has the same rows with positive times and the bytes each mode moved, and
---from-csv regenerates the same table. Usage: report_test.py BUILD_DIR"""
+--from-csv regenerates the same table; and, without running anything, that the per-call
+arithmetic behind the wire column counts only the calls sieve-perf made. Usage:
+report_test.py BUILD_DIR"""
 import csv
+import importlib.machinery
+import importlib.util
 import os
 import subprocess
 import sys
@@ -84,7 +88,39 @@ def check_csv(path):
             fail("csv %s %s: %g bytes/rank, want ~%g" % (size, mode, sent, want_sent))
 
 
+def load_bench():
+    loader = importlib.machinery.SourceFileLoader("sieve_bench", BENCH)
+    spec = importlib.util.spec_from_loader("sieve_bench", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def check_call_arithmetic():
+    """The wire column divides a host's tx bytes by the calls made: a row sieve-perf did not
+    verify (#wrong N/A, as for every ternary mode) made no verification call."""
+    sb = load_bench()
+    row = ("[0]     16777216       4194304     float     sum      -1   261798    0.06    0.10"
+           "     2637824     %s   268317    0.06    0.09     2637824     %s")
+    unchecked = sb.parse_table(row % ("N/A", "N/A"), with_bytes=True)[16777216]
+    checked = sb.parse_table(row % ("0", "3"), with_bytes=True)[16777216]
+    if unchecked != (261798.0, 268317.0, 2637824.0, 0, False):
+        fail("unchecked row parsed as %s" % (unchecked,))
+    if checked != (261798.0, 268317.0, 2637824.0, 3, True):
+        fail("checked row parsed as %s" % (checked,))
+    if sb.calls_per_run(1, 4, False) != 10 or sb.calls_per_run(1, 4, True) != 12:
+        fail("calls_per_run: %d / %d, want 10 / 12" % (sb.calls_per_run(1, 4, False),
+                                                       sb.calls_per_run(1, 4, True)))
+    # Ternary on 4 ranks moves (2+3+3 + 3*4) bits per element over the dense ring's 6*32.
+    for mode, want in (("dense", 1.0), ("masked0.5", 0.5), ("ternary", 20 / 192.0),
+                       ("masked0.5+ternary", 10 / 192.0)):
+        got = sb.bytes_fraction(mode, 4)
+        if abs(got - want) > 1e-12:
+            fail("bytes_fraction(%s, 4) = %g, want %g" % (mode, got, want))
+
+
 def main():
+    check_call_arithmetic()
     build = sys.argv[1]
     out = tempfile.mkdtemp(prefix="sieve-report-test-")
     cmd = [BENCH, "--loopback", "--ranks", "2", "--sizes", "64K,256K", "--modes",

@@ -85,8 +85,11 @@ void CheckPackWidth(TernaryWork wt, int w, size_t n, std::mt19937_64& rng) {
 
 TEST(TernaryTest, PackUnpackMatchReferenceForEveryWidth) {
   std::mt19937_64 rng(11);
-  for (size_t n : {size_t{1}, size_t{7}, size_t{8}, size_t{9}, size_t{1001}}) {
-    for (int w = 2; w <= 7; ++w) CheckPackWidth<int8_t>(TernaryWork::kInt8, w, n, rng);
+  // int8 work goes up to w = 8 (n = 127 ranks); counts with and without a
+  // partial last group.
+  for (size_t n : {size_t{1}, size_t{7}, size_t{8}, size_t{9}, size_t{16}, size_t{23},
+                   size_t{1001}}) {
+    for (int w = 2; w <= 8; ++w) CheckPackWidth<int8_t>(TernaryWork::kInt8, w, n, rng);
     for (int w = 2; w <= 15; ++w) CheckPackWidth<int16_t>(TernaryWork::kInt16, w, n, rng);
     for (int w = 2; w <= 31; ++w) CheckPackWidth<int32_t>(TernaryWork::kInt32, w, n, rng);
   }

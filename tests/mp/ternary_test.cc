@@ -3,6 +3,7 @@
 // over many steps, exact wire byte counts, and argument errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -150,25 +151,45 @@ size_t Bits(int k) {
   return w;
 }
 
-// Exact bytes rank r sends in one ring ternary all-reduce of `count` elements
-// (one segment per chunk): reduce-scatter step k sends chunk r-k-1 carrying
-// k+1 contributions in ceil(len * bits(k+1) / 8) bytes; all-gather step k
-// sends chunk r-k with final sums in ceil(len * bits(n) / 8) bytes; plus the
+// Packed bytes of `len` elements at `bits` each.
+uint64_t Packed(size_t len, size_t bits) { return (len * bits + 7) / 8; }
+
+// Exact bytes rank r sends in one ring ternary all-reduce of `count` elements:
+// reduce-scatter step k sends chunk r-k-1 carrying k+1 contributions in
+// ceil(len * bits(k+1) / 8) bytes per segment; all-gather step k sends chunk
+// r-k with final sums in ceil(len * bits(n) / 8) bytes per segment; plus the
 // dense float32 ring all-reduce-max of nb = ceil(count / block) scales, which
 // sends every chunk of the scale vector but r (reduce-scatter) and but r+1
 // (all-gather): 4 * (2 nb - len_r - len_{r+1}) bytes.
-uint64_t ExpectedBytesSent(size_t count, size_t block, int n, int r) {
+// Segments: a segment holds `segment_elems` elements (SIEVE_SEGMENT_BYTES of
+// float32 input; 0: one segment per chunk), so every chunk is cut into
+// ceil(largest chunk's final wire / one segment's final wire) equal parts.
+uint64_t ExpectedBytesSent(size_t count, size_t block, int n, int r, size_t segment_elems) {
+  size_t segments = 1;
+  if (segment_elems > 0) {
+    uint64_t largest = 0;
+    for (int c = 0; c < n; ++c) largest = std::max(largest, Packed(ChunkLen(count, n, c), Bits(n)));
+    uint64_t one = Packed(segment_elems, Bits(n));
+    segments = std::max<uint64_t>(1, (largest + one - 1) / one);
+  }
+  auto send = [&](int chunk, size_t bits) {
+    uint64_t bytes = 0;
+    for (size_t s = 0; s < segments; ++s)
+      bytes += Packed(ChunkLen(ChunkLen(count, n, chunk), static_cast<int>(segments),
+                               static_cast<int>(s)), bits);
+    return bytes;
+  };
   uint64_t total = 0;
   for (int k = 0; k < n - 1; ++k) {
-    total += (ChunkLen(count, n, (r - k - 1 + n) % n) * Bits(k + 1) + 7) / 8;
-    total += (ChunkLen(count, n, (r - k + n) % n) * Bits(n) + 7) / 8;
+    total += send((r - k - 1 + n) % n, Bits(k + 1));
+    total += send((r - k + n) % n, Bits(n));
   }
   size_t nb = (count + block - 1) / block;
   total += 4 * (2 * nb - ChunkLen(nb, n, r) - ChunkLen(nb, n, (r + 1) % n));
   return total;
 }
 
-int RunWire(int rank, int n, const sieveUniqueId& id) {
+int RunWireWith(int rank, int n, const sieveUniqueId& id, size_t segment_elems) {
   sieveComm_t comm = Init(rank, n, id);
   RANK_CHECK(comm != nullptr, "%s", sieveGetLastError(nullptr));
   for (size_t count : {size_t{100003}, size_t{4097}}) {
@@ -182,13 +203,21 @@ int RunWire(int rank, int n, const sieveUniqueId& id) {
                "%s", sieveGetLastError(comm));
     RANK_CHECK(sieveCommGetCounters(comm, &after) == sieveSuccess, "counters");
     uint64_t sent = after.bytes_sent - before.bytes_sent;
-    uint64_t want = ExpectedBytesSent(count, 2048, n, rank);
+    uint64_t want = ExpectedBytesSent(count, 2048, n, rank, segment_elems);
     RANK_CHECK(sent == want, "count %zu: sent %llu bytes, formula says %llu", count,
                static_cast<unsigned long long>(sent), static_cast<unsigned long long>(want));
     RANK_CHECK(after.collectives - before.collectives == 1, "one collective per call");
   }
   RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
   return 0;
+}
+
+// SIEVE_SEGMENT_BYTES of float32 input per segment in the segmented case.
+constexpr size_t kWireSegmentBytes = 4096;
+
+int RunWire(int rank, int n, const sieveUniqueId& id) { return RunWireWith(rank, n, id, 0); }
+int RunWireSegmented(int rank, int n, const sieveUniqueId& id) {
+  return RunWireWith(rank, n, id, kWireSegmentBytes / sizeof(float));
 }
 
 class TernaryWireTest : public ::testing::TestWithParam<int> {};
@@ -198,6 +227,17 @@ TEST_P(TernaryWireTest, BytesSentMatchBitGrowthFormula) {
   spec.nranks = GetParam();
   spec.env = {{"SIEVE_ALGO", "ring"}, {"SIEVE_SEGMENT_BYTES", "64m"}};
   EXPECT_EQ(RunRanks(spec, RunWire), "");
+}
+
+// Segments hold SIEVE_SEGMENT_BYTES of input, not of the ~10x smaller wire:
+// 100003 elements on 3 ranks travel in 33 segments per chunk (4 if sized by
+// wire bytes), each rounded to whole bytes on its own.
+TEST_P(TernaryWireTest, SegmentsHoldAnInputSegmentOfElements) {
+  RankSpec spec;
+  spec.nranks = GetParam();
+  spec.env = {{"SIEVE_ALGO", "ring"},
+              {"SIEVE_SEGMENT_BYTES", std::to_string(kWireSegmentBytes)}};
+  EXPECT_EQ(RunRanks(spec, RunWireSegmented), "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, TernaryWireTest, ::testing::Values(3, 4));
