@@ -68,6 +68,8 @@ class FaultTransport : public Transport {
     inner_->NotifyPeersOfFailure(first_failed_seq, what);
   }
   Notice FailureNotice() override { return inner_->FailureNotice(); }
+  // The inner transport's: injecting faults must not change the device path.
+  bool SupportsCudaMemory() const override { return inner_->SupportsCudaMemory(); }
   std::string Describe() const override;
 
  private:

@@ -73,7 +73,7 @@ cat "$work"/rank*.log
 # Sieve's own INFO lines prove who served the calls and that device buffers took the GPU path.
 grep -q "Sieve serving NCCL calls" "$work"/rank*.log ||
   { echo "FAIL: no 'Sieve serving NCCL calls' line: the real NCCL answered"; exit 1; }
-grep -q "device buffers: staged" "$work"/rank*.log ||
+grep -qE "device buffers: (staged|direct)" "$work"/rank*.log ||
   { echo "FAIL: Sieve never took the device-buffer path"; exit 1; }
 echo "ok: Sieve served the NCCL calls, on device buffers"
 

@@ -6,11 +6,12 @@
 // (f32, f16, bf16), dense: quantize into w = 2 bits (one contribution; with
 // error feedback the residual updated in the same pass), the error-feedback
 // sum g + e_prev, dequantize the final sums from any w (in place, or
-// scattered to a mask's kept positions).
+// scattered to a mask's kept positions). Dense reductions: one per datatype.
 #include <cstddef>
 #include <cstdint>
 
 #include "kernels/cuda/masked_pack_device.cuh"
+#include "kernels/cuda/reduce_device.cuh"
 #include "kernels/cuda/ternary_device.cuh"
 
 #define SIEVE_MASKED_ENTRIES(BYTES, T)                                                         \
@@ -70,3 +71,28 @@ SIEVE_MASKED_ENTRIES(8, uint64_t)
 SIEVE_TERNARY_ENTRIES(f32, sieve::kernels::TernaryF32)
 SIEVE_TERNARY_ENTRIES(f16, sieve::kernels::TernaryF16)
 SIEVE_TERNARY_ENTRIES(bf16, sieve::kernels::TernaryBf16)
+
+// Dense reductions (the direct path): one entry per datatype, the op an argument.
+#define SIEVE_REDUCE_ENTRIES(NAME, E)                                                          \
+  extern "C" __global__ void sieve_reduce_##NAME(int op, const E::Storage* a,                  \
+                                                 const E::Storage* b, E::Storage* out,         \
+                                                 size_t n) {                                   \
+    sieve::kernels::reduce_device::ReduceBody<E>(static_cast<sieve::kernels::RedOp>(op), a, b, \
+                                                 out, n);                                      \
+  }                                                                                            \
+  extern "C" __global__ void sieve_divide_##NAME(E::Storage* buf, size_t n, int divisor) {     \
+    sieve::kernels::reduce_device::DivideBody<E>(buf, n, divisor);                             \
+  }
+
+namespace reduce_entry = sieve::kernels::reduce_device;
+// In DType order (kernels/dtype.h): gpu/kernel_module.cc looks them up by these names.
+SIEVE_REDUCE_ENTRIES(i8, reduce_entry::Native<int8_t>)
+SIEVE_REDUCE_ENTRIES(u8, reduce_entry::Native<uint8_t>)
+SIEVE_REDUCE_ENTRIES(i32, reduce_entry::Native<int32_t>)
+SIEVE_REDUCE_ENTRIES(u32, reduce_entry::Native<uint32_t>)
+SIEVE_REDUCE_ENTRIES(i64, reduce_entry::Native<int64_t>)
+SIEVE_REDUCE_ENTRIES(u64, reduce_entry::Native<uint64_t>)
+SIEVE_REDUCE_ENTRIES(f16, reduce_entry::Half)
+SIEVE_REDUCE_ENTRIES(f32, reduce_entry::Native<float>)
+SIEVE_REDUCE_ENTRIES(f64, reduce_entry::Native<double>)
+SIEVE_REDUCE_ENTRIES(bf16, reduce_entry::Bf16)

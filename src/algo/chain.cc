@@ -41,7 +41,9 @@ Status RunChainReduce(Channel& ch, Codec& codec, size_t count, int root, size_t 
   size_t segments =
       std::max<size_t>(1, (codec.WireBytes(count, n) + segment_bytes - 1) / segment_bytes);
   // Receive everything up front: the partial from prev carries pos contributions.
-  std::vector<char> scratch(prev >= 0 ? codec.WireBytes(count, pos) + segments : 0);
+  ScratchAllocator* alloc = codec.scratch_allocator();
+  ScratchBuffer scratch(alloc);
+  if (prev >= 0) SIEVE_RETURN_IF_ERROR(scratch.Reserve(codec.WireBytes(count, pos) + segments));
   std::vector<Channel::Handle> recvs(segments);
   std::vector<size_t> offsets(segments + 1, 0);
   for (size_t s = 0; s < segments; ++s) {
@@ -52,7 +54,8 @@ Status RunChainReduce(Channel& ch, Codec& codec, size_t count, int root, size_t 
       SIEVE_RETURN_IF_ERROR(ch.Recv(prev, scratch.data() + offsets[s], offsets[s + 1] - offsets[s],
                                     &recvs[s]));
   }
-  std::vector<std::vector<char>> send_scratch(segments);
+  std::vector<ScratchBuffer> send_scratch;
+  for (size_t s = 0; s < segments; ++s) send_scratch.emplace_back(alloc);
   for (size_t s = 0; s < segments; ++s) {
     size_t b, e;
     SegmentRange(count, segments, s, &b, &e);
@@ -65,7 +68,8 @@ Status RunChainReduce(Channel& ch, Codec& codec, size_t count, int root, size_t 
       codec.Finalize(b, e - b);
       continue;
     }
-    if (codec.EncodeUsesScratch()) send_scratch[s].resize(codec.WireBytes(e - b, pos + 1));
+    if (codec.EncodeUsesScratch())
+      SIEVE_RETURN_IF_ERROR(send_scratch[s].Reserve(codec.WireBytes(e - b, pos + 1)));
     const void* wire = codec.Encode(b, e - b, pos + 1, send_scratch[s].data());
     SIEVE_RETURN_IF_ERROR(ch.Send(next, wire, codec.WireBytes(e - b, pos + 1)));
   }

@@ -10,6 +10,8 @@
 
 #include <cstddef>
 
+#include "algo/scratch.h"
+
 namespace sieve::algo {
 
 class Codec {
@@ -53,6 +55,13 @@ class Codec {
   // been read for the last time, so in-place output may overwrite it (codecs
   // that send straight from the input must not: a send may be in flight).
   virtual void Deliver(size_t offset, size_t elems) {}
+  // Where the algorithm's scratch (receive buffers, encoded sends) lives:
+  // nullptr for host memory; a device codec returns device memory.
+  virtual ScratchAllocator* scratch_allocator() { return nullptr; }
+  // A failure the codec met (a device kernel; the calls above return
+  // nothing): the caller ends the collective with it, so no peer reports
+  // success. Host codecs never fail.
+  virtual Status status() const { return Status::OK(); }
 };
 
 }  // namespace sieve::algo

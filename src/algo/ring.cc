@@ -33,8 +33,10 @@ struct Segment {
   // Buffers handed from a finished segment to the next one (grown, never shrunk,
   // so they are not re-zeroed on every segment).
   struct Scratch {
-    std::vector<char> recv;
-    std::vector<char> send[2];
+    explicit Scratch(ScratchAllocator* a = nullptr)
+        : recv(a), send{ScratchBuffer(a), ScratchBuffer(a)} {}
+    ScratchBuffer recv;
+    ScratchBuffer send[2];
   } scratch;
 };
 
@@ -67,7 +69,8 @@ class Ring::Run {
       return Status::OK();
     }
     segs_.resize(segments_);
-    while (next_ < std::min(window_, segments_)) SIEVE_RETURN_IF_ERROR(StartSegment({}));
+    while (next_ < std::min(window_, segments_))
+      SIEVE_RETURN_IF_ERROR(StartSegment(Segment::Scratch(codec_.scratch_allocator())));
     return Status::OK();
   }
 
@@ -165,7 +168,7 @@ class Ring::Run {
     void* target = rs ? nullptr : codec_.DirectTarget(rb, re - rb);
     seg.recv_direct = target != nullptr;
     if (target == nullptr) {
-      if (seg.scratch.recv.size() < recv_bytes) seg.scratch.recv.resize(recv_bytes);
+      SIEVE_RETURN_IF_ERROR(seg.scratch.recv.Reserve(recv_bytes));
       target = seg.scratch.recv.data();
     }
     SIEVE_RETURN_IF_ERROR(ch_.Recv(RingPrev(rank_, n_), target, recv_bytes, &seg.recv));
@@ -173,9 +176,8 @@ class Ring::Run {
     void* scratch = nullptr;
     seg.send_scratch_used[k % 2] = codec_.EncodeNeedsScratch(sb, se - sb, contributions);
     if (seg.send_scratch_used[k % 2]) {
-      std::vector<char>& buf = seg.scratch.send[k % 2];
-      size_t need = codec_.WireBytes(se - sb, contributions);
-      if (buf.size() < need) buf.resize(need);
+      ScratchBuffer& buf = seg.scratch.send[k % 2];
+      SIEVE_RETURN_IF_ERROR(buf.Reserve(codec_.WireBytes(se - sb, contributions)));
       scratch = buf.data();
     }
     const void* wire = codec_.Encode(sb, se - sb, contributions, scratch);

@@ -31,12 +31,15 @@ Status RunTree(Channel& ch, Codec& codec, size_t count, size_t segment_bytes) {
   auto range = [&](size_t s, size_t* b, size_t* e) { SegmentRange(count, segments, s, b, e); };
 
   // Post every receive from the children up front; each child has its own scratch.
-  std::vector<std::vector<char>> child_scratch(children.size());
+  ScratchAllocator* alloc = codec.scratch_allocator();
+  std::vector<ScratchBuffer> child_scratch;
+  for (size_t c = 0; c < children.size(); ++c) child_scratch.emplace_back(alloc);
   std::vector<std::vector<Channel::Handle>> child_recv(children.size(),
                                                        std::vector<Channel::Handle>(segments));
   for (size_t c = 0; c < children.size(); ++c) {
     int contributions = TreeSubtreeSize(children[c], n);
-    child_scratch[c].resize(codec.WireBytes(count, contributions) + segments);
+    SIEVE_RETURN_IF_ERROR(
+        child_scratch[c].Reserve(codec.WireBytes(count, contributions) + segments));
     size_t offset = 0;
     for (size_t s = 0; s < segments; ++s) {
       size_t b, e;
@@ -50,7 +53,8 @@ Status RunTree(Channel& ch, Codec& codec, size_t count, size_t segment_bytes) {
 
   // Up: combine and pass on, segment by segment.
   std::vector<Channel::Handle> up_send(segments);
-  std::vector<std::vector<char>> send_scratch(segments);
+  std::vector<ScratchBuffer> send_scratch;
+  for (size_t s = 0; s < segments; ++s) send_scratch.emplace_back(alloc);
   std::vector<size_t> child_offset(children.size(), 0);
   for (size_t s = 0; s < segments; ++s) {
     size_t b, e;
@@ -69,14 +73,14 @@ Status RunTree(Channel& ch, Codec& codec, size_t count, size_t segment_bytes) {
       continue;
     }
     if (codec.EncodeUsesScratch())
-      send_scratch[s].resize(codec.WireBytes(e - b, up_contributions));
+      SIEVE_RETURN_IF_ERROR(send_scratch[s].Reserve(codec.WireBytes(e - b, up_contributions)));
     const void* wire = codec.Encode(b, e - b, up_contributions, send_scratch[s].data());
     SIEVE_RETURN_IF_ERROR(
         ch.Send(parent, wire, codec.WireBytes(e - b, up_contributions), &up_send[s]));
   }
 
   // Down: receive the final result from the parent and forward it to the children.
-  std::vector<char> down_scratch;
+  ScratchBuffer down_scratch(alloc);
   for (size_t s = 0; s < segments; ++s) {
     size_t b, e;
     range(s, &b, &e);
@@ -86,7 +90,7 @@ Status RunTree(Channel& ch, Codec& codec, size_t count, size_t segment_bytes) {
       SIEVE_RETURN_IF_ERROR(ch.Wait(up_send[s]));
       void* target = codec.DirectTarget(b, e - b);
       if (target == nullptr) {
-        down_scratch.resize(bytes);
+        SIEVE_RETURN_IF_ERROR(down_scratch.Reserve(bytes));
         target = down_scratch.data();
       }
       Channel::Handle h;
@@ -97,7 +101,8 @@ Status RunTree(Channel& ch, Codec& codec, size_t count, size_t segment_bytes) {
     }
     for (int child : children) {
       // Encode into per-segment scratch so every child's send keeps its bytes.
-      if (codec.EncodeUsesScratch()) send_scratch[s].resize(codec.WireBytes(e - b, n));
+      if (codec.EncodeUsesScratch())
+        SIEVE_RETURN_IF_ERROR(send_scratch[s].Reserve(codec.WireBytes(e - b, n)));
       const void* wire = codec.Encode(b, e - b, n, send_scratch[s].data());
       SIEVE_RETURN_IF_ERROR(ch.Send(child, wire, codec.WireBytes(e - b, n)));
     }

@@ -40,6 +40,20 @@ void LogChoice(Comm& comm, const char* what, const CollArgs& a, size_t bytes, co
 
 }  // namespace
 
+const DenseMemory& HostMemory() {
+  static const DenseMemory* host = new DenseMemory{
+      [](void* dst, const void* src, size_t bytes) {
+        if (dst != src) std::memcpy(dst, src, bytes);
+        return Status::OK();
+      },
+      nullptr,
+      [](const void* input, void* work, const CollArgs& a, int nranks) {
+        return std::unique_ptr<algo::Codec>(
+            new algo::DenseCodec(input, work, a.dtype, a.op, nranks));
+      }};
+  return *host;
+}
+
 bool UseTree(const Comm& comm, size_t bytes) {
   const std::string& forced = comm.config().algo;
   if (forced == "RING") return false;
@@ -60,32 +74,42 @@ Status AllReduce(Comm& comm, const CollArgs& a) {
 }
 
 Status FlatAllReduce(Comm& comm, const CollArgs& a) {
+  return FlatAllReduceWith(comm, a, HostMemory());
+}
+
+Status FlatAllReduceWith(Comm& comm, const CollArgs& a, const DenseMemory& memory) {
   uint32_t seq = comm.NextSeq();
   size_t bytes = a.count * kernels::DTypeSize(a.dtype);
-  algo::DenseCodec codec(a.send, a.recv, a.dtype, a.op, comm.size());
+  std::unique_ptr<algo::Codec> owned = memory.codec(a.send, a.recv, a, comm.size());
+  algo::Codec& codec = *owned;
   if (comm.size() == 1) {
     codec.LoadInput(0, a.count);
     codec.Finalize(0, a.count);
-    return Status::OK();
+    return codec.status();
   }
   bool tree = UseTree(comm, bytes);
   algo::Channel ch = MakeChannel(comm, algo::OpKind::kAllReduce, a, seq,
                                  tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing, true, false);
+  Status data;
   if (tree) {
     LogChoice(comm, "allreduce", a, bytes, "tree");
-    return ch.Conclude(algo::RunTree(ch, codec, a.count, comm.config().segment_bytes));
+    data = algo::RunTree(ch, codec, a.count, comm.config().segment_bytes);
+  } else {
+    LogChoice(comm, "allreduce", a, bytes, "ring");
+    algo::RingOptions options;
+    options.segment_bytes = comm.config().segment_bytes;
+    data = algo::RunRing(ch, codec, algo::BalancedSplit(a.count, comm.size()), options);
   }
-  LogChoice(comm, "allreduce", a, bytes, "ring");
-  algo::RingOptions options;
-  options.segment_bytes = comm.config().segment_bytes;
-  return ch.Conclude(
-      algo::RunRing(ch, codec, algo::BalancedSplit(a.count, comm.size()), options));
+  if (data.ok()) data = codec.status();
+  return ch.Conclude(data);
 }
 
-Status Broadcast(Comm& comm, const CollArgs& a) {
+Status Broadcast(Comm& comm, const CollArgs& a) { return BroadcastWith(comm, a, HostMemory()); }
+
+Status BroadcastWith(Comm& comm, const CollArgs& a, const DenseMemory& memory) {
   uint32_t seq = comm.NextSeq();
   size_t bytes = a.count * kernels::DTypeSize(a.dtype);
-  if (comm.rank() == a.root && a.send != a.recv) std::memcpy(a.recv, a.send, bytes);
+  if (comm.rank() == a.root) SIEVE_RETURN_IF_ERROR(memory.copy(a.recv, a.send, bytes));
   if (comm.size() == 1) return Status::OK();
   LogChoice(comm, "broadcast", a, bytes, "pipelined chain");
   algo::Channel ch =
@@ -94,30 +118,36 @@ Status Broadcast(Comm& comm, const CollArgs& a) {
       algo::RunChainBroadcast(ch, a.recv, bytes, a.root, comm.config().segment_bytes));
 }
 
-Status Reduce(Comm& comm, const CollArgs& a) {
+Status Reduce(Comm& comm, const CollArgs& a) { return ReduceWith(comm, a, HostMemory()); }
+
+Status ReduceWith(Comm& comm, const CollArgs& a, const DenseMemory& memory) {
   uint32_t seq = comm.NextSeq();
   size_t bytes = a.count * kernels::DTypeSize(a.dtype);
   // Only the root's recvbuff is written; other ranks build partials in scratch.
-  std::vector<char> scratch(comm.rank() == a.root ? 0 : bytes);
+  algo::ScratchBuffer scratch(memory.scratch);
+  if (comm.rank() != a.root) SIEVE_RETURN_IF_ERROR(scratch.Reserve(bytes));
   void* work = comm.rank() == a.root ? a.recv : scratch.data();
-  algo::DenseCodec codec(a.send, work, a.dtype, a.op, comm.size());
+  std::unique_ptr<algo::Codec> codec = memory.codec(a.send, work, a, comm.size());
   if (comm.size() == 1) {
-    codec.LoadInput(0, a.count);
-    codec.Finalize(0, a.count);
-    return Status::OK();
+    codec->LoadInput(0, a.count);
+    codec->Finalize(0, a.count);
+    return codec->status();
   }
   LogChoice(comm, "reduce", a, bytes, "pipelined chain");
   algo::Channel ch =
       MakeChannel(comm, algo::OpKind::kReduce, a, seq, algo::OpAlgo::kChain, true, true);
-  return ch.Conclude(
-      algo::RunChainReduce(ch, codec, a.count, a.root, comm.config().segment_bytes));
+  Status data = algo::RunChainReduce(ch, *codec, a.count, a.root, comm.config().segment_bytes);
+  if (data.ok()) data = codec->status();
+  return ch.Conclude(data);
 }
 
-Status AllGather(Comm& comm, const CollArgs& a) {
+Status AllGather(Comm& comm, const CollArgs& a) { return AllGatherWith(comm, a, HostMemory()); }
+
+Status AllGatherWith(Comm& comm, const CollArgs& a, const DenseMemory& memory) {
   uint32_t seq = comm.NextSeq();
   size_t esize = kernels::DTypeSize(a.dtype);
   char* own = static_cast<char*>(a.recv) + static_cast<size_t>(comm.rank()) * a.count * esize;
-  if (a.send != own) std::memcpy(own, a.send, a.count * esize);
+  SIEVE_RETURN_IF_ERROR(memory.copy(own, a.send, a.count * esize));
   if (comm.size() == 1) return Status::OK();
   LogChoice(comm, "allgather", a, a.count * esize * comm.size(), "ring");
   algo::Channel ch =
@@ -136,6 +166,8 @@ Status AllGatherWords(Comm& comm, const uint64_t* mine, size_t width, std::vecto
 }
 
 Status RingAllGather(algo::Channel& ch, const CollArgs& a, size_t segment_bytes) {
+  // Without reduce-scatter the dense codec only hands out pointers into recv
+  // (Encode, DirectTarget): no arithmetic, so device buffers work as they are.
   algo::DenseCodec codec(a.recv, a.recv, a.dtype, kernels::RedOp::kSum, ch.size());
   algo::RingOptions options;
   options.reduce_scatter = false;
@@ -144,23 +176,28 @@ Status RingAllGather(algo::Channel& ch, const CollArgs& a, size_t segment_bytes)
 }
 
 Status ReduceScatter(Comm& comm, const CollArgs& a) {
+  return ReduceScatterWith(comm, a, HostMemory());
+}
+
+Status ReduceScatterWith(Comm& comm, const CollArgs& a, const DenseMemory& memory) {
   uint32_t seq = comm.NextSeq();
   size_t esize = kernels::DTypeSize(a.dtype);
   size_t total = a.count * static_cast<size_t>(comm.size());
   // The ring combines into a full-size work buffer; our block is copied out.
-  std::vector<char> work(total * esize);
-  algo::DenseCodec codec(a.send, work.data(), a.dtype, a.op, comm.size());
+  algo::ScratchBuffer work(memory.scratch);
+  SIEVE_RETURN_IF_ERROR(work.Reserve(total * esize));
+  std::unique_ptr<algo::Codec> codec = memory.codec(a.send, work.data(), a, comm.size());
   LogChoice(comm, "reducescatter", a, total * esize, "ring");
   algo::Channel ch =
       MakeChannel(comm, algo::OpKind::kReduceScatter, a, seq, algo::OpAlgo::kRing, true, false);
   algo::RingOptions options;
   options.all_gather = false;
   options.segment_bytes = comm.config().segment_bytes;
-  SIEVE_RETURN_IF_ERROR(ch.Conclude(
-      algo::RunRing(ch, codec, algo::EqualBlocks(a.count, comm.size()), options)));
-  std::memcpy(a.recv, work.data() + static_cast<size_t>(comm.rank()) * a.count * esize,
-              a.count * esize);
-  return Status::OK();
+  Status data = algo::RunRing(ch, *codec, algo::EqualBlocks(a.count, comm.size()), options);
+  if (data.ok()) data = codec->status();
+  SIEVE_RETURN_IF_ERROR(ch.Conclude(data));
+  return memory.copy(a.recv, work.data() + static_cast<size_t>(comm.rank()) * a.count * esize,
+                     a.count * esize);
 }
 
 }  // namespace sieve::coll

@@ -5,8 +5,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <vector>
 
+#include "algo/codec.h"
+#include "algo/scratch.h"
 #include "comm/comm.h"
 #include "kernels/dtype.h"
 
@@ -29,9 +33,30 @@ bool UseTree(const Comm& comm, size_t bytes);
 Status AllReduce(Comm& comm, const CollArgs& args);
 // The ring or tree over all ranks of comm (or of a view), not counted as a collective.
 Status FlatAllReduce(Comm& comm, const CollArgs& args);
+
+// Where a dense collective's data lives, for the *With forms below: how bytes
+// are copied, where full-size work buffers come from, which codec combines.
+// HostMemory() for host buffers; the direct path passes device memory
+// (gpu/direct_collectives.h). A codec failure (Codec::status) fails the
+// collective on every rank.
+struct DenseMemory {
+  // The root's bytes in Broadcast, our own block in AllGather and ReduceScatter.
+  std::function<Status(void* dst, const void* src, size_t bytes)> copy;
+  // Work buffers (Reduce off the root, ReduceScatter); nullptr: the host heap.
+  algo::ScratchAllocator* scratch = nullptr;
+  // The dense codec combining `input` into `work`.
+  std::function<std::unique_ptr<algo::Codec>(const void* input, void* work, const CollArgs& args,
+                                             int nranks)>
+      codec;
+};
+const DenseMemory& HostMemory();
+Status FlatAllReduceWith(Comm& comm, const CollArgs& args, const DenseMemory& memory);
 Status Broadcast(Comm& comm, const CollArgs& args);
+Status BroadcastWith(Comm& comm, const CollArgs& args, const DenseMemory& memory);
 Status Reduce(Comm& comm, const CollArgs& args);
+Status ReduceWith(Comm& comm, const CollArgs& args, const DenseMemory& memory);
 Status AllGather(Comm& comm, const CollArgs& args);
+Status AllGatherWith(Comm& comm, const CollArgs& args, const DenseMemory& memory);
 // The all-gather of a small agreement message: `width` words from every rank into *all
 // (resized to width * comm.size(), rank r's words at all[width * r]); coll/rank_digests.h
 // reads them.
@@ -41,6 +66,7 @@ Status AllGatherWords(Comm& comm, const uint64_t* mine, size_t width, std::vecto
 // holds this rank's block at its place; args.send is not read.
 Status RingAllGather(algo::Channel& ch, const CollArgs& args, size_t segment_bytes);
 Status ReduceScatter(Comm& comm, const CollArgs& args);
+Status ReduceScatterWith(Comm& comm, const CollArgs& args, const DenseMemory& memory);
 
 }  // namespace sieve::coll
 

@@ -2,8 +2,10 @@
 #include "gpu/comm_engine.h"
 
 #include <memory>
+#include <string>
 
 #include "core/log.h"
+#include "gpu/direct_path.h"
 #include "gpu/gpu_runtime.h"
 
 namespace sieve::gpu {
@@ -29,14 +31,25 @@ Status EngineFor(Comm& comm, ProgressEngine** out) {
     Comm* c = &comm;
     options.on_async_error = [c](const Status& st) { c->RecordAsyncError(st); };
     slot = std::make_shared<ProgressEngine>(rt.ops, options);
-    const char* ucx_cuda = comm.transport()->SupportsCudaMemory() ? "yes" : "no";
-    SIEVE_INFO(kLogInit,
-               "device buffers: staged through pinned host memory in chunks of %zu bytes, %zu in "
-               "flight (UCX CUDA memory support: %s; the host algorithms reduce in host "
-               "memory); stream handshake: %s",
-               cfg.gpu_chunk_bytes, cfg.gpu_pipeline, ucx_cuda,
-               options.sync ? "blocking (SIEVE_GPU_SYNC=1 or no stream memory operations)"
-                            : "cuStreamWaitValue32/cuStreamWriteValue32, host not blocked");
+    std::string why;
+    const bool direct = DirectPath(comm, &why);
+    const char* handshake = options.sync
+                                ? "blocking (SIEVE_GPU_SYNC=1 or no stream memory operations)"
+                                : "cuStreamWaitValue32/cuStreamWriteValue32, host not blocked";
+    if (direct) {
+      SIEVE_INFO(kLogInit,
+                 "device buffers: direct for the dense collectives (%s): device memory handed "
+                 "to UCX, reductions by device kernels on the progress thread's stream; the "
+                 "hierarchical all-reduce and the compressed modes staged through pinned host "
+                 "memory in chunks of %zu bytes, %zu in flight; stream handshake: %s",
+                 why.c_str(), cfg.gpu_chunk_bytes, cfg.gpu_pipeline, handshake);
+    } else {
+      SIEVE_INFO(kLogInit,
+                 "device buffers: staged for every collective (%s): pinned host memory in chunks "
+                 "of %zu bytes, %zu in flight, reduced by the host algorithms in host memory; "
+                 "stream handshake: %s",
+                 why.c_str(), cfg.gpu_chunk_bytes, cfg.gpu_pipeline, handshake);
+    }
   }
   *out = static_cast<ProgressEngine*>(slot.get());
   return Status::OK();

@@ -34,6 +34,7 @@ constexpr unsigned kMemHostRegisterPortable = 0x01;   // CU_MEMHOSTREGISTER_PORT
 constexpr unsigned kMemHostRegisterDeviceMap = 0x02;  // CU_MEMHOSTREGISTER_DEVICEMAP
 constexpr unsigned kStreamWaitValueGeq = 0x0;      // CU_STREAM_WAIT_VALUE_GEQ (wrap-safe)
 constexpr unsigned kStreamWriteValueDefault = 0x0; // CU_STREAM_WRITE_VALUE_DEFAULT (fenced)
+constexpr unsigned kStreamNonBlocking = 0x1;       // CU_STREAM_NON_BLOCKING
 // The v2 stream memory operations (cuStreamWaitValue32_v2 & co.) are always
 // available from this driver version on; older drivers get the blocking path.
 constexpr int kStreamMemOpsMinDriver = 12000;

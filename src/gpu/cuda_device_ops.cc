@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "kernels/dtype.h"
+
 namespace sieve::gpu {
 
 Status CudaDeviceOps::Check(const char* call, cu::Result r) const {
@@ -283,6 +285,62 @@ Status CudaDeviceOps::MaskedUnpack(size_t elem_size, const void* packed, const u
   void* scatter_params[] = {&packed, &idx, &nnz, &out};
   return Launch("cuLaunchKernel(sieve_masked_scatter)", fns->scatter[i], nnz, scatter_params,
                 stream);
+}
+
+Status CudaDeviceOps::Reduce(kernels::DType dtype, kernels::RedOp op, const void* a,
+                             const void* b, void* out, size_t n, cu::Stream stream) {
+  if (n == 0) return Status::OK();
+  const int t = static_cast<int>(dtype);
+  if (t < 0 || t >= kernels::kNumDTypes)
+    return Status::Internal("reduction of an unknown datatype");
+  const KernelFunctions* fns = nullptr;
+  SIEVE_RETURN_IF_ERROR(module_.ForCurrentContext(&fns));
+  int op_value = static_cast<int>(op);
+  void* params[] = {&op_value, &a, &b, &out, &n};
+  return Launch("cuLaunchKernel(sieve_reduce)", fns->reduce[t], n, params, stream);
+}
+
+Status CudaDeviceOps::DivideBy(kernels::DType dtype, void* buf, size_t n, int divisor,
+                               cu::Stream stream) {
+  if (n == 0 || divisor < 1) return Status::OK();  // as kernels::DivideBy
+  const int t = static_cast<int>(dtype);
+  if (t < 0 || t >= kernels::kNumDTypes)
+    return Status::Internal("division of an unknown datatype");
+  const KernelFunctions* fns = nullptr;
+  SIEVE_RETURN_IF_ERROR(module_.ForCurrentContext(&fns));
+  void* params[] = {&buf, &n, &divisor};
+  return Launch("cuLaunchKernel(sieve_divide)", fns->divide[t], n, params, stream);
+}
+
+Status CudaDeviceOps::CopyDevice(void* dst, const void* src, size_t bytes, cu::Stream stream) {
+  if (bytes == 0 || dst == src) return Status::OK();
+  return Check("cuMemcpyDtoDAsync",
+               d_->MemcpyDtoDAsync(reinterpret_cast<cu::DevicePtr>(dst),
+                                   reinterpret_cast<cu::DevicePtr>(src), bytes, stream));
+}
+
+Status CudaDeviceOps::CreateStream(cu::Stream* out) {
+  SIEVE_RETURN_IF_ERROR(CheckContext());
+  // Non-blocking: the progress thread's work never waits on the legacy NULL stream.
+  return Check("cuStreamCreate", d_->StreamCreate(out, cu::kStreamNonBlocking));
+}
+
+Status CudaDeviceOps::DestroyStream(cu::Stream stream) {
+  return Check("cuStreamDestroy", d_->StreamDestroy(stream));
+}
+
+Status CudaDeviceOps::CurrentContext(cu::Context* out) {
+  SIEVE_RETURN_IF_ERROR(CheckContext());
+  return Check("cuCtxGetCurrent", d_->CtxGetCurrent(out));
+}
+
+Status CudaDeviceOps::PushContext(cu::Context ctx) {
+  return Check("cuCtxPushCurrent", d_->CtxPushCurrent(ctx));
+}
+
+Status CudaDeviceOps::PopContext() {
+  cu::Context popped = nullptr;
+  return Check("cuCtxPopCurrent", d_->CtxPopCurrent(&popped));
 }
 
 bool CudaDeviceOps::HasStreamMemOps() const {

@@ -51,6 +51,16 @@ class CudaDeviceOps : public DeviceOps {
                                   size_t block, const float* scales, int divisor,
                                   const uint32_t* idx, const uint64_t* bits, size_t count,
                                   void* out, cu::Stream stream) override;
+  Status Reduce(kernels::DType dtype, kernels::RedOp op, const void* a, const void* b, void* out,
+                size_t n, cu::Stream stream) override;
+  Status DivideBy(kernels::DType dtype, void* buf, size_t n, int divisor,
+                  cu::Stream stream) override;
+  Status CopyDevice(void* dst, const void* src, size_t bytes, cu::Stream stream) override;
+  Status CreateStream(cu::Stream* out) override;
+  Status DestroyStream(cu::Stream stream) override;
+  Status CurrentContext(cu::Context* out) override;
+  Status PushContext(cu::Context ctx) override;
+  Status PopContext() override;
 
  private:
   Status Check(const char* call, cu::Result r) const;

@@ -59,6 +59,9 @@ bool LoadCudaDriver(const char* library, CudaDriver* out, std::string* why) {
   Resolve(lib, "cuMemFreeAsync", &d.MemFreeAsync, &d.kernels_missing);
   Resolve(lib, "cuCtxPushCurrent_v2", &d.CtxPushCurrent, &d.kernels_missing);
   Resolve(lib, "cuCtxPopCurrent_v2", &d.CtxPopCurrent, &d.kernels_missing);
+  Resolve(lib, "cuStreamCreate", &d.StreamCreate, &d.kernels_missing);
+  Resolve(lib, "cuStreamDestroy_v2", &d.StreamDestroy, &d.kernels_missing);
+  Resolve(lib, "cuMemcpyDtoDAsync_v2", &d.MemcpyDtoDAsync, &d.kernels_missing);
   if (!missing.empty()) {
     *why = StrFormat("%s lacks %s (driver too old?)", library, missing.c_str());
     dlclose(lib);

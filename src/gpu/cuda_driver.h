@@ -43,6 +43,11 @@ struct CudaDriver {
   cu::Result (*MemFreeAsync)(cu::DevicePtr ptr, cu::Stream stream) = nullptr;
   cu::Result (*CtxPushCurrent)(cu::Context ctx) = nullptr;
   cu::Result (*CtxPopCurrent)(cu::Context* ctx) = nullptr;
+  // The direct path's own stream and device-to-device copies (kernels_missing too).
+  cu::Result (*StreamCreate)(cu::Stream* stream, unsigned flags) = nullptr;
+  cu::Result (*StreamDestroy)(cu::Stream stream) = nullptr;
+  cu::Result (*MemcpyDtoDAsync)(cu::DevicePtr dst, cu::DevicePtr src, size_t bytes,
+                                cu::Stream stream) = nullptr;
   std::string kernels_missing;
 
   int driver_version = 0;  // e.g. 13000, filled by LoadCudaDriver

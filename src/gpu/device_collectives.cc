@@ -5,12 +5,15 @@
 // algorithm and copied back. All-gather and reduce-scatter cut each rank's
 // block the same way: chunk c holds elements [off, off+len) of every block.
 // Whole-buffer all-reduces (mask tracker, ternary, masked) are one chunk whose
-// staging address stays the same for the same device buffer.
+// staging address stays the same for the same device buffer. The plain dense
+// collectives go direct instead where UCX reads device memory
+// (gpu/direct_collectives.h).
 #include "gpu/device_collectives.h"
 
 #include <algorithm>
 
 #include "gpu/comm_engine.h"
+#include "gpu/direct_collectives.h"
 #include "gpu/gpu_runtime.h"
 #include "gpu/stream_plan.h"
 
@@ -85,6 +88,8 @@ Status ClassifyBuffers(std::initializer_list<NamedBuffer> buffers, MemoryKind* o
 
 Status EnqueueDeviceCollective(Comm& comm, CollKind kind, const CollArgs& args,
                                CUstream_st* stream, HostCollective host) {
+  // Plain dense collectives with a UCX that reads device memory: nothing staged.
+  if (UseDirect(comm, kind, args)) return EnqueueDirect(comm, kind, args, stream);
   ProgressEngine* engine = nullptr;
   SIEVE_RETURN_IF_ERROR(EngineFor(comm, &engine));
   const Config& cfg = comm.config();

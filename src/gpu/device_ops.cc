@@ -50,4 +50,17 @@ Status DeviceOps::TernaryDequantizeScatter(kernels::DType, const void*, int, siz
   return NoKernels(*this, "ternary dequantize and scatter");
 }
 
+Status DeviceOps::Reduce(kernels::DType, kernels::RedOp, const void*, const void*, void*, size_t,
+                         cu::Stream) {
+  return NoKernels(*this, "reduction");
+}
+Status DeviceOps::DivideBy(kernels::DType, void*, size_t, int, cu::Stream) {
+  return NoKernels(*this, "average division");
+}
+Status DeviceOps::CopyDevice(void*, const void*, size_t, cu::Stream) {
+  return NoKernels(*this, "device copy");
+}
+Status DeviceOps::CreateStream(cu::Stream*) { return NoKernels(*this, "stream creation"); }
+Status DeviceOps::DestroyStream(cu::Stream) { return NoKernels(*this, "stream destruction"); }
+
 }  // namespace sieve::gpu

@@ -101,6 +101,31 @@ class DeviceOps {
                                           int divisor, const uint32_t* idx,
                                           const uint64_t* bits, size_t count, void* out,
                                           cu::Stream stream);
+
+  // The direct path (gpu/direct_collectives.h): dense reductions on device
+  // memory, run by the progress thread on a stream of its own, in the
+  // context of the calling thread.
+  // out[i] = a[i] op b[i], i < n (kernels::Reduce on the device; out may alias a or b).
+  virtual Status Reduce(kernels::DType dtype, kernels::RedOp op, const void* a, const void* b,
+                        void* out, size_t n, cu::Stream stream);
+  // buf[i] /= divisor (kernels::DivideBy on the device).
+  virtual Status DivideBy(kernels::DType dtype, void* buf, size_t n, int divisor,
+                          cu::Stream stream);
+  // Device-to-device copy, enqueued on `stream`.
+  virtual Status CopyDevice(void* dst, const void* src, size_t bytes, cu::Stream stream);
+  virtual Status CreateStream(cu::Stream* out);
+  virtual Status DestroyStream(cu::Stream stream);
+  // The calling thread's current context (nullptr where contexts do not
+  // apply), and making one current on another thread around its work.
+  virtual Status CurrentContext(cu::Context* out) {
+    *out = nullptr;
+    return Status::OK();
+  }
+  virtual Status PushContext(cu::Context ctx) {
+    (void)ctx;
+    return Status::OK();
+  }
+  virtual Status PopContext() { return Status::OK(); }
 };
 
 // The handshake words, read and written by the host with acquire/release

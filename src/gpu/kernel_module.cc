@@ -85,6 +85,13 @@ Status KernelModule::ForCurrentContext(const KernelFunctions** out) {
     entries.push_back({&fns.ternary_dequantize_scatter[i],
                        std::string("sieve_ternary_dequantize_scatter_") + kTypes[i]});
   }
+  // DType order (kernels/dtype.h), as kernels/cuda/module_entry.cu names them.
+  static const char* kDTypes[kernels::kNumDTypes] = {"i8",  "u8",  "i32", "u32", "i64",
+                                                     "u64", "f16", "f32", "f64", "bf16"};
+  for (int i = 0; i < kernels::kNumDTypes; ++i) {
+    entries.push_back({&fns.reduce[i], std::string("sieve_reduce_") + kDTypes[i]});
+    entries.push_back({&fns.divide[i], std::string("sieve_divide_") + kDTypes[i]});
+  }
   for (auto& e : entries) {
     r = d_->ModuleGetFunction(e.fn, module, e.name.c_str());
     if (r != cu::kSuccess)

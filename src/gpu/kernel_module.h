@@ -27,6 +27,9 @@ struct KernelFunctions {
   cu::Function ternary_feedback_apply[3] = {};
   // Masked: the dequantize scattered to the kept positions.
   cu::Function ternary_dequantize_scatter[3] = {};
+  // Dense reductions (the direct path), by datatype: index = kernels::DType value.
+  cu::Function reduce[kernels::kNumDTypes] = {};
+  cu::Function divide[kernels::kNumDTypes] = {};
 };
 
 class KernelModule {

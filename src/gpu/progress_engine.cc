@@ -40,7 +40,8 @@ void Backoff(int* spins) {
 ProgressEngine::ProgressEngine(DeviceOps* ops, Options options)
     : ops_(ops),
       options_(std::move(options)),
-      pool_(ops, options_.staging_cap, options_.numa, options_.placer) {
+      pool_(ops, options_.staging_cap, options_.numa, options_.placer),
+      streams_(ops) {
   thread_ = std::thread([this] {
     // Near the NIC (and GPU) whose traffic this thread drives; the
     // communicator works the same when binding is refused.

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "gpu/device_ops.h"
+#include "gpu/engine_streams.h"
 #include "gpu/numa_placer.h"
 #include "gpu/staged_op.h"
 #include "gpu/staging_pool.h"
@@ -64,6 +65,8 @@ class ProgressEngine {
 
   bool sync() const { return options_.sync; }
   StagingPool& pool() { return pool_; }
+  // The progress thread's own streams (the direct path's kernels).
+  EngineStreams& streams() { return streams_; }
   // What the progress thread's start did about its CPU binding, in words
   // ("" until the thread has started; RunHost returns after that).
   std::string thread_binding() const;
@@ -90,6 +93,7 @@ class ProgressEngine {
   DeviceOps* ops_;
   Options options_;
   StagingPool pool_;
+  EngineStreams streams_;  // used by the thread only; destroyed after it stopped
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Task> queue_;

@@ -37,7 +37,7 @@ std::vector<size_t> SplitEven(size_t count, size_t max_elems) {
   std::vector<size_t> sizes;
   if (count == 0) return sizes;
   max_elems = std::max<size_t>(1, max_elems);
-  size_t pieces = (count + max_elems - 1) / max_elems;
+  size_t pieces = count / max_elems + (count % max_elems != 0 ? 1 : 0);  // no overflow
   for (size_t i = 0; i < pieces; ++i) sizes.push_back(count / pieces + (i < count % pieces ? 1 : 0));
   return sizes;
 }

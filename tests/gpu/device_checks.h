@@ -23,7 +23,8 @@ class DeviceMemory {
 };
 
 // Runs every check on `comm` (all ranks call it alike); returns "" or what failed.
-// `chunk_bytes` must equal the communicator's SIEVE_GPU_CHUNK_BYTES.
+// `chunk_bytes`: the pieces the device all-reduce runs in: the communicator's
+// SIEVE_GPU_CHUNK_BYTES when staged, SIZE_MAX on the direct path (one piece).
 std::string RunDeviceChecks(sieveComm_t comm, int rank, int nranks, size_t chunk_bytes,
                             DeviceMemory& mem);
 

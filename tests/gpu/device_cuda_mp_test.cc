@@ -8,6 +8,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "gpu/device_checks.h"
@@ -72,8 +78,10 @@ constexpr size_t kChunk = 256 << 10;
 RankSpec Spec(int n, bool sync) {
   RankSpec spec;
   spec.nranks = n;
+  // Staged here whatever UCX supports; the direct path has its own test below.
   spec.env = {{"SIEVE_GPU_CHUNK_BYTES", "256k"}, {"SIEVE_GPU_SYNC", sync ? "1" : "0"},
-              {"SIEVE_TIMEOUT", "60"}, {"SIEVE_DEBUG", "INFO"}, {"SIEVE_DEBUG_SUBSYS", "INIT"}};
+              {"SIEVE_TIMEOUT", "60"}, {"SIEVE_DEBUG", "INFO"}, {"SIEVE_DEBUG_SUBSYS", "INIT"},
+              {"SIEVE_GPU_DIRECT", "0"}};
   return spec;
 }
 
@@ -142,6 +150,74 @@ int ReturnsWhileTheStreamIsBusy(int rank, int nranks, const sieveUniqueId& id) {
 TEST(DeviceCudaMp, CallReturnsWhileTheStreamIsBusy) {
   SKIP_WITHOUT_GPU();
   EXPECT_EQ(RunRanks(Spec(2, false), ReturnsWhileTheStreamIsBusy), "");
+}
+
+// The direct path (SIEVE_GPU_DIRECT=AUTO: device memory handed to UCX,
+// reductions by the embedded kernels), where UCX supports CUDA memory: every
+// device check, the all-reduce now whole (chunk SIZE_MAX) and bit-identical
+// to the host path. Each rank reads its own INFO log to see which path the
+// communicator took; a staged one writes the reason to the marker file and
+// the test is skipped with it.
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream text;
+  text << f.rdbuf();
+  return text.str();
+}
+
+int DirectChecks(int rank, int nranks, const sieveUniqueId& id) {
+  CudaMemory mem;
+  sieveComm_t comm = nullptr;
+  RANK_CHECK(sieveCommInitRank(&comm, nranks, id, rank) == sieveSuccess, "init: %s",
+             sieveGetLastError(nullptr));
+  // The first device call creates the engine, which logs the path.
+  float* d = static_cast<float*>(mem.Alloc(4 * 1001));
+  std::vector<float> ones(1001, 1.0f);
+  mem.Upload(d, ones.data(), 4 * 1001);
+  RANK_CHECK(sieveAllReduce(d, d, 1001, sieveFloat32, sieveSum, comm, mem.stream()) ==
+                 sieveSuccess, "%s", sieveGetLastError(comm));
+  mem.Synchronize();
+  const std::string log_path = "/tmp/sieve-cuda-direct-" + std::to_string(getpid()) + ".log";
+  const std::string log = ReadFile(log_path);
+  std::remove(log_path.c_str());
+  const size_t at = log.find("device buffers: ");
+  RANK_CHECK(at != std::string::npos, "no INFO line on the device path; log:\n%s", log.c_str());
+  if (log.compare(at, 22, "device buffers: direct") != 0) {
+    size_t open = log.find('(', at), close = log.find(')', open);
+    if (rank == 0)
+      std::ofstream(std::getenv("SIEVE_TEST_DIRECT_MARKER"))
+          << log.substr(open + 1, close - open - 1);
+    sieveCommDestroy(comm);
+    return 0;
+  }
+  std::string e = RunDeviceChecks(comm, rank, nranks, SIZE_MAX, mem);
+  RANK_CHECK(e.empty(), "%s", e.c_str());
+  sieveResult_t async = sieveSuccess;
+  RANK_CHECK(sieveCommGetAsyncError(comm, &async) == sieveSuccess && async == sieveSuccess,
+             "async error %d: %s", async, sieveGetLastError(comm));
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  return 0;
+}
+
+void RunDirect(int n) {
+  const std::string marker = "/tmp/sieve-cuda-direct-skip-" + std::to_string(getpid());
+  std::remove(marker.c_str());
+  RankSpec spec = Spec(n, false);
+  for (auto& kv : spec.env)
+    if (kv.first == "SIEVE_GPU_DIRECT") kv.second = "AUTO";
+  spec.env.push_back({"SIEVE_DEBUG_FILE", "/tmp/sieve-cuda-direct-%p.log"});
+  spec.env.push_back({"SIEVE_TEST_DIRECT_MARKER", marker});
+  EXPECT_EQ(RunRanks(spec, DirectChecks), "");
+  const std::string why = ReadFile(marker);
+  std::remove(marker.c_str());
+  if (!why.empty()) GTEST_SKIP() << "direct path not taken: " << why;
+  std::fprintf(stderr, "direct all-reduce on %d ranks: device memory handed to UCX\n", n);
+}
+
+TEST(DeviceCudaMp, DirectAllReduceMatchesTheHostPath) {
+  SKIP_WITHOUT_GPU();
+  RunDirect(2);
+  if (!IsSkipped()) RunDirect(4);
 }
 
 }  // namespace

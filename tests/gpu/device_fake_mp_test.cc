@@ -28,8 +28,10 @@ constexpr size_t kChunk = 4096;
 RankSpec Spec(int n, bool sync) {
   RankSpec spec;
   spec.nranks = n;
+  // Staged (the direct path has its own test): the same here and over a CUDA UCX.
   spec.env = {{"SIEVE_GPU_CHUNK_BYTES", "4096"}, {"SIEVE_GPU_PIPELINE", "3"},
-              {"SIEVE_GPU_SYNC", sync ? "1" : "0"}, {"SIEVE_TIMEOUT", "120"}};
+              {"SIEVE_GPU_SYNC", sync ? "1" : "0"}, {"SIEVE_TIMEOUT", "120"},
+              {"SIEVE_GPU_DIRECT", "0"}};
   return spec;
 }
 

@@ -15,6 +15,7 @@
 #include "gpu/cuda_device_ops.h"
 #include "gpu/kernel_image.h"
 #include "kernels/masked_pack.h"
+#include "kernels/reduce.h"
 #include "kernels/ternary.h"
 #include "kernels/ternary_feedback.h"
 
@@ -132,6 +133,27 @@ cu::Result LaunchTernary(const std::string& name, void** p) {
   return cu::kSuccess;
 }
 
+// The dense reduction entries (sieve_{reduce,divide}_<type>, one per DType) on
+// the host with the reference kernels.
+cu::Result LaunchReduce(const std::string& name, void** p) {
+  static const char* kTypes[] = {"i8", "u8", "i32", "u32", "i64", "u64", "f16", "f32", "f64",
+                                 "bf16"};
+  const std::string type = name.substr(name.rfind('_') + 1);
+  int t = 0;
+  while (t < sieve::kernels::kNumDTypes && type != kTypes[t]) ++t;
+  if (t == sieve::kernels::kNumDTypes) return cu::kErrorInvalidValue;
+  const auto dtype = static_cast<sieve::kernels::DType>(t);
+  if (name.rfind("sieve_reduce_", 0) == 0) {
+    sieve::kernels::ReduceReference(dtype, static_cast<sieve::kernels::RedOp>(Arg<int>(p, 0)),
+                                    Arg<const void*>(p, 1), Arg<const void*>(p, 2),
+                                    Arg<void*>(p, 3), Arg<size_t>(p, 4));
+  } else {
+    sieve::kernels::DivideByReference(dtype, Arg<void*>(p, 0), Arg<size_t>(p, 1),
+                                      Arg<int>(p, 2));
+  }
+  return cu::kSuccess;
+}
+
 // Runs the entry on the host: the grid-stride kernels cover every element, so
 // one host pass per launch is the same result.
 cu::Result LaunchKernel(cu::Function f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
@@ -143,8 +165,10 @@ cu::Result LaunchKernel(cu::Function f, unsigned gx, unsigned gy, unsigned gz, u
   if (gy != 1 || gz != 1 || bx != 256 || by != 1 || bz != 1 || shared != 0 || extra != nullptr ||
       s != g_stream)
     return cu::kErrorInvalidValue;
-  size_t es = name.back() - '0';
   if (name.rfind("sieve_ternary_", 0) == 0) return LaunchTernary(name, p);
+  if (name.rfind("sieve_reduce_", 0) == 0 || name.rfind("sieve_divide_", 0) == 0)
+    return LaunchReduce(name, p);
+  size_t es = name.back() - '0';
   if (name.rfind("sieve_masked_pack_", 0) == 0) {
     sieve::kernels::MaskedPackReference(es, Arg<const void*>(p, 0), Arg<const uint32_t*>(p, 1),
                                         Arg<size_t>(p, 2), Arg<void*>(p, 3));
@@ -227,7 +251,8 @@ TEST(KernelLaunch, PackAndUnpackArgumentsMatchTheEntries) {
     EXPECT_EQ(g_blocks[1], (count + 255) / 256);
   }
   EXPECT_EQ(g_loaded_image, static_cast<const void*>(sieve::gpu::kKernelImage));
-  EXPECT_EQ(g_names.size(), 30u) << "the module is loaded once per context";
+  // 30 masked and ternary entries + 20 reduce/divide, looked up once per context.
+  EXPECT_EQ(g_names.size(), 50u) << "the module is loaded once per context";
   EXPECT_EQ(ops.MaskedPack(3, nullptr, nullptr, 1, nullptr, g_stream).code(),
             sieve::Code::kInternalError);
 }
@@ -408,6 +433,53 @@ TEST(KernelLaunch, TernaryDequantizeScatterMatchesTheHostKernel) {
     EXPECT_EQ(g_launched[0], "sieve_masked_zero_cleared_" + std::to_string(es));
     EXPECT_EQ(g_launched[1], std::string("sieve_ternary_dequantize_scatter_") + c.suffix);
   }
+}
+
+// The direct path's reductions: one entry per datatype with the op as its
+// first argument, one for the average's division; arguments in the entries'
+// order (a swapped operand shows under prod/max/min of random values), results
+// equal to the CPU kernels'.
+TEST(KernelLaunch, ReduceArgumentsMatchTheEntries) {
+  if (sieve::gpu::kKernelImageBytes == 0) GTEST_SKIP() << "libsieve built without nvcc";
+  using sieve::kernels::DType;
+  using sieve::kernels::RedOp;
+  CudaDriver d = KernelDriver();
+  CudaDeviceOps ops(&d);
+  t_ctx_stack = {kCtx};
+  g_stream = reinterpret_cast<cu::Stream>(0x7b);
+  const uint64_t seed = std::random_device{}();
+  std::mt19937_64 rng(seed);
+  static const char* kTypes[] = {"i8", "u8", "i32", "u32", "i64", "u64", "f16", "f32", "f64",
+                                 "bf16"};
+  for (int t = 0; t < sieve::kernels::kNumDTypes; ++t) {
+    const auto dtype = static_cast<DType>(t);
+    const size_t es = sieve::kernels::DTypeSize(dtype);
+    for (RedOp op : {RedOp::kSum, RedOp::kProd, RedOp::kMax, RedOp::kMin, RedOp::kAvg}) {
+      const size_t n = 1000 + 2 * (rng() % 3000) + 1;  // odd, several blocks
+      std::vector<char> a(n * es), b(n * es), out(n * es, 0x33), want(n * es, 0x44);
+      for (auto& x : a) x = static_cast<char>(rng() & 0x3b);  // finite in every type
+      for (auto& x : b) x = static_cast<char>(rng() & 0x3b);
+      g_launched.clear();
+      g_blocks.clear();
+      ASSERT_TRUE(ops.Reduce(dtype, op, a.data(), b.data(), out.data(), n, g_stream).ok());
+      sieve::kernels::Reduce(dtype, op, a.data(), b.data(), want.data(), n);
+      EXPECT_EQ(out, want) << kTypes[t] << " op " << static_cast<int>(op) << " seed " << seed;
+      const int divisor = static_cast<int>(rng() % 7) + 2;
+      ASSERT_TRUE(ops.DivideBy(dtype, out.data(), n, divisor, g_stream).ok());
+      sieve::kernels::DivideBy(dtype, want.data(), n, divisor);
+      EXPECT_EQ(out, want) << kTypes[t] << " divide by " << divisor << " seed " << seed;
+      ASSERT_EQ(g_launched.size(), 2u);
+      EXPECT_EQ(g_launched[0], std::string("sieve_reduce_") + kTypes[t]);
+      EXPECT_EQ(g_launched[1], std::string("sieve_divide_") + kTypes[t]);
+      EXPECT_EQ(g_blocks[0], (n + 255) / 256);
+    }
+  }
+  // Nothing to do: nothing launched.
+  g_launched.clear();
+  EXPECT_TRUE(
+      ops.Reduce(DType::kFloat32, RedOp::kSum, nullptr, nullptr, nullptr, 0, g_stream).ok());
+  EXPECT_TRUE(ops.DivideBy(DType::kFloat32, nullptr, 0, 3, g_stream).ok());
+  EXPECT_TRUE(g_launched.empty());
 }
 
 // A mask's device copy may be freed by whichever thread drops it last, with no

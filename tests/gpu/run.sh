@@ -10,6 +10,9 @@
 #      the ternary all-reduce quantizes there, dense and masked, with and
 #      without error feedback (abs-max/quantize/dequantize kernels, the
 #      residual in device memory, only the scales and the 2-bit wire staged);
+#      where UCX supports CUDA memory, the direct dense collectives (device
+#      memory handed to UCX, reductions by the embedded kernels) too, else
+#      their test reports a skip naming why;
 #      then the GPU path's host-side tests;
 #   3. prints the kernel table (kernel, bytes, GB/s, % of a device-to-device
 #      copy), fused masked pack + ternary quantize included;
@@ -72,11 +75,13 @@ for t in gpu_cuda_mp_test kernels_cuda_test masked_kernels_cuda_test ternary_ker
   echo "$t: rc $rc  $summary"
   if ((rc != 0)) || grep -q "^\[  FAILED  \]" "$out/$t.log"; then
     fail+=("$t"); grep -E "rank check failed|Failure|error" "$out/$t.log" | head -10
-  elif grep -q "^\[  SKIPPED \]" "$out/$t.log"; then
+  elif grep -q "no CUDA device" "$out/$t.log"; then
     fail+=("$t skipped (no CUDA device seen)")
   fi
 done
 grep -hE "returned in|SIEVE INFO.*(CUDA driver|device buffers|device kernels)" "$out/gpu_cuda_mp_test.log" | sed 's/^.*SIEVE INFO //' | sort -u | head -16
+# The direct dense all-reduce (device memory to UCX): run, or skipped with the reason.
+grep -hE "direct all-reduce on [0-9]+ ranks|direct path not taken" "$out/gpu_cuda_mp_test.log" | sort -u
 # The masked path must have packed on the device (kernels embedded and loaded).
 grep -q "masked allreduce on device buffers: pack/unpack kernels" "$out/gpu_cuda_mp_test.log" ||
   fail+=("masked all-reduce did not take the device-kernel path (see device kernels above)")
@@ -91,7 +96,7 @@ for path in "ternary allreduce on device buffers" "masked ternary allreduce on d
 done
 
 step "GPU path host-side tests"
-ctest --test-dir build-gpu -R '^(CudaDriverLoad|CudaDeviceOps|KernelLaunch|DriverClassifier|GpuRuntime|ClassifyCall|PlanStream|SplitEven|StagingPool|ProgressEngine|DeviceFakeMp)\.' \
+ctest --test-dir build-gpu -R '^(CudaDriverLoad|CudaDeviceOps|KernelLaunch|DriverClassifier|GpuRuntime|ClassifyCall|PlanStream|SplitEven|StagingPool|ProgressEngine|DeviceFakeMp|DeviceDirectFakeMp)\.' \
   --output-on-failure >"$out/ctest-host.log" 2>&1 || fail+=("host-side GPU path tests")
 grep -E "tests passed|tests failed" "$out/ctest-host.log"
 

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "kernels/masked_pack.h"
+#include "kernels/reduce.h"
 #include "kernels/ternary.h"
 #include "kernels/ternary_feedback.h"
 
@@ -82,6 +83,7 @@ Status FakeDeviceOps::AllocPinned(size_t bytes, void** host) {
 
 FakeDeviceOps::~FakeDeviceOps() {
   default_stream.Drain();
+  for (FakeStream* s : own_streams_) delete s;
   for (void* p : live_) std::free(p);
   for (void* p : device_live_) std::free(p);
 }
@@ -281,6 +283,62 @@ Status FakeDeviceOps::TernaryDequantize(sieve::kernels::DType dtype, const void*
                                            sums.data(), 0, count, block, scales, divisor, out);
     return true;
   });
+  return Status::OK();
+}
+
+Status FakeDeviceOps::Reduce(sieve::kernels::DType dtype, sieve::kernels::RedOp op,
+                             const void* a, const void* b, void* out, size_t n,
+                             CUstream_st* stream) {
+  if (fail_reduce_after.load() > 0 && --fail_reduce_after == 0)
+    return Status::CudaError("cuLaunchKernel(sieve_reduce): injected failure");
+  ++reduces;
+  StreamOf(stream)->Push([=] {
+    sieve::kernels::Reduce(dtype, op, a, b, out, n);
+    return true;
+  });
+  return Status::OK();
+}
+
+Status FakeDeviceOps::DivideBy(sieve::kernels::DType dtype, void* buf, size_t n, int divisor,
+                               CUstream_st* stream) {
+  ++divides;
+  StreamOf(stream)->Push([=] {
+    sieve::kernels::DivideBy(dtype, buf, n, divisor);
+    return true;
+  });
+  return Status::OK();
+}
+
+Status FakeDeviceOps::CopyDevice(void* dst, const void* src, size_t bytes, CUstream_st* stream) {
+  ++device_copies;
+  StreamOf(stream)->Push([=] {
+    std::memmove(dst, src, bytes);
+    return true;
+  });
+  return Status::OK();
+}
+
+Status FakeDeviceOps::CreateStream(CUstream_st** out) {
+  auto* s = new FakeStream;
+  ++streams_created;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    own_streams_.insert(s);
+  }
+  *out = s->handle();
+  return Status::OK();
+}
+
+Status FakeDeviceOps::DestroyStream(CUstream_st* stream) {
+  FakeStream* s = StreamOf(stream);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (own_streams_.erase(s) == 0)
+      return Status::Internal("destroying a stream the fake did not create");
+  }
+  ++streams_destroyed;
+  s->Drain();
+  delete s;
   return Status::OK();
 }
 

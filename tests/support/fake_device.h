@@ -98,6 +98,17 @@ class FakeDeviceOps : public sieve::gpu::DeviceOps {
                                   size_t count, size_t block, const float* scales, int divisor,
                                   void* out, CUstream_st* stream) override;
 
+  // The direct path: the CPU reductions (kernels/reduce.h) and copies on the
+  // stream's thread, and streams of the fake's own.
+  sieve::Status Reduce(sieve::kernels::DType dtype, sieve::kernels::RedOp op, const void* a,
+                       const void* b, void* out, size_t n, CUstream_st* stream) override;
+  sieve::Status DivideBy(sieve::kernels::DType dtype, void* buf, size_t n, int divisor,
+                         CUstream_st* stream) override;
+  sieve::Status CopyDevice(void* dst, const void* src, size_t bytes,
+                           CUstream_st* stream) override;
+  sieve::Status CreateStream(CUstream_st** out) override;
+  sieve::Status DestroyStream(CUstream_st* stream) override;
+
   FakeStream* StreamOf(CUstream_st* s) {
     return s != nullptr ? reinterpret_cast<FakeStream*>(s) : &default_stream;
   }
@@ -115,6 +126,10 @@ class FakeDeviceOps : public sieve::gpu::DeviceOps {
     std::lock_guard<std::mutex> lock(mu_);
     return device_live_.size();
   }
+  std::atomic<int> reduces{0}, divides{0}, device_copies{0}, streams_created{0},
+      streams_destroyed{0};
+  // > 0: the n-th Reduce from now fails (a device kernel failing mid-collective).
+  std::atomic<int> fail_reduce_after{0};
   // > 0: the n-th CopyToHost from now fails (enqueue error injection).
   std::atomic<int> fail_copy_in_after{0};
   std::atomic<int> flag_ops{0}, syncs{0}, allocs{0}, frees{0};
@@ -127,6 +142,7 @@ class FakeDeviceOps : public sieve::gpu::DeviceOps {
   std::set<void*> live_;
   std::set<void*> device_live_;  // scratch not yet freed by a stream
   std::set<void*> registered_;
+  std::set<FakeStream*> own_streams_;  // CreateStream's, not yet destroyed
 };
 
 // "Device" pointers are those inside the registered arenas.

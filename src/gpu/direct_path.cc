@@ -1,0 +1,32 @@
+// The direct/staged choice from SIEVE_GPU_DIRECT, the kernels and UCX.
+#include "gpu/direct_path.h"
+
+#include "gpu/gpu_runtime.h"
+
+namespace sieve::gpu {
+
+bool DirectPath(Comm& comm, std::string* why) {
+  const std::string& mode = comm.config().gpu_direct;
+  if (mode == "0") {
+    *why = "SIEVE_GPU_DIRECT=0";
+    return false;
+  }
+  std::string no_kernels;
+  DeviceOps* ops = Runtime().ops;
+  if (ops == nullptr || !ops->HasKernels(&no_kernels)) {
+    *why = "no device kernels for the reductions: " + no_kernels;
+    return false;
+  }
+  if (mode == "FORCE") {
+    *why = "SIEVE_GPU_DIRECT=FORCE, tests only: UCX's CUDA memory support not checked";
+    return true;
+  }
+  if (!comm.transport()->SupportsCudaMemory()) {
+    *why = "UCX has no CUDA memory support";
+    return false;
+  }
+  *why = "UCX supports CUDA memory";
+  return true;
+}
+
+}  // namespace sieve::gpu
