@@ -147,6 +147,17 @@ Status CudaDeviceOps::FreeDevice(void* device, cu::Stream stream) {
   return st.ok() ? pop : st;
 }
 
+Status CudaDeviceOps::AllocDeviceBlock(size_t bytes, void** device) {
+  cu::DevicePtr ptr = 0;
+  SIEVE_RETURN_IF_ERROR(Check("cuMemAlloc", d_->MemAlloc(&ptr, bytes > 0 ? bytes : 1)));
+  *device = reinterpret_cast<void*>(ptr);
+  return Status::OK();
+}
+
+Status CudaDeviceOps::FreeDeviceBlock(void* device) {
+  return Check("cuMemFree", d_->MemFree(reinterpret_cast<cu::DevicePtr>(device)));
+}
+
 Status CudaDeviceOps::Functions(size_t elem_size, const KernelFunctions** fns, int* index) {
   *index = ElemSizeIndex(elem_size);
   if (*index < 0)

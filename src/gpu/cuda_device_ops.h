@@ -30,6 +30,8 @@ class CudaDeviceOps : public DeviceOps {
   bool HasKernels(std::string* why) const override { return module_.Available(why); }
   Status AllocDevice(size_t bytes, cu::Stream stream, void** device) override;
   Status FreeDevice(void* device, cu::Stream stream) override;
+  Status AllocDeviceBlock(size_t bytes, void** device) override;
+  Status FreeDeviceBlock(void* device) override;
   Status MaskedPack(size_t elem_size, const void* in, const uint32_t* idx, size_t nnz, void* out,
                     cu::Stream stream) override;
   Status MaskedUnpack(size_t elem_size, const void* packed, const uint32_t* idx, size_t nnz,

@@ -62,6 +62,8 @@ bool LoadCudaDriver(const char* library, CudaDriver* out, std::string* why) {
   Resolve(lib, "cuStreamCreate", &d.StreamCreate, &d.kernels_missing);
   Resolve(lib, "cuStreamDestroy_v2", &d.StreamDestroy, &d.kernels_missing);
   Resolve(lib, "cuMemcpyDtoDAsync_v2", &d.MemcpyDtoDAsync, &d.kernels_missing);
+  Resolve(lib, "cuMemAlloc_v2", &d.MemAlloc, &d.kernels_missing);
+  Resolve(lib, "cuMemFree_v2", &d.MemFree, &d.kernels_missing);
   if (!missing.empty()) {
     *why = StrFormat("%s lacks %s (driver too old?)", library, missing.c_str());
     dlclose(lib);

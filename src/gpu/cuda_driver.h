@@ -48,6 +48,9 @@ struct CudaDriver {
   cu::Result (*StreamDestroy)(cu::Stream stream) = nullptr;
   cu::Result (*MemcpyDtoDAsync)(cu::DevicePtr dst, cu::DevicePtr src, size_t bytes,
                                 cu::Stream stream) = nullptr;
+  // Plain device allocations for memory UCX sees (the direct path's scratch).
+  cu::Result (*MemAlloc)(cu::DevicePtr* ptr, size_t bytes) = nullptr;
+  cu::Result (*MemFree)(cu::DevicePtr ptr) = nullptr;
   std::string kernels_missing;
 
   int driver_version = 0;  // e.g. 13000, filled by LoadCudaDriver

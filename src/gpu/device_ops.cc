@@ -17,6 +17,8 @@ Status DeviceOps::AllocDevice(size_t, cu::Stream, void**) {
   return NoKernels(*this, "device scratch");
 }
 Status DeviceOps::FreeDevice(void*, cu::Stream) { return NoKernels(*this, "device scratch"); }
+Status DeviceOps::AllocDeviceBlock(size_t, void**) { return NoKernels(*this, "device memory"); }
+Status DeviceOps::FreeDeviceBlock(void*) { return NoKernels(*this, "device memory"); }
 Status DeviceOps::MaskedPack(size_t, const void*, const uint32_t*, size_t, void*, cu::Stream) {
   return NoKernels(*this, "masked pack");
 }

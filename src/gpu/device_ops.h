@@ -60,6 +60,12 @@ class DeviceOps {
   // call; FreeDevice releases it once the stream's earlier work is done.
   virtual Status AllocDevice(size_t bytes, cu::Stream stream, void** device);
   virtual Status FreeDevice(void* device, cu::Stream stream);
+  // Plain (not stream-ordered) device memory in the current context, usable
+  // at once: what the transport may be handed (UCX releases differ in how
+  // they detect stream-ordered pool memory). FreeDeviceBlock may synchronize
+  // the device: callers keep blocks for reuse.
+  virtual Status AllocDeviceBlock(size_t bytes, void** device);
+  virtual Status FreeDeviceBlock(void* device);
   // out[k] = in[idx[k]], k < nnz (kernels::MaskedPack on the device).
   virtual Status MaskedPack(size_t elem_size, const void* in, const uint32_t* idx, size_t nnz,
                             void* out, cu::Stream stream);

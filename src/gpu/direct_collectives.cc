@@ -31,7 +31,7 @@ Status RunInContext(Comm& comm, CollKind kind, const coll::CollArgs& args, Devic
                     EngineStreams* streams, cu::Context ctx) {
   cu::Stream stream = nullptr;
   SIEVE_RETURN_IF_ERROR(streams->For(ctx, &stream));
-  DeviceScratch scratch(ops, stream);
+  DeviceScratch& scratch = *streams->ScratchOf(ctx);  // created with the stream
   coll::DenseMemory device;
   // Complete before the bytes are sent on (or the call ends).
   device.copy = [ops, stream](void* dst, const void* src, size_t bytes) {
@@ -53,7 +53,6 @@ Status RunInContext(Comm& comm, CollKind kind, const coll::CollArgs& args, Devic
     case CollKind::kReduceScatter: st = coll::ReduceScatterWith(comm, args, device); break;
     default: st = coll::FlatAllReduceWith(comm, args, device); break;
   }
-  if (st.ok()) st = scratch.status();  // a failed free of the work buffer
   if (st.ok()) comm.LogTransportOnce();
   return st;
 }

@@ -183,6 +183,18 @@ Status FakeDeviceOps::FreeDevice(void* device, CUstream_st* stream) {
   return Status::OK();
 }
 
+Status FakeDeviceOps::AllocDeviceBlock(size_t bytes, void** device) {
+  return AllocDevice(bytes, nullptr, device);  // the fake's allocations are usable at once
+}
+
+Status FakeDeviceOps::FreeDeviceBlock(void* device) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (device_live_.erase(device) == 0)
+    return Status::Internal("fake device: freeing a block that is not live");
+  std::free(device);
+  return Status::OK();
+}
+
 Status FakeDeviceOps::MaskedPack(size_t elem_size, const void* in, const uint32_t* idx,
                                  size_t nnz, void* out, CUstream_st* stream) {
   ++packs;

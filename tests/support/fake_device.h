@@ -68,6 +68,8 @@ class FakeDeviceOps : public sieve::gpu::DeviceOps {
   bool HasKernels(std::string* why) const override;
   sieve::Status AllocDevice(size_t bytes, CUstream_st* stream, void** device) override;
   sieve::Status FreeDevice(void* device, CUstream_st* stream) override;
+  sieve::Status AllocDeviceBlock(size_t bytes, void** device) override;
+  sieve::Status FreeDeviceBlock(void* device) override;
   sieve::Status MaskedPack(size_t elem_size, const void* in, const uint32_t* idx, size_t nnz,
                            void* out, CUstream_st* stream) override;
   sieve::Status MaskedUnpack(size_t elem_size, const void* packed, const uint32_t* idx,
