@@ -96,7 +96,7 @@ for path in "ternary allreduce on device buffers" "masked ternary allreduce on d
 done
 
 step "GPU path host-side tests"
-ctest --test-dir build-gpu -R '^(CudaDriverLoad|CudaDeviceOps|KernelLaunch|DriverClassifier|GpuRuntime|ClassifyCall|PlanStream|SplitEven|StagingPool|ProgressEngine|DeviceFakeMp|DeviceDirectFakeMp)\.' \
+ctest --test-dir build-gpu -R '^(CudaDriverLoad|CudaDeviceOps|KernelLaunch|DriverClassifier|GpuRuntime|ClassifyCall|PlanStream|SplitEven|StagingPool|ProgressEngine|DeviceScratch|DeviceFakeMp|DeviceDirectFakeMp|DeviceTernaryFakeMp)\.' \
   --output-on-failure >"$out/ctest-host.log" 2>&1 || fail+=("host-side GPU path tests")
 grep -E "tests passed|tests failed" "$out/ctest-host.log"
 
