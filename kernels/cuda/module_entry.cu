@@ -7,10 +7,12 @@
 // error feedback the residual updated in the same pass), the error-feedback
 // sum g + e_prev, dequantize the final sums from any w (in place, or
 // scattered to a mask's kept positions). Dense reductions: one per datatype.
+// Zero patterns (the mask tracker's): one instance per element size.
 #include <cstddef>
 #include <cstdint>
 
 #include "kernels/cuda/masked_pack_device.cuh"
+#include "kernels/cuda/nonzero_device.cuh"
 #include "kernels/cuda/reduce_device.cuh"
 #include "kernels/cuda/ternary_device.cuh"
 
@@ -33,6 +35,22 @@ SIEVE_MASKED_ENTRIES(1, uint8_t)
 SIEVE_MASKED_ENTRIES(2, uint16_t)
 SIEVE_MASKED_ENTRIES(4, uint32_t)
 SIEVE_MASKED_ENTRIES(8, uint64_t)
+
+// Zero patterns: launched with blocks of 256 threads, one warp per bitmap word.
+#define SIEVE_NONZERO_ENTRIES(BYTES, T)                                                        \
+  extern "C" __global__ void sieve_nonzero_bitmap_##BYTES(const T* data, size_t count,         \
+                                                          uint64_t* bits) {                    \
+    sieve::kernels::NonzeroBitmapBody<T>(data, count, bits);                                   \
+  }                                                                                            \
+  extern "C" __global__ void sieve_any_nonzero_outside_##BYTES(                                \
+      const T* data, const uint64_t* mask, size_t count, uint32_t* any) {                      \
+    sieve::kernels::AnyNonzeroOutsideBody<T>(data, mask, count, any);                          \
+  }
+
+SIEVE_NONZERO_ENTRIES(1, uint8_t)
+SIEVE_NONZERO_ENTRIES(2, uint16_t)
+SIEVE_NONZERO_ENTRIES(4, uint32_t)
+SIEVE_NONZERO_ENTRIES(8, uint64_t)
 
 #define SIEVE_TERNARY_ENTRIES(NAME, L)                                                         \
   extern "C" __global__ void sieve_ternary_absmax_##NAME(const void* in, size_t count,         \

@@ -298,6 +298,38 @@ Status CudaDeviceOps::MaskedUnpack(size_t elem_size, const void* packed, const u
                 stream);
 }
 
+Status CudaDeviceOps::LaunchWords(const char* name, cu::Function fn, size_t count,
+                                  void** params, cu::Stream stream) {
+  const size_t words = (count + 63) / 64;
+  return Launch(name, fn, words * 32, params, stream);  // 32 threads (a warp) per word
+}
+
+Status CudaDeviceOps::NonzeroBitmap(size_t elem_size, const void* data, size_t count,
+                                    uint64_t* bits, cu::Stream stream) {
+  if (count == 0) return Status::OK();  // no words to write
+  const KernelFunctions* fns = nullptr;
+  int i = 0;
+  SIEVE_RETURN_IF_ERROR(Functions(elem_size, &fns, &i));
+  void* params[] = {&data, &count, &bits};
+  return LaunchWords("cuLaunchKernel(sieve_nonzero_bitmap)", fns->nonzero_bitmap[i], count,
+                     params, stream);
+}
+
+Status CudaDeviceOps::AnyNonzeroOutside(size_t elem_size, const void* data, const uint64_t* mask,
+                                        size_t count, uint32_t* any, cu::Stream stream) {
+  const KernelFunctions* fns = nullptr;
+  int i = 0;
+  SIEVE_RETURN_IF_ERROR(Functions(elem_size, &fns, &i));
+  // The kernel only ever sets the word: start it at "none found" (a static
+  // source, so the pageable copy may complete after this returns).
+  static const uint32_t kNoneFound = 0;
+  SIEVE_RETURN_IF_ERROR(CopyToDevice(any, &kNoneFound, sizeof kNoneFound, stream));
+  if (count == 0) return Status::OK();
+  void* params[] = {&data, &mask, &count, &any};
+  return LaunchWords("cuLaunchKernel(sieve_any_nonzero_outside)", fns->any_nonzero_outside[i],
+                     count, params, stream);
+}
+
 Status CudaDeviceOps::Reduce(kernels::DType dtype, kernels::RedOp op, const void* a,
                              const void* b, void* out, size_t n, cu::Stream stream) {
   if (n == 0) return Status::OK();

@@ -36,6 +36,10 @@ class CudaDeviceOps : public DeviceOps {
                     cu::Stream stream) override;
   Status MaskedUnpack(size_t elem_size, const void* packed, const uint32_t* idx, size_t nnz,
                       const uint64_t* bits, size_t count, void* out, cu::Stream stream) override;
+  Status NonzeroBitmap(size_t elem_size, const void* data, size_t count, uint64_t* bits,
+                       cu::Stream stream) override;
+  Status AnyNonzeroOutside(size_t elem_size, const void* data, const uint64_t* mask, size_t count,
+                           uint32_t* any, cu::Stream stream) override;
   Status TernaryAbsMax(kernels::DType dtype, const void* in, size_t count, size_t block,
                        float* scales, cu::Stream stream) override;
   Status TernaryQuantize(kernels::DType dtype, const void* in, size_t count, size_t block,
@@ -75,6 +79,9 @@ class CudaDeviceOps : public DeviceOps {
   // Launches fn over `elems` work items (grid-stride kernels; 256 threads a block).
   Status Launch(const char* name, cu::Function fn, size_t elems, void** params,
                 cu::Stream stream);
+  // Launches one warp per 64-element bitmap word of `count` elements.
+  Status LaunchWords(const char* name, cu::Function fn, size_t count, void** params,
+                     cu::Stream stream);
   // Launches exactly `blocks` blocks of 256 threads (one block per scale block).
   Status LaunchBlocks(const char* name, cu::Function fn, size_t blocks, void** params,
                       cu::Stream stream);

@@ -26,6 +26,13 @@ Status DeviceOps::MaskedUnpack(size_t, const void*, const uint32_t*, size_t, con
                                size_t, void*, cu::Stream) {
   return NoKernels(*this, "masked unpack");
 }
+Status DeviceOps::NonzeroBitmap(size_t, const void*, size_t, uint64_t*, cu::Stream) {
+  return NoKernels(*this, "zero pattern");
+}
+Status DeviceOps::AnyNonzeroOutside(size_t, const void*, const uint64_t*, size_t, uint32_t*,
+                                    cu::Stream) {
+  return NoKernels(*this, "zero pattern outside a mask");
+}
 Status DeviceOps::TernaryAbsMax(kernels::DType, const void*, size_t, size_t, float*, cu::Stream) {
   return NoKernels(*this, "ternary block abs-max");
 }

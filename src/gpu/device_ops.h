@@ -73,6 +73,14 @@ class DeviceOps {
   virtual Status MaskedUnpack(size_t elem_size, const void* packed, const uint32_t* idx,
                               size_t nnz, const uint64_t* bits, size_t count, void* out,
                               cu::Stream stream);
+  // Zero patterns (kernels/nonzero.h) of `count` elements of device memory
+  // `data`: bits (device memory, ceil(count/64) words) = kernels::NonzeroBitmap.
+  virtual Status NonzeroBitmap(size_t elem_size, const void* data, size_t count, uint64_t* bits,
+                               cu::Stream stream);
+  // The device word *any = 1 if kernels::AnyNonzeroOutside(elem_size, data,
+  // mask, count), else 0 (`mask` in device memory too).
+  virtual Status AnyNonzeroOutside(size_t elem_size, const void* data, const uint64_t* mask,
+                                   size_t count, uint32_t* any, cu::Stream stream);
   // Dense ternary (float32/float16/bfloat16), kernels::TernaryAbsMax and
   // kernels::TernaryQuantizePack over all `count` elements on the device:
   // scales[b] = max |in| of block b; wire = the 2-bit codes of this rank's

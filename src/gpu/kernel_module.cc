@@ -70,6 +70,10 @@ Status KernelModule::ForCurrentContext(const KernelFunctions** out) {
     entries.push_back({&fns.scatter[i], std::string("sieve_masked_scatter_") + kSizes[i]});
     entries.push_back(
         {&fns.zero_cleared[i], std::string("sieve_masked_zero_cleared_") + kSizes[i]});
+    entries.push_back(
+        {&fns.nonzero_bitmap[i], std::string("sieve_nonzero_bitmap_") + kSizes[i]});
+    entries.push_back(
+        {&fns.any_nonzero_outside[i], std::string("sieve_any_nonzero_outside_") + kSizes[i]});
   }
   static const char* kTypes[3] = {"f32", "f16", "bf16"};  // TernaryTypeIndex order
   for (int i = 0; i < 3; ++i) {

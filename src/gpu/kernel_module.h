@@ -18,6 +18,9 @@ struct KernelFunctions {
   cu::Function pack[4] = {};
   cu::Function scatter[4] = {};
   cu::Function zero_cleared[4] = {};
+  // Zero patterns (mask tracker), by element size as above.
+  cu::Function nonzero_bitmap[4] = {};
+  cu::Function any_nonzero_outside[4] = {};
   // Dense ternary, by floating type: index 0..2 for float32, float16, bfloat16.
   cu::Function ternary_absmax[3] = {};
   cu::Function ternary_quantize[3] = {};

@@ -15,6 +15,7 @@
 #include "gpu/cuda_device_ops.h"
 #include "gpu/kernel_image.h"
 #include "kernels/masked_pack.h"
+#include "kernels/nonzero.h"
 #include "kernels/reduce.h"
 #include "kernels/ternary.h"
 #include "kernels/ternary_feedback.h"
@@ -60,6 +61,10 @@ cu::Result MemFreeAsync(cu::DevicePtr, cu::Stream) {
   CtxGetCurrent(&c);
   g_free_ctx.push_back(c);
   return c != nullptr ? cu::kSuccess : cu::kErrorInvalidValue;
+}
+cu::Result MemcpyHtoDAsync(cu::DevicePtr dst, const void* src, size_t bytes, cu::Stream) {
+  std::memcpy(reinterpret_cast<void*>(dst), src, bytes);  // "device" memory is host memory here
+  return cu::kSuccess;
 }
 cu::Result ModuleLoadData(cu::Module* m, const void* image) {
   g_loaded_image = image;
@@ -178,6 +183,14 @@ cu::Result LaunchKernel(cu::Function f, unsigned gx, unsigned gy, unsigned gz, u
     auto out = Arg<char*>(p, 3);
     for (size_t k = 0; k < Arg<size_t>(p, 2); ++k)
       std::memcpy(out + idx[k] * es, packed + k * es, es);
+  } else if (name.rfind("sieve_nonzero_bitmap_", 0) == 0) {
+    sieve::kernels::NonzeroBitmap(es, Arg<const void*>(p, 0), Arg<size_t>(p, 1),
+                                  Arg<uint64_t*>(p, 2));
+  } else if (name.rfind("sieve_any_nonzero_outside_", 0) == 0) {
+    // As the device kernel: sets the word when something is found, never clears it.
+    if (sieve::kernels::AnyNonzeroOutside(es, Arg<const void*>(p, 0), Arg<const uint64_t*>(p, 1),
+                                          Arg<size_t>(p, 2)))
+      *Arg<uint32_t*>(p, 3) = 1;
   } else if (name.rfind("sieve_masked_zero_cleared_", 0) == 0) {
     auto bits = Arg<const uint64_t*>(p, 0);
     auto out = Arg<char*>(p, 3);
@@ -199,6 +212,7 @@ CudaDriver KernelDriver() {
   d.CtxPopCurrent = CtxPop;
   d.MemAllocAsync = MemAllocAsync;
   d.MemFreeAsync = MemFreeAsync;
+  d.MemcpyHtoDAsync = MemcpyHtoDAsync;
   d.driver_version = 13000;
   return d;
 }
@@ -251,9 +265,66 @@ TEST(KernelLaunch, PackAndUnpackArgumentsMatchTheEntries) {
     EXPECT_EQ(g_blocks[1], (count + 255) / 256);
   }
   EXPECT_EQ(g_loaded_image, static_cast<const void*>(sieve::gpu::kKernelImage));
-  // 30 masked and ternary entries + 20 reduce/divide, looked up once per context.
-  EXPECT_EQ(g_names.size(), 50u) << "the module is loaded once per context";
+  // 38 masked, zero-pattern and ternary entries + 20 reduce/divide, looked up once per context.
+  EXPECT_EQ(g_names.size(), 58u) << "the module is loaded once per context";
   EXPECT_EQ(ops.MaskedPack(3, nullptr, nullptr, 1, nullptr, g_stream).code(),
+            sieve::Code::kInternalError);
+}
+
+// Zero patterns: one warp per bitmap word (8 words a 256-thread block), the
+// arguments in the entries' order, results equal to the CPU kernels' on data
+// mixing zeros, -0.0 and other non-zero patterns; the "any outside" word is
+// zeroed before the launch (the kernel only sets it).
+TEST(KernelLaunch, NonzeroArgumentsMatchTheEntries) {
+  if (sieve::gpu::kKernelImageBytes == 0) GTEST_SKIP() << "libsieve built without nvcc";
+  CudaDriver d = KernelDriver();
+  CudaDeviceOps ops(&d);
+  t_ctx_stack = {kCtx};
+  g_stream = reinterpret_cast<cu::Stream>(0x7c);
+  const uint64_t seed = std::random_device{}();
+  std::mt19937_64 rng(seed);
+  for (size_t es : {size_t{1}, size_t{2}, size_t{4}, size_t{8}}) {
+    const size_t count = 5000 + 2 * (rng() % 3000) + 1, words = (count + 63) / 64;
+    std::vector<char> data(count * es, 0);
+    for (size_t j = 0; j < count; ++j) {
+      const unsigned kind = rng() % 3;  // zero, -0.0 (the sign bit alone), a random byte
+      if (kind == 1) data[j * es + es - 1] = static_cast<char>(0x80);
+      if (kind == 2) data[j * es + rng() % es] = static_cast<char>(rng() | 1);
+    }
+    std::vector<uint64_t> bits(words, 0xa5a5a5a5a5a5a5a5ull), want(words);
+    g_launched.clear();
+    g_blocks.clear();
+    ASSERT_TRUE(ops.NonzeroBitmap(es, data.data(), count, bits.data(), g_stream).ok());
+    sieve::kernels::NonzeroBitmap(es, data.data(), count, want.data());
+    EXPECT_EQ(bits, want) << es << "-byte, seed " << seed;
+    // The pattern as mask: nothing outside; one kept bit dropped: something.
+    std::vector<uint64_t> fewer = want;
+    for (size_t w = 0; w < words; ++w)
+      if (fewer[w] != 0) {
+        fewer[w] &= fewer[w] - 1;
+        break;
+      }
+    for (const auto* mask : {&want, &fewer}) {
+      uint32_t any = 7;  // junk: the call zeroes it first
+      ASSERT_TRUE(
+          ops.AnyNonzeroOutside(es, data.data(), mask->data(), count, &any, g_stream).ok());
+      EXPECT_EQ(any, mask == &fewer ? 1u : 0u) << es << "-byte, seed " << seed;
+    }
+    const std::string n = std::to_string(es);
+    ASSERT_EQ(g_launched.size(), 3u);
+    EXPECT_EQ(g_launched[0], "sieve_nonzero_bitmap_" + n);
+    EXPECT_EQ(g_launched[1], "sieve_any_nonzero_outside_" + n);
+    EXPECT_EQ(g_launched[2], "sieve_any_nonzero_outside_" + n);
+    for (unsigned b : g_blocks) EXPECT_EQ(b, (words + 7) / 8);
+  }
+  // Nothing to test: the word still says "none", nothing launched.
+  g_launched.clear();
+  uint32_t any = 7;
+  EXPECT_TRUE(ops.AnyNonzeroOutside(4, nullptr, nullptr, 0, &any, g_stream).ok());
+  EXPECT_EQ(any, 0u);
+  EXPECT_TRUE(ops.NonzeroBitmap(4, nullptr, 0, nullptr, g_stream).ok());
+  EXPECT_TRUE(g_launched.empty());
+  EXPECT_EQ(ops.NonzeroBitmap(3, nullptr, 1, nullptr, g_stream).code(),
             sieve::Code::kInternalError);
 }
 

@@ -68,7 +68,8 @@ echo "built"
 
 step "cuda-labelled tests (device buffers, CUDA kernels)"
 # Run directly so a skip (no GPU seen) shows; ctest would count it as passed.
-for t in gpu_cuda_mp_test kernels_cuda_test masked_kernels_cuda_test ternary_kernels_cuda_test; do
+for t in gpu_cuda_mp_test kernels_cuda_test masked_kernels_cuda_test ternary_kernels_cuda_test \
+         nonzero_kernels_cuda_test; do
   timeout 600 "build-gpu/tests/$t" >"$out/$t.log" 2>&1
   rc=$?
   summary=$(grep -E "^\[  (PASSED|FAILED|SKIPPED) \]" "$out/$t.log" | head -3 | tr '\n' ' ')
