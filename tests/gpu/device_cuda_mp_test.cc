@@ -85,18 +85,24 @@ RankSpec Spec(int n, bool sync) {
   return spec;
 }
 
-int AllChecks(int rank, int nranks, const sieveUniqueId& id) {
-  CudaMemory mem;
-  sieveComm_t comm = nullptr;
-  RANK_CHECK(sieveCommInitRank(&comm, nranks, id, rank) == sieveSuccess, "init: %s",
-             sieveGetLastError(nullptr));
-  std::string e = RunDeviceChecks(comm, rank, nranks, kChunk, mem);
+// Every device check on `comm` (chunks of `chunk` bytes), no async error
+// after them, then destroy: the body of each rank of the check runs.
+int ChecksPassThenDestroy(sieveComm_t comm, int rank, int nranks, size_t chunk, CudaMemory& mem) {
+  std::string e = RunDeviceChecks(comm, rank, nranks, chunk, mem);
   RANK_CHECK(e.empty(), "%s", e.c_str());
   sieveResult_t async = sieveSuccess;
   RANK_CHECK(sieveCommGetAsyncError(comm, &async) == sieveSuccess && async == sieveSuccess,
              "async error %d: %s", async, sieveGetLastError(comm));
   RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
   return 0;
+}
+
+int AllChecks(int rank, int nranks, const sieveUniqueId& id) {
+  CudaMemory mem;
+  sieveComm_t comm = nullptr;
+  RANK_CHECK(sieveCommInitRank(&comm, nranks, id, rank) == sieveSuccess, "init: %s",
+             sieveGetLastError(nullptr));
+  return ChecksPassThenDestroy(comm, rank, nranks, kChunk, mem);
 }
 
 TEST(DeviceCudaMp, TwoRanksMatchTheHostPath) {
@@ -190,13 +196,7 @@ int DirectChecks(int rank, int nranks, const sieveUniqueId& id) {
     sieveCommDestroy(comm);
     return 0;
   }
-  std::string e = RunDeviceChecks(comm, rank, nranks, SIZE_MAX, mem);
-  RANK_CHECK(e.empty(), "%s", e.c_str());
-  sieveResult_t async = sieveSuccess;
-  RANK_CHECK(sieveCommGetAsyncError(comm, &async) == sieveSuccess && async == sieveSuccess,
-             "async error %d: %s", async, sieveGetLastError(comm));
-  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
-  return 0;
+  return ChecksPassThenDestroy(comm, rank, nranks, SIZE_MAX, mem);
 }
 
 void RunDirect(int n) {

@@ -60,12 +60,8 @@ std::string TernaryMaskedFeedbackChecks(sieveComm_t comm, int rank, int n, Devic
     for (int step = 0; step < (c.feedback ? 3 : 1); ++step) {
       FillTernaryInput(seed + 16 * static_cast<uint64_t>(k) + step, rank, c.dtype, count,
                        send.data());
-      sieveTernaryParams_t p = {};
-      p.seed = philox_seed;
-      p.step = static_cast<uint64_t>(step);
-      p.block_size = block;
-      p.mask = mask;
-      p.error_feedback = c.feedback;
+      const sieveTernaryParams_t p =
+          TernaryParams(philox_seed, static_cast<uint64_t>(step), block, mask, c.feedback);
       char what[200];
       std::snprintf(what, sizeof what,
                     "ternary %s %s count %zu block %zu mask %d%% feedback %d step %d%s (seed %llu)",

@@ -120,12 +120,8 @@ int MaskedAndFeedback(int rank, int nranks, const sieveUniqueId& id) {
       for (int step = 0; step < (c.feedback ? 3 : 2); ++step) {
         FillTernaryInput(seed + 8 * static_cast<uint64_t>(k) + step, rank, c.dtype, count,
                          send.data());
-        sieveTernaryParams_t p = {};
-        p.seed = philox_seed;
-        p.step = static_cast<uint64_t>(step);
-        p.block_size = block;
-        p.mask = mask;
-        p.error_feedback = c.feedback;
+        const sieveTernaryParams_t p =
+            TernaryParams(philox_seed, static_cast<uint64_t>(step), block, mask, c.feedback);
         RANK_CHECK(sieveAllReduceTernary(send.data(), want.data(), count, c.dtype, c.op, &p, comm,
                                          nullptr) == sieveSuccess, "host: %s",
                    sieveGetLastError(comm));
@@ -212,12 +208,8 @@ int DeviceAndHostRanksMix(int rank, int nranks, const sieveUniqueId& id) {
   for (int step = 0; step < 3; ++step) {
     FillTernaryInput(rng(), rank, t, count, in.data());
     ref_in = in;
-    sieveTernaryParams_t p = {};
-    p.seed = 11;
-    p.step = static_cast<uint64_t>(step);
-    p.block_size = block;
-    p.mask = mask;
-    p.error_feedback = 1;
+    const sieveTernaryParams_t p =
+        TernaryParams(11, static_cast<uint64_t>(step), block, mask, 1);
     RANK_CHECK(sieveAllReduceTernary(ref_in.data(), want.data(), count, t, sieveAvg, &p, comm,
                                      nullptr) == sieveSuccess, "reference: %s",
                sieveGetLastError(comm));
@@ -275,12 +267,8 @@ int HierarchicalPlans(int rank, int nranks, const sieveUniqueId& id) {
     float* d = static_cast<float*>(mem.Alloc(count * 4));
     for (int step = 0; step < 2; ++step) {
       FillTernaryInput(rng(), rank, sieveFloat32, count, in.data());
-      sieveTernaryParams_t p = {};
-      p.seed = 3;
-      p.step = static_cast<uint64_t>(step);
-      p.block_size = block;
-      p.mask = masked ? mask : nullptr;
-      p.error_feedback = feedback;
+      const sieveTernaryParams_t p =
+          TernaryParams(3, static_cast<uint64_t>(step), block, masked ? mask : nullptr, feedback);
       RANK_CHECK(sieveAllReduceTernary(in.data(), want.data(), count, sieveFloat32, sieveSum, &p,
                                        comm, nullptr) == sieveSuccess, "host: %s",
                  sieveGetLastError(comm));

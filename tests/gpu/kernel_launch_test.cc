@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <random>
 #include <string>
@@ -217,6 +218,28 @@ CudaDriver KernelDriver() {
   return d;
 }
 
+// What every launch test starts from: the fake driver table, CudaDeviceOps
+// over it, the fake context current on this thread and a stream to launch on.
+struct LaunchRig {
+  explicit LaunchRig(uintptr_t stream) : d(KernelDriver()), ops(&d) {
+    t_ctx_stack = {kCtx};
+    g_stream = reinterpret_cast<cu::Stream>(stream);
+  }
+  LaunchRig(const LaunchRig&) = delete;
+  LaunchRig& operator=(const LaunchRig&) = delete;
+  CudaDriver d;
+  CudaDeviceOps ops;
+};
+
+// The ternary kernels' types and their entry-name suffixes.
+struct TernaryType {
+  sieve::kernels::DType dtype;
+  const char* suffix;
+};
+const TernaryType kTernaryTypes[] = {{sieve::kernels::DType::kFloat32, "f32"},
+                                     {sieve::kernels::DType::kFloat16, "f16"},
+                                     {sieve::kernels::DType::kBfloat16, "bf16"}};
+
 TEST(KernelLaunch, WithoutAnImageOrEntryPointsThereAreNoKernels) {
   CudaDriver d = KernelDriver();
   std::string why;
@@ -233,10 +256,8 @@ TEST(KernelLaunch, WithoutAnImageOrEntryPointsThereAreNoKernels) {
 
 TEST(KernelLaunch, PackAndUnpackArgumentsMatchTheEntries) {
   if (sieve::gpu::kKernelImageBytes == 0) GTEST_SKIP() << "libsieve built without nvcc";
-  CudaDriver d = KernelDriver();
-  CudaDeviceOps ops(&d);
-  t_ctx_stack = {kCtx};
-  g_stream = reinterpret_cast<cu::Stream>(0x77);
+  LaunchRig rig(0x77);
+  CudaDeviceOps& ops = rig.ops;
   std::mt19937_64 rng(5);
   for (size_t es : {size_t{1}, size_t{2}, size_t{4}, size_t{8}}) {
     const size_t count = 70001 + es;  // odd, several blocks
@@ -277,10 +298,8 @@ TEST(KernelLaunch, PackAndUnpackArgumentsMatchTheEntries) {
 // zeroed before the launch (the kernel only sets it).
 TEST(KernelLaunch, NonzeroArgumentsMatchTheEntries) {
   if (sieve::gpu::kKernelImageBytes == 0) GTEST_SKIP() << "libsieve built without nvcc";
-  CudaDriver d = KernelDriver();
-  CudaDeviceOps ops(&d);
-  t_ctx_stack = {kCtx};
-  g_stream = reinterpret_cast<cu::Stream>(0x7c);
+  LaunchRig rig(0x7c);
+  CudaDeviceOps& ops = rig.ops;
   const uint64_t seed = std::random_device{}();
   std::mt19937_64 rng(seed);
   for (size_t es : {size_t{1}, size_t{2}, size_t{4}, size_t{8}}) {
@@ -334,16 +353,10 @@ TEST(KernelLaunch, NonzeroArgumentsMatchTheEntries) {
 TEST(KernelLaunch, TernaryArgumentsMatchTheEntries) {
   if (sieve::gpu::kKernelImageBytes == 0) GTEST_SKIP() << "libsieve built without nvcc";
   using sieve::kernels::DType;
-  CudaDriver d = KernelDriver();
-  CudaDeviceOps ops(&d);
-  t_ctx_stack = {kCtx};
-  g_stream = reinterpret_cast<cu::Stream>(0x78);
+  LaunchRig rig(0x78);
+  CudaDeviceOps& ops = rig.ops;
   std::mt19937_64 rng(std::random_device{}());
-  const struct {
-    DType dtype;
-    const char* suffix;
-  } types[] = {{DType::kFloat32, "f32"}, {DType::kFloat16, "f16"}, {DType::kBfloat16, "bf16"}};
-  for (const auto& t : types) {
+  for (const TernaryType& t : kTernaryTypes) {
     const size_t count = 20000 + (rng() % 5000) * 2 + 1, block = rng() % 900 + 1;
     const size_t nblocks = (count + block - 1) / block, es = sieve::kernels::DTypeSize(t.dtype);
     std::vector<char> in(count * es);
@@ -399,16 +412,10 @@ TEST(KernelLaunch, TernaryArgumentsMatchTheEntries) {
 TEST(KernelLaunch, TernaryFeedbackArgumentsMatchTheEntries) {
   if (sieve::gpu::kKernelImageBytes == 0) GTEST_SKIP() << "libsieve built without nvcc";
   using sieve::kernels::DType;
-  CudaDriver d = KernelDriver();
-  CudaDeviceOps ops(&d);
-  t_ctx_stack = {kCtx};
-  g_stream = reinterpret_cast<cu::Stream>(0x79);
+  LaunchRig rig(0x79);
+  CudaDeviceOps& ops = rig.ops;
   std::mt19937_64 rng(std::random_device{}());
-  const struct {
-    DType dtype;
-    const char* suffix;
-  } types[] = {{DType::kFloat32, "f32"}, {DType::kFloat16, "f16"}, {DType::kBfloat16, "bf16"}};
-  for (const auto& t : types) {
+  for (const TernaryType& t : kTernaryTypes) {
     const size_t count = 10000 + (rng() % 5000) * 2 + 1, block = rng() % 900 + 1;
     const size_t nblocks = (count + block - 1) / block, es = sieve::kernels::DTypeSize(t.dtype);
     // The residual starts as junk (fresh device memory); the reference's as zeros.
@@ -462,10 +469,8 @@ TEST(KernelLaunch, TernaryFeedbackArgumentsMatchTheEntries) {
 TEST(KernelLaunch, TernaryDequantizeScatterMatchesTheHostKernel) {
   if (sieve::gpu::kKernelImageBytes == 0) GTEST_SKIP() << "libsieve built without nvcc";
   using sieve::kernels::DType;
-  CudaDriver d = KernelDriver();
-  CudaDeviceOps ops(&d);
-  t_ctx_stack = {kCtx};
-  g_stream = reinterpret_cast<cu::Stream>(0x7a);
+  LaunchRig rig(0x7a);
+  CudaDeviceOps& ops = rig.ops;
   std::mt19937_64 rng(std::random_device{}());
   const struct {
     DType dtype;
@@ -514,10 +519,8 @@ TEST(KernelLaunch, ReduceArgumentsMatchTheEntries) {
   if (sieve::gpu::kKernelImageBytes == 0) GTEST_SKIP() << "libsieve built without nvcc";
   using sieve::kernels::DType;
   using sieve::kernels::RedOp;
-  CudaDriver d = KernelDriver();
-  CudaDeviceOps ops(&d);
-  t_ctx_stack = {kCtx};
-  g_stream = reinterpret_cast<cu::Stream>(0x7b);
+  LaunchRig rig(0x7b);
+  CudaDeviceOps& ops = rig.ops;
   const uint64_t seed = std::random_device{}();
   std::mt19937_64 rng(seed);
   static const char* kTypes[] = {"i8", "u8", "i32", "u32", "i64", "u64", "f16", "f32", "f64",

@@ -16,6 +16,18 @@ namespace sieve_test {
 // rounded to dtype (float32, float16 or bfloat16).
 void FillTernaryInput(uint64_t seed, int rank, sieveDataType_t dtype, size_t count, void* out);
 
+// The public parameter struct in one expression (block 0: the default 2048).
+inline sieveTernaryParams_t TernaryParams(uint64_t seed, uint64_t step, size_t block = 0,
+                                          sieveMask_t mask = nullptr, int error_feedback = 0) {
+  sieveTernaryParams_t p = {};
+  p.seed = seed;
+  p.step = step;
+  p.block_size = block;
+  p.mask = mask;
+  p.error_feedback = error_feedback;
+  return p;
+}
+
 // Element j of a float32/float16/bfloat16 buffer widened to float.
 float LoadWidened(sieveDataType_t dtype, const void* buf, size_t j);
 
