@@ -9,7 +9,7 @@
 #include "api/mask_handle.h"
 #include "comm/group.h"
 #include "gpu/device_collectives.h"
-#include "gpu/device_masked.h"
+#include "mask/device_masked.h"
 #include "mask/masked_allreduce.h"
 
 constexpr uint64_t kSieveMaskMagic = 0x53494556454d534bull;  // "SIEVEMSK"

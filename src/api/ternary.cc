@@ -8,16 +8,16 @@
 
 #include "api/api_guard.h"
 #include "api/arg_check.h"
-#include "coll/ternary_allreduce.h"
+#include "ternary/ternary_allreduce.h"
 #include "api/mask_handle.h"
 #include "comm/group.h"
 #include "core/log.h"
 #include "gpu/device_collectives.h"
-#include "gpu/device_masked.h"
-#include "gpu/device_masked_ternary.h"
-#include "gpu/device_residuals.h"
-#include "gpu/device_ternary.h"
-#include "mask/masked_ternary.h"
+#include "mask/device_masked.h"
+#include "ternary/device_masked_ternary.h"
+#include "ternary/device_residuals.h"
+#include "ternary/device_ternary.h"
+#include "ternary/masked_ternary.h"
 #include "kernels/philox.h"
 
 namespace {
@@ -94,7 +94,7 @@ Status SubmitOnDevice(sieve::Comm* impl, sieve::coll::TernaryArgs args,
   const size_t elems = mask ? mask->idx.size() : args.base.count;  // quantized elements
   // The flat plan (always with error feedback): every kernel on the stream,
   // packed first under a mask; only scales, wire and final sums are staged
-  // (gpu/device_ternary.h, gpu/device_masked_ternary.h).
+  // (ternary/device_ternary.h, ternary/device_masked_ternary.h).
   if (kernels && elems > 0 && sieve::coll::TernaryIsFlat(*impl, elems, feedback.on))
     return sieve::SubmitCollective(impl, [impl, args, mask, feedback, stream] {
       sieve::gpu::DeviceResidual* residual = nullptr;

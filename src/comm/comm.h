@@ -90,7 +90,7 @@ class Comm {
 
   // Error-feedback residuals of the ternary all-reduce, likewise type-erased.
   std::shared_ptr<void>& ternary_state() { return ternary_state_; }
-  // The same residuals for device buffers, in device memory (gpu/device_residuals.h).
+  // The same residuals for device buffers, in device memory (ternary/device_residuals.h).
   std::shared_ptr<void>& device_ternary_state() { return device_ternary_state_; }
   // The device-buffer progress engine (gpu/), created on the first device
   // call; stopped before anything else when the communicator is destroyed.

@@ -18,7 +18,7 @@ enum class CollKind {
   kAllReduce,       // elementwise: pipelined in chunks
   kAllReduceWhole,  // one piece with a stable staging address (mask tracker, hierarchical
                     // dense ternary, and masked or ternary where libsieve has no device
-                    // kernels: gpu/device_masked.h, gpu/device_ternary.h)
+                    // kernels: mask/device_masked.h, ternary/device_ternary.h)
   kBroadcast,
   kReduce,
   kAllGather,

@@ -37,7 +37,7 @@ struct MaskState {
   std::vector<uint64_t> packed_bits;
   void BuildPackedView();
 
-  // The mask's copy in device memory, owned by the GPU path (gpu/device_masked.h)
+  // The mask's copy in device memory, owned by the GPU path (mask/device_masked.h)
   // and type-erased so mask/ does not depend on it.
   std::shared_ptr<void> device_copy;
 };

@@ -13,7 +13,7 @@
 #include "mask/mask_bits.h"
 #include "mask/mask_registry.h"
 #include "mask/masked_allreduce.h"
-#include "mask/masked_ternary.h"
+#include "ternary/masked_ternary.h"
 
 namespace sieve::mask {
 namespace {

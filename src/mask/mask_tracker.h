@@ -6,7 +6,7 @@
 #define SIEVE_MASK_MASK_TRACKER_H_
 
 #include "coll/collectives.h"
-#include "coll/ternary_allreduce.h"
+#include "ternary/ternary_allreduce.h"
 
 namespace sieve::mask {
 

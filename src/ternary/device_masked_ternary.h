@@ -11,8 +11,8 @@
 
 #include <memory>
 
-#include "coll/ternary_allreduce.h"
-#include "gpu/device_residuals.h"
+#include "ternary/ternary_allreduce.h"
+#include "ternary/device_residuals.h"
 #include "mask/mask_registry.h"
 
 struct CUstream_st;

@@ -1,6 +1,6 @@
 // Masked all-reduce on device buffers: pack and unpack kernels on the stream,
 // the packed vector staged through the progress engine.
-#include "gpu/device_masked.h"
+#include "mask/device_masked.h"
 
 #include <mutex>
 

@@ -1,5 +1,5 @@
 // The per-communicator registry of device residuals.
-#include "gpu/device_residuals.h"
+#include "ternary/device_residuals.h"
 
 #include <map>
 #include <memory>

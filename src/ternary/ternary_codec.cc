@@ -2,7 +2,7 @@
 // one contribution, ReduceInto first, LoadInput), gathering through the mask
 // when there is one, or is read from codes quantized beforehand (a device
 // rank); later hops only repack sums; the last hop dequantizes.
-#include "algo/ternary_codec.h"
+#include "ternary/ternary_codec.h"
 
 #include <cstring>
 

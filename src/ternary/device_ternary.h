@@ -21,8 +21,8 @@
 #ifndef SIEVE_GPU_DEVICE_TERNARY_H_
 #define SIEVE_GPU_DEVICE_TERNARY_H_
 
-#include "coll/ternary_allreduce.h"
-#include "gpu/device_residuals.h"
+#include "ternary/ternary_allreduce.h"
+#include "ternary/device_residuals.h"
 
 struct CUstream_st;
 

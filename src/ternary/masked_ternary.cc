@@ -2,7 +2,7 @@
 // the gather fused into quantization and the unpack (zero-fill included) into
 // the dequantization of the last hop; no separate pack or unpack pass. The
 // hierarchical plan (no codec hops) packs, runs on the packed vector, unpacks.
-#include "mask/masked_ternary.h"
+#include "ternary/masked_ternary.h"
 
 #include "kernels/masked_pack.h"
 

@@ -1,9 +1,9 @@
 // Masked + ternary on device buffers: pack, then the device ternary run on
 // the packed vector, which scatters its result; all queued on the stream.
-#include "gpu/device_masked_ternary.h"
+#include "ternary/device_masked_ternary.h"
 
-#include "gpu/device_masked.h"
-#include "gpu/device_ternary.h"
+#include "mask/device_masked.h"
+#include "ternary/device_ternary.h"
 #include "gpu/gpu_runtime.h"
 
 namespace sieve::gpu {

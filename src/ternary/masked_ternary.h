@@ -4,7 +4,7 @@
 #ifndef SIEVE_MASK_MASKED_TERNARY_H_
 #define SIEVE_MASK_MASKED_TERNARY_H_
 
-#include "coll/ternary_allreduce.h"
+#include "ternary/ternary_allreduce.h"
 #include "mask/mask_registry.h"
 
 namespace sieve::mask {

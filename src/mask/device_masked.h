@@ -1,5 +1,5 @@
 // Masked all-reduces (plain, and ternary under the hierarchical plan; see
-// device_masked_ternary.h for the flat one) on device buffers with the kernels on
+// ternary/device_masked_ternary.h for the flat one) on device buffers with the kernels on
 // the caller's stream: only the nnz packed elements cross to the host and back.
 //
 //   stream:   pack (device scratch) -> copy nnz elements to pinned staging ...

@@ -1,7 +1,7 @@
 // Ternary all-reduce of a device vector: error-feedback, abs-max, quantize and
 // dequantize kernels on the stream; scales, wire and final sums staged
 // through the progress engine.
-#include "gpu/device_ternary.h"
+#include "ternary/device_ternary.h"
 
 #include <memory>
 #include <string>

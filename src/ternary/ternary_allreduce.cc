@@ -2,7 +2,7 @@
 // then the same RunRing/RunTree as the dense all-reduce over integer partial
 // sums, each range delivered as s_b * Q (or s_b * Q / n) rounded once to the
 // output type on its last hop.
-#include "coll/ternary_allreduce.h"
+#include "ternary/ternary_allreduce.h"
 
 #include <algorithm>
 #include <chrono>
@@ -10,7 +10,7 @@
 
 #include "algo/ring.h"
 #include "algo/ring_pattern.h"
-#include "algo/ternary_codec.h"
+#include "ternary/ternary_codec.h"
 #include "algo/tree.h"
 #include "coll/hier.h"
 #include "core/log.h"

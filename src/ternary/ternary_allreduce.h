@@ -39,7 +39,7 @@ struct TernaryArgs {
 // inter-host step only.
 Status TernaryAllReduce(Comm& comm, const TernaryArgs& args);
 
-// The device path (gpu/device_ternary.h) runs TernaryAllReduce's flat plan
+// The device path (ternary/device_ternary.h) runs TernaryAllReduce's flat plan
 // in two steps around its own kernels, with the same network operations in
 // the same order, so it interoperates with host ranks:
 // Whether the all-reduce of `elems` quantized elements (dense, or a mask's
