@@ -8,7 +8,12 @@
  *  - Every call returns a sieveResult_t. On failure, sieveGetLastError() gives a
  *    message saying what was wrong (per thread; the communicator's copy is
  *    returned when a communicator is passed).
- *  - Every rank of a communicator calls collectives in the same order.
+ *  - Every rank of a communicator calls collectives in the same order. Every call takes part
+ *    in that order and in the call's agreement, including a call with count 0 (it moves no
+ *    data; its buffers may be NULL and are not looked at, so it runs as a host call even when
+ *    they are device memory): ranks that pass different arguments (count, datatype, op, root,
+ *    mode parameters) all fail with sieveInvalidUsage naming the field and the ranks, and the
+ *    communicator is then unusable.
  *  - Host buffers with a NULL stream: the call returns when the collective is
  *    complete and the output buffer holds the result (on a blocking
  *    communicator; see "Non-blocking communicators" below).
@@ -250,8 +255,12 @@ sieveResult_t sieveReduceScatter(const void* sendbuff, void* recvbuff, size_t re
                                  sieveDataType_t datatype, sieveRedOp_t op, sieveComm_t comm,
                                  sieveStream_t stream);
 
-/* Point to point. Sends and receives between a pair of ranks match in order.
- * Outside a group each call returns when its transfer is complete. */
+/* Point to point. Sends and receives between a pair of ranks match in order, zero-byte ones
+ * included (as in NCCL). Outside a group each call returns when its transfer is complete.
+ * A receive whose size differs from its matching send (shorter or longer) fails on the
+ * receiving rank with sieveInvalidUsage naming the peer and both sizes; the message is
+ * consumed and the communicator stays usable. The sending rank is not told: its call
+ * succeeds once its data has left. */
 sieveResult_t sieveSend(const void* sendbuff, size_t count, sieveDataType_t datatype, int peer,
                         sieveComm_t comm, sieveStream_t stream);
 sieveResult_t sieveRecv(void* recvbuff, size_t count, sieveDataType_t datatype, int peer,

@@ -45,9 +45,10 @@ bool PlainDenseAllReduce(const Comm& comm) {
 // buffers; `buffers` are those this rank uses (all host or all device).
 Status Submit(Comm* impl, CollFn fn, const CollArgs& args, CollKind kind, sieveStream_t stream,
               std::initializer_list<sieve::gpu::NamedBuffer> buffers) {
-  if (args.count == 0) return Status::OK();  // as NCCL: nothing to do, nothing exchanged
+  // Count 0 moves no data but still takes its sequence number and joins the
+  // agreement (DESIGN.md 1.6), on the host: the buffers are not looked at.
   MemoryKind memory = MemoryKind::kHost;
-  SIEVE_RETURN_IF_ERROR(sieve::gpu::ClassifyBuffers(buffers, &memory));
+  if (args.count > 0) SIEVE_RETURN_IF_ERROR(sieve::gpu::ClassifyBuffers(buffers, &memory));
   SIEVE_TRACE(sieve::kLogCall, "send %p recv %p count %zu dtype %d op %d root %d (%s)", args.send,
               args.recv, args.count, static_cast<int>(args.dtype), static_cast<int>(args.op),
               args.root, sieve::gpu::MemoryKindName(memory));

@@ -106,13 +106,14 @@ sieveResult_t sieveAllReduceMasked(const void* sendbuff, void* recvbuff, size_t 
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
     std::shared_ptr<sieve::mask::MaskState> state;
     SIEVE_RETURN_IF_ERROR(sieve::CheckMaskUse(mask, impl, count, &state));
-    if (count == 0) return Status::OK();
     args.send = sendbuff;
     args.recv = recvbuff;
     args.count = count;
+    // Count 0 still joins the sequence and the agreement, on the host.
     sieve::gpu::MemoryKind memory = sieve::gpu::MemoryKind::kHost;
-    SIEVE_RETURN_IF_ERROR(sieve::gpu::ClassifyBuffers(
-        {{"sendbuff", sendbuff}, {"recvbuff", recvbuff}}, &memory));
+    if (count > 0)
+      SIEVE_RETURN_IF_ERROR(sieve::gpu::ClassifyBuffers(
+          {{"sendbuff", sendbuff}, {"recvbuff", recvbuff}}, &memory));
     auto host = [impl, state](const sieve::coll::CollArgs& a) {
       Status st = sieve::mask::AllReduceMasked(*impl, a, *state);
       if (st.ok()) impl->LogTransportOnce();

@@ -158,7 +158,6 @@ sieveResult_t sieveAllReduceTernary(const void* sendbuff, void* recvbuff, size_t
     SIEVE_RETURN_IF_ERROR(CheckTernaryParams(params, count));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
-    if (count == 0) return Status::OK();
     args.base.send = sendbuff;
     args.base.recv = recvbuff;
     args.base.count = count;
@@ -172,9 +171,11 @@ sieveResult_t sieveAllReduceTernary(const void* sendbuff, void* recvbuff, size_t
     feedback.on = params->error_feedback != 0;
     feedback.mask_handle = params->mask;
     feedback.elems = mask ? mask->idx.size() : count;  // masked: residuals of kept elements
+    // Count 0 still joins the sequence and the agreement, on the host.
     sieve::gpu::MemoryKind memory = sieve::gpu::MemoryKind::kHost;
-    SIEVE_RETURN_IF_ERROR(sieve::gpu::ClassifyBuffers(
-        {{"sendbuff", sendbuff}, {"recvbuff", recvbuff}}, &memory));
+    if (count > 0)
+      SIEVE_RETURN_IF_ERROR(sieve::gpu::ClassifyBuffers(
+          {{"sendbuff", sendbuff}, {"recvbuff", recvbuff}}, &memory));
     if (memory == sieve::gpu::MemoryKind::kDevice)
       return SubmitOnDevice(impl, args, mask, feedback, stream);
     if (feedback.on)

@@ -165,6 +165,11 @@ algo::Channel Comm::MakeChannel(algo::OpFingerprint fp, uint32_t seq) {
                        WaitOptions(), &root_->stats_.traffic, nullptr, &control, members_);
 }
 
+Status Comm::AgreeWithoutData(algo::OpFingerprint fp, uint32_t seq) {
+  if (size_ == 1) return Status::OK();
+  return MakeChannel(fp, seq).Conclude(Status::OK());
+}
+
 algo::Channel Comm::MakeP2pChannel() {
   return algo::Channel(transport(), 0, "send/recv", WaitOptions(), &root_->stats_.traffic,
                        &p2p_counters_, nullptr, members_);

@@ -54,6 +54,9 @@ class Comm {
   // is filled in from the config.
   algo::Channel MakeChannel(algo::OpFingerprint fp, uint32_t seq);
   algo::Channel MakeP2pChannel();
+  // A collective that moves no data here (count 0, or a mask keeping nothing)
+  // still takes part in the agreement: fingerprint out, verdicts in (DESIGN.md 1.6).
+  Status AgreeWithoutData(algo::OpFingerprint fp, uint32_t seq);
 
   // Statistics readable through sieveCommGetCounters.
   struct Stats {

@@ -29,14 +29,14 @@ thread_local GroupState tls_group;
 // One communicator's sends and receives: on device buffers enqueued on their
 // stream, on host buffers run (after the device work queued before them).
 Status RunP2p(Comm* comm, const std::vector<P2pOp>& ops) {
-  size_t device = 0, total = 0;
+  // A zero-byte op has no buffer to speak of: it goes with the others.
+  size_t device = 0, host = 0;
   for (const P2pOp& op : ops) {
-    if (op.comm != comm) continue;
-    ++total;
-    if (op.device) ++device;
+    if (op.comm != comm || op.bytes == 0) continue;
+    ++(op.device ? device : host);
   }
   if (device == 0) return gpu::RunHostCall(*comm, [&] { return RunP2pNow(comm, ops); });
-  if (device != total)
+  if (host != 0)
     return Status::InvalidUsage(
         "a group mixes send/recv on host and on device buffers on one communicator; use "
         "separate groups");

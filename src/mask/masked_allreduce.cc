@@ -14,18 +14,24 @@
 namespace sieve::mask {
 namespace {
 
+// What the ranks agree on: the call's count (unpacked), datatype, op, and the
+// mask's number of kept elements.
+algo::OpFingerprint Fingerprint(const coll::CollArgs& a, size_t nnz, bool tree) {
+  algo::OpFingerprint fp;
+  fp.kind = algo::OpKind::kMaskedAllReduce;
+  fp.count = a.count;
+  fp.dtype = static_cast<uint8_t>(a.dtype);
+  fp.op = static_cast<uint8_t>(a.op);
+  fp.algo = tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing;
+  fp.mode = nnz;
+  return fp;
+}
+
 Status Exchange(Comm& comm, uint32_t seq, const coll::CollArgs& a, MaskedCodec& codec, size_t nnz,
                 size_t packed_bytes) {
   ++comm.stats().collectives;
   bool tree = coll::UseTree(comm, packed_bytes);  // the dense choice, on the packed size
-  algo::OpFingerprint fp;
-  fp.kind = algo::OpKind::kMaskedAllReduce;
-  fp.count = nnz;
-  fp.dtype = static_cast<uint8_t>(a.dtype);
-  fp.op = static_cast<uint8_t>(a.op);
-  fp.algo = tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing;
-  fp.mode = a.count;  // the unpacked length
-  algo::Channel ch = comm.MakeChannel(fp, seq);
+  algo::Channel ch = comm.MakeChannel(Fingerprint(a, nnz, tree), seq);
   if (comm.FirstUse("masked allreduce", packed_bytes))
     SIEVE_INFO(kLogColl, "masked allreduce of %zu packed bytes on %d ranks: %s", packed_bytes,
                comm.size(), tree ? "tree" : "ring");
@@ -69,9 +75,9 @@ Status AllReduceMasked(Comm& comm, const coll::CollArgs& a, MaskState& mask) {
   const size_t esize = kernels::DTypeSize(a.dtype);
   const size_t nnz = mask.idx.size();
   char* packed = mask.Work(nnz * esize);
-  if (nnz == 0) {  // nothing travels: the result is all zeros
+  if (nnz == 0) {  // nothing travels: the result is all zeros; the call is still agreed on
     kernels::MaskedUnpack(esize, packed, mask.bits.data(), a.count, a.recv);
-    return Status::OK();
+    return comm.AgreeWithoutData(Fingerprint(a, 0, coll::UseTree(comm, 0)), seq);
   }
   if (coll::UseHier(comm, nnz)) {
     // Packing is lossless: pack once, the hierarchical all-reduce of the kept

@@ -14,9 +14,12 @@ Status TernaryAllReduceMasked(Comm& comm, const coll::TernaryArgs& args, MaskSta
   const size_t nnz = mask.idx.size();
   char* packed = mask.Work(nnz * esize);
   ++comm.stats().masked_collectives;
-  if (nnz == 0) {  // nothing travels: the result is all zeros
+  if (nnz == 0) {  // nothing travels: the result is all zeros; the call is still agreed on
     kernels::MaskedUnpack(esize, packed, mask.bits.data(), a.count, a.recv);
-    return Status::OK();
+    algo::OpFingerprint fp = coll::TernaryFingerprint(args);
+    fp.count = 0;  // the elements quantized
+    fp.algo = coll::UseTree(comm, 0) ? algo::OpAlgo::kTree : algo::OpAlgo::kRing;
+    return comm.AgreeWithoutData(fp, comm.NextSeq());
   }
   if (!coll::TernaryIsFlat(comm, nnz, args.residual != nullptr)) {
     kernels::MaskedPack(esize, a.send, mask.idx.data(), nnz, packed);
