@@ -229,7 +229,10 @@ sieveResult_t sieveCommAbort(sieveComm_t comm);
 sieveResult_t sieveCommCount(const sieveComm_t comm, int* count);
 sieveResult_t sieveCommUserRank(const sieveComm_t comm, int* rank);
 
-/* ---- Collectives (NCCL semantics; sendbuff == recvbuff means in place) ---- */
+/* ---- Collectives (NCCL semantics; sendbuff == recvbuff means in place) ----
+ * sendbuff and recvbuff are disjoint or in place (sendbuff == recvbuff; all-gather: sendbuff ==
+ * recvbuff + rank*sendcount; reduce-scatter: recvbuff == sendbuff + rank*recvcount); any other
+ * overlap is sieveInvalidArgument. This holds for every collective below. */
 
 /* recvbuff[i] = op over ranks of sendbuff[i], on every rank. */
 sieveResult_t sieveAllReduce(const void* sendbuff, void* recvbuff, size_t count,

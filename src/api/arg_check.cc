@@ -70,4 +70,18 @@ Status CheckRank(int rank, int nranks, const char* name) {
   return Status::OK();
 }
 
+Status CheckOverlap(const void* send, size_t send_bytes, const void* recv, size_t recv_bytes,
+                    uintptr_t in_place, const char* in_place_text) {
+  const auto s = reinterpret_cast<uintptr_t>(send), r = reinterpret_cast<uintptr_t>(recv);
+  if (send == nullptr || recv == nullptr || send_bytes == 0 || recv_bytes == 0 || s == in_place)
+    return Status::OK();
+  // Compared as distances, so no end address is formed (it could wrap).
+  const bool overlap = s >= r ? s - r < recv_bytes : r - s < send_bytes;
+  if (!overlap) return Status::OK();
+  return Status::InvalidArgument(StrFormat(
+      "sendbuff %p (%zu bytes) and recvbuff %p (%zu bytes) overlap; buffers must be disjoint "
+      "or in place (%s)",
+      send, send_bytes, recv, recv_bytes, in_place_text));
+}
+
 }  // namespace sieve

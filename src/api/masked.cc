@@ -104,6 +104,12 @@ sieveResult_t sieveAllReduceMasked(const void* sendbuff, void* recvbuff, size_t 
     SIEVE_RETURN_IF_ERROR(sieve::CheckRedOp(sieve::EnumValue(op), &args.op));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckByteSize(count, 1, sieve::kernels::DTypeSize(args.dtype),
+                                               "count"));
+    const size_t bytes = count * sieve::kernels::DTypeSize(args.dtype);
+    SIEVE_RETURN_IF_ERROR(sieve::CheckOverlap(sendbuff, bytes, recvbuff, bytes,
+                                              reinterpret_cast<uintptr_t>(recvbuff),
+                                              "sendbuff == recvbuff"));
     std::shared_ptr<sieve::mask::MaskState> state;
     SIEVE_RETURN_IF_ERROR(sieve::CheckMaskUse(mask, impl, count, &state));
     args.send = sendbuff;

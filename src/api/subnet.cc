@@ -98,6 +98,10 @@ Status CheckSubnetCall(sieveComm_t comm, const void* sendbuff, void* recvbuff, s
       sieve::CheckByteSize(count, 1, sieve::kernels::DTypeSize(args->dtype), "count"));
   SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
   SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
+  const size_t bytes = count * sieve::kernels::DTypeSize(args->dtype);
+  SIEVE_RETURN_IF_ERROR(sieve::CheckOverlap(sendbuff, bytes, recvbuff, bytes,
+                                            reinterpret_cast<uintptr_t>(recvbuff),
+                                            "sendbuff == recvbuff"));
   sieve::gpu::MemoryKind memory = sieve::gpu::MemoryKind::kHost;
   SIEVE_RETURN_IF_ERROR(sieve::gpu::ClassifyBuffers(
       {{"sendbuff", sendbuff}, {"recvbuff", recvbuff}}, &memory));

@@ -158,6 +158,10 @@ sieveResult_t sieveAllReduceTernary(const void* sendbuff, void* recvbuff, size_t
     SIEVE_RETURN_IF_ERROR(CheckTernaryParams(params, count));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
+    const size_t bytes = count * sieve::kernels::DTypeSize(args.base.dtype);
+    SIEVE_RETURN_IF_ERROR(sieve::CheckOverlap(sendbuff, bytes, recvbuff, bytes,
+                                              reinterpret_cast<uintptr_t>(recvbuff),
+                                              "sendbuff == recvbuff"));
     args.base.send = sendbuff;
     args.base.recv = recvbuff;
     args.base.count = count;

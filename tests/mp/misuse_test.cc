@@ -134,5 +134,98 @@ TEST(SendRecvSizes, LongerSend) { CheckSizeMismatch(16, 8); }
 // Past UCX's eager threshold (rendezvous protocol).
 TEST(SendRecvSizes, LongerLargeSend) { CheckSizeMismatch(size_t{1} << 19, size_t{1} << 18); }
 
+// ---- 2. Overlapping buffers -------------------------------------------------------------------
+
+// Expects `res` to be sieveInvalidArgument with an "overlap" message naming `call`.
+int ExpectOverlapRefused(sieveComm_t comm, const char* call, sieveResult_t res) {
+  std::string msg = sieveGetLastError(comm);
+  RANK_CHECK(res == sieveInvalidArgument, "%s returned %d: %s", call, int(res), msg.c_str());
+  RANK_CHECK(Contains(msg, call) && Contains(msg, "overlap"), "%s: %s", call, msg.c_str());
+  return 0;
+}
+
+// recvbuff = sendbuff + 1 element (before: success with 1021 of 1024 elements wrong) is refused by
+// every collective; in place (NCCL's conventions) still works; the communicator stays usable.
+TEST(Overlap, UnequalOverlapIsRefusedAndInPlaceWorks) {
+  std::string failures = RunRanks(Spec(2), [](int rank, int nranks, const sieveUniqueId& id) {
+    sieveComm_t comm = nullptr;
+    RANK_CHECK(InitComm(rank, nranks, id, &comm) == 0, "%s", sieveGetLastError(nullptr));
+    const size_t n = 1024;
+    std::vector<float> buf(4 * n, 1.0f);
+    float* b = buf.data();
+    std::vector<unsigned char> keep(n, 1);
+    sieveMask_t mask = nullptr;
+    RANK_CHECK(sieveMaskRegister(comm, keep.data(), sieveMaskBytes, n, sieveMaskStrict, &mask) ==
+                   sieveSuccess, "%s", sieveGetLastError(comm));
+    sieveLayout_t layout = nullptr;
+    RANK_CHECK(sieveLayoutEqualSubnets(comm, n, 4, &layout) == sieveSuccess, "%s",
+               sieveGetLastError(comm));
+    sieveTernaryParams_t tp = {};
+    const unsigned char touched = 0x0f;
+    if (ExpectOverlapRefused(comm, "sieveAllReduce",
+                             sieveAllReduce(b, b + 1, n, sieveFloat32, sieveSum, comm, nullptr)) ||
+        ExpectOverlapRefused(comm, "sieveAllReduce",
+                             sieveAllReduce(b + 1, b, n, sieveFloat32, sieveSum, comm, nullptr)) ||
+        // In place is recvbuff + rank * sendcount; plain sendbuff == recvbuff overlaps on rank 1.
+        ExpectOverlapRefused(comm, "sieveAllGather",
+                             sieveAllGather(b + (1 - rank) * n, b, n, sieveFloat32, comm, nullptr)) ||
+        ExpectOverlapRefused(comm, "sieveReduceScatter",
+                             sieveReduceScatter(b, b + (1 - rank) * n + 3, n, sieveFloat32,
+                                                sieveSum, comm, nullptr)) ||
+        ExpectOverlapRefused(comm, "sieveAllReduceMasked",
+                             sieveAllReduceMasked(b, b + 7, n, sieveFloat32, sieveSum, mask, comm,
+                                                  nullptr)) ||
+        ExpectOverlapRefused(comm, "sieveAllReduceTernary",
+                             sieveAllReduceTernary(b + 2, b, n, sieveFloat32, sieveSum, &tp, comm,
+                                                   nullptr)) ||
+        ExpectOverlapRefused(comm, "sieveAllReduceSubnet",
+                             sieveAllReduceSubnet(b, b + 1, n, sieveFloat32, layout, comm,
+                                                  nullptr)) ||
+        ExpectOverlapRefused(comm, "sieveAllReduceD2ft",
+                             sieveAllReduceD2ft(b, b + 1, n, sieveFloat32, layout, &touched,
+                                                nullptr, comm, nullptr)))
+      return 1;
+    // In place, NCCL's way: all-gather from recvbuff + rank * n, reduce-scatter into
+    // sendbuff + rank * n.
+    for (size_t i = 0; i < 2 * n; ++i) b[i] = float(i / n == size_t(rank) ? rank + 1 : -1);
+    RANK_CHECK(sieveAllGather(b + rank * n, b, n, sieveFloat32, comm, nullptr) == sieveSuccess,
+               "%s", sieveGetLastError(comm));
+    for (size_t i = 0; i < 2 * n; ++i) RANK_CHECK(b[i] == float(i / n + 1), "allgather %zu", i);
+    for (size_t i = 0; i < 2 * n; ++i) b[i] = float(rank + 1);
+    RANK_CHECK(sieveReduceScatter(b, b + rank * n, n, sieveFloat32, sieveSum, comm, nullptr) ==
+                   sieveSuccess, "%s", sieveGetLastError(comm));
+    for (size_t i = 0; i < n; ++i) RANK_CHECK(b[rank * n + i] == 3.0f, "reducescatter %zu", i);
+    if (CheckAllReduce16(comm, rank, nranks) != 0) return 1;
+    sieveMaskDeregister(mask);
+    sieveLayoutDeregister(layout);
+    RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+    return 0;
+  });
+  EXPECT_EQ(failures, "");
+}
+
+// Broadcast reads sendbuff on the root only, reduce writes recvbuff on the root only: the
+// check applies there (one rank, so nobody waits for the refused call).
+TEST(Overlap, RootOnlyBuffersAreCheckedOnTheRoot) {
+  std::string failures = RunRanks(Spec(1), [](int rank, int nranks, const sieveUniqueId& id) {
+    sieveComm_t comm = nullptr;
+    RANK_CHECK(InitComm(rank, nranks, id, &comm) == 0, "%s", sieveGetLastError(nullptr));
+    std::vector<double> buf(64, 1.0);
+    double* b = buf.data();
+    if (ExpectOverlapRefused(comm, "sieveBroadcast",
+                             sieveBroadcast(b, b + 3, 32, sieveFloat64, 0, comm, nullptr)) ||
+        ExpectOverlapRefused(comm, "sieveReduce",
+                             sieveReduce(b + 3, b, 32, sieveFloat64, sieveMax, 0, comm, nullptr)))
+      return 1;
+    RANK_CHECK(sieveBroadcast(b, b + 32, 32, sieveFloat64, 0, comm, nullptr) == sieveSuccess, "%s",
+               sieveGetLastError(comm));
+    RANK_CHECK(sieveReduce(b, b, 32, sieveFloat64, sieveMax, 0, comm, nullptr) == sieveSuccess,
+               "%s", sieveGetLastError(comm));
+    RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+    return 0;
+  });
+  EXPECT_EQ(failures, "");
+}
+
 }  // namespace
 }  // namespace sieve_test
