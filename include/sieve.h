@@ -292,7 +292,8 @@ typedef enum {
 } sieveMaskPolicy_t;
 
 /* Collective over comm: registers this rank's mask for buffers of `count`
- * elements. Agreement is checked with a hash compared across ranks. */
+ * elements (at most 2^32, else sieveInvalidArgument). Agreement is checked with a hash
+ * compared across ranks. */
 sieveResult_t sieveMaskRegister(sieveComm_t comm, const void* mask, sieveMaskFormat_t format,
                                 size_t count, sieveMaskPolicy_t policy, sieveMask_t* handle);
 /* Frees a mask; using it afterwards is an error, not a crash. */
@@ -313,7 +314,7 @@ sieveResult_t sieveAllReduceMasked(const void* sendbuff, void* recvbuff, size_t 
 typedef struct {
   uint64_t seed;     /* with (rank, step), keys the Philox 4x32-10 stream */
   uint64_t step;     /* e.g. the training step */
-  size_t block_size; /* elements per scale block; 0 = 2048 */
+  size_t block_size; /* elements per scale block; 0 = 2048; at most 2^34 */
   sieveMask_t mask;  /* NULL = dense; else only the kept elements are quantized and
                       * sent (packed first; Philox index j = position among kept
                       * elements, blocks over kept elements); the rest are 0 */
@@ -347,6 +348,14 @@ typedef struct {
   const int* holders; /* ranks holding the segment: ascending, no duplicates */
   int nholders;       /* 1..nranks */
 } sieveSegment_t;
+
+/* Every way of registering a layout bounds what it allocates: a layout has at most
+ * SIEVE_LAYOUT_MAX_SEGMENTS segments and SIEVE_LAYOUT_MAX_HOLDERS holder entries (the sum of
+ * nholders over its segments); beyond, the registration fails on every rank with
+ * sieveInvalidArgument saying which limit (sieveLayoutEqualSubnets: nsubnets and
+ * nsubnets * nranks). */
+#define SIEVE_LAYOUT_MAX_SEGMENTS (1 << 20)
+#define SIEVE_LAYOUT_MAX_HOLDERS (1 << 24)
 
 /* Collective over comm: every rank passes the same segments, sorted by offset
  * and partitioning [0, count) (checked; a mismatch across ranks, or an invalid

@@ -56,9 +56,13 @@ Status CheckBuffer(const void* buffer, const char* name, size_t count) {
 Status CheckByteSize(size_t count, size_t blocks, size_t elem_size, const char* name) {
   if (count != 0 && (blocks > SIZE_MAX / count || count * blocks > SIZE_MAX / elem_size ||
                      count * blocks * elem_size > static_cast<size_t>(INT64_MAX))) {
+    // The factors, not their (wrapped) product.
     return Status::InvalidArgument(
-        StrFormat("%s %zu x %zu bytes per element overflows the addressable size", name,
-                  count * blocks, elem_size));
+        blocks == 1 ? StrFormat("%s %zu x %zu bytes per element overflows the addressable size",
+                                name, count, elem_size)
+                    : StrFormat("%s %zu x %zu ranks x %zu bytes per element overflows the "
+                                "addressable size",
+                                name, count, blocks, elem_size));
   }
   return Status::OK();
 }

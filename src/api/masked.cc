@@ -62,6 +62,11 @@ sieveResult_t sieveMaskRegister(sieveComm_t comm, const void* mask, sieveMaskFor
     const int fmt = sieve::EnumValue(format), pol = sieve::EnumValue(policy);
     SIEVE_RETURN_IF_ERROR(CheckMaskEnums(fmt, pol));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(mask, "mask", count));
+    // Kept positions are 32-bit indices; bounding count also keeps the bitmap's
+    // size arithmetic ((count + 63) / 64 words) from wrapping.
+    if (count > sieve::mask::kMaxMaskCount)
+      return Status::InvalidArgument(sieve::StrFormat(
+          "count %zu exceeds the masked all-reduce's limit of 2^32 elements", count));
     if (sieve::InGroup())
       return Status::InvalidUsage("sieveMaskRegister cannot be called inside a group");
     sieve::gpu::MemoryKind memory = sieve::gpu::MemoryKind::kHost;

@@ -65,7 +65,9 @@ Status CopySegments(const sieveSegment_t* segments, int nsegments, int nranks,
                     std::vector<SegmentSpec>* out) {
   if (nsegments < 1) return Status::InvalidArgument(StrFormat("nsegments %d < 1", nsegments));
   if (segments == nullptr) return Status::InvalidArgument("segments is NULL");
+  SIEVE_RETURN_IF_ERROR(sieve::subnet::CheckLayoutSize(static_cast<size_t>(nsegments), 0));
   out->resize(static_cast<size_t>(nsegments));
+  size_t holder_entries = 0;
   for (int k = 0; k < nsegments; ++k) {
     const sieveSegment_t& s = segments[k];
     if (s.nholders < 1 || s.nholders > nranks)
@@ -73,6 +75,9 @@ Status CopySegments(const sieveSegment_t* segments, int nsegments, int nranks,
           StrFormat("segment %d has nholders %d; it needs 1..%d", k, s.nholders, nranks));
     if (s.holders == nullptr)
       return Status::InvalidArgument(StrFormat("segment %d: holders is NULL", k));
+    holder_entries += static_cast<size_t>(s.nholders);
+    SIEVE_RETURN_IF_ERROR(sieve::subnet::CheckLayoutSize(static_cast<size_t>(nsegments),
+                                                         holder_entries));
     (*out)[k].offset = s.offset;
     (*out)[k].length = s.length;
     (*out)[k].holders.assign(s.holders, s.holders + s.nholders);

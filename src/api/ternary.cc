@@ -58,6 +58,12 @@ Status CheckTernaryParams(const sieveTernaryParams_t* params, size_t count) {
   if (count > sieve::kernels::kPhiloxMaxElements)
     return Status::InvalidArgument(sieve::StrFormat(
         "count %zu exceeds the ternary all-reduce's limit of 2^34 elements", count));
+  // Bounded like count (one block may cover a whole buffer), so count + block_size - 1
+  // cannot wrap and block_size fits the fingerprint (algo::TernaryMode).
+  if (params->block_size > sieve::kernels::kPhiloxMaxElements)
+    return Status::InvalidArgument(sieve::StrFormat(
+        "params->block_size %zu exceeds the limit of 2^34 elements (0 means 2048)",
+        params->block_size));
   return Status::OK();
 }
 

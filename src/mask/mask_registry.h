@@ -15,6 +15,9 @@ namespace sieve::mask {
 
 enum class Policy { kStrict = 0, kUnion = 1 };
 
+// Elements a mask may cover: kept positions are 32-bit indices.
+constexpr size_t kMaxMaskCount = size_t{1} << 32;
+
 struct MaskState {
   const Comm* comm = nullptr;    // the communicator it was registered on (compared, not used)
   size_t count = 0;              // elements of the buffers it applies to

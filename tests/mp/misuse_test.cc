@@ -227,5 +227,76 @@ TEST(Overlap, RootOnlyBuffersAreCheckedOnTheRoot) {
   EXPECT_EQ(failures, "");
 }
 
+// ---- 6, 10 and 11. Sizes that would wrap, allocation bounds, counts in messages ----------------
+
+int ExpectRefused(sieveComm_t comm, const char* what, sieveResult_t res, sieveResult_t want,
+                  const std::vector<std::string>& words) {
+  std::string msg = sieveGetLastError(comm);
+  std::fprintf(stderr, "%s: %d %s\n", what, int(res), msg.c_str());
+  RANK_CHECK(res == want, "%s returned %d, not %d: %s", what, int(res), int(want), msg.c_str());
+  for (const std::string& w : words)
+    RANK_CHECK(Contains(msg, w), "%s: \"%s\" does not say \"%s\"", what, msg.c_str(), w.c_str());
+  return 0;
+}
+
+// Before: block_size near SIZE_MAX made count + block_size - 1 wrap (SIGSEGV on every rank), a
+// mask count near SIZE_MAX wrapped the bitmap size (SIGSEGV), the byte-size message printed the
+// wrapped product, a mask matrix with a block_size near SIZE_MAX computed 0 blocks, and
+// sieveLayoutEqualSubnets allocated without bound (1.9 GB per rank for 10^7 subnets).
+TEST(Sizes, WrappingAndUnboundedSizesAreRefusedWithTheirNumbers) {
+  std::string failures = RunRanks(Spec(2), [](int rank, int nranks, const sieveUniqueId& id) {
+    sieveComm_t comm = nullptr;
+    RANK_CHECK(InitComm(rank, nranks, id, &comm) == 0, "%s", sieveGetLastError(nullptr));
+    std::vector<float> a(64, 1.0f), b(64);
+    sieveTernaryParams_t tp = {};
+    tp.block_size = SIZE_MAX;
+    const sieveResult_t kArg = sieveInvalidArgument;
+    if (ExpectRefused(comm, "ternary block_size SIZE_MAX",
+                      sieveAllReduceTernary(a.data(), b.data(), 64, sieveFloat32, sieveSum, &tp,
+                                            comm, nullptr),
+                      kArg, {"sieveAllReduceTernary", "block_size", std::to_string(SIZE_MAX)}))
+      return 1;
+    tp.block_size = size_t{1} << 34;  // the largest block: one block covers the buffer
+    RANK_CHECK(sieveAllReduceTernary(a.data(), b.data(), 64, sieveFloat32, sieveSum, &tp, comm,
+                                     nullptr) == sieveSuccess, "%s", sieveGetLastError(comm));
+    sieveMask_t mask = nullptr;
+    for (size_t count : {SIZE_MAX, SIZE_MAX - 7, (size_t{1} << 32) + 1})
+      if (ExpectRefused(comm, "mask count",
+                        sieveMaskRegister(comm, a.data(), sieveMaskBitmap, count, sieveMaskStrict,
+                                          &mask),
+                        kArg, {"sieveMaskRegister", std::to_string(count), "2^32"}))
+        return 1;
+    const size_t huge = SIZE_MAX / 4 + 1;  // x 2 ranks x 4 bytes wraps to 0
+    if (ExpectRefused(comm, "all-gather byte size",
+                      sieveAllGather(a.data(), b.data(), huge, sieveFloat32, comm, nullptr), kArg,
+                      {"sieveAllGather", std::to_string(huge) + " x 2 ranks x 4 bytes"}))
+      return 1;
+    sieveLayout_t layout = nullptr;
+    const auto start = Clock::now();
+    if (ExpectRefused(comm, "10^7 equal subnets",
+                      sieveLayoutEqualSubnets(comm, 100000000, 10000000, &layout), kArg,
+                      {"sieveLayoutEqualSubnets", "10000000 segments", "limit"}))
+      return 1;
+    std::vector<int> holders = {0, 1};
+    sieveSegment_t seg = {0, 16, holders.data(), 2};
+    if (ExpectRefused(comm, "INT_MAX segments",
+                      sieveLayoutRegister(comm, 16, &seg, INT32_MAX, &layout), kArg,
+                      {"sieveLayoutRegister", "limit"}))
+      return 1;
+    RANK_CHECK(SecondsSince(start) < 3.0, "the refused layouts took %.1f s", SecondsSince(start));
+    // One block of SIZE_MAX elements covers count 10: one segment, not a wrapped 0 blocks.
+    const unsigned char matrix[2] = {1, 1};
+    RANK_CHECK(sieveLayoutFromMaskMatrix(comm, matrix, 1, SIZE_MAX, 10, &layout) == sieveSuccess,
+               "%s", sieveGetLastError(comm));
+    int nseg = 0;
+    RANK_CHECK(sieveLayoutNumSegments(layout, &nseg) == sieveSuccess && nseg == 1, "%d", nseg);
+    sieveLayoutDeregister(layout);
+    if (CheckAllReduce16(comm, rank, nranks) != 0) return 1;
+    RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+    return 0;
+  });
+  EXPECT_EQ(failures, "");
+}
+
 }  // namespace
 }  // namespace sieve_test
