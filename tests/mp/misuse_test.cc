@@ -298,5 +298,33 @@ TEST(Sizes, WrappingAndUnboundedSizesAreRefusedWithTheirNumbers) {
   EXPECT_EQ(failures, "");
 }
 
+// ---- 9. Mask policy ----------------------------------------------------------------------------
+
+// Rank 2 registers with sieveMaskUnion, the others with sieveMaskStrict: every rank fails naming
+// the policy and rank 2, and the communicator stays in step. Before, with differing masks the
+// union rank ran an OR nobody joined (and every later call failed with an unrelated message);
+// with equal masks the mixed policies went unnoticed.
+TEST(MaskPolicy, MixedPoliciesFailOnEveryRankNamingTheRanks) {
+  std::string failures = RunRanks(Spec(3), [](int rank, int nranks, const sieveUniqueId& id) {
+    sieveComm_t comm = nullptr;
+    RANK_CHECK(InitComm(rank, nranks, id, &comm) == 0, "%s", sieveGetLastError(nullptr));
+    const sieveMaskPolicy_t policy = rank == 2 ? sieveMaskUnion : sieveMaskStrict;
+    for (bool same_mask : {false, true}) {
+      std::vector<unsigned char> keep(100, 0);
+      keep[same_mask ? 0 : rank] = 1;
+      sieveMask_t mask = nullptr;
+      sieveResult_t res = sieveMaskRegister(comm, keep.data(), sieveMaskBytes, 100, policy, &mask);
+      if (ExpectRefused(comm, same_mask ? "mixed policies, same mask" : "mixed policies",
+                        res, sieveInvalidUsage, {"sieveMaskRegister", "policy", "rank(s) 2",
+                                                 "sieveMaskStrict", "sieveMaskUnion"}))
+        return 1;
+      if (CheckAllReduce16(comm, rank, nranks) != 0) return 1;
+    }
+    RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+    return 0;
+  });
+  EXPECT_EQ(failures, "");
+}
+
 }  // namespace
 }  // namespace sieve_test
