@@ -18,7 +18,12 @@
  *    complete and the output buffer holds the result (on a blocking
  *    communicator; see "Non-blocking communicators" below).
  *  - A communicator is used by one thread at a time; sieveCommAbort and
- *    sieveCommGetAsyncError may be called from any thread.
+ *    sieveCommGetAsyncError may be called from any thread. A call made while another thread
+ *    is in a call on the same communicator returns sieveInvalidUsage at once and does nothing
+ *    (its message is in sieveGetLastError(NULL) of the calling thread).
+ *  - Handles (communicators, masks, layouts) are checked against the live ones before use: a
+ *    destroyed, deregistered or made-up handle is sieveInvalidArgument, never dereferenced, and
+ *    a handle value is never reused for a later object.
  *  - Outputs of a failed collective are undefined. After sieveRemoteError or
  *    sieveSystemError the communicator is unusable: destroy or abort it.
  */
@@ -219,11 +224,14 @@ typedef struct {
 sieveResult_t sieveCommGetCounters(sieveComm_t comm, sieveCounters_t* counters);
 
 /* Frees the communicator. Pending operations (a non-blocking one's background work too) are
- * completed first. */
+ * completed first. Calls on it still queued in an open group (of any thread) are dropped, not
+ * run: that group's sieveGroupEnd issues its other calls and returns sieveInvalidUsage saying
+ * how many were dropped. */
 sieveResult_t sieveCommDestroy(sieveComm_t comm);
 
 /* Frees the communicator without waiting for peers. Always succeeds locally;
- * may be called from another thread to make a blocked call return. */
+ * may be called from another thread to make a blocked call return. Queued calls in an open
+ * group are dropped as for sieveCommDestroy. */
 sieveResult_t sieveCommAbort(sieveComm_t comm);
 
 sieveResult_t sieveCommCount(const sieveComm_t comm, int* count);

@@ -5,10 +5,9 @@
 
 namespace sieve {
 
-Status CheckComm(sieveComm_t comm, Comm** out) {
-  if (comm == nullptr) return Status::InvalidArgument("comm is NULL");
-  if (comm->magic != kSieveCommMagic)
-    return Status::InvalidArgument("comm is not a live communicator (destroyed or corrupted)");
+Status CheckComm(sieveComm_t handle, Comm** out) {
+  std::shared_ptr<CommHandle> comm;
+  SIEVE_RETURN_IF_ERROR(LookupComm(handle, &comm));
   if (comm->Busy())
     return Status::InvalidUsage(
         "a non-blocking operation on this communicator is still in progress; poll "

@@ -1,5 +1,5 @@
-// Masked all-reduce entry points: mask handles (a magic plus a table of live
-// handles, so a freed or foreign pointer is reported, never dereferenced),
+// Masked all-reduce entry points: mask handles (values looked up in a table of
+// live handles, so a stale or foreign one is reported, never dereferenced),
 // registration, and sieveAllReduceMasked queued like any collective.
 #include <memory>
 
@@ -12,20 +12,13 @@
 #include "mask/device_masked.h"
 #include "mask/masked_allreduce.h"
 
-constexpr uint64_t kSieveMaskMagic = 0x53494556454d534bull;  // "SIEVEMSK"
-
-struct sieveMask {
-  uint64_t magic = kSieveMaskMagic;
-  std::shared_ptr<sieve::mask::MaskState> state;
-};
-
 namespace {
 
 using sieve::Status;
-using Masks = sieve::LiveHandles<sieveMask, kSieveMaskMagic>;
+using Masks = sieve::LiveHandles<sieveMask, sieve::mask::MaskState>;
 
 Masks& LiveMasks() {
-  static auto* live = new Masks("mask");  // outlives static dtors
+  static auto* live = new Masks("mask", 0x5c4d);  // outlives static dtors
   return *live;
 }
 
@@ -46,7 +39,7 @@ namespace sieve {
 Status CheckMaskUse(sieveMask_t mask, const sieve::Comm* impl, size_t count,
                     std::shared_ptr<sieve::mask::MaskState>* state) {
   SIEVE_RETURN_IF_ERROR(LiveMasks().Lookup(mask, state));
-  return CheckRegisteredFor("mask", (*state)->comm, (*state)->count, impl, count);
+  return CheckRegisteredFor("mask", (*state)->comm_serial, (*state)->count, impl, count);
 }
 
 }  // namespace sieve

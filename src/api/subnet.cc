@@ -1,5 +1,5 @@
-// Subnet layout entry points (SDP, D2FT): layout handles (a magic plus a table
-// of live handles, so a freed or foreign pointer is reported, never
+// Subnet layout entry points (SDP, D2FT): layout handles (values looked up in a
+// table of live handles, so a stale or foreign one is reported, never
 // dereferenced), the three collective ways to register one, and the two
 // all-reduces queued like any collective.
 #include <functional>
@@ -14,13 +14,6 @@
 #include "kernels/coverage_average.h"
 #include "subnet/subnet_allreduce.h"
 
-constexpr uint64_t kSieveLayoutMagic = 0x534945564c41594full;  // "SIEVLAYO"
-
-struct sieveLayout {
-  uint64_t magic = kSieveLayoutMagic;
-  std::shared_ptr<sieve::subnet::LayoutState> state;
-};
-
 namespace {
 
 using sieve::Status;
@@ -28,10 +21,10 @@ using sieve::StrFormat;
 using sieve::subnet::LayoutState;
 using sieve::subnet::SegmentSpec;
 
-using Layouts = sieve::LiveHandles<sieveLayout, kSieveLayoutMagic>;
+using Layouts = sieve::LiveHandles<sieveLayout, LayoutState>;
 
 Layouts& LiveLayouts() {
-  static auto* live = new Layouts("layout");  // outlives static dtors
+  static auto* live = new Layouts("layout", 0x5c4c);  // outlives static dtors
   return *live;
 }
 
@@ -98,7 +91,7 @@ Status CheckSubnetCall(sieveComm_t comm, const void* sendbuff, void* recvbuff, s
                   sieve::kernels::DTypeName(args->dtype), call));
   SIEVE_RETURN_IF_ERROR(LiveLayouts().Lookup(layout, state));
   SIEVE_RETURN_IF_ERROR(
-      sieve::CheckRegisteredFor("layout", (*state)->comm, (*state)->count, *impl, count));
+      sieve::CheckRegisteredFor("layout", (*state)->comm_serial, (*state)->count, *impl, count));
   SIEVE_RETURN_IF_ERROR(
       sieve::CheckByteSize(count, 1, sieve::kernels::DTypeSize(args->dtype), "count"));
   SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));

@@ -49,7 +49,9 @@ topo::Placement PlaceRank(const Config& config, int rank) {
 
 Status Comm::Create(const char id[128], int nranks, int rank, const Config& config,
                     std::unique_ptr<Comm>* out) {
+  static std::atomic<uint64_t> serials{0};
   std::unique_ptr<Comm> comm(new Comm());
+  comm->serial_ = ++serials;
   comm->rank_ = rank;
   comm->size_ = nranks;
   comm->config_ = config;

@@ -90,6 +90,7 @@ Status Register(Comm& comm, const void* mask, Format format, size_t count, Polic
                 std::shared_ptr<MaskState>* out) {
   auto state = std::make_shared<MaskState>();
   state->comm = &comm;
+  state->comm_serial = comm.serial();
   state->count = count;
   Normalize(mask, format, count, &state->bits);
   SIEVE_RETURN_IF_ERROR(AgreeOnMask(comm, policy, count, &state->bits));

@@ -164,7 +164,7 @@ Status Register(Comm& comm, size_t count, std::vector<SegmentSpec> segments, Sta
   SIEVE_RETURN_IF_ERROR(agreed);
 
   auto state = std::make_shared<LayoutState>();
-  state->comm = &comm;
+  state->comm_serial = comm.serial();
   state->count = count;
   state->hash = hash;
   std::vector<SegmentRole> roles(segments.size());

@@ -22,7 +22,7 @@ struct SegmentSpec {
 };
 
 struct LayoutState {
-  const Comm* comm = nullptr;             // registered on (compared, not used)
+  uint64_t comm_serial = 0;               // Comm::serial() of the communicator it was registered on
   size_t count = 0;                       // elements of the buffers it applies to
   uint64_t hash = 0;                      // LayoutHash: the layout's identity in fingerprints
   std::vector<size_t> offsets;            // K+1 entries: segment k = [offsets[k], offsets[k+1])

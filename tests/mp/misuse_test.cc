@@ -5,10 +5,13 @@
 // field where ranks differ), never a crash, a hang or a silently wrong result.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/fault_support.h"
@@ -320,6 +323,170 @@ TEST(MaskPolicy, MixedPoliciesFailOnEveryRankNamingTheRanks) {
         return 1;
       if (CheckAllReduce16(comm, rank, nranks) != 0) return 1;
     }
+    RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+    return 0;
+  });
+  EXPECT_EQ(failures, "");
+}
+
+// ---- 5. Destroy or abort with calls queued in an open group ------------------------------------
+
+// Each rank queues an all-reduce on a split communicator `doomed` and one on `comm`, ends
+// `doomed` (destroy, abort, or abort from another thread), then ends the group: before, a
+// SIGSEGV (the queued call read the freed communicator). Now the doomed call is dropped,
+// sieveGroupEnd says so, the other call ran and is right.
+void CheckEndedInGroup(const char* how) {
+  std::string failures = RunRanks(Spec(2), [&](int rank, int nranks, const sieveUniqueId& id) {
+    sieveComm_t comm = nullptr, doomed = nullptr;
+    RANK_CHECK(InitComm(rank, nranks, id, &comm) == 0, "%s", sieveGetLastError(nullptr));
+    RANK_CHECK(sieveCommSplit(comm, 0, rank, &doomed) == sieveSuccess, "%s",
+               sieveGetLastError(comm));
+    float send[16], recv[16], lost[16] = {};
+    for (int i = 0; i < 16; ++i) send[i] = float(rank + 1 + i);
+    RANK_CHECK(sieveGroupStart() == sieveSuccess, "group");
+    RANK_CHECK(sieveAllReduce(lost, lost, 16, sieveFloat32, sieveSum, doomed, nullptr) ==
+                   sieveSuccess, "%s", sieveGetLastError(doomed));
+    RANK_CHECK(sieveAllReduce(send, recv, 16, sieveFloat32, sieveSum, comm, nullptr) ==
+                   sieveSuccess, "%s", sieveGetLastError(comm));
+    const std::string way = how;
+    if (way == "destroy") {
+      RANK_CHECK(sieveCommDestroy(doomed) == sieveSuccess, "destroy");
+    } else if (way == "abort") {
+      RANK_CHECK(sieveCommAbort(doomed) == sieveSuccess, "abort");
+    } else {
+      std::thread([doomed] { sieveCommAbort(doomed); }).join();
+    }
+    sieveResult_t res = sieveGroupEnd();
+    std::string msg = sieveGetLastError(nullptr);
+    std::fprintf(stderr, "rank %d, %s: group end %d: %s\n", rank, how, int(res), msg.c_str());
+    RANK_CHECK(res == sieveInvalidUsage, "sieveGroupEnd returned %d", int(res));
+    RANK_CHECK(Contains(msg, "sieveGroupEnd") && Contains(msg, "1 call(s)") &&
+                   Contains(msg, "dropped"), "%s", msg.c_str());
+    for (int i = 0; i < 16; ++i)
+      RANK_CHECK(recv[i] == float(3 + 2 * i) && lost[i] == 0.0f, "element %d", i);
+    if (CheckAllReduce16(comm, rank, nranks) != 0) return 1;
+    RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+    return 0;
+  });
+  EXPECT_EQ(failures, "");
+}
+
+TEST(EndedInGroup, DestroyDropsTheQueuedCall) { CheckEndedInGroup("destroy"); }
+TEST(EndedInGroup, AbortDropsTheQueuedCall) { CheckEndedInGroup("abort"); }
+TEST(EndedInGroup, AbortFromAnotherThreadDropsTheQueuedCall) { CheckEndedInGroup("thread"); }
+
+// ---- 8 and 11. Stale and made-up handles -------------------------------------------------------
+
+// A destroyed communicator's handle stays an error after new communicators are made (before, a
+// split reusing the address made sieveCommCount(stale) succeed and sieveCommDestroy(stale)
+// destroy the new communicator); made-up values are refused without being read; a mask or a
+// layout of a destroyed communicator is refused on a later one; sieveCommCount(comm, NULL)
+// leaves its own message as comm's last error.
+TEST(Handles, StaleAndMadeUpHandlesAreRefused) {
+  std::string failures = RunRanks(Spec(2), [](int rank, int nranks, const sieveUniqueId& id) {
+    sieveComm_t comm = nullptr;
+    RANK_CHECK(InitComm(rank, nranks, id, &comm) == 0, "%s", sieveGetLastError(nullptr));
+    int count = 0;
+    RANK_CHECK(sieveCommCount(comm, nullptr) == sieveInvalidArgument, "count NULL");
+    RANK_CHECK(Contains(sieveGetLastError(comm), "sieveCommCount: count is NULL"), "%s",
+               sieveGetLastError(comm));
+    std::vector<sieveComm_t> stale;
+    sieveMask_t stale_mask = nullptr;
+    sieveLayout_t stale_layout = nullptr;
+    unsigned char keep[2] = {0xff, 0xff};
+    for (int round = 0; round < 8; ++round) {
+      sieveComm_t sub = nullptr;
+      RANK_CHECK(sieveCommSplit(comm, 0, rank, &sub) == sieveSuccess, "%s",
+                 sieveGetLastError(comm));
+      for (sieveComm_t old : stale) {
+        RANK_CHECK(sieveCommCount(old, &count) == sieveInvalidArgument, "round %d: stale count",
+                   round);
+        RANK_CHECK(Contains(sieveGetLastError(nullptr), "not a live comm"), "%s",
+                   sieveGetLastError(nullptr));
+        RANK_CHECK(sieveCommDestroy(old) == sieveInvalidArgument, "round %d: stale destroy",
+                   round);
+        RANK_CHECK(sieveCommAbort(old) == sieveSuccess, "abort of a stale handle is a no-op");
+      }
+      if (stale_mask != nullptr) {
+        float x[16] = {};
+        RANK_CHECK(sieveAllReduceMasked(x, x, 16, sieveFloat32, sieveSum, stale_mask, sub,
+                                        nullptr) == sieveInvalidArgument, "stale mask");
+        RANK_CHECK(Contains(sieveGetLastError(sub), "another communicator"), "%s",
+                   sieveGetLastError(sub));
+        RANK_CHECK(sieveAllReduceSubnet(x, x, 16, sieveFloat32, stale_layout, sub, nullptr) ==
+                       sieveInvalidArgument, "stale layout");
+        RANK_CHECK(sieveMaskDeregister(stale_mask) == sieveSuccess, "deregister");
+        RANK_CHECK(sieveLayoutDeregister(stale_layout) == sieveSuccess, "deregister");
+        RANK_CHECK(sieveMaskDeregister(stale_mask) == sieveInvalidArgument, "second deregister");
+        size_t nnz = 0;
+        RANK_CHECK(sieveMaskNnz(stale_mask, &nnz) == sieveInvalidArgument, "deregistered nnz");
+      }
+      RANK_CHECK(sieveMaskRegister(sub, keep, sieveMaskBitmap, 16, sieveMaskStrict, &stale_mask) ==
+                     sieveSuccess, "%s", sieveGetLastError(sub));
+      RANK_CHECK(sieveLayoutEqualSubnets(sub, 16, 2, &stale_layout) == sieveSuccess, "%s",
+                 sieveGetLastError(sub));
+      RANK_CHECK(sieveCommCount(sub, &count) == sieveSuccess && count == nranks, "count");
+      RANK_CHECK(sieveCommDestroy(sub) == sieveSuccess, "destroy");
+      stale.push_back(sub);
+    }
+    sieveMaskDeregister(stale_mask);
+    sieveLayoutDeregister(stale_layout);
+    // Made-up values: a small integer, a stack address, a mask passed as a communicator.
+    char fake[64] = {};
+    for (sieveComm_t bogus : {reinterpret_cast<sieveComm_t>(uintptr_t{0x1234}),
+                              reinterpret_cast<sieveComm_t>(fake),
+                              reinterpret_cast<sieveComm_t>(stale_mask)}) {
+      RANK_CHECK(sieveCommCount(bogus, &count) == sieveInvalidArgument, "bogus count");
+      float x = 1;
+      RANK_CHECK(sieveAllReduce(&x, &x, 1, sieveFloat32, sieveSum, bogus, nullptr) ==
+                     sieveInvalidArgument, "bogus all-reduce");
+      RANK_CHECK(sieveCommDestroy(bogus) == sieveInvalidArgument, "bogus destroy");
+    }
+    if (CheckAllReduce16(comm, rank, nranks) != 0) return 1;
+    RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+    return 0;
+  });
+  EXPECT_EQ(failures, "");
+}
+
+// ---- 7. Two threads on one communicator --------------------------------------------------------
+
+// Rank 0's thread A is in an all-reduce (rank 1 joins it only later); a call from rank 0's main
+// thread is refused with sieveInvalidUsage at once (before: UCX's assertion
+// `worker->inprogress++ == 0` aborted the process), and thread A's call completes correctly.
+TEST(Threads, SecondThreadsCallIsRefused) {
+  std::string failures = RunRanks(Spec(2), [](int rank, int nranks, const sieveUniqueId& id) {
+    sieveComm_t comm = nullptr;
+    RANK_CHECK(InitComm(rank, nranks, id, &comm) == 0, "%s", sieveGetLastError(nullptr));
+    float x = 1;
+    // Connects the ranks, so rank 1's later join is prompt.
+    RANK_CHECK(sieveAllReduce(&x, &x, 1, sieveFloat32, sieveSum, comm, nullptr) == sieveSuccess,
+               "%s", sieveGetLastError(comm));
+    if (rank == 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      if (CheckAllReduce16(comm, rank, nranks) != 0) return 1;
+      RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+      return 0;
+    }
+    std::atomic<int> a_result{-1};
+    std::thread a([&] { a_result = CheckAllReduce16(comm, rank, nranks); });
+    // Thread A is inside its call once sieveCommCount (a call on comm too) is refused.
+    int count = 0;
+    const auto start = Clock::now();
+    while (sieveCommCount(comm, &count) == sieveSuccess && SecondsSince(start) < 1.2)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const auto refused_at = Clock::now();
+    float y[4] = {};
+    sieveResult_t res = sieveAllReduce(y, y, 4, sieveFloat32, sieveSum, comm, nullptr);
+    std::string msg = sieveGetLastError(nullptr);
+    const double took = SecondsSince(refused_at);
+    a.join();
+    RANK_CHECK(res == sieveInvalidUsage, "second thread's call returned %d: %s", int(res),
+               msg.c_str());
+    RANK_CHECK(Contains(msg, "sieveAllReduce") && Contains(msg, "another thread"), "%s",
+               msg.c_str());
+    RANK_CHECK(took < 0.5, "the refusal took %.2f s", took);
+    RANK_CHECK(a_result == 0, "thread A's all-reduce failed");
     RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
     return 0;
   });
