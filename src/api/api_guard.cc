@@ -15,7 +15,8 @@ thread_local std::string tls_last_error;
 const char* ThreadLastError() { return tls_last_error.c_str(); }
 
 CommHandles& LiveComms() {
-  static auto* live = new CommHandles("comm", 0x5c43);  // outlives static dtors
+  static auto* live = new CommHandles(
+      "comm", "comm is not a live communicator (destroyed, never created, or corrupted)", 0x5c43);  // outlives static dtors
   return *live;
 }
 
@@ -36,13 +37,16 @@ void Record(Comm* comm, const char* call, const Status& st) {
 
 }  // namespace
 
-sieveResult_t Guard(Comm* comm, const char* call, const std::function<Status()>& body) {
+namespace {
+
+sieveResult_t Run(Comm* comm, bool exclusive, const char* call,
+                  const std::function<Status()>& body) {
   Status st;
   if (comm != nullptr) {
     SetLogRank(comm->rank());
     // One thread at a time (sieve.h): a second one would drive the transport
     // concurrently (UCX aborts the process). Refused here, recorded for this thread only.
-    if (comm->active_calls().fetch_add(1) != 0) {
+    if (comm->active_calls().fetch_add(1) != 0 && exclusive) {
       comm->active_calls().fetch_sub(1);
       Record(nullptr, call,
              Status::InvalidUsage("another thread is in a call on this communicator; a "
@@ -65,6 +69,16 @@ sieveResult_t Guard(Comm* comm, const char* call, const std::function<Status()>&
   // Last: an abort in another thread waits for this before freeing the comm.
   if (comm != nullptr) comm->active_calls().fetch_sub(1);
   return static_cast<sieveResult_t>(st.code());
+}
+
+}  // namespace
+
+sieveResult_t Guard(Comm* comm, const char* call, const std::function<Status()>& body) {
+  return Run(comm, true, call, body);
+}
+
+sieveResult_t GuardBackground(Comm* comm, const char* call, const std::function<Status()>& body) {
+  return Run(comm, false, call, body);
 }
 
 }  // namespace sieve

@@ -66,6 +66,10 @@ inline Status LookupComm(sieveComm_t comm, std::shared_ptr<CommHandle>* out) {
 // (InvalidUsage) without running body. kInProgress (handed to a background
 // thread) is not a failure.
 sieveResult_t Guard(Comm* comm, const char* call, const std::function<Status()>& body);
+// Guard for work the library runs on a communicator's own background thread
+// on behalf of a call that already returned: counted as a call in progress
+// (for abort), never refused as a second thread's.
+sieveResult_t GuardBackground(Comm* comm, const char* call, const std::function<Status()>& body);
 
 // The communicator behind a live handle with no background work in progress,
 // else null (the entry point's checks then say what is wrong). Valid while the

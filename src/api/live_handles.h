@@ -24,10 +24,11 @@ namespace sieve {
 template <typename Handle, typename State>
 class LiveHandles {
  public:
-  // `what` names the kind in messages ("mask", "layout"); `tag` (16 bits, distinct per kind)
-  // fills the value's top bits, so no handle is a canonical address and a handle of one kind
-  // is never found in another kind's table.
-  LiveHandles(const char* what, uint16_t tag) : what_(what), tag_(uint64_t{tag} << 48) {}
+  // `what` names the argument in messages ("mask"), `not_live` says what is wrong with one
+  // that is not NULL; `tag` (16 bits, distinct per kind) fills the value's top bits, so no
+  // handle is a canonical address and a handle of one kind is never found in another's table.
+  LiveHandles(const char* what, const char* not_live, uint16_t tag)
+      : what_(what), not_live_(not_live), tag_(uint64_t{tag} << 48) {}
 
   // The state of a live handle; InvalidArgument for NULL or anything else.
   Status Lookup(const Handle* handle, std::shared_ptr<State>* out) const {
@@ -67,12 +68,10 @@ class LiveHandles {
 
   Status NotLive(const Handle* handle) const {
     if (handle == nullptr) return Status::InvalidArgument(what_ + " is NULL");
-    return Status::InvalidArgument(
-        StrFormat("%s is not a live %s (destroyed or deregistered, never created, or corrupted)",
-                  what_.c_str(), what_.c_str()));
+    return Status::InvalidArgument(not_live_);
   }
 
-  const std::string what_;
+  const std::string what_, not_live_;
   const uint64_t tag_;
   mutable std::mutex mu_;
   uint64_t next_serial_ = 1;  // REQUIRES: mu_; 2^48 handles per kind before values repeat

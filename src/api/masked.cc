@@ -18,7 +18,9 @@ using sieve::Status;
 using Masks = sieve::LiveHandles<sieveMask, sieve::mask::MaskState>;
 
 Masks& LiveMasks() {
-  static auto* live = new Masks("mask", 0x5c4d);  // outlives static dtors
+  static auto* live = new Masks(
+      "mask", "mask is not a registered mask (deregistered, never registered, or corrupted)",
+      0x5c4d);  // outlives static dtors
   return *live;
 }
 

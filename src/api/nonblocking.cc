@@ -23,7 +23,7 @@ Comm::BackgroundSubmit MakeSubmitter(BackgroundWorker* worker, std::shared_ptr<A
     state->pending.fetch_add(1);
     worker->Submit([state, comm, op = std::move(op)] {
       Status result;
-      Guard(comm, "non-blocking operation", [&] {
+      GuardBackground(comm, "non-blocking operation", [&] {
         result = op();
         return result;
       });

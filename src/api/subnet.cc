@@ -24,7 +24,9 @@ using sieve::subnet::SegmentSpec;
 using Layouts = sieve::LiveHandles<sieveLayout, LayoutState>;
 
 Layouts& LiveLayouts() {
-  static auto* live = new Layouts("layout", 0x5c4c);  // outlives static dtors
+  static auto* live = new Layouts(
+      "layout", "layout is not a registered layout (deregistered, never registered, or corrupted)",
+      0x5c4c);  // outlives static dtors
   return *live;
 }
 
