@@ -15,8 +15,8 @@ thread_local std::string tls_last_error;
 const char* ThreadLastError() { return tls_last_error.c_str(); }
 
 CommHandles& LiveComms() {
-  static auto* live = new CommHandles(
-      "comm", "comm is not a live communicator (destroyed, never created, or corrupted)", 0x5c43);  // outlives static dtors
+  static auto* live = new CommHandles(  // outlives static dtors
+      "comm", "comm is not a live communicator (destroyed, never created, or corrupted)", 0x5c43);
   return *live;
 }
 
@@ -34,10 +34,6 @@ void Record(Comm* comm, const char* call, const Status& st) {
   tls_last_error = message;
   if (comm != nullptr) comm->RecordError(st.WithContext(call));
 }
-
-}  // namespace
-
-namespace {
 
 sieveResult_t Run(Comm* comm, bool exclusive, const char* call,
                   const std::function<Status()>& body) {
