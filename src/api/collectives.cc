@@ -38,7 +38,8 @@ using sieve::gpu::MemoryKind;
 // can be pipelined in chunks), rather than a mode that needs the whole buffer.
 bool PlainDenseAllReduce(const Comm& comm) {
   const sieve::Config& config = comm.config();
-  return !config.auto_mask && (!comm.serving_nccl() || config.nccl_mode == "dense");
+  return !config.auto_mask &&
+         (!comm.serving_nccl() || config.nccl_mode == sieve::NcclMode::kDense);
 }
 
 // Runs the collective on host buffers, or enqueues it on `stream` for device

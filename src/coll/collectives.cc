@@ -55,9 +55,9 @@ const DenseMemory& HostMemory() {
 }
 
 bool UseTree(const Comm& comm, size_t bytes) {
-  const std::string& forced = comm.config().algo;
-  if (forced == "RING") return false;
-  if (forced == "TREE") return true;
+  const AlgoParam forced = comm.config().algo;
+  if (forced == AlgoParam::kRing) return false;
+  if (forced == AlgoParam::kTree) return true;
   return comm.size() >= 3 && bytes <= comm.config().tree_threshold;
 }
 

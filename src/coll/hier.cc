@@ -30,8 +30,8 @@ Status LearnHosts(Comm& comm) {
 }
 
 bool UseHier(const Comm& comm, size_t count) {
-  const std::string& algo = comm.config().algo;
-  if (algo != "AUTO" && algo != "HIER") return false;
+  const AlgoParam algo = comm.config().algo;
+  if (algo != AlgoParam::kAuto && algo != AlgoParam::kHier) return false;
   if (comm.is_view() || comm.host_view() == nullptr) return false;
   return count >= static_cast<size_t>(comm.hosts().max_local);
 }
