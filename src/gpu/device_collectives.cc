@@ -82,6 +82,23 @@ StagedChunk Blocked(const CollArgs& a, CollKind kind, int rank, int n, size_t of
 
 }  // namespace
 
+const char* CollKindName(CollKind kind) {
+  switch (kind) {
+#define SIEVE_DEVICE_NAME_0(name, text)
+#define SIEVE_DEVICE_NAME_1(name, text) \
+  case CollKind::k##name:               \
+    return text;
+#define SIEVE_COLLECTIVE(name, wire, text, device) SIEVE_DEVICE_NAME_##device(name, text)
+#include "core/collectives.def"
+#undef SIEVE_COLLECTIVE
+#undef SIEVE_DEVICE_NAME_0
+#undef SIEVE_DEVICE_NAME_1
+    case CollKind::kAllReduceWhole:
+      return CollKindName(CollKind::kAllReduce);
+  }
+  return "collective";
+}
+
 Status ClassifyBuffers(std::initializer_list<NamedBuffer> buffers, MemoryKind* out) {
   return ClassifyCall(*Runtime().classifier, buffers, out);
 }
@@ -100,7 +117,7 @@ Status EnqueueDeviceCollective(Comm& comm, CollKind kind, const CollArgs& args,
   op.depth = cfg.gpu_pipeline;
   switch (kind) {
     case CollKind::kAllReduceWhole: {
-      op.name = "allreduce";
+      op.name = CollKindName(kind);
       op.key = args.send;
       StagedChunk c = Elementwise(args, kind, rank, 0, args.count, host);
       op.chunks.push_back(std::move(c));
@@ -109,8 +126,7 @@ Status EnqueueDeviceCollective(Comm& comm, CollKind kind, const CollArgs& args,
     case CollKind::kAllReduce:
     case CollKind::kBroadcast:
     case CollKind::kReduce: {
-      op.name = kind == CollKind::kAllReduce ? "allreduce"
-                : kind == CollKind::kBroadcast ? "broadcast" : "reduce";
+      op.name = CollKindName(kind);
       size_t off = 0;
       for (size_t len : SplitEven(args.count, std::max<size_t>(1, cfg.gpu_chunk_bytes / es))) {
         op.chunks.push_back(Elementwise(args, kind, rank, off, len, host));
@@ -120,7 +136,7 @@ Status EnqueueDeviceCollective(Comm& comm, CollKind kind, const CollArgs& args,
     }
     case CollKind::kAllGather:
     case CollKind::kReduceScatter: {
-      op.name = kind == CollKind::kAllGather ? "allgather" : "reducescatter";
+      op.name = CollKindName(kind);
       size_t per_chunk = std::max<size_t>(1, cfg.gpu_chunk_bytes / (es * static_cast<size_t>(n)));
       size_t off = 0;
       for (size_t len : SplitEven(args.count, per_chunk)) {

@@ -14,16 +14,22 @@ struct CUstream_st;
 
 namespace sieve::gpu {
 
+// The plain dense collectives of core/collectives.def (its rows with device 1), as
+// device buffers run them, and one more shape of the all-reduce.
+#define SIEVE_DEVICE_KIND_0(name)
+#define SIEVE_DEVICE_KIND_1(name) k##name,
 enum class CollKind {
-  kAllReduce,       // elementwise: pipelined in chunks
+#define SIEVE_COLLECTIVE(name, wire, text, device) SIEVE_DEVICE_KIND_##device(name)
+#include "core/collectives.def"
+#undef SIEVE_COLLECTIVE
   kAllReduceWhole,  // one piece with a stable staging address (mask tracker, hierarchical
                     // dense ternary, and masked or ternary where libsieve has no device
                     // kernels: mask/device_masked.h, ternary/device_ternary.h)
-  kBroadcast,
-  kReduce,
-  kAllGather,
-  kReduceScatter,
 };
+#undef SIEVE_DEVICE_KIND_0
+#undef SIEVE_DEVICE_KIND_1
+// The table's name ("allreduce" for kAllReduceWhole too): names the staged operation.
+const char* CollKindName(CollKind kind);
 
 // Runs the host algorithm on host (staging) buffers.
 using HostCollective = std::function<Status(const coll::CollArgs& staged)>;

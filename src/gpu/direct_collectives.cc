@@ -16,16 +16,6 @@ namespace sieve::gpu {
 
 namespace {
 
-const char* NameOf(CollKind kind) {
-  switch (kind) {
-    case CollKind::kBroadcast: return "broadcast";
-    case CollKind::kReduce: return "reduce";
-    case CollKind::kAllGather: return "allgather";
-    case CollKind::kReduceScatter: return "reducescatter";
-    default: return "allreduce";
-  }
-}
-
 // On the progress thread, with the caller's context current.
 Status RunInContext(Comm& comm, CollKind kind, const coll::CollArgs& args, DeviceOps* ops,
                     EngineStreams* streams, cu::Context ctx) {
@@ -82,7 +72,7 @@ Status EnqueueDirect(Comm& comm, CollKind kind, const coll::CollArgs& args, cu::
   cu::Context ctx = nullptr;
   SIEVE_RETURN_IF_ERROR(ops->CurrentContext(&ctx));
   StagedOp op;
-  op.name = NameOf(kind);
+  op.name = CollKindName(kind);
   op.stream = stream;
   op.depth = 1;
   StagedChunk chunk;  // no bytes, no copies: only the handshake
