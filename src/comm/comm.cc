@@ -173,6 +173,7 @@ algo::Channel Comm::MakeP2pChannel() {
 bool Comm::FirstUse(const std::string& collective, size_t bytes) {
   int size_class = 0;
   while (size_class < 63 && (size_t{1} << (size_class + 1)) <= bytes) ++size_class;
+  std::lock_guard<std::mutex> lock(logged_mu_);
   return logged_choices_.insert(collective + "/" + std::to_string(size_class)).second;
 }
 

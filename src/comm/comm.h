@@ -97,6 +97,7 @@ class Comm {
   std::shared_ptr<void>& gpu_state() { return gpu_state_; }
 
   // True the first time (collective, size class) is seen: one INFO line each.
+  // Thread-safe: choices are made on the calling and on the progress thread.
   bool FirstUse(const std::string& collective, size_t bytes);
 
   // Logs the transports UCX chose, once, after the first completed operation
@@ -153,6 +154,7 @@ class Comm {
   std::atomic<bool> serving_nccl_{false};
   BackgroundSubmit background_;
   uint64_t ternary_step_ = 0;
+  std::mutex logged_mu_;
   std::set<std::string> logged_choices_;
   bool transport_logged_ = false;
   // Collectives before this sequence number succeeded on every rank (the

@@ -6,14 +6,13 @@
 // block the same way: chunk c holds elements [off, off+len) of every block.
 // Whole-buffer all-reduces (mask tracker, ternary, masked) are one chunk whose
 // staging address stays the same for the same device buffer. The plain dense
-// collectives go direct instead where UCX reads device memory
+// collectives go direct instead where plan::ChooseDenseOnDevice says so
 // (gpu/direct_collectives.h).
 #include "gpu/device_collectives.h"
 
 #include <algorithm>
 
 #include "gpu/comm_engine.h"
-#include "gpu/direct_collectives.h"
 #include "gpu/gpu_runtime.h"
 #include "gpu/stream_plan.h"
 
@@ -82,22 +81,24 @@ StagedChunk Blocked(const CollArgs& a, CollKind kind, int rank, int n, size_t of
 
 }  // namespace
 
-const char* CollKindName(CollKind kind) {
+algo::OpKind OpKindOf(CollKind kind) {
   switch (kind) {
-#define SIEVE_DEVICE_NAME_0(name, text)
-#define SIEVE_DEVICE_NAME_1(name, text) \
-  case CollKind::k##name:               \
-    return text;
-#define SIEVE_COLLECTIVE(name, wire, text, device) SIEVE_DEVICE_NAME_##device(name, text)
+#define SIEVE_DEVICE_ROW_0(name)
+#define SIEVE_DEVICE_ROW_1(name) \
+  case CollKind::k##name:        \
+    return algo::OpKind::k##name;
+#define SIEVE_COLLECTIVE(name, wire, text, device) SIEVE_DEVICE_ROW_##device(name)
 #include "core/collectives.def"
 #undef SIEVE_COLLECTIVE
-#undef SIEVE_DEVICE_NAME_0
-#undef SIEVE_DEVICE_NAME_1
+#undef SIEVE_DEVICE_ROW_0
+#undef SIEVE_DEVICE_ROW_1
     case CollKind::kAllReduceWhole:
-      return CollKindName(CollKind::kAllReduce);
+      return algo::OpKind::kAllReduce;
   }
-  return "collective";
+  return algo::OpKind::kAllReduce;
 }
+
+const char* CollKindName(CollKind kind) { return algo::OpKindName(OpKindOf(kind)); }
 
 Status ClassifyBuffers(std::initializer_list<NamedBuffer> buffers, MemoryKind* out) {
   return ClassifyCall(*Runtime().classifier, buffers, out);
@@ -105,8 +106,6 @@ Status ClassifyBuffers(std::initializer_list<NamedBuffer> buffers, MemoryKind* o
 
 Status EnqueueDeviceCollective(Comm& comm, CollKind kind, const CollArgs& args,
                                CUstream_st* stream, HostCollective host) {
-  // Plain dense collectives with a UCX that reads device memory: nothing staged.
-  if (UseDirect(comm, kind, args)) return EnqueueDirect(comm, kind, args, stream);
   ProgressEngine* engine = nullptr;
   SIEVE_RETURN_IF_ERROR(EngineFor(comm, &engine));
   const Config& cfg = comm.config();

@@ -7,6 +7,7 @@
 #include <functional>
 #include <initializer_list>
 
+#include "algo/op_header.h"
 #include "coll/collectives.h"
 #include "gpu/memory_kind.h"
 
@@ -28,7 +29,8 @@ enum class CollKind {
 };
 #undef SIEVE_DEVICE_KIND_0
 #undef SIEVE_DEVICE_KIND_1
-// The table's name ("allreduce" for kAllReduceWhole too): names the staged operation.
+// The table's row (kAllReduce for kAllReduceWhole too) and its name ("allreduce").
+algo::OpKind OpKindOf(CollKind kind);
 const char* CollKindName(CollKind kind);
 
 // Runs the host algorithm on host (staging) buffers.
@@ -37,7 +39,7 @@ using HostCollective = std::function<Status(const coll::CollArgs& staged)>;
 // Host or device for this call's buffers (null ones skipped); mixed: an error.
 Status ClassifyBuffers(std::initializer_list<NamedBuffer> buffers, MemoryKind* out);
 
-// Enqueues `kind` over the device buffers of `args` on `stream` and returns.
+// Enqueues `kind` over the device buffers of `args` on `stream`, staged, and returns.
 Status EnqueueDeviceCollective(Comm& comm, CollKind kind, const coll::CollArgs& args,
                                CUstream_st* stream, HostCollective host);
 

@@ -5,11 +5,9 @@
 #include <memory>
 #include <string>
 
-#include "coll/hier.h"
 #include "gpu/comm_engine.h"
 #include "gpu/device_dense_codec.h"
 #include "gpu/device_scratch.h"
-#include "gpu/direct_path.h"
 #include "gpu/gpu_runtime.h"
 
 namespace sieve::gpu {
@@ -56,13 +54,6 @@ Status RunDirect(Comm& comm, CollKind kind, const coll::CollArgs& args, DeviceOp
 }
 
 }  // namespace
-
-bool UseDirect(Comm& comm, CollKind kind, const coll::CollArgs& args) {
-  if (kind == CollKind::kAllReduceWhole) return false;  // compressed or tracked modes
-  std::string why;
-  if (!DirectPath(comm, &why)) return false;
-  return kind != CollKind::kAllReduce || !coll::UseHier(comm, args.count);
-}
 
 Status EnqueueDirect(Comm& comm, CollKind kind, const coll::CollArgs& args, cu::Stream stream) {
   ProgressEngine* engine = nullptr;
