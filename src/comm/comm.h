@@ -79,7 +79,8 @@ class Comm {
   bool is_view() const { return root_ != this; }
   Comm* cross_view() const { return root_->cross_view_.get(); }
   // State a mode keeps per communicator (the mask tracker), owned here
-  // type-erased so comm/ does not depend on the modes built on top of it.
+  // type-erased: comm/ includes no mode's header, but it names each mode's slot
+  // (these and the ternary ones below), so a mode with state of its own adds one.
   std::shared_ptr<void>& mask_tracker_state() { return mask_tracker_state_; }
   // Set when the NCCL shim serves this communicator: SIEVE_NCCL_MODE applies.
   // (Atomic: the shim may mark a non-blocking communicator from the thread that polls it.)
