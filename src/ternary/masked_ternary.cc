@@ -5,6 +5,7 @@
 #include "ternary/masked_ternary.h"
 
 #include "kernels/masked_pack.h"
+#include "plan/algo_choice.h"
 
 namespace sieve::mask {
 
@@ -18,10 +19,13 @@ Status TernaryAllReduceMasked(Comm& comm, const coll::TernaryArgs& args, MaskSta
     kernels::MaskedUnpack(esize, packed, mask.bits.data(), a.count, a.recv);
     algo::OpFingerprint fp = coll::TernaryFingerprint(args);
     fp.count = 0;  // the elements quantized
-    fp.algo = coll::UseTree(comm, 0) ? algo::OpAlgo::kTree : algo::OpAlgo::kRing;
+    const bool tree = plan::ChooseTernaryAllReduce(comm, 0, "the mask keeps nothing").algo ==
+                      plan::Algo::kTree;
+    fp.algo = tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing;
     return comm.AgreeWithoutData(fp, comm.NextSeq());
   }
-  if (!coll::TernaryIsFlat(comm, nnz, args.residual != nullptr)) {
+  const char* flat_because = args.residual != nullptr ? "error feedback" : nullptr;
+  if (plan::ChooseTernaryAllReduce(comm, nnz, flat_because).algo == plan::Algo::kHier) {
     kernels::MaskedPack(esize, a.send, mask.idx.data(), nnz, packed);
     coll::TernaryArgs packed_args = args;
     packed_args.base.send = packed;

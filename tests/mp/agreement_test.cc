@@ -137,8 +137,9 @@ TEST_P(MismatchTest, FailsOnEveryRankNamingTheField) {
     EXPECT_EQ(res, sieveInvalidUsage) << msg;
     EXPECT_TRUE(NamesField(msg, c.field)) << "the message does not name " << c.field;
     EXPECT_NE(msg.find("on rank "), std::string::npos) << "the message does not name the peer";
-    if (c.never != nullptr)
+    if (c.never != nullptr) {
       EXPECT_EQ(msg.find(c.never), std::string::npos) << "the message names " << c.never;
+    }
     EXPECT_LT(took, 5.0) << "the mismatch was found by a timeout, not by the fingerprints";
     // The communicator is unusable at once (messages of the mismatched calls may be in flight).
     float one = 1;
