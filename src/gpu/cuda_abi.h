@@ -1,6 +1,7 @@
 // The few CUDA driver API types and constants the GPU path uses, declared here
-// so Sieve builds without the CUDA toolkit; cuda_abi_check.cc static_asserts
-// them against the real cuda.h wherever the toolkit is installed.
+// so Sieve builds without the CUDA toolkit; each carries the cuda.h name it
+// stands for (tests/gpu/cuda_abi_test.cc checks them against cuda.h where
+// the toolkit is installed).
 #ifndef SIEVE_GPU_CUDA_ABI_H_
 #define SIEVE_GPU_CUDA_ABI_H_
 
@@ -11,6 +12,7 @@ struct CUstream_st;
 struct CUctx_st;
 struct CUmod_st;
 struct CUfunc_st;
+struct CUevent_st;
 
 namespace sieve::gpu::cu {
 
@@ -20,10 +22,15 @@ using Stream = CUstream_st*;         // CUstream
 using Context = CUctx_st*;           // CUcontext
 using Module = CUmod_st*;            // CUmodule
 using Function = CUfunc_st*;         // CUfunction
+using Event = CUevent_st*;           // CUevent
+using Device = int;                  // CUdevice
 
 constexpr Result kSuccess = 0;             // CUDA_SUCCESS
 constexpr Result kErrorInvalidValue = 1;   // CUDA_ERROR_INVALID_VALUE
 constexpr int kPointerAttributeMemoryType = 2;  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+constexpr int kPointerAttributeDeviceOrdinal = 9;  // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+constexpr int kDeviceAttributeMemoryPoolsSupported = 115;  // CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED
+constexpr unsigned kEventDisableTiming = 0x2;  // CU_EVENT_DISABLE_TIMING
 constexpr unsigned kMemoryTypeHost = 1;     // CU_MEMORYTYPE_HOST
 constexpr unsigned kMemoryTypeDevice = 2;   // CU_MEMORYTYPE_DEVICE
 constexpr unsigned kMemoryTypeArray = 3;    // CU_MEMORYTYPE_ARRAY

@@ -88,10 +88,10 @@ Status ClassifyBuffers(std::initializer_list<NamedBuffer> buffers, MemoryKind* o
 
 Status EnqueueDeviceCollective(Comm& comm, CollKind kind, const CollArgs& args,
                                CUstream_st* stream, HostCollective host) {
-  // Plain dense collectives with a UCX that reads device memory: nothing staged.
-  if (UseDirect(comm, kind, args)) return EnqueueDirect(comm, kind, args, stream);
   ProgressEngine* engine = nullptr;
-  SIEVE_RETURN_IF_ERROR(EngineFor(comm, &engine));
+  SIEVE_RETURN_IF_ERROR(EngineFor(comm, {args.send, args.recv}, &engine));
+  // Plain dense collectives with a UCX that reads device memory: nothing staged.
+  if (UseDirect(comm, kind, args)) return EnqueueDirect(comm, *engine, kind, args, stream);
   const Config& cfg = comm.config();
   size_t es = kernels::DTypeSize(args.dtype);
   int n = comm.size(), rank = comm.rank();
