@@ -39,14 +39,13 @@ bool DeviceScratch::Fits(std::vector<size_t> requests, size_t* first_unmet) cons
 Status DeviceScratch::Reserve(const std::vector<size_t>& requests) {
   std::vector<size_t> wanted;
   for (size_t r : requests) wanted.push_back(std::max<size_t>(r, 1));
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   size_t unmet = 0;
   if (!Fits(wanted, &unmet) && queued_ == 0) {
     // Nothing queued: the progress thread holds no block, and a free here
     // waits for nothing of ours. Too-small blocks go, so the cache stays near
     // the largest call's working set.
-    for (auto it = free_by_size_.begin(); it != free_by_size_.end();) {
-      if (it->first >= unmet) break;
+    for (auto it = free_by_size_.begin(); it != free_by_size_.end() && it->first < unmet;) {
       sizes_.erase(it->second);
       Status st = ops_->FreeDeviceBlock(it->second);
       if (!st.ok()) SIEVE_WARN("freeing direct-path scratch: %s", st.message().c_str());
@@ -54,8 +53,13 @@ Status DeviceScratch::Reserve(const std::vector<size_t>& requests) {
     }
   }
   while (!Fits(wanted, &unmet)) {
+    // Not under the lock: the allocation may wait for the device, which may
+    // wait for a collective queued before, whose progress thread lends blocks.
+    lock.unlock();
     void* block = nullptr;
-    SIEVE_RETURN_IF_ERROR(ops_->AllocDeviceBlock(unmet, &block));
+    Status st = ops_->AllocDeviceBlock(unmet, &block);
+    lock.lock();
+    SIEVE_RETURN_IF_ERROR(st);
     sizes_[block] = unmet;
     free_by_size_.emplace(unmet, block);
   }
