@@ -27,7 +27,8 @@ ARCH = "x86_64-linux-gnu"
 # What the build takes from the carried packages: a header or library of
 # one of these found outside PREFIX means the carry is incomplete.
 CARRIED_HEADERS = re.compile(
-    r"^/usr/include/(ucp|ucs|uct|ucm|hwloc|hwloc\.h|infiniband|rdma|gtest|gmock|openssl|"
+    r"^/usr/include/(x86_64-linux-gnu/)?(ucp|ucs|uct|ucm|hwloc|hwloc\.h|infiniband|rdma|gtest|"
+    r"gmock|openssl|"
     r"libnl3|numa\.h|numaif\.h)")
 CARRIED_LIBS = re.compile(
     r"/usr/lib/" + ARCH + r"/lib(ucp|ucs|uct|ucm|hwloc|ibverbs|rdmacm|gtest|gmock|crypto|ssl|"

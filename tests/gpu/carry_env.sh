@@ -27,6 +27,10 @@ carry_cmake_args=(
   -DCMAKE_CXX_COMPILER="$(command -v c++)"
   $(command -v nvcc >/dev/null && echo "-DCMAKE_CUDA_COMPILER=$(command -v nvcc)")
   -DCMAKE_PREFIX_PATH="$SIEVE_DEPS/usr"
+  # The prefix's multiarch include directory, as the compiler's own
+  # /usr/include/x86_64-linux-gnu (OpenSSL's configuration.h lives there).
+  -DCMAKE_C_STANDARD_INCLUDE_DIRECTORIES="$SIEVE_DEPS/usr/include/x86_64-linux-gnu"
+  -DCMAKE_CXX_STANDARD_INCLUDE_DIRECTORIES="$SIEVE_DEPS/usr/include/x86_64-linux-gnu"
   -DCMAKE_FIND_USE_CMAKE_SYSTEM_PATH=OFF
   -DCMAKE_FIND_USE_SYSTEM_ENVIRONMENT_PATH=OFF
   -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
