@@ -54,9 +54,11 @@ FakeStream::~FakeStream() {
   thread_.join();
 }
 
-std::vector<FakeStream*> FakeStream::Live() {
-  std::lock_guard<std::mutex> lock(LiveMu());
-  return {LiveStreams().begin(), LiveStreams().end()};
+void* FakeStream::AnyParked(FakeStream* only) {
+  std::lock_guard<std::mutex> lock(LiveMu());  // no stream goes while it is looked at
+  for (FakeStream* s : LiveStreams())
+    if ((only == nullptr || s == only) && s->Parked()) return s;
+  return nullptr;
 }
 
 void FakeStream::Push(std::function<bool()> op) {
@@ -182,25 +184,18 @@ Status FakeDeviceOps::RequireContext(const char* call) {
 
 Status FakeDeviceOps::CheckNoDeadlock(const char* call, FakeStream* stream) {
   if (!sieve::gpu::FlagWriterThread()) return Status::OK();
-  std::vector<FakeStream*> streams =
-      stream != nullptr ? std::vector<FakeStream*>{stream} : FakeStream::Live();
   // A stream parked on a word another thread writes moves on; one still
   // parked a second later waits for this thread, which is inside `call`.
-  auto parked = [&] {
-    for (FakeStream* s : streams)
-      if (s->Parked()) return s;
-    return static_cast<FakeStream*>(nullptr);
-  };
-  FakeStream* s = parked();
-  for (int i = 0; s != nullptr && i < 1000; ++i) {
+  void* parked = nullptr;
+  for (int i = 0; i <= 1000; ++i) {
+    parked = FakeStream::AnyParked(stream);
+    if (parked == nullptr) return Status::OK();
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    s = parked();
   }
-  if (s == nullptr) return Status::OK();
   return Violation(sieve::StrFormat(
       "deadlock: %s may synchronize the device, and it was called on a progress thread "
       "while stream %p is parked on a handshake word only that thread writes",
-      call, static_cast<void*>(s)));
+      call, parked));
 }
 
 Status FakeDeviceOps::UseLocked(const char* call, FakeStream* s, const void* p) {

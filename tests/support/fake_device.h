@@ -49,8 +49,8 @@ class FakeStream {
   void PushWait(const uint32_t* word, uint32_t value);
   // Whether the next operation is a flag wait that is not satisfied.
   bool Parked() const;
-  // Every live stream (the deadlock check looks at all of them).
-  static std::vector<FakeStream*> Live();
+  // A live stream (`only`, or any) that is parked now, or nullptr.
+  static void* AnyParked(FakeStream* only = nullptr);
   // Blocks until every queued operation ran (cuStreamSynchronize).
   void Drain();
   // A paused stream runs nothing (a GPU busy with earlier kernels).
