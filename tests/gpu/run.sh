@@ -41,6 +41,14 @@ failed=0
 
 # --- the watchdog -----------------------------------------------------------
 
+# The processes of process group $1, from /proc (no ps needed).
+group_pids() {
+  local stat
+  for stat in /proc/[0-9]*/stat; do
+    awk -v g="$1" '{sub(/.*\) /, ""); if ($3 == g) print FILENAME}' "$stat" 2>/dev/null
+  done | sed 's#^/proc/##; s#/stat$##'
+}
+
 # Where a stuck step is: the test it was running, every process of its group
 # with its state and kernel wait channel (and threads' channels, counted).
 describe_stuck() {
@@ -49,7 +57,7 @@ describe_stuck() {
     echo "last test started: $(grep -E '^\[ RUN +\]' "$log" 2>/dev/null | tail -1)"
     echo "last log line: $(tail -1 "$log" 2>/dev/null)"
     local p
-    for p in $(ps -e -o pid=,pgid= | awk -v g="$pgid" '$2 == g {print $1}'); do
+    for p in $(group_pids "$pgid"); do
       [[ -r /proc/$p/stat ]] || continue
       local comm state wchan threads
       comm=$(cat /proc/$p/comm 2>/dev/null)
@@ -260,7 +268,11 @@ ddp() {
   note "$(grep -E '^ok: DDP' "$out/ddp.log" | tail -1 | cut -c5-)"
 }
 
-stuck() { sleep 600; }  # SIEVE_GPU_RUN_SELFTEST: the watchdog must stop this
+# SIEVE_GPU_RUN_SELFTEST: the watchdog must stop this, naming the "test" it was in.
+stuck() {
+  echo "[ RUN      ] WatchdogSelftest.SleepsPastItsBudget"
+  sleep 600
+}
 
 # --- the run ----------------------------------------------------------------
 
