@@ -13,11 +13,11 @@
 #   carry-check nothing of the build came from the system's /usr
 #   cuda-tests  every cuda-labelled test, on UCX with CUDA support (the
 #               direct path runs there); device-kernel paths confirmed from the logs
-#   sanitizer   compute-sanitizer memcheck and racecheck on a short device-path test
 #   kernels     the kernel table against a device-to-device copy
-#   shared-queue the direct path with more streams than hardware queues
 #   ddp         the NCCL shim under PyTorch DDP (2 ranks on one GPU, LD_PRELOAD
 #               in place of nvidia-nccl's library) vs a single-process run
+#   shared-queue the direct path with more streams than hardware queues
+#   sanitizer   compute-sanitizer memcheck and racecheck on a short device-path test
 # A watchdog gives each step a budget (all within SIEVE_GPU_RUN_BUDGET, 570 s):
 # a step past it is stopped and the line says where it was (the test running,
 # each process's state and kernel wait channel; details in $OUT/<step>.where).
@@ -173,7 +173,7 @@ configure() {
   note "CUDA arch ${SIEVE_GPU_ARCH:-90}, dependencies from $SIEVE_DEPS only"
 }
 
-gpu_targets=(sieve sieve_nccl sieve-info gpu_host_test gpu_cuda_mp_test kernels_cuda_test
+gpu_targets=(sieve sieve_nccl sieve-info gpu_cuda_mp_test kernels_cuda_test
              masked_kernels_cuda_test ternary_kernels_cuda_test nonzero_kernels_cuda_test
              sieve-gpu-kernel-bench)
 build_all() {
@@ -200,7 +200,9 @@ cuda_tests() {
   local t rc=0 passed=0 failed_tests=() summary
   for t in gpu_cuda_mp_test kernels_cuda_test masked_kernels_cuda_test ternary_kernels_cuda_test \
            nonzero_kernels_cuda_test; do
-    SIEVE_SOCKET_IFNAME=lo UCX_NET_DEVICES=lo with_cuda_ucx "$build/tests/$t" >"$out/$t.log" 2>&1
+    # The shared-queue case has a step of its own (a hang there must not cost these).
+    SIEVE_SOCKET_IFNAME=lo UCX_NET_DEVICES=lo with_cuda_ucx "$build/tests/$t" \
+      --gtest_filter=-DeviceCudaMp.DirectWithStreamsSharingQueues >"$out/$t.log" 2>&1
     summary=$(grep -E '^\[  PASSED  \]' "$out/$t.log" | grep -o '[0-9]*' | head -1)
     passed=$((passed + ${summary:-0}))
     if grep -qE '^\[  FAILED  \]' "$out/$t.log" || ! grep -q '^\[  PASSED  \]' "$out/$t.log"; then
@@ -291,13 +293,14 @@ elif step deps 30 deps && step configure 90 configure && step build 300 build_al
   step carry-check 20 carry_check
 fi
 if ((built)); then
+  # Most telling first: a slow step leaves the later ones "no time left".
   step cuda-tests 150 cuda_tests
-  step sanitizer 100 sanitizer
   step kernels 45 kernels
-  step shared-queue 40 shared_queue
   step ddp 120 ddp
+  step shared-queue 40 shared_queue
+  step sanitizer 100 sanitizer
 else
-  for s in cuda-tests sanitizer kernels shared-queue ddp; do report "$s" SKIP 0 "nothing built"; done
+  for s in cuda-tests kernels ddp shared-queue sanitizer; do report "$s" SKIP 0 "nothing built"; done
 fi
 
 echo
