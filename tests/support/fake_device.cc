@@ -173,9 +173,13 @@ CUctx_st* FakeDeviceOps::ContextOf(int device) {
 }
 
 FakeDeviceOps::ScopedContext::ScopedContext(FakeDeviceOps& ops, int device) : ops_(ops) {
-  ops_.PushContext(ops_.ContextOf(device));
+  Status pushed = ops_.PushContext(ops_.ContextOf(device));  // a push never fails here
+  (void)pushed;
 }
-FakeDeviceOps::ScopedContext::~ScopedContext() { ops_.PopContext(); }
+FakeDeviceOps::ScopedContext::~ScopedContext() {
+  Status popped = ops_.PopContext();  // a failure is recorded as a violation
+  (void)popped;
+}
 
 Status FakeDeviceOps::RequireContext(const char* call) {
   if (!t_contexts.empty()) return Status::OK();
