@@ -15,6 +15,8 @@
 # them, so CMake, nvcc and Python's own libraries never see them.
 : "${SIEVE_DEPS:?SIEVE_DEPS must name the unpacked carry}"
 deps_lib=$SIEVE_DEPS/usr/lib/x86_64-linux-gnu
+# Some packages (libnl) install under /lib rather than /usr/lib.
+deps_run=$deps_lib:$SIEVE_DEPS/lib/x86_64-linux-gnu
 cuda_ucx_lib=$SIEVE_DEPS/ucx-cu13/libucx/lib
 cuda_ucx_bundled=$SIEVE_DEPS/ucx-cu13/libucx_cu13.libs
 
@@ -47,12 +49,12 @@ export PKG_CONFIG_LIBDIR="$deps_lib/pkgconfig:$SIEVE_DEPS/usr/share/pkgconfig"
 export PKG_CONFIG_PATH=""
 
 with_debian_ucx() {
-  LD_LIBRARY_PATH="$deps_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  LD_LIBRARY_PATH="$deps_run${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
     UCX_MODULE_DIR="$deps_lib/ucx" "$@"
 }
 
 with_cuda_ucx() {
   env -u UCX_MODULE_DIR \
-    LD_LIBRARY_PATH="$cuda_ucx_lib:$cuda_ucx_bundled:$deps_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    LD_LIBRARY_PATH="$cuda_ucx_lib:$cuda_ucx_bundled:$deps_run${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
     "$@"
 }
