@@ -1,7 +1,6 @@
 // The few CUDA driver API types and constants the GPU path uses, declared here
-// so Sieve builds without the CUDA toolkit; each carries the cuda.h name it
-// stands for (tests/gpu/cuda_abi_test.cc checks them against cuda.h where
-// the toolkit is installed).
+// so Sieve builds without the CUDA toolkit; gpu/cuda_abi_check.cc static_asserts
+// them against the real cuda.h wherever CMake finds the toolkit.
 #ifndef SIEVE_GPU_CUDA_ABI_H_
 #define SIEVE_GPU_CUDA_ABI_H_
 

@@ -10,25 +10,15 @@
 #include "algo/ring.h"
 #include "algo/ring_pattern.h"
 #include "algo/tree.h"
-#include "coll/hier.h"
+#include "gpu/comm_engine.h"
 #include "gpu/device_dense_codec.h"
 #include "gpu/device_scratch.h"
-#include "gpu/direct_path.h"
 #include "gpu/gpu_runtime.h"
+#include "plan/algo_choice.h"
 
 namespace sieve::gpu {
 
 namespace {
-
-const char* NameOf(CollKind kind) {
-  switch (kind) {
-    case CollKind::kBroadcast: return "broadcast";
-    case CollKind::kReduce: return "reduce";
-    case CollKind::kAllGather: return "allgather";
-    case CollKind::kReduceScatter: return "reducescatter";
-    default: return "allreduce";
-  }
-}
 
 // Ends the reservation when the last copy of the progress-thread part goes
 // (it ran, was skipped, or was never queued).
@@ -80,7 +70,7 @@ std::vector<size_t> ScratchPlan(Comm& comm, CollKind kind, const coll::CollArgs&
       break;
     default:  // the flat all-reduce
       if (n == 1) break;
-      if (coll::UseTree(comm, bytes)) {
+      if (plan::ChooseAllReduce(comm, args.count, bytes).algo == plan::Algo::kTree) {
         for (size_t c = 0; c < algo::TreeChildren(rank, n).size(); ++c)
           requests.push_back(bytes + whole_segments);  // each child's receive
       } else {
@@ -125,16 +115,9 @@ Status RunDirect(Comm& comm, CollKind kind, const coll::CollArgs& args, DeviceOp
 
 }  // namespace
 
-bool UseDirect(Comm& comm, CollKind kind, const coll::CollArgs& args) {
-  if (kind == CollKind::kAllReduceWhole) return false;  // compressed or tracked modes
-  std::string why;
-  if (!DirectPath(comm, &why)) return false;
-  return kind != CollKind::kAllReduce || !coll::UseHier(comm, args.count);
-}
-
-Status EnqueueDirect(Comm& comm, ProgressEngine& engine_ref, CollKind kind,
-                     const coll::CollArgs& args, cu::Stream stream) {
-  ProgressEngine* engine = &engine_ref;
+Status EnqueueDirect(Comm& comm, CollKind kind, const coll::CollArgs& args, cu::Stream stream) {
+  ProgressEngine* engine = nullptr;
+  SIEVE_RETURN_IF_ERROR(EngineFor(comm, {args.send, args.recv}, &engine));
   DeviceOps* ops = Runtime().ops;
   // The device work runs in the communicator's context (its buffers' one).
   const cu::Context ctx = engine->context();
@@ -145,7 +128,7 @@ Status EnqueueDirect(Comm& comm, ProgressEngine& engine_ref, CollKind kind,
   SIEVE_RETURN_IF_ERROR(engine->streams().Prepare(ctx, &engine_stream, &scratch));
   SIEVE_RETURN_IF_ERROR(scratch->Reserve(ScratchPlan(comm, kind, args)));
   StagedOp op;
-  op.name = NameOf(kind);
+  op.name = CollKindName(kind);
   op.stream = stream;
   op.depth = 1;
   StagedChunk chunk;  // no bytes, no copies: only the handshake
