@@ -12,8 +12,8 @@
  *  - Host buffers with a NULL stream: the call returns when the collective is
  *    complete and the output buffer holds the result (on a blocking
  *    communicator; see "Non-blocking communicators" below).
- *  - A communicator is used by one thread at a time; sieveCommAbort and
- *    sieveCommGetAsyncError may be called from any thread.
+ *  - A communicator is used by one thread at a time; sieveCommAbort,
+ *    sieveCommGetAsyncError and sieveCommWaitAsyncError may be called from any thread.
  *  - Outputs of a failed collective are undefined. After sieveRemoteError or
  *    sieveSystemError the communicator is unusable: destroy or abort it.
  */
@@ -103,6 +103,12 @@ const char* sieveGetLastError(sieveComm_t comm);
  * sieveRemoteError/sieveSystemError after a peer failure or timeout; sieveInProgress while a
  * non-blocking operation is pending (then its error, if it failed). */
 sieveResult_t sieveCommGetAsyncError(sieveComm_t comm, sieveResult_t* asyncError);
+
+/* Sieve extension: sieveCommGetAsyncError after sleeping until the communicator's
+ * non-blocking work is done or timeoutMs milliseconds passed (then sieveInProgress; negative:
+ * no limit, 0: at once). Lets a thread complete non-blocking operations without polling. Any
+ * thread may call it; sieveCommAbort from another thread ends the wait (sieveInvalidUsage). */
+sieveResult_t sieveCommWaitAsyncError(sieveComm_t comm, int timeoutMs, sieveResult_t* asyncError);
 
 /* ---- Communicators ------------------------------------------------------- */
 

@@ -1,6 +1,21 @@
 // Error reporting entry points and the version.
 #include "api/api_guard.h"
 #include "api/arg_check.h"
+#include "api/nonblocking.h"
+
+namespace {
+
+sieveResult_t AsyncErrorCall(const char* call, sieveComm_t comm, int timeout_ms,
+                             sieveResult_t* asyncError) {
+  return sieve::Guard(nullptr, call, [&]() -> sieve::Status {
+    if (asyncError == nullptr) return sieve::Status::InvalidArgument("asyncError is NULL");
+    if (comm == nullptr || comm->magic != kSieveCommMagic)
+      return sieve::Status::InvalidArgument("comm is not a live communicator");
+    return sieve::WaitAsyncError(comm, timeout_ms, asyncError);
+  });
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -53,20 +68,11 @@ const char* sieveGetLastError(sieveComm_t comm) {
 }
 
 sieveResult_t sieveCommGetAsyncError(sieveComm_t comm, sieveResult_t* asyncError) {
-  return sieve::Guard(nullptr, "sieveCommGetAsyncError", [&]() -> sieve::Status {
-    if (asyncError == nullptr) return sieve::Status::InvalidArgument("asyncError is NULL");
-    if (comm == nullptr || comm->magic != kSieveCommMagic)
-      return sieve::Status::InvalidArgument("comm is not a live communicator");
-    if (comm->Busy()) {
-      *asyncError = sieveInProgress;
-    } else if (sieve::Comm* impl = comm->Impl()) {
-      *asyncError = static_cast<sieveResult_t>(impl->AsyncError());
-    } else {
-      std::lock_guard<std::mutex> lock(comm->async->mu);
-      *asyncError = static_cast<sieveResult_t>(comm->async->init_error.code());
-    }
-    return sieve::Status::OK();
-  });
+  return AsyncErrorCall("sieveCommGetAsyncError", comm, 0, asyncError);
+}
+
+sieveResult_t sieveCommWaitAsyncError(sieveComm_t comm, int timeoutMs, sieveResult_t* asyncError) {
+  return AsyncErrorCall("sieveCommWaitAsyncError", comm, timeoutMs, asyncError);
 }
 
 sieveResult_t sieveCommGetCounters(sieveComm_t comm, sieveCounters_t* counters) {
