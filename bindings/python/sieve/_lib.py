@@ -37,6 +37,17 @@ class TernaryParams(ctypes.Structure):
                 ("error_feedback", ctypes.c_int)]
 
 
+class Config(ctypes.Structure):
+    """sieveConfig_t (versioned by size/magic/version; see Config.non_blocking)."""
+    _fields_ = [("size", ctypes.c_size_t), ("magic", ctypes.c_uint), ("version", ctypes.c_uint),
+                ("blocking", ctypes.c_int), ("commName", ctypes.c_char_p)]
+
+    @classmethod
+    def non_blocking(cls, version, name=None):
+        return cls(ctypes.sizeof(cls), 0x53435647, int(version), 0,
+                   name.encode() if name else None)
+
+
 class Segment(ctypes.Structure):
     _fields_ = [("offset", ctypes.c_size_t), ("length", ctypes.c_size_t),
                 ("holders", ctypes.POINTER(ctypes.c_int)), ("nholders", ctypes.c_int)]
@@ -81,6 +92,8 @@ _PROTOS = {
     "sieveGetUniqueId": [ctypes.POINTER(UniqueId)],
     "sieveCommInitRank": [ctypes.POINTER(_P), _I, UniqueId, _I],
     "sieveCommInitFromEnv": [ctypes.POINTER(_P)],
+    "sieveCommInitRankConfig": [ctypes.POINTER(_P), _I, UniqueId, _I, ctypes.POINTER(Config)],
+    "sieveCommWaitAsyncError": [_P, _I, ctypes.POINTER(_I)],
     "sieveUniqueIdToString": [ctypes.POINTER(UniqueId), ctypes.c_char_p, _S],
     "sieveUniqueIdFromString": [ctypes.c_char_p, ctypes.POINTER(UniqueId)],
     "sieveCommSplit": [_P, _I, _I, ctypes.POINTER(_P)],
