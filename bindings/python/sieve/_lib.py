@@ -7,7 +7,8 @@ pointers, so nothing is copied on the way to the library.
 Where the library is looked for, first hit wins:
   1. $SIEVE_LIBRARY (a path to libsieve.so*),
   2. the build tree beside this source tree: <repo>/build/src/libsieve.so,
-  3. the installed tree relative to an installed package: <prefix>/lib/libsieve.so,
+  3. the installed tree relative to an installed package: the path cmake --install wrote
+     into sieve/_installed.py, else <prefix>/lib/libsieve.so,
   4. the dynamic loader's search path (LD_LIBRARY_PATH, ldconfig): libsieve.so.0.
 """
 import ctypes
@@ -59,7 +60,12 @@ def _candidates():
         return [env]  # explicit: no silent fallback to another copy
     repo = os.path.abspath(os.path.join(_HERE, "..", "..", ".."))
     prefix = os.path.abspath(os.path.join(_HERE, "..", "..", "..", ".."))
-    return [os.path.join(repo, "build", "src", "libsieve.so"),
+    try:
+        from ._installed import LIBRARY_RELATIVE
+        installed = [os.path.normpath(os.path.join(_HERE, LIBRARY_RELATIVE))]
+    except ImportError:  # a source tree or a pip install
+        installed = []
+    return [os.path.join(repo, "build", "src", "libsieve.so")] + installed + [
             os.path.join(prefix, "lib", "libsieve.so"),
             "libsieve.so.0"]
 

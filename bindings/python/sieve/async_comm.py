@@ -80,6 +80,14 @@ class SyncRunner:
         return _done_future(task(self.run))
 
 
+def runner_for(comm):
+    """What submit() goes through for `comm`: an AsyncComm, or a torch group of the "sieve"
+    backend (its AsyncComm): Futures completed by the completion thread; a blocking
+    sieve.Comm: a SyncRunner (Futures completed before submit returns)."""
+    ac = getattr(comm, "sieve_comm", comm)
+    return ac if isinstance(ac, AsyncComm) else SyncRunner(comm)
+
+
 _LIVE = weakref.WeakSet()  # closed at exit: no Sieve thread may outlive the interpreter
 
 
