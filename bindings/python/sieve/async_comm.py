@@ -240,6 +240,8 @@ class AsyncComm:
                 return
             self._closing = True
             self._cv.notify_all()
+        if self._thread is threading.current_thread():  # a task let go of the last reference
+            return  # the loop ends after this task; the handle stays for the exit hook
         self._thread.join()
         _LIVE.discard(self)
         if not self._aborting:

@@ -95,8 +95,9 @@ class ProcessGroupSieve(ProcessGroup):
         if os.environ.get("SIEVE_TIMEOUT") and (not self.timeout_s or
                                                 self.timeout_s == default_s):
             return os.environ["SIEVE_TIMEOUT"]
-        return "%g" % self.timeout_s if self.timeout_s > 0 else os.environ.get("SIEVE_TIMEOUT",
-                                                                               "60")
+        if self.timeout_s <= 0:
+            return os.environ.get("SIEVE_TIMEOUT", "60")
+        return ("%.3f" % self.timeout_s).rstrip("0").rstrip(".")  # Sieve reads plain decimals
 
     def getBackendName(self):
         return "sieve"
@@ -319,6 +320,11 @@ class ProcessGroupSieve(ProcessGroup):
     # -- lifetime -------------------------------------------------------------------------------
     def shutdown(self):
         self.sieve_comm.destroy()
+
+    def __del__(self):  # destroy_process_group drops the group: its communicator goes too
+        ac = getattr(self, "sieve_comm", None)
+        if ac is not None:
+            ac.close()
 
     def abort(self):
         self.sieve_comm.abort()
