@@ -430,9 +430,14 @@ struct Ctx {
   bool go = true;
   bool initialized = false;  // init succeeded on every rank
   size_t step = 0;
-  // The watchdog: per rank, when its current call started (0: none) and which.
+  // The watchdog: per rank, when its current call started (0: none), which, and the
+  // watchdog's lost time then. Lost time: how much later than asked its sleeps ended, i.e. how
+  // long this process was starved of CPU (a loaded machine); it extends the limit, so a rank
+  // that was not run is not taken for a rank that hangs.
   std::atomic<int64_t> since[kMaxRanks];
+  std::atomic<int64_t> lost_at_start[kMaxRanks];
   std::atomic<const char*> what[kMaxRanks];
+  std::atomic<int64_t> lost_ms{0};
   // Every rank's view of the slots' agreed contents (written at the barrier).
   std::vector<uint8_t> mask_bits[kMaxRanks][kSlots];
 };
@@ -441,6 +446,7 @@ struct Ctx {
 template <typename F>
 CallRec Call(Ctx& ctx, int rank, const char* name, sieveComm_t comm, F&& f) {
   ctx.what[rank].store(name);
+  ctx.lost_at_start[rank].store(ctx.lost_ms.load());
   ctx.since[rank].store(NowMs());
   int result = static_cast<int>(f());
   ctx.since[rank].store(0);
@@ -980,7 +986,8 @@ class Judge {
   }
 
   // Collective calls: every rank's verdict is the same; success only for a valid, consistent
-  // call, with the reference's result. `sig` tells whether two ranks' arguments agree.
+  // call, with the reference's result. `invalid`: why each rank's call is invalid on its own
+  // ("" if it is not); `inconsistent`: how the ranks' calls differ ("" if they agree).
   // Returns true when every rank succeeded and outputs should be compared.
   bool Collective(const std::vector<const Member*>& ms, const std::vector<std::string>& invalid,
                   const std::string& inconsistent) {
@@ -1473,9 +1480,26 @@ void JudgeSplit(Ctx& ctx, const Step& s) {
     ms.push_back(&ctx.recs[r].members[0]);
     invalid[r] = LocalInvalid(ms[r]->eff, *ms[r], r, n, true);
   }
-  if (!j.Collective(ms, invalid, "")) return;
+  bool any_invalid = false;
+  for (const std::string& why : invalid) any_invalid |= !why.empty();
+  if (any_invalid) {  // the colour exchange on the parent cannot complete: fails everywhere
+    j.Collective(ms, invalid, "");
+    return;
+  }
+  // Each new communicator is created by its members alone: their verdicts agree (a rank of
+  // another colour, or SIEVE_SPLIT_NOCOLOR, may succeed while a creation fails, e.g. when its
+  // bootstrap times out).
+  for (int r = 0; r < n; ++r) {
+    for (const CallRec& c : ms[r]->calls) j.CheckMessages(r, c);
+    for (int q = r + 1; q < n; ++q)
+      if (ms[q]->eff.color == ms[r]->eff.color && ms[q]->ok() != ms[r]->ok())
+        j.Finding("ranks " + std::to_string(r) + " and " + std::to_string(q) + " (colour " +
+                  std::to_string(ms[r]->eff.color) + ") disagree: " +
+                  (ms[r]->ok() ? ms[q] : ms[r])->calls[0].thread_msg);
+  }
   // The children: members by colour, ordered by key then parent rank.
   for (int r = 0; r < n; ++r) {
+    if (!ms[r]->ok()) continue;
     const Eff& e = ms[r]->eff;
     const RankRec& rec = ctx.recs[r];
     if (e.color == SIEVE_SPLIT_NOCOLOR) {
@@ -1723,6 +1747,7 @@ std::vector<std::string> Run(const Program& program, bool* tested) {
   ctx.barrier = &barrier;
   for (int r = 0; r < kMaxRanks; ++r) {
     ctx.since[r].store(0);
+    ctx.lost_at_start[r].store(0);
     ctx.what[r].store("");
   }
   if (sieveGetUniqueId(&ctx.id) != sieveSuccess)
@@ -1730,15 +1755,20 @@ std::vector<std::string> Run(const Program& program, bool* tested) {
   Shared shared;
   std::atomic<bool> done{false};
   std::thread watchdog([&] {
+    int64_t last = NowMs();
     while (!done.load()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       int64_t now = NowMs();
+      ctx.lost_ms += std::max<int64_t>(0, now - last - 25);
+      last = now;
       for (int r = 0; r < ctx.n; ++r) {
         int64_t since = ctx.since[r].load();
-        if (since != 0 && now - since > static_cast<int64_t>(limit_s * 1000)) {
+        int64_t lost = ctx.lost_ms.load() - ctx.lost_at_start[r].load();
+        if (since != 0 && now - since > static_cast<int64_t>(limit_s * 1000) + lost) {
           std::fprintf(stderr,
-                       "HANG: rank %d has been in %s for %.1f s (SIEVE_TIMEOUT + 2 s = %.1f s)\n%s",
-                       r, ctx.what[r].load(), (now - since) / 1000.0, limit_s,
+                       "HANG: rank %d has been in %s for %.1f s (SIEVE_TIMEOUT + 2 s = %.1f s, "
+                       "plus %.1f s this process was starved of CPU)\n%s",
+                       r, ctx.what[r].load(), (now - since) / 1000.0, limit_s, lost / 1000.0,
                        Describe(program).c_str());
           std::abort();
         }
