@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config libucx-dev libhwloc-dev libibverbs-dev
           libgtest-dev libgmock-dev libbenchmark-dev openmpi-bin libopenmpi-dev iproute2
+          libssl-dev
           libgloo-dev gnuplot-nox python3
           python3-torch python3-numpy python3-sklearn python3-pytest python3-matplotlib
           python3-pip python3-setuptools

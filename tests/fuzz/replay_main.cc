@@ -1,12 +1,15 @@
 // A plain main for the fuzz harnesses (any compiler, no libFuzzer): runs every file under the
-// given corpus directories or files, then a fixed set of pseudo-random inputs, through
-// LLVMFuzzerTestOneInput. Under ASan+UBSan this replays the checked-in corpus in CI.
+// given corpus directories or files, then a fixed set of pseudo-random inputs (2000, or N with
+// -runs=N), through LLVMFuzzerTestOneInput. Under ASan+UBSan this replays the checked-in
+// corpus in CI.
 #include <dirent.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <random>
@@ -44,7 +47,14 @@ void Run(const std::vector<uint8_t>& bytes) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> files;
-  for (int i = 1; i < argc; ++i) Collect(argv[i], &files);
+  int generated = 2000;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "-runs=", 6) == 0) {
+      generated = std::atoi(argv[i] + 6);
+      continue;
+    }
+    Collect(argv[i], &files);
+  }
   std::sort(files.begin(), files.end());
   for (const std::string& f : files) {
     std::ifstream in(f, std::ios::binary);
@@ -58,7 +68,7 @@ int main(int argc, char** argv) {
     seeds.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
   int runs = 0;
-  for (; runs < 2000; ++runs) {
+  for (; runs < generated; ++runs) {
     std::vector<uint8_t> b;
     if (!seeds.empty() && runs % 2 == 0) {
       b = seeds[rng() % seeds.size()];

@@ -1,4 +1,6 @@
-// SHA-256 against the FIPS 180-2 example vectors and HMAC-SHA-256 against RFC 4231's test cases.
+// Our libcrypto wrapper (transport/bootstrap/sha256.h): SHA-256 against the FIPS 180-4 example
+// vectors and HMAC-SHA-256 against RFC 4231's test cases, incremental updates at every split,
+// keys of every length class (empty, one block exactly, longer than a block), constant-time compare.
 #include "transport/bootstrap/sha256.h"
 
 #include <gtest/gtest.h>
@@ -73,6 +75,29 @@ TEST(HmacSha256Test, Rfc4231Vectors) {
             "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2");
 }
 
+// Keys at the edges of HMAC's key handling: empty (a null-length key is valid), exactly one
+// 64-byte block (used as is, not hashed). Values from Python's hmac module.
+TEST(HmacSha256Test, EmptyAndBlockSizedKeys) {
+  EXPECT_EQ(Hmac("", ""), "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad");
+  EXPECT_EQ(Hmac("", "The quick brown fox jumps over the lazy dog"),
+            "fb011e6154a19b9a4c767373c305275a5a69e8b68b0b4c9200c383dced19a416");
+  EXPECT_EQ(Hmac(std::string(64, 'k'), "x"),
+            "f91c4c403625fb06910ef93999265bbd2d62baeaec6ff36455498cc124fe3e66");
+}
+
+TEST(HmacSha256Test, IncrementalEqualsOneShotAtEverySplit) {
+  std::string key = "job secret", m(150, '\0');
+  std::mt19937 rng(5);
+  for (char& c : m) c = static_cast<char>(rng());
+  std::string want = Hmac(key, m);
+  for (size_t cut = 0; cut <= m.size(); ++cut) {
+    HmacSha256 mac(key.data(), key.size());
+    mac.Update(m.data(), cut);
+    mac.Update(m.data() + cut, m.size() - cut);
+    ASSERT_EQ(HexOf(mac.Final()), want) << "split at " << cut;
+  }
+}
+
 TEST(HmacSha256Test, ConstantTimeEqual) {
   uint8_t a[32] = {}, b[32] = {};
   EXPECT_TRUE(ConstantTimeEqual(a, b, 32));
@@ -81,6 +106,7 @@ TEST(HmacSha256Test, ConstantTimeEqual) {
     EXPECT_FALSE(ConstantTimeEqual(a, b, 32)) << i;
     b[i] = 0;
   }
+  EXPECT_TRUE(ConstantTimeEqual(a, b, 0));
 }
 
 }  // namespace

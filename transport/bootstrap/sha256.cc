@@ -1,111 +1,70 @@
-// SHA-256 per FIPS 180-4 section 6.2 (message schedule, 64 rounds, padding of 5.1.1) and
-// HMAC per RFC 2104: H((K ^ opad) || H((K ^ ipad) || m)) with 64-byte blocks.
+// SHA-256 and HMAC-SHA-256 through libcrypto's EVP interfaces (EVP_sha256, EVP_MAC "HMAC").
 #include "transport/bootstrap/sha256.h"
 
-#include <cstring>
+#include <errno.h>
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+#include <openssl/rand.h>
+#include <sys/random.h>
+
+#include "core/log.h"
 
 namespace sieve::transport {
 
 namespace {
 
-// FIPS 180-4 4.2.2: first 32 bits of the fractional parts of the cube roots of the first 64
-// primes.
-constexpr uint32_t kRound[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
-    0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
-    0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
-    0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
-    0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
-    0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
-    0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
-    0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
-    0xc67178f2};
+// The digest and MAC implementations, fetched from the default provider once per process.
+const EVP_MD* Sha256Md() {
+  static EVP_MD* md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  return md;
+}
 
-// FIPS 180-4 5.3.3: first 32 bits of the fractional parts of the square roots of the first 8
-// primes.
-constexpr uint32_t kInit[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                               0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+EVP_MAC* HmacMac() {
+  static EVP_MAC* mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+  return mac;
+}
 
-inline uint32_t Rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+// What a failed computation returns: logged, and bytes nobody can predict (see sha256.h).
+Digest Unpredictable(const char* what) {
+  unsigned long err = ERR_get_error();
+  char reason[256] = "no libcrypto error queued";
+  if (err != 0) ERR_error_string_n(err, reason, sizeof(reason));
+  ERR_clear_error();
+  SIEVE_WARN("libcrypto %s failed (%s): the bootstrap frame it covers will not verify", what,
+             reason);
+  Digest out{};
+  if (RAND_bytes(out.data(), static_cast<int>(out.size())) == 1) return out;
+  size_t got = 0;
+  while (got < out.size()) {
+    ssize_t r = getrandom(out.data() + got, out.size() - got, 0);
+    if (r > 0) got += static_cast<size_t>(r);
+    else if (errno != EINTR) break;
+  }
+  return out;
+}
 
 }  // namespace
 
-Sha256::Sha256() { std::memcpy(h_, kInit, sizeof(h_)); }
-
-void Sha256::Block(const uint8_t* p) {
-  uint32_t w[64];
-  for (int t = 0; t < 16; ++t) {
-    w[t] = (uint32_t{p[4 * t]} << 24) | (uint32_t{p[4 * t + 1]} << 16) |
-           (uint32_t{p[4 * t + 2]} << 8) | uint32_t{p[4 * t + 3]};
-  }
-  for (int t = 16; t < 64; ++t) {
-    uint32_t s0 = Rotr(w[t - 15], 7) ^ Rotr(w[t - 15], 18) ^ (w[t - 15] >> 3);
-    uint32_t s1 = Rotr(w[t - 2], 17) ^ Rotr(w[t - 2], 19) ^ (w[t - 2] >> 10);
-    w[t] = w[t - 16] + s0 + w[t - 7] + s1;
-  }
-  uint32_t a = h_[0], b = h_[1], c = h_[2], d = h_[3], e = h_[4], f = h_[5], g = h_[6], h = h_[7];
-  for (int t = 0; t < 64; ++t) {
-    uint32_t big_s1 = Rotr(e, 6) ^ Rotr(e, 11) ^ Rotr(e, 25);
-    uint32_t ch = (e & f) ^ (~e & g);
-    uint32_t t1 = h + big_s1 + ch + kRound[t] + w[t];
-    uint32_t big_s0 = Rotr(a, 2) ^ Rotr(a, 13) ^ Rotr(a, 22);
-    uint32_t maj = (a & b) ^ (a & c) ^ (b & c);
-    uint32_t t2 = big_s0 + maj;
-    h = g;
-    g = f;
-    f = e;
-    e = d + t1;
-    d = c;
-    c = b;
-    b = a;
-    a = t1 + t2;
-  }
-  h_[0] += a;
-  h_[1] += b;
-  h_[2] += c;
-  h_[3] += d;
-  h_[4] += e;
-  h_[5] += f;
-  h_[6] += g;
-  h_[7] += h;
+Sha256::Sha256() : ctx_(EVP_MD_CTX_new()), ok_(false) {
+  ok_ = ctx_ != nullptr && Sha256Md() != nullptr &&
+        EVP_DigestInit_ex2(ctx_, Sha256Md(), nullptr) == 1;
 }
 
+Sha256::~Sha256() { EVP_MD_CTX_free(ctx_); }
+
 void Sha256::Update(const void* data, size_t len) {
-  const uint8_t* p = static_cast<const uint8_t*>(data);
-  total_ += len;
-  if (buf_len_ > 0) {
-    size_t take = len < 64 - buf_len_ ? len : 64 - buf_len_;
-    std::memcpy(buf_ + buf_len_, p, take);
-    buf_len_ += take;
-    p += take;
-    len -= take;
-    if (buf_len_ < 64) return;
-    Block(buf_);
-    buf_len_ = 0;
-  }
-  for (; len >= 64; p += 64, len -= 64) Block(p);
-  if (len > 0) std::memcpy(buf_, p, len);
-  buf_len_ = len;
+  if (ok_ && len > 0) ok_ = EVP_DigestUpdate(ctx_, data, len) == 1;
 }
 
 Digest Sha256::Final() {
-  // Padding (5.1.1): a 1 bit, zeros up to 56 mod 64 bytes, then the bit length big-endian.
-  const uint64_t bits = total_ * 8;
-  const uint8_t one = 0x80, zero = 0;
-  Update(&one, 1);
-  while (buf_len_ != 56) Update(&zero, 1);
-  uint8_t len_be[8];
-  for (int i = 0; i < 8; ++i) len_be[i] = static_cast<uint8_t>(bits >> (56 - 8 * i));
-  Update(len_be, 8);
-  Digest out;
-  for (int i = 0; i < 8; ++i) {
-    out[4 * i] = static_cast<uint8_t>(h_[i] >> 24);
-    out[4 * i + 1] = static_cast<uint8_t>(h_[i] >> 16);
-    out[4 * i + 2] = static_cast<uint8_t>(h_[i] >> 8);
-    out[4 * i + 3] = static_cast<uint8_t>(h_[i]);
-  }
-  return out;
+  Digest out{};
+  unsigned int n = 0;
+  if (ok_ && EVP_DigestFinal_ex(ctx_, out.data(), &n) == 1 && n == out.size()) return out;
+  ok_ = false;
+  return Unpredictable("SHA-256");
 }
 
 Digest Sha256Of(const void* data, size_t len) {
@@ -114,34 +73,36 @@ Digest Sha256Of(const void* data, size_t len) {
   return s.Final();
 }
 
-HmacSha256::HmacSha256(const void* key, size_t key_len) {
-  uint8_t k[64] = {};
-  if (key_len > 64) {
-    Digest d = Sha256Of(key, key_len);
-    std::memcpy(k, d.data(), d.size());
-  } else if (key_len > 0) {
-    std::memcpy(k, key, key_len);
-  }
-  uint8_t ipad_key[64];
-  for (int i = 0; i < 64; ++i) {
-    ipad_key[i] = k[i] ^ 0x36;
-    opad_key_[i] = k[i] ^ 0x5c;
-  }
-  inner_.Update(ipad_key, sizeof(ipad_key));
+HmacSha256::HmacSha256(const void* key, size_t key_len) : ctx_(nullptr), ok_(false) {
+  if (HmacMac() == nullptr) return;
+  ctx_ = EVP_MAC_CTX_new(HmacMac());
+  if (ctx_ == nullptr) return;
+  char digest_name[] = "SHA256";
+  OSSL_PARAM params[] = {
+      OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest_name, 0),
+      OSSL_PARAM_construct_end()};
+  // An empty key is a valid HMAC key (RFC 2104); libcrypto wants a non-null pointer for it.
+  static const unsigned char kNoKey = 0;
+  const auto* k = key_len > 0 ? static_cast<const unsigned char*>(key) : &kNoKey;
+  ok_ = EVP_MAC_init(ctx_, k, key_len, params) == 1;
+}
+
+HmacSha256::~HmacSha256() { EVP_MAC_CTX_free(ctx_); }
+
+void HmacSha256::Update(const void* data, size_t len) {
+  if (ok_ && len > 0) ok_ = EVP_MAC_update(ctx_, static_cast<const unsigned char*>(data), len) == 1;
 }
 
 Digest HmacSha256::Final() {
-  Digest inner = inner_.Final();
-  Sha256 outer;
-  outer.Update(opad_key_, sizeof(opad_key_));
-  outer.Update(inner.data(), inner.size());
-  return outer.Final();
+  Digest out{};
+  size_t n = 0;
+  if (ok_ && EVP_MAC_final(ctx_, out.data(), &n, out.size()) == 1 && n == out.size()) return out;
+  ok_ = false;
+  return Unpredictable("HMAC-SHA-256");
 }
 
 bool ConstantTimeEqual(const uint8_t* a, const uint8_t* b, size_t n) {
-  volatile uint8_t diff = 0;
-  for (size_t i = 0; i < n; ++i) diff = diff | (a[i] ^ b[i]);
-  return diff == 0;
+  return CRYPTO_memcmp(a, b, n) == 0;
 }
 
 }  // namespace sieve::transport

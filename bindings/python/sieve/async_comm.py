@@ -23,6 +23,7 @@ import threading
 import weakref
 
 from . import _lib
+from ._args import c_int
 from .comm import Comm, unique_id_from_string, version
 from .errors import SieveError, check, SUCCESS, IN_PROGRESS, INVALID_USAGE
 
@@ -106,11 +107,12 @@ class AsyncComm:
     SLICE_MS = 100  # a waiting completion thread looks for an abort request this often
 
     def __init__(self, nranks, unique_id, rank, env=None, name=None):
+        nranks, rank = c_int(nranks, "nranks", "AsyncComm"), c_int(rank, "rank", "AsyncComm")
         uid = unique_id_from_string(unique_id) if isinstance(unique_id, str) else unique_id
         cfg = _lib.Config.non_blocking(version(), name)
         h = ctypes.c_void_p()
         with scoped_env(env or {}):
-            r = _lib.fn("sieveCommInitRankConfig")(ctypes.byref(h), int(nranks), uid, int(rank),
+            r = _lib.fn("sieveCommInitRankConfig")(ctypes.byref(h), nranks, uid, rank,
                                                     ctypes.byref(cfg))
         if r != IN_PROGRESS:
             check(r, "sieveCommInitRankConfig")

@@ -5,8 +5,9 @@ import ctypes
 import numpy as np
 
 from . import _lib
+from ._args import c_int, c_size, c_uint64
 from .buffers import view, writable
-from .errors import SieveError, check, INVALID_ARGUMENT, INVALID_USAGE
+from .errors import SieveArgumentError, SieveError, check, INVALID_ARGUMENT, INVALID_USAGE
 
 SUM, PROD, MAX, MIN, AVG = range(5)
 _OPS = {"sum": SUM, "prod": PROD, "max": MAX, "min": MIN, "avg": AVG}
@@ -14,12 +15,14 @@ _OPS = {"sum": SUM, "prod": PROD, "max": MAX, "min": MIN, "avg": AVG}
 MASK_STRICT, MASK_UNION = 0, 1
 
 
-def _op(op):
+def _op(op, where):
+    """An op name or sieveRedOp_t value; a value outside the five ops but within a C int is
+    left for the library to refuse (it names the value)."""
     if isinstance(op, str):
         if op.lower() not in _OPS:
-            raise SieveError(INVALID_ARGUMENT, "unknown op %r (sum, prod, max, min, avg)" % op)
+            raise SieveArgumentError("%s: unknown op %r (sum, prod, max, min, avg)" % (where, op))
         return _OPS[op.lower()]
-    return int(op)
+    return c_int(op, "op", where)
 
 
 def version():
@@ -58,9 +61,11 @@ class Comm:
         if _handle is None:
             if nranks is None or unique_id is None or rank is None:
                 raise SieveError(INVALID_ARGUMENT, "Comm(nranks, unique_id, rank) needs all three")
+            nranks = c_int(nranks, "nranks", "Comm")
+            rank = c_int(rank, "rank", "Comm")
             uid = unique_id_from_string(unique_id) if isinstance(unique_id, str) else unique_id
             h = ctypes.c_void_p()
-            check(_lib.lib.sieveCommInitRank(ctypes.byref(h), int(nranks), uid, int(rank)),
+            check(_lib.lib.sieveCommInitRank(ctypes.byref(h), nranks, uid, rank),
                   "sieveCommInitRank")
             _handle = h
         self._h = _handle
@@ -129,8 +134,9 @@ class Comm:
         return v.value
 
     def split(self, color, key=0):
+        color, key = c_int(color, "color", "split"), c_int(key, "key", "split")
         h = ctypes.c_void_p()
-        self._check(_lib.lib.sieveCommSplit(self._handle(), int(color), int(key), ctypes.byref(h)),
+        self._check(_lib.lib.sieveCommSplit(self._handle(), color, key, ctypes.byref(h)),
                     "sieveCommSplit")
         return Comm(_handle=h) if h.value else None
 
@@ -163,20 +169,23 @@ class Comm:
     # -- dense collectives (NCCL semantics) -------------------------------------------
     def all_reduce(self, send, recv=None, op="sum"):
         """recv = op over ranks of send (recv None: in place). Returns recv."""
+        op = _op(op, "all_reduce")
         sp, rp, n, t, recv = self._pair(send, recv, "all_reduce")
-        self._check(_lib.lib.sieveAllReduce(sp, rp, n, t, _op(op), self._handle(), None),
+        self._check(_lib.lib.sieveAllReduce(sp, rp, n, t, op, self._handle(), None),
                     "sieveAllReduce")
         return recv
 
     def broadcast(self, send, recv=None, root=0):
+        root = c_int(root, "root", "broadcast")
         sp, rp, n, t, recv = self._pair(send, recv, "broadcast")
-        self._check(_lib.lib.sieveBroadcast(sp, rp, n, t, int(root), self._handle(), None),
+        self._check(_lib.lib.sieveBroadcast(sp, rp, n, t, root, self._handle(), None),
                     "sieveBroadcast")
         return recv
 
     def reduce(self, send, recv=None, op="sum", root=0):
+        op, root = _op(op, "reduce"), c_int(root, "root", "reduce")
         sp, rp, n, t, recv = self._pair(send, recv, "reduce")
-        self._check(_lib.lib.sieveReduce(sp, rp, n, t, _op(op), int(root), self._handle(), None),
+        self._check(_lib.lib.sieveReduce(sp, rp, n, t, op, root, self._handle(), None),
                     "sieveReduce")
         return recv
 
@@ -188,19 +197,22 @@ class Comm:
 
     def reduce_scatter(self, send, recv, op="sum"):
         """recv on rank r = op over ranks of send's r-th slice of len(recv) elements."""
+        op = _op(op, "reduce_scatter")
         sp, rp, n, t, recv = self._pair(send, recv, "reduce_scatter", send_factor=self.size)
-        self._check(_lib.lib.sieveReduceScatter(sp, rp, n, t, _op(op), self._handle(), None),
+        self._check(_lib.lib.sieveReduceScatter(sp, rp, n, t, op, self._handle(), None),
                     "sieveReduceScatter")
         return recv
 
     def send(self, buf, peer):
+        peer = c_int(peer, "peer", "send")
         p, n, t = view(buf, "send")
-        self._check(_lib.lib.sieveSend(p, n, t, int(peer), self._handle(), None), "sieveSend")
+        self._check(_lib.lib.sieveSend(p, n, t, peer, self._handle(), None), "sieveSend")
 
     def recv(self, buf, peer):
+        peer = c_int(peer, "peer", "recv")
         writable(buf, "recv")
         p, n, t = view(buf, "recv")
-        self._check(_lib.lib.sieveRecv(p, n, t, int(peer), self._handle(), None), "sieveRecv")
+        self._check(_lib.lib.sieveRecv(p, n, t, peer, self._handle(), None), "sieveRecv")
         return buf
 
     # -- masked, ternary --------------------------------------------------------------
@@ -211,8 +223,9 @@ class Comm:
 
     def all_reduce_masked(self, send, mask, recv=None, op="sum"):
         """recv[j] = op over ranks of send[j] where the mask keeps j, else 0."""
+        op = _op(op, "all_reduce_masked")
         sp, rp, n, t, recv = self._pair(send, recv, "all_reduce_masked")
-        self._check(_lib.lib.sieveAllReduceMasked(sp, rp, n, t, _op(op), mask._handle(),
+        self._check(_lib.lib.sieveAllReduceMasked(sp, rp, n, t, op, mask._handle(),
                                                   self._handle(), None), "sieveAllReduceMasked")
         return recv
 
@@ -220,11 +233,15 @@ class Comm:
                            mask=None, error_feedback=False):
         """Unbiased stochastic ternary all-reduce (float32/float16/bfloat16, sum or avg).
         Every rank passes the same seed, step and block_size."""
-        sp, rp, n, t, recv = self._pair(send, recv, "all_reduce_ternary")
-        p = _lib.TernaryParams(int(seed), int(step), int(block_size),
+        where = "all_reduce_ternary"
+        op = _op(op, where)
+        seed, step = c_uint64(seed, "seed", where), c_uint64(step, "step", where)
+        block_size = c_size(block_size, "block_size", where)
+        sp, rp, n, t, recv = self._pair(send, recv, where)
+        p = _lib.TernaryParams(seed, step, block_size,
                                mask._handle() if mask is not None else None,
                                1 if error_feedback else 0)
-        self._check(_lib.lib.sieveAllReduceTernary(sp, rp, n, t, _op(op), ctypes.byref(p),
+        self._check(_lib.lib.sieveAllReduceTernary(sp, rp, n, t, op, ctypes.byref(p),
                                                    self._handle(), None),
                     "sieveAllReduceTernary")
         return recv
@@ -288,11 +305,14 @@ def _as_flags(sel, k, what):
             raise SieveError(INVALID_ARGUMENT, "%s has %d flags, the layout %d segments"
                              % (what, a.size, k))
         return a.reshape(-1)
+    if a.size and a.dtype.kind not in "iu":  # [] is "no segment"; 1.5 is no segment index
+        raise SieveArgumentError("%s: segment indices must be integers, got dtype %s"
+                                 % (what, a.dtype))
     flags = np.zeros(k, dtype=bool)
     for i in a.reshape(-1).tolist():
-        if not 0 <= int(i) < k:
-            raise SieveError(INVALID_ARGUMENT, "%s: segment %d outside [0, %d)" % (what, i, k))
-        flags[int(i)] = True
+        if not 0 <= i < k:
+            raise SieveArgumentError("%s: segment %d outside [0, %d)" % (what, i, k))
+        flags[i] = True
     return flags
 
 
@@ -305,10 +325,11 @@ class Mask:
     """A registered mask (sieveMask_t): collective to create, deregister() to free."""
 
     def __init__(self, comm, mask, policy=MASK_STRICT):
+        policy = c_int(policy, "policy", "register_mask")
         a = _mask_bytes(mask)
         h = ctypes.c_void_p()
         comm._check(_lib.lib.sieveMaskRegister(comm._handle(), a.ctypes.data, 1, a.size,
-                                               int(policy), ctypes.byref(h)), "sieveMaskRegister")
+                                               policy, ctypes.byref(h)), "sieveMaskRegister")
         self._h, self.count, self.comm = h, a.size, comm
 
     def _handle(self):
@@ -352,34 +373,46 @@ class Layout:
 
     @classmethod
     def from_segments(cls, comm, count, segments):
+        where = "register_layout"
+        count = c_size(count, "count", where)
         segs = list(segments)
-        arr = (_lib.Segment * max(1, len(segs)))()
+        nsegs = c_int(len(segs), "number of segments", where)
+        arr = (_lib.Segment * max(1, nsegs))()
         keep = []
         for i, (off, length, holders) in enumerate(segs):
-            hs = (ctypes.c_int * max(1, len(holders)))(*[int(r) for r in holders])
+            seg = "segment %d " % i
+            ranks = [c_int(r, seg + "holder", where) for r in holders]
+            hs = (ctypes.c_int * max(1, len(ranks)))(*ranks)
             keep.append(hs)
-            arr[i] = _lib.Segment(int(off), int(length), hs, len(holders))
+            arr[i] = _lib.Segment(c_size(off, seg + "offset", where),
+                                  c_size(length, seg + "length", where), hs,
+                                  c_int(len(ranks), seg + "number of holders", where))
         h = ctypes.c_void_p()
-        comm._check(_lib.fn("sieveLayoutRegister")(comm._handle(), int(count), arr, len(segs),
+        comm._check(_lib.fn("sieveLayoutRegister")(comm._handle(), count, arr, nsegs,
                                                     ctypes.byref(h)), "sieveLayoutRegister")
         return cls(comm, h, count)
 
     @classmethod
     def from_mask_matrix(cls, comm, matrix, block_size, count):
+        where = "layout_from_mask_matrix"
+        block_size = c_size(block_size, "block_size", where)
+        count = c_size(count, "count", where)
         m = np.ascontiguousarray(np.asarray(matrix) != 0, dtype=np.uint8)
         if m.ndim != 2 or m.shape[0] != comm.size:
             raise SieveError(INVALID_ARGUMENT, "mask matrix must be nranks (%d) x nblocks, got %s"
                              % (comm.size, m.shape))
         h = ctypes.c_void_p()
         comm._check(_lib.fn("sieveLayoutFromMaskMatrix")(
-            comm._handle(), m.ctypes.data, m.shape[1], int(block_size), int(count),
+            comm._handle(), m.ctypes.data, m.shape[1], block_size, count,
             ctypes.byref(h)), "sieveLayoutFromMaskMatrix")
         return cls(comm, h, count)
 
     @classmethod
     def equal_subnets(cls, comm, count, nsubnets):
+        count = c_size(count, "count", "layout_equal_subnets")
+        nsubnets = c_int(nsubnets, "nsubnets", "layout_equal_subnets")
         h = ctypes.c_void_p()
-        comm._check(_lib.fn("sieveLayoutEqualSubnets")(comm._handle(), int(count), int(nsubnets),
+        comm._check(_lib.fn("sieveLayoutEqualSubnets")(comm._handle(), count, nsubnets,
                                                         ctypes.byref(h)),
                     "sieveLayoutEqualSubnets")
         return cls(comm, h, count)

@@ -25,6 +25,22 @@ class SieveError(RuntimeError):
         super().__init__("%s: %s" % (self.name, message))
 
 
+class SieveArgumentError(SieveError, ValueError):
+    """An argument the Python layer refused before calling the library (sieveInvalidArgument);
+    also a ValueError."""
+
+    def __init__(self, message):
+        super().__init__(INVALID_ARGUMENT, message)
+
+
+class SieveRangeError(SieveArgumentError, OverflowError):
+    """An integer that does not fit the C type it would be passed as (never truncated)."""
+
+
+class SieveTypeError(SieveArgumentError, TypeError):
+    """A non-integer where the C call takes an integer (never truncated to one)."""
+
+
 def check(result, what, comm_handle=None):
     """Raises SieveError when `result` is not sieveSuccess, with the library's message."""
     if result == SUCCESS:

@@ -14,6 +14,7 @@ import torch
 from .. import _lib
 from ..async_comm import new_future
 from ..buffers import _TORCH
+from .._args import c_int, c_size, c_uint64
 from ..comm import _op
 
 SUPPORTED = ("all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
@@ -57,17 +58,24 @@ def all_reduce(pg, t, op, make_work):
     if o.ternary and t.dtype in (torch.float32, torch.float16, torch.bfloat16) and \
             op in ("sum", "avg") and n > 0:
         step, pg._ternary_step = pg._ternary_step, pg._ternary_step + 1
-        params = _lib.TernaryParams(o.seed, step, o.block_size, None, int(o.error_feedback))
+        where = "all_reduce (ternary)"
+        params = _lib.TernaryParams(c_uint64(o.seed, "seed", where),
+                                    c_uint64(step, "step", where),
+                                    c_size(o.block_size, "block_size", where), None,
+                                    int(o.error_feedback))
+        c_op = _op(op, where)
         return _issue(pg, "all_reduce", "sieveAllReduceTernary",
-                      lambda h: (p, p, n, dt, _op(op), ctypes.byref(params), h, s), [t],
+                      lambda h: (p, p, n, dt, c_op, ctypes.byref(params), h, s), [t],
                       make_work)
+    c_op = _op(op, "all_reduce")
     return _issue(pg, "all_reduce", "sieveAllReduce",
-                  lambda h: (p, p, n, dt, _op(op), h, s), [t], make_work)
+                  lambda h: (p, p, n, dt, c_op, h, s), [t], make_work)
 
 
 def broadcast(pg, t, root, make_work):
     p, n, dt = _ptr(t)
     s = _stream(t)
+    root = c_int(root, "root", "broadcast")
     return _issue(pg, "broadcast", "sieveBroadcast", lambda h: (p, p, n, dt, root, h, s), [t],
                   make_work)
 
@@ -75,7 +83,8 @@ def broadcast(pg, t, root, make_work):
 def reduce(pg, t, op, root, make_work):
     p, n, dt = _ptr(t)
     s = _stream(t)
-    return _issue(pg, "reduce", "sieveReduce", lambda h: (p, p, n, dt, _op(op), root, h, s),
+    c_op, root = _op(op, "reduce"), c_int(root, "root", "reduce")
+    return _issue(pg, "reduce", "sieveReduce", lambda h: (p, p, n, dt, c_op, root, h, s),
                   [t], make_work)
 
 
@@ -91,6 +100,7 @@ def reduce_scatter(pg, output, input, op, make_work):
     ip, _, dt = _ptr(input)
     op_, n, _ = _ptr(output)
     s = _stream(output)
+    c_op = _op(op, "reduce_scatter_tensor")
     return _issue(pg, "reduce_scatter_tensor", "sieveReduceScatter",
-                  lambda h: (ip, op_, n, dt, _op(op), h, s), [output], make_work)
+                  lambda h: (ip, op_, n, dt, c_op, h, s), [output], make_work)
 
