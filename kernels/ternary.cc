@@ -320,6 +320,26 @@ void TernaryUnpack(TernaryWork wt, const void* wire, size_t elems, int w, bool a
   });
 }
 
+void TernaryUnpackAt(TernaryWork wt, const void* wire, size_t first, size_t elems, int w,
+                     bool accumulate, void* work) {
+  const uint8_t* in = static_cast<const uint8_t*>(wire);
+  // Up to the next group boundary element by element, then whole groups.
+  const size_t head = std::min(elems, (kGroup - first % kGroup) % kGroup);
+  if (head > 0) {
+    int32_t v[kGroup];
+    TernaryUnpackGroup(in + first / kGroup * w, static_cast<int>(first % kGroup + head), w, v);
+    WithWork(wt, [&](auto t) {
+      using T = decltype(t);
+      T* out = static_cast<T*>(work);
+      for (size_t k = 0; k < head; ++k)
+        out[k] = static_cast<T>((accumulate ? out[k] : 0) + v[first % kGroup + k]);
+    });
+  }
+  if (elems == head) return;
+  TernaryUnpack(wt, in + (first + head) / kGroup * w, elems - head, w, accumulate,
+                static_cast<char*>(work) + head * static_cast<size_t>(wt));
+}
+
 void TernaryDequantizeRange(DType dtype, TernaryWork wt, const void* sums, size_t offset,
                             size_t elems, size_t block, const float* scales, int divisor,
                             void* out) {

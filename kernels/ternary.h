@@ -222,6 +222,9 @@ void TernaryPack(TernaryWork wt, const void* work, size_t elems, int w, void* wi
 // work = unpack_w(wire), or work += unpack_w(wire) when accumulate.
 void TernaryUnpack(TernaryWork wt, const void* wire, size_t elems, int w, bool accumulate,
                    void* work);
+// The same for elements first .. first+elems-1 of a longer wire image (any first).
+void TernaryUnpackAt(TernaryWork wt, const void* wire, size_t first, size_t elems, int w,
+                     bool accumulate, void* work);
 // out[i] = TernaryDequantizeOne(sums[i], scales[(offset + i) / block], divisor) rounded to
 // dtype, i < elems (out addresses the range).
 void TernaryDequantizeRange(DType dtype, TernaryWork wt, const void* sums, size_t offset,

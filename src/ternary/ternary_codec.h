@@ -12,15 +12,14 @@
 namespace sieve::algo {
 
 struct TernaryInput {
-  const void* data = nullptr;  // this rank's gradient
-  const uint32_t* idx = nullptr;   // when set, element j is data[idx[j]] (gathered by a mask)
-  kernels::DType dtype = kernels::DType::kFloat32;
-  size_t block = 2048;             // elements per scale block
-  const float* scales = nullptr;   // agreed s_b, one per block
-  kernels::PhiloxStream rng;       // (seed, rank, step) of this rank
+  // This rank's gradient, gathered through a mask when src.idx is set, with
+  // error feedback when src.residual is set (kernels::TernarySource says how:
+  // the pass that quantizes an element updates its residual; the ring and the
+  // tree read each element of the input once, so it is updated once).
+  kernels::TernarySource src;
   // When set: this rank's codes, already quantized (on a device, with the same
-  // rng and scales), one TernaryWork element of the codec's work type each;
-  // read instead of quantizing `data` (which is then unused).
+  // rng and scales), as the 2-bit wire image of every element; read instead of
+  // quantizing src.data (which is then unused).
   const void* quantized = nullptr;
 };
 
@@ -63,9 +62,8 @@ class TernaryCodec : public Codec {
 
  private:
   char* Work(size_t offset) const { return work_ + offset * static_cast<size_t>(wt_); }
-  const char* Quantized(size_t offset) const {
-    return static_cast<const char*>(in_.quantized) + offset * static_cast<size_t>(wt_);
-  }
+  // work = this rank's codes for the range (quantized beforehand).
+  void LoadCodes(size_t offset, size_t elems);
 
   TernaryInput in_;
   TernaryOutput out_;
