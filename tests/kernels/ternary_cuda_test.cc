@@ -7,6 +7,9 @@
 #include "support/gpu.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -209,6 +212,54 @@ TEST_P(TernaryCudaTest, GatheredAndScatteredMatchCpuBitForBit) {
     }
     ASSERT_EQ(dout.Get(), out) << density;
   }
+}
+
+// Elements whose 16 Philox bits tie with their level (the refinement decides)
+// and non-finite elements (NaN / infinity: a NaN scale for their block): the
+// device's scales, codes and results match the CPU's (a NaN matches a NaN).
+TEST_P(TernaryCudaTest, TiesAndNonFiniteInputMatchCpu) {
+  std::string why;
+  if (!HaveGpu(&why)) GTEST_SKIP() << "needs a GPU: " << why;
+  const DType dtype = GetParam();
+  const size_t count = 40007, block = 512;
+  const PhiloxStream rng{99, 4, 5};
+  std::vector<float> f(count);
+  for (size_t j = 0; j < count; ++j) {
+    const uint32_t h = PhiloxHalf(PhiloxOct(rng, j >> 3), j);
+    f[j] = (static_cast<float>(h) + 0.5f) / 65536.0f * (j % 2 == 0 ? 1.0f : -1.0f);
+  }
+  f[777] = std::numeric_limits<float>::quiet_NaN();
+  f[5000] = std::numeric_limits<float>::infinity();
+  f[count - 1] = -std::numeric_limits<float>::infinity();
+  std::vector<char> in(count * DTypeSize(dtype));
+  for (size_t j = 0; j < count; ++j) {
+    if (dtype == DType::kFloat32) reinterpret_cast<float*>(in.data())[j] = f[j];
+    if (dtype == DType::kFloat16) reinterpret_cast<uint16_t*>(in.data())[j] = FloatToHalf(f[j]);
+    if (dtype == DType::kBfloat16) reinterpret_cast<uint16_t*>(in.data())[j] = FloatToBf16(f[j]);
+  }
+  DeviceBuf din(in.data(), in.size());
+  const size_t nb = (count + block - 1) / block;
+  std::vector<float> scales(nb);
+  TernaryAbsMax(dtype, in.data(), count, block, scales.data());
+  EXPECT_TRUE(std::isnan(scales[777 / block]) && std::isnan(scales[5000 / block]) &&
+              std::isnan(scales[nb - 1]));
+  DeviceBuf dscales(nullptr, nb * sizeof(float));
+  ASSERT_EQ(TernaryAbsMaxCuda(dtype, din.p, nullptr, count, block, static_cast<float*>(dscales.p),
+                              nullptr), 0);
+  std::vector<char> got = dscales.Get();
+  for (size_t b = 0; b < nb; ++b) {
+    float g;
+    std::memcpy(&g, got.data() + 4 * b, 4);
+    ASSERT_TRUE((std::isnan(g) && std::isnan(scales[b])) || g == scales[b]) << b;
+  }
+  // With the agreed scales (here: upload the CPU's, NaN bits included).
+  DeviceBuf dsc(scales.data(), nb * sizeof(float));
+  std::vector<char> wire(TernaryPackedBytes(count, 2));
+  TernaryQuantizePack(dtype, in.data(), 0, count, block, scales.data(), rng, 2, wire.data());
+  DeviceBuf dwire(nullptr, wire.size());
+  ASSERT_EQ(TernaryQuantizePackCuda(dtype, din.p, nullptr, 0, count, block,
+                                    static_cast<const float*>(dsc.p), rng, 2, dwire.p, nullptr), 0);
+  ASSERT_EQ(dwire.Get(), wire);
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, TernaryCudaTest,
