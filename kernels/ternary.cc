@@ -369,6 +369,9 @@ void TernaryDequantizeScatter(DType dtype, TernaryWork wt, const void* sums, siz
   if (wt == TernaryWork::kInt8 && Isa() == CpuIsa::kAvx512)
     return simd::DequantizeScatterInt8Avx512(dtype, static_cast<const int8_t*>(sums), offset,
                                              block, scales, divisor, bits, begin, end, out);
+  if (wt == TernaryWork::kInt8 && Isa() == CpuIsa::kAvx2)
+    return simd::DequantizeScatterInt8Avx2(dtype, static_cast<const int8_t*>(sums), offset,
+                                           block, scales, divisor, bits, begin, end, out);
   WithLoader(dtype, [&](auto l) {
     WithWork(wt, [&](auto t) {
       using T = decltype(t);

@@ -322,6 +322,96 @@ SIEVE_AVX2 void Dequantize(const int8_t* sums, size_t offset, size_t elems, size
   }
 }
 
+// Lane i of the result: where bit i of m (< 256) lands in the packed row, i.e.
+// the number of bits of m below i (a nibble each in one 32-bit word per m).
+SIEVE_AVX2 __m256i ExpandIndex(uint32_t m) {
+  alignas(64) static const uint32_t kNibbles[256] = {
+#define SIEVE_N(m)                                                                              \
+  ((0u) | (static_cast<uint32_t>(__builtin_popcount((m) & 0x01u)) << 4) |                      \
+   (static_cast<uint32_t>(__builtin_popcount((m) & 0x03u)) << 8) |                             \
+   (static_cast<uint32_t>(__builtin_popcount((m) & 0x07u)) << 12) |                            \
+   (static_cast<uint32_t>(__builtin_popcount((m) & 0x0fu)) << 16) |                            \
+   (static_cast<uint32_t>(__builtin_popcount((m) & 0x1fu)) << 20) |                            \
+   (static_cast<uint32_t>(__builtin_popcount((m) & 0x3fu)) << 24) |                            \
+   (static_cast<uint32_t>(__builtin_popcount((m) & 0x7fu)) << 28))
+#define SIEVE_N4(m) SIEVE_N(m), SIEVE_N(m + 1), SIEVE_N(m + 2), SIEVE_N(m + 3)
+#define SIEVE_N16(m) SIEVE_N4(m), SIEVE_N4(m + 4), SIEVE_N4(m + 8), SIEVE_N4(m + 12)
+#define SIEVE_N64(m) SIEVE_N16(m), SIEVE_N16(m + 16), SIEVE_N16(m + 32), SIEVE_N16(m + 48)
+      SIEVE_N64(0u), SIEVE_N64(64u), SIEVE_N64(128u), SIEVE_N64(192u)
+#undef SIEVE_N64
+#undef SIEVE_N16
+#undef SIEVE_N4
+#undef SIEVE_N
+  };
+  const __m256i shifts = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+  return _mm256_and_si256(
+      _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(kNibbles[m])), shifts),
+      _mm256_set1_epi32(0xf));
+}
+
+// Per bitmap word of [begin, end): its kept values dequantized into a row, then
+// expanded eight positions at a time (a lane permute from a table of packed
+// indices, zeros where the bit is clear); positions outside the range are kept.
+template <class L>
+SIEVE_AVX2 void DequantizeScatter(const int8_t* sums, size_t offset, size_t block,
+                                  const float* scales, int divisor, const uint64_t* bits,
+                                  size_t begin, size_t end, void* out) {
+  const __m256 d = _mm256_set1_ps(static_cast<float>(divisor));
+  const __m256i select = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+  size_t k = 0;  // sums[k]: kept element offset + k
+  alignas(32) float vals[64 + 8];
+  alignas(32) float dense[64];
+  for (size_t j = begin; j < end;) {
+    const size_t base = j & ~size_t{63}, stop = std::min(end, base + 64);
+    uint64_t range = ~uint64_t{0} << (j - base);
+    if (stop - base < 64) range &= (uint64_t{1} << (stop - base)) - 1;
+    const uint64_t word = bits[base / 64] & range;
+    const int cnt = __builtin_popcountll(word);
+    for (int v = 0; v < cnt;) {  // the kept values, one scale run at a time
+      const size_t kk = k + static_cast<size_t>(v);
+      const float s = scales[(offset + kk) / block];
+      const int run = static_cast<int>(std::min<size_t>(cnt - v, block - (offset + kk) % block));
+      const __m256 sv = _mm256_set1_ps(s);
+      int e = 0;
+      for (; e + 8 <= run; e += 8) {
+        const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(sums + kk + e));
+        __m256 x = _mm256_mul_ps(sv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)));
+        if (divisor != 1) x = _mm256_div_ps(x, d);
+        _mm256_storeu_ps(vals + v + e, x);
+      }
+      for (; e < run; ++e) vals[v + e] = TernaryDequantizeOne(sums[kk + e], s, divisor);
+      v += run;
+    }
+    int at = 0;
+    for (int q = 0; q < 8; ++q) {
+      const uint32_t m = static_cast<uint32_t>(word >> (8 * q)) & 0xffu;
+      const __m256i lanes = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(static_cast<int>(m)), select), select);
+      const __m256 x = _mm256_permutevar8x32_ps(_mm256_loadu_ps(vals + at), ExpandIndex(m));
+      _mm256_store_ps(dense + 8 * q, _mm256_and_ps(x, _mm256_castsi256_ps(lanes)));
+      at += __builtin_popcount(m);
+    }
+    const size_t lo = j - base, hi = stop - base;
+    if (std::is_same<L, TernaryF32>::value) {
+      std::memcpy(static_cast<float*>(out) + base + lo, dense + lo, sizeof(float) * (hi - lo));
+    } else {
+      uint16_t* o = static_cast<uint16_t*>(out) + base;
+      size_t i = lo;
+      for (; i < hi && i % 8 != 0; ++i) L::Store(o, i, dense[i]);
+      for (; i + 8 <= hi; i += 8) {
+        const __m256 x = _mm256_load_ps(dense + i);
+        if (std::is_same<L, TernaryF16>::value) {
+          StoreHalf8(o + i, x);
+        } else {
+          StoreBf16x8(o + i, x);
+        }
+      }
+      for (; i < hi; ++i) L::Store(o, i, dense[i]);
+    }
+    k += static_cast<size_t>(cnt);
+    j = stop;
+  }
+}
+
 }  // namespace
 
 // The entry points: one instance of the batch loops per floating type.
@@ -373,6 +463,14 @@ SIEVE_AVX2_FN void DequantizeInt8Avx2(DType dtype, const int8_t* sums, size_t of
   SIEVE_BY_LOADER(dtype, (Dequantize<L>(sums, offset, elems, block, scales, divisor, out)));
 }
 
+SIEVE_AVX2_FN void DequantizeScatterInt8Avx2(DType dtype, const int8_t* sums, size_t offset,
+                                             size_t block, const float* scales, int divisor,
+                                             const uint64_t* bits, size_t begin, size_t end,
+                                             void* out) {
+  SIEVE_BY_LOADER(dtype, (DequantizeScatter<L>(sums, offset, block, scales, divisor, bits, begin,
+                                               end, out)));
+}
+
 #undef SIEVE_BY_LOADER
 
 }  // namespace sieve::kernels::simd
@@ -387,6 +485,8 @@ void FeedbackUpdateAvx2(const TernarySource&, size_t, float*) {}
 void PackInt8Avx2(const int8_t*, size_t, int, uint8_t*) {}
 void UnpackInt8Avx2(const uint8_t*, size_t, int, bool, int8_t*) {}
 void DequantizeInt8Avx2(DType, const int8_t*, size_t, size_t, size_t, const float*, int, void*) {}
+void DequantizeScatterInt8Avx2(DType, const int8_t*, size_t, size_t, const float*, int,
+                               const uint64_t*, size_t, size_t, void*) {}
 }  // namespace sieve::kernels::simd
 
 #endif

@@ -32,7 +32,11 @@ SIEVE_TERNARY_SIMD_ENTRIES(Avx512)
 
 #undef SIEVE_TERNARY_SIMD_ENTRIES
 
-// TernaryDequantizeScatter with int8 sums: AVX-512 expands 16 kept values at a time.
+// TernaryDequantizeScatter with int8 sums: AVX-512 expands 16 kept values at a
+// time, AVX2 eight through a lane permute.
+void DequantizeScatterInt8Avx2(DType dtype, const int8_t* sums, size_t offset, size_t block,
+                               const float* scales, int divisor, const uint64_t* bits,
+                               size_t begin, size_t end, void* out);
 void DequantizeScatterInt8Avx512(DType dtype, const int8_t* sums, size_t offset, size_t block,
                                  const float* scales, int divisor, const uint64_t* bits,
                                  size_t begin, size_t end, void* out);
