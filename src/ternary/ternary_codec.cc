@@ -5,6 +5,7 @@
 // repack sums; the last hop dequantizes.
 #include "ternary/ternary_codec.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/masked_pack.h"
@@ -63,11 +64,31 @@ void TernaryCodec::LoadInput(size_t offset, size_t elems) {
 }
 
 void TernaryCodec::Decode(size_t offset, size_t elems, const void* wire) {
-  kernels::TernaryUnpack(wt_, wire, elems, TernaryBits(nranks_), /*accumulate=*/false,
-                         Work(offset));
+  const int w = TernaryBits(nranks_);
+  const uint8_t* in = static_cast<const uint8_t*>(wire);
+  if (out_.data == nullptr) {
+    kernels::TernaryUnpack(wt_, in, elems, w, /*accumulate=*/false, Work(offset));
+    return;
+  }
+  constexpr size_t kChunk = 4096;  // elements (a multiple of 8: wire groups stay whole)
+  for (size_t i = 0; i < elems; i += kChunk) {
+    const size_t n = std::min(kChunk, elems - i);
+    kernels::TernaryUnpack(wt_, in + i / 8 * static_cast<size_t>(w), n, w, /*accumulate=*/false,
+                           Work(offset + i));
+    Dequantize(offset + i, n);
+  }
+  decoded_offset_ = offset, decoded_elems_ = elems, decoded_ = true;
 }
 
 void TernaryCodec::Deliver(size_t offset, size_t elems) {
+  if (decoded_ && offset == decoded_offset_ && elems == decoded_elems_) {
+    decoded_ = false;  // Decode delivered it
+    return;
+  }
+  Dequantize(offset, elems);
+}
+
+void TernaryCodec::Dequantize(size_t offset, size_t elems) {
   if (out_.data == nullptr) return;  // the sums stay in work for the caller
   if (out_.bits == nullptr) {
     char* out = static_cast<char*>(out_.data) + offset * kernels::DTypeSize(in_.src.dtype);

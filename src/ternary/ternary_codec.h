@@ -53,6 +53,9 @@ class TernaryCodec : public Codec {
   void LoadInput(size_t offset, size_t elems) override;
   void Finalize(size_t, size_t) override {}
   void* DirectTarget(size_t, size_t) override { return nullptr; }
+  // work = the final sums; with an output, dequantized into it in the same
+  // pass, a few thousand elements at a time while they are in cache (so the
+  // Deliver that follows for this range has nothing left to do).
   void Decode(size_t offset, size_t elems, const void* wire) override;
   // Dequantize (fused with the mask's unpack and zero-fill, and the average's
   // division) of the final sums of the range into the output.
@@ -64,12 +67,17 @@ class TernaryCodec : public Codec {
   char* Work(size_t offset) const { return work_ + offset * static_cast<size_t>(wt_); }
   // work = this rank's codes for the range (quantized beforehand).
   void LoadCodes(size_t offset, size_t elems);
+  // The dequantization of Deliver.
+  void Dequantize(size_t offset, size_t elems);
 
   TernaryInput in_;
   TernaryOutput out_;
   char* work_;
   int nranks_;
   kernels::TernaryWork wt_;
+  // The range Decode already delivered, until its Deliver.
+  size_t decoded_offset_ = 0, decoded_elems_ = 0;
+  bool decoded_ = false;
 };
 
 }  // namespace sieve::algo
