@@ -36,8 +36,9 @@ const char* sieveGetErrorString(sieveResult_t result) {
   }
 }
 
-const char* sieveGetLastError(sieveComm_t comm) {
-  if (comm != nullptr && comm->magic == kSieveCommMagic) {
+const char* sieveGetLastError(sieveComm_t handle) {
+  std::shared_ptr<sieve::CommHandle> comm;
+  if (handle != nullptr && sieve::LookupComm(handle, &comm).ok()) {
     // Copied to thread-local storage so the pointer stays valid after later errors.
     static thread_local std::string copy;
     if (sieve::Comm* impl = comm->Impl()) {
@@ -52,11 +53,11 @@ const char* sieveGetLastError(sieveComm_t comm) {
   return sieve::ThreadLastError();
 }
 
-sieveResult_t sieveCommGetAsyncError(sieveComm_t comm, sieveResult_t* asyncError) {
+sieveResult_t sieveCommGetAsyncError(sieveComm_t handle, sieveResult_t* asyncError) {
   return sieve::Guard(nullptr, "sieveCommGetAsyncError", [&]() -> sieve::Status {
     if (asyncError == nullptr) return sieve::Status::InvalidArgument("asyncError is NULL");
-    if (comm == nullptr || comm->magic != kSieveCommMagic)
-      return sieve::Status::InvalidArgument("comm is not a live communicator");
+    std::shared_ptr<sieve::CommHandle> comm;
+    SIEVE_RETURN_IF_ERROR(sieve::LookupComm(handle, &comm));
     if (comm->Busy()) {
       *asyncError = sieveInProgress;
     } else if (sieve::Comm* impl = comm->Impl()) {
@@ -69,13 +70,13 @@ sieveResult_t sieveCommGetAsyncError(sieveComm_t comm, sieveResult_t* asyncError
   });
 }
 
-sieveResult_t sieveCommGetCounters(sieveComm_t comm, sieveCounters_t* counters) {
+sieveResult_t sieveCommGetCounters(sieveComm_t handle, sieveCounters_t* counters) {
   return sieve::Guard(nullptr, "sieveCommGetCounters", [&]() -> sieve::Status {
     if (counters == nullptr) return sieve::Status::InvalidArgument("counters is NULL");
-    if (comm == nullptr || comm->magic != kSieveCommMagic)
-      return sieve::Status::InvalidArgument("comm is not a live communicator");
+    std::shared_ptr<sieve::CommHandle> comm;
+    SIEVE_RETURN_IF_ERROR(sieve::LookupComm(handle, &comm));
     // Counters are written by the background work: read them once it is done.
-    sieve::Comm* impl = sieve::IdleImpl(comm);
+    sieve::Comm* impl = sieve::IdleImpl(handle);
     if (impl == nullptr)
       return sieve::Status::InvalidUsage(
           comm->Busy() ? "a non-blocking operation is in progress; poll sieveCommGetAsyncError first"

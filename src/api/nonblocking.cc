@@ -23,7 +23,7 @@ Comm::BackgroundSubmit MakeSubmitter(BackgroundWorker* worker, std::shared_ptr<A
     state->pending.fetch_add(1);
     worker->Submit([state, comm, op = std::move(op)] {
       Status result;
-      Guard(comm, "non-blocking operation", [&] {
+      GuardBackground(comm, "non-blocking operation", [&] {
         result = op();
         return result;
       });
@@ -35,7 +35,7 @@ Comm::BackgroundSubmit MakeSubmitter(BackgroundWorker* worker, std::shared_ptr<A
 
 // The last step of a background creation: the handle gets its communicator
 // (or the error), unless an abort freed the handle meanwhile.
-void Publish(sieveComm* handle, AsyncState& state, std::unique_ptr<Comm> created,
+void Publish(CommHandle* handle, AsyncState& state, std::unique_ptr<Comm> created,
              const Status& status) {
   std::lock_guard<std::mutex> lock(state.mu);
   if (state.abandoned) {
@@ -80,22 +80,22 @@ Status ReadCommConfig(const sieveConfig_t* config, CommOptions* out) {
   return Status::OK();
 }
 
-sieveComm* NewReadyHandle(std::unique_ptr<Comm> impl) {
-  auto handle = std::make_unique<sieveComm>();
+sieveComm_t NewReadyHandle(std::unique_ptr<Comm> impl) {
+  auto handle = std::make_shared<CommHandle>();
   handle->live.store(impl.get(), std::memory_order_release);
   handle->impl = std::move(impl);
-  return handle.release();
+  return LiveComms().Publish(std::move(handle));
 }
 
-sieveComm* NewPendingHandle(int rank, int size) {
-  auto handle = std::make_unique<sieveComm>();
+std::shared_ptr<CommHandle> NewPendingHandle(int rank, int size) {
+  auto handle = std::make_shared<CommHandle>();
   handle->worker = std::make_unique<BackgroundWorker>();
   handle->pending_rank = rank;
   handle->pending_size = size;
-  return handle.release();
+  return handle;
 }
 
-void CreateInBackground(BackgroundWorker* worker, sieveComm* handle,
+void CreateInBackground(BackgroundWorker* worker, CommHandle* handle,
                         std::vector<std::shared_ptr<AsyncState>> holds, CreateFn create) {
   for (const auto& state : holds) state->pending.fetch_add(1);
   std::shared_ptr<AsyncState> own = handle != nullptr ? handle->async : nullptr;
@@ -111,13 +111,13 @@ void CreateInBackground(BackgroundWorker* worker, sieveComm* handle,
   });
 }
 
-void FinishBackground(sieveComm* comm) {
+void FinishBackground(CommHandle* comm) {
   // Background work of this communicator may run on another's thread (a split).
   while (comm->Busy()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   comm->worker.reset();
 }
 
-bool AbandonBackground(sieveComm* comm, double deadline_s) {
+bool AbandonBackground(CommHandle* comm, double deadline_s) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(deadline_s);
   {
     std::lock_guard<std::mutex> lock(comm->async->mu);

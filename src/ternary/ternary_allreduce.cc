@@ -38,7 +38,7 @@ Status AgreeOnScales(Comm& comm, const TernaryArgs& a, const kernels::TernarySou
   kernels::TernaryAbsMax(src, elems, scales->data());
   const double absmax_ms = MsSince(start);
   const Clock::time_point agreeing = Clock::now();
-  Status st = TernaryAgreeScales(comm, scales->data(), scales->size());
+  Status st = TernaryAgreeScales(comm, a, scales->data(), scales->size());
   SIEVE_TRACE(kLogColl, "ternary scales: abs-max %.2f ms, all-reduce-max of %zu %.2f ms",
               absmax_ms, scales->size(), MsSince(agreeing));
   return st;
@@ -61,14 +61,8 @@ Status Exchange(Comm& comm, const TernaryArgs& a, algo::TernaryCodec& codec, siz
                 bool tree) {
   const int n = comm.size();
   uint32_t seq = comm.NextSeq();
-  algo::OpFingerprint fp;
-  fp.kind = algo::OpKind::kTernaryAllReduce;
-  fp.count = elems;
-  fp.dtype = static_cast<uint8_t>(a.base.dtype);
-  fp.op = static_cast<uint8_t>(a.base.op);
+  algo::OpFingerprint fp = TernaryFingerprint(a);
   fp.algo = tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing;
-  // Seed, step and block must agree, or the ranks' codes do not add up.
-  fp.mode = a.seed * 0x9e3779b97f4a7c15ull ^ (a.step << 20) ^ a.block;
   algo::Channel ch = comm.MakeChannel(fp, seq);
   const size_t segment_bytes = SegmentWireBytes(comm, codec, a.base.dtype);
   const Clock::time_point start = Clock::now();
@@ -150,15 +144,28 @@ Status HierTernary(Comm& comm, const TernaryArgs& a) {
 
 }  // namespace
 
+algo::OpFingerprint TernaryFingerprint(const TernaryArgs& a) {
+  algo::OpFingerprint fp;
+  fp.kind = algo::OpKind::kTernaryAllReduce;
+  fp.count = a.mask_idx != nullptr ? a.mask_nnz : a.base.count;  // the elements quantized
+  fp.dtype = static_cast<uint8_t>(a.base.dtype);
+  fp.op = static_cast<uint8_t>(a.base.op);
+  // Seed, step and block must agree, or the ranks' codes do not add up.
+  fp.mode = algo::TernaryMode(a.seed, a.step, a.block);
+  return fp;
+}
+
 // A NaN scale (non-finite input) must win the max on every rank whatever the
 // order of the hops, which the dense max (a > b ? a : b) does not promise for
 // NaN: it travels as +infinity, which no finite scale exceeds, and comes back.
-Status TernaryAgreeScales(Comm& comm, float* scales, size_t nblocks) {
+Status TernaryAgreeScales(Comm& comm, const TernaryArgs& a, float* scales, size_t nblocks) {
   if (comm.size() == 1) return Status::OK();
+  const algo::OpFingerprint call = TernaryFingerprint(a);
   const float inf = std::numeric_limits<float>::infinity();
   for (size_t b = 0; b < nblocks; ++b)
     if (!(scales[b] < inf)) scales[b] = inf;  // NaN or +infinity
   CollArgs max;
+  max.call = &call;
   max.send = scales;
   max.recv = scales;
   max.count = nblocks;
