@@ -7,8 +7,10 @@
 //
 // Families: reduce (a op b), avg division, coverage division (SDP/D2FT), masked pack /
 // gather+reduce (the first hop's partial sum) / unpack, ternary absmax / quantize+pack /
-// quantize+add (partial sum) / pack / unpack+accumulate (partial-sum add) / dequantize, error
-// feedback apply / update.
+// quantize+add (partial sum) / pack / unpack+accumulate (partial-sum add) / unpack (final
+// sums) / dequantize, with error feedback fused (absmax, quantize+pack, and one rank's whole
+// encode with and without it), masked+ternary (gathered absmax and quantize+pack, dequantize
+// with scatter and zero-fill), and the split feedback passes the device path uses.
 #include <benchmark/benchmark.h>
 #include <time.h>
 
@@ -163,11 +165,12 @@ BENCHMARK(BM_ReferenceFloat32Sum)->Apply(Sizes);
 BENCHMARK(BM_DivideByFloat32)->Apply(Sizes);
 BENCHMARK(BM_SumDivideFloat32)->Apply(Sizes);
 
-// ---- masked: a 64 MiB float32 buffer at density range(0)/100; `bytes` = the dense buffer.
+// ---- masked: a float32 buffer of range(1) bytes (64 MiB or 1 MiB) at density
+// range(0)/100; `bytes` = the dense buffer.
 constexpr size_t kDenseBytes = 64 << 20;
 
 struct MaskedBuffers {
-  explicit MaskedBuffers(int percent) : dense(kDenseBytes / 4), out(kDenseBytes / 4) {
+  MaskedBuffers(int percent, size_t bytes) : dense(bytes / 4), out(bytes / 4) {
     const size_t count = dense.size();
     bits.assign((count + 63) / 64, 0);
     uint64_t x = 88172645463325252ull;
@@ -186,25 +189,25 @@ struct MaskedBuffers {
   std::vector<uint32_t> idx;
 };
 
-void BM_MaskedPack64M(benchmark::State& state) {
-  MaskedBuffers buf(static_cast<int>(state.range(0)));
-  RunVsMemcpy(state, kDenseBytes, [&] {
+void BM_MaskedPack(benchmark::State& state) {
+  MaskedBuffers buf(static_cast<int>(state.range(0)), static_cast<size_t>(state.range(1)));
+  RunVsMemcpy(state, buf.dense.size() * 4, [&] {
     MaskedPack(4, buf.dense.data(), buf.idx.data(), buf.idx.size(), buf.packed.data());
   });
 }
 
 // Partial-sum add of the masked ring's first hop: out[k] = in[idx[k]] + wire[k].
-void BM_MaskedGatherReduce64M(benchmark::State& state) {
-  MaskedBuffers buf(static_cast<int>(state.range(0)));
-  RunVsMemcpy(state, kDenseBytes, [&] {
+void BM_MaskedGatherReduce(benchmark::State& state) {
+  MaskedBuffers buf(static_cast<int>(state.range(0)), static_cast<size_t>(state.range(1)));
+  RunVsMemcpy(state, buf.dense.size() * 4, [&] {
     MaskedGatherReduce(DType::kFloat32, RedOp::kSum, buf.dense.data(), buf.idx.data(),
                        buf.wire.data(), buf.packed.data(), buf.idx.size());
   });
 }
 
-void BM_MaskedUnpack64M(benchmark::State& state) {
-  MaskedBuffers buf(static_cast<int>(state.range(0)));
-  RunVsMemcpy(state, kDenseBytes, [&] {
+void BM_MaskedUnpack(benchmark::State& state) {
+  MaskedBuffers buf(static_cast<int>(state.range(0)), static_cast<size_t>(state.range(1)));
+  RunVsMemcpy(state, buf.dense.size() * 4, [&] {
     MaskedUnpack(4, buf.packed.data(), buf.bits.data(), buf.dense.size(), buf.out.data());
   });
 }
@@ -217,10 +220,16 @@ void BM_Memcpy(benchmark::State& state) {
   });  // ~100% by construction: the yardstick's own noise
 }
 
+// Densities 10/50/90% at 64 MiB and 1 MiB.
+void MaskedArgs(benchmark::internal::Benchmark* b) {
+  for (int64_t bytes : {int64_t{1} << 20, int64_t{kDenseBytes}})
+    for (int64_t percent : {10, 50, 90}) b->Args({percent, bytes});
+}
+
 BENCHMARK(BM_Memcpy)->Arg(1 << 20)->Arg(kDenseBytes);
-BENCHMARK(BM_MaskedPack64M)->Arg(10)->Arg(50)->Arg(90);
-BENCHMARK(BM_MaskedGatherReduce64M)->Arg(10)->Arg(50)->Arg(90);
-BENCHMARK(BM_MaskedUnpack64M)->Arg(10)->Arg(50)->Arg(90);
+BENCHMARK(BM_MaskedPack)->Apply(MaskedArgs);
+BENCHMARK(BM_MaskedGatherReduce)->Apply(MaskedArgs);
+BENCHMARK(BM_MaskedUnpack)->Apply(MaskedArgs);
 
 // ---- ternary: float32 input of range(0) bytes, block 2048, 4 ranks (partial sums of up
 // to 4 in int8 work words, 3-bit wire after the first hop); `bytes` = the float32 buffer.
@@ -295,6 +304,42 @@ void BM_TernaryDequantize(benchmark::State& state) {
   });
 }
 
+// Error feedback as the host all-reduce runs it: fused into the abs-max (reads the
+// residual) and into quantize + pack (reads and rewrites it), no separate pass.
+void BM_TernaryAbsMaxFeedback(benchmark::State& state) {
+  TernaryBuffers t(static_cast<size_t>(state.range(0)));
+  std::vector<float> residual(t.count, 0.01f);
+  TernarySource src = TernarySourceOf(DType::kFloat32, t.in.data(), nullptr, kBlock, nullptr);
+  src.residual = residual.data();
+  RunVsMemcpy(state, t.count * 4, [&] { TernaryAbsMax(src, t.count, t.scales.data()); });
+}
+
+void BM_TernaryQuantizePackFeedback(benchmark::State& state) {
+  TernaryBuffers t(static_cast<size_t>(state.range(0)));
+  std::vector<float> residual(t.count, 0.0f);
+  TernarySource src =
+      TernarySourceOf(DType::kFloat32, t.in.data(), nullptr, kBlock, t.scales.data(), t.rng);
+  src.residual = residual.data();
+  // The residual evolves call to call as in training (bounded: e stays within the scale).
+  RunVsMemcpy(state, t.count * 4, [&] { TernaryQuantizePack(src, 0, t.count, 2, t.wire.data()); });
+}
+
+// What error feedback adds to one rank's encode: abs-max + quantize + pack, without
+// and with the residual (the decode side is the same either way).
+void BM_TernaryEncode(benchmark::State& state) {
+  TernaryBuffers t(static_cast<size_t>(state.range(0)));
+  const bool feedback = state.range(1) != 0;
+  std::vector<float> residual(t.count, 0.0f);
+  TernarySource src =
+      TernarySourceOf(DType::kFloat32, t.in.data(), nullptr, kBlock, t.scales.data(), t.rng);
+  if (feedback) src.residual = residual.data();
+  RunVsMemcpy(state, t.count * 4, [&] {
+    TernaryAbsMax(src, t.count, t.scales.data());
+    TernaryQuantizePack(src, 0, t.count, 2, t.wire.data());
+  });
+}
+
+// The split form of the device path (kept for it): add-and-round, then re-quantize.
 void BM_TernaryFeedbackApply(benchmark::State& state) {
   TernaryBuffers t(static_cast<size_t>(state.range(0)));
   std::vector<float> residual(t.count, 0.0f);
@@ -312,29 +357,47 @@ void BM_TernaryFeedbackUpdate(benchmark::State& state) {
   });
 }
 
+// The all-gather's receive: the final sums (4 ranks: 4 bits) into work.
+void BM_TernaryUnpack(benchmark::State& state) {
+  TernaryBuffers t(static_cast<size_t>(state.range(0)));
+  std::vector<uint8_t> wire(TernaryPackedBytes(t.count, 4), 0x3c);
+  RunVsMemcpy(state, t.count * 4, [&] {
+    TernaryUnpack(TernaryWork::kInt8, wire.data(), t.count, 4, false, t.work.data());
+  });
+}
+
 // Masked + ternary, fused: the first hop gathers the kept elements (density 50%)
 // inside quantize + pack, the last hop dequantizes into the dense output with
 // unpack and zero-fill; `bytes` = the dense float32 buffer.
-void BM_TernaryQuantizePackMasked64M(benchmark::State& state) {
-  MaskedBuffers buf(static_cast<int>(state.range(0)));
+void BM_TernaryQuantizePackMasked(benchmark::State& state) {
+  MaskedBuffers buf(static_cast<int>(state.range(0)), static_cast<size_t>(state.range(1)));
   const size_t nnz = buf.idx.size();
   std::vector<float> scales((nnz + kBlock - 1) / kBlock + 1);
   TernaryAbsMax(DType::kFloat32, buf.dense.data(), buf.idx.data(), nnz, kBlock, scales.data());
   std::vector<uint8_t> wire(TernaryPackedBytes(nnz, 2) + 1);
   PhiloxStream rng{1, 0, 0};
-  RunVsMemcpy(state, kDenseBytes, [&] {
+  RunVsMemcpy(state, buf.dense.size() * 4, [&] {
     TernaryQuantizePack(DType::kFloat32, buf.dense.data(), buf.idx.data(), 0, nnz, kBlock,
                         scales.data(), rng, 2, wire.data());
   });
 }
 
-void BM_TernaryDequantizeScatter64M(benchmark::State& state) {
-  MaskedBuffers buf(static_cast<int>(state.range(0)));
+void BM_TernaryAbsMaxMasked(benchmark::State& state) {
+  MaskedBuffers buf(static_cast<int>(state.range(0)), static_cast<size_t>(state.range(1)));
+  const size_t nnz = buf.idx.size();
+  std::vector<float> scales((nnz + kBlock - 1) / kBlock + 1);
+  RunVsMemcpy(state, buf.dense.size() * 4, [&] {
+    TernaryAbsMax(DType::kFloat32, buf.dense.data(), buf.idx.data(), nnz, kBlock, scales.data());
+  });
+}
+
+void BM_TernaryDequantizeScatter(benchmark::State& state) {
+  MaskedBuffers buf(static_cast<int>(state.range(0)), static_cast<size_t>(state.range(1)));
   const size_t nnz = buf.idx.size();
   std::vector<float> scales((nnz + kBlock - 1) / kBlock + 1, 0.5f);
   std::vector<int8_t> sums(nnz + 1);
   for (size_t k = 0; k < nnz; ++k) sums[k] = static_cast<int8_t>(k % 9) - 4;
-  RunVsMemcpy(state, kDenseBytes, [&] {
+  RunVsMemcpy(state, buf.dense.size() * 4, [&] {
     TernaryDequantizeScatter(DType::kFloat32, TernaryWork::kInt8, sums.data(), 0, kBlock,
                              scales.data(), 4, buf.bits.data(), 0, buf.dense.size(),
                              buf.out.data());
@@ -342,14 +405,23 @@ void BM_TernaryDequantizeScatter64M(benchmark::State& state) {
 }
 
 void TernarySizes(benchmark::internal::Benchmark* b) { b->Arg(1 << 20)->Arg(kDenseBytes); }
+void MaskedTernaryArgs(benchmark::internal::Benchmark* b) {
+  b->Args({50, 1 << 20})->Args({50, kDenseBytes});
+}
 
 BENCHMARK(BM_TernaryAbsMax)->Apply(TernarySizes);
+BENCHMARK(BM_TernaryAbsMaxFeedback)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryQuantizePack)->Apply(TernarySizes);
-BENCHMARK(BM_TernaryQuantizePackMasked64M)->Arg(50);
-BENCHMARK(BM_TernaryDequantizeScatter64M)->Arg(50);
+BENCHMARK(BM_TernaryQuantizePackFeedback)->Apply(TernarySizes);
+BENCHMARK(BM_TernaryEncode)->Args({1 << 20, 0})->Args({1 << 20, 1})->Args({kDenseBytes, 0})
+    ->Args({kDenseBytes, 1});
+BENCHMARK(BM_TernaryAbsMaxMasked)->Apply(MaskedTernaryArgs);
+BENCHMARK(BM_TernaryQuantizePackMasked)->Apply(MaskedTernaryArgs);
+BENCHMARK(BM_TernaryDequantizeScatter)->Apply(MaskedTernaryArgs);
 BENCHMARK(BM_TernaryQuantizeAdd)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryPack)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryUnpackAccumulate)->Apply(TernarySizes);
+BENCHMARK(BM_TernaryUnpack)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryDequantize)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryFeedbackApply)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryFeedbackUpdate)->Apply(TernarySizes);

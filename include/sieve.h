@@ -346,10 +346,18 @@ typedef struct {
 /* Unbiased stochastic ternary all-reduce (float32/float16/bfloat16; sum or avg).
  * Per block b of block_size elements, s_b = max over ranks of max |sendbuff| in b;
  * rank r sends q_r[j] = sign(g) * [u < |g| / s_b] in {-1, 0, +1}, u uniform in
- * [0, 1) from Philox (seed, r, step, j); Q[j] = sum_r q_r[j] is summed exactly
- * (partial sums of k ranks travel in ceil(log2(2k+1)) bits);
- * recvbuff[j] = s_b * Q[j] (sum) or s_b * Q[j] / nranks (avg), in float32, then
- * rounded to datatype. count must be below 2^34. */
+ * [0, 1) with 32 bits of resolution from Philox (seed, r, step, j) (16 bits per
+ * element, 16 more only when those tie), so P(q != 0) = |g| / s_b to within 2^-32;
+ * Q[j] = sum_r q_r[j] is summed exactly (partial sums of k ranks travel in
+ * ceil(log2(2k+1)) bits); recvbuff[j] = s_b * Q[j] (sum) or s_b * Q[j] / nranks
+ * (avg), in float32, then rounded to datatype. count must be below 2^34.
+ * Non-finite input: if any rank's block b holds a NaN or an infinity (in
+ * sendbuff, or in g + e with error feedback), s_b is NaN on every rank and every
+ * element of block b in recvbuff is NaN (under a mask: every kept element of the
+ * block; masked-out elements stay 0), so a diverged job sees NaN, as with a
+ * dense all-reduce. The call still succeeds. With error feedback the residuals
+ * of that block become NaN too, so later calls on the same buffer keep giving
+ * NaN there (residuals live as long as the communicator). */
 sieveResult_t sieveAllReduceTernary(const void* sendbuff, void* recvbuff, size_t count,
                                     sieveDataType_t datatype, sieveRedOp_t op,
                                     const sieveTernaryParams_t* params, sieveComm_t comm,

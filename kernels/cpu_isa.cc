@@ -12,10 +12,13 @@ std::atomic<int> g_limit{static_cast<int>(CpuIsa::kAvx512)};
 CpuIsa Probe() {
 #if defined(__x86_64__) && !defined(__CUDACC__)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi2"))
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") &&
+                    __builtin_cpu_supports("popcnt");
+  if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi") &&
+      __builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("bmi2"))
     return CpuIsa::kAvx512;
-  if (__builtin_cpu_supports("avx2")) return CpuIsa::kAvx2;
+  if (avx2) return CpuIsa::kAvx2;
 #endif
   return CpuIsa::kPortable;
 }

@@ -9,8 +9,9 @@ namespace sieve::kernels {
 // Ordered: each level implies the ones below it.
 enum class CpuIsa : int {
   kPortable = 0,  // plain C++ (whatever the compiler makes of it)
-  kAvx2 = 1,      // AVX2
-  kAvx512 = 2,    // AVX-512 F, BW, VL and VBMI2 (expand of every element width)
+  kAvx2 = 1,      // AVX2 with F16C (every AVX2 CPU has it) and POPCNT
+  kAvx512 = 2,    // AVX-512 F, BW, VL, VBMI (byte permutes) and VBMI2 (expand of every
+                  // element width), and BMI2 (bit deposit)
 };
 
 // The level kernels use: the best the CPU has, capped by CpuIsaLimitForTest.

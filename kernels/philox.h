@@ -34,12 +34,16 @@ SIEVE_HD inline Philox4 Philox4x32x10(Philox4 c, uint32_t k0, uint32_t k1) {
   return c;
 }
 
-// Sieve's stream for ternary quantization. Element j of rank `rank` at step
-// `step` under `seed` uses word (j & 3) of
-//   Philox4x32-10(counter = {lo32(j >> 2), rank, lo32(step), hi32(step)},
+// Sieve's stream for ternary quantization: 16 random bits per element, plus 16
+// more for the rare element whose first 16 do not decide (ternary.h). Element j
+// of rank `rank` at step `step` under `seed` takes half (j & 1) (the low half
+// for even j) of word ((j >> 1) & 3) of
+//   Philox4x32-10(counter = {(j >> 3) | t * 2^31, rank, lo32(step), hi32(step)},
 //                 key = {lo32(seed), hi32(seed)})
-// so four consecutive elements share one evaluation. Distinct (j, rank, step)
-// never share a word while j < 2^34 (callers enforce that bound).
+// with t = 0 for its first 16 bits and t = 1 for the refinement. One evaluation
+// serves eight consecutive elements: its four words, read as eight little-endian
+// 16-bit numbers, are the bits of elements 8m .. 8m+7 in order. Distinct
+// (j, rank, step, t) never share bits while j < 2^34 (callers enforce that bound).
 struct PhiloxStream {
   uint64_t seed = 0;
   uint32_t rank = 0;
@@ -47,16 +51,18 @@ struct PhiloxStream {
 };
 
 constexpr uint64_t kPhiloxMaxElements = uint64_t{1} << 34;
+constexpr uint32_t kPhiloxRefine = 0x80000000u;  // counter word 0 of the refinement stream
 
-SIEVE_HD inline Philox4 PhiloxQuad(const PhiloxStream& s, uint64_t quad) {
-  Philox4 c{{static_cast<uint32_t>(quad), s.rank, static_cast<uint32_t>(s.step),
-             static_cast<uint32_t>(s.step >> 32)}};
+// The evaluation of elements 8 * oct .. 8 * oct + 7 (refine: their refinement bits).
+SIEVE_HD inline Philox4 PhiloxOct(const PhiloxStream& s, uint64_t oct, bool refine = false) {
+  Philox4 c{{static_cast<uint32_t>(oct) | (refine ? kPhiloxRefine : 0u), s.rank,
+             static_cast<uint32_t>(s.step), static_cast<uint32_t>(s.step >> 32)}};
   return Philox4x32x10(c, static_cast<uint32_t>(s.seed), static_cast<uint32_t>(s.seed >> 32));
 }
 
-// Uniform in [0, 1): the top 24 bits of a word times 2^-24 (exact in float32).
-SIEVE_HD inline float PhiloxUniform(uint32_t word) {
-  return static_cast<float>(word >> 8) * 5.9604644775390625e-08f;
+// Element j's 16 bits of its oct's evaluation r.
+SIEVE_HD inline uint32_t PhiloxHalf(const Philox4& r, uint64_t j) {
+  return (r.v[(j >> 1) & 3] >> (16 * (j & 1))) & 0xffffu;
 }
 
 }  // namespace sieve::kernels

@@ -1,10 +1,17 @@
 // Fast Reduce/DivideBy: one (dtype, op) dispatch per call into plain templated loops
 // that GCC auto-vectorizes, built twice (baseline x86-64 and AVX2) and picked at run time;
-// float16/bfloat16 are widened to float32 in stack chunks.
+// float16/bfloat16 are widened to float32 in stack chunks (float16 with F16C on AVX2).
+// No float16/bfloat16 arithmetic instructions (AVX-512 FP16/BF16): they round each
+// operation to 16 bits, where DESIGN computes in float32 and rounds once.
 #include "kernels/reduce.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "kernels/combine_loops.h"
 #include "kernels/cpu_isa.h"
@@ -187,12 +194,85 @@ __attribute__((target("avx2"))) void DivideByAvx2(DType dtype, void* buf, size_t
 }
 
 bool HasAvx2() { return ActiveCpuIsa() >= CpuIsa::kAvx2; }
+
+// float16 with F16C conversions (the AVX2 level includes F16C): vcvtph2ps is exact
+// and vcvtps2ph rounds to nearest even like FloatToHalf; only a NaN's payload
+// differs, so eight values holding a NaN are stored through FloatToHalf.
+#define SIEVE_F16C __attribute__((target("avx2,f16c")))
+
+SIEVE_F16C void HalvesToFloats(const uint16_t* in, float* out, size_t m) {
+  size_t i = 0;
+  for (; i + 8 <= m; i += 8)
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
+  for (; i < m; ++i) out[i] = HalfToFloat(in[i]);
+}
+
+SIEVE_F16C void FloatsToHalves(const float* in, uint16_t* out, size_t m) {
+  size_t i = 0;
+  for (; i + 8 <= m; i += 8) {
+    const __m256 v = _mm256_loadu_ps(in + i);
+    if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0) {
+      for (size_t k = i; k < i + 8; ++k) out[k] = FloatToHalf(in[k]);
+    } else {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i),
+                       _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+    }
+  }
+  for (; i < m; ++i) out[i] = FloatToHalf(in[i]);
+}
+
+// combine::Widened with the F16C conversions; the combine loop itself vectorizes.
+template <typename Combine>
+SIEVE_F16C void WidenedHalf(const void* a, const void* b, void* out, size_t n, Combine combine) {
+  constexpr size_t kChunk = 512;
+  float fa[kChunk];
+  float fb[kChunk];
+  const uint16_t* ta = static_cast<const uint16_t*>(a);
+  const uint16_t* tb = static_cast<const uint16_t*>(b);
+  uint16_t* to = static_cast<uint16_t*>(out);
+  for (size_t base = 0; base < n; base += kChunk) {
+    const size_t m = std::min(kChunk, n - base);
+    HalvesToFloats(ta + base, fa, m);
+    HalvesToFloats(tb + base, fb, m);
+    for (size_t i = 0; i < m; ++i) fa[i] = combine(fa[i], fb[i]);
+    FloatsToHalves(fa, to + base, m);
+  }
+}
+
+SIEVE_F16C void ReduceHalfF16c(RedOp op, const void* a, const void* b, void* out, size_t n) {
+  switch (op) {
+    case RedOp::kSum:
+    case RedOp::kAvg:
+      return WidenedHalf(a, b, out, n, SumOp<float>());
+    case RedOp::kProd:
+      return WidenedHalf(a, b, out, n, ProdOp<float>());
+    case RedOp::kMax:
+      return WidenedHalf(a, b, out, n, MaxOp<float>());
+    case RedOp::kMin:
+      return WidenedHalf(a, b, out, n, MinOp<float>());
+  }
+}
+
+SIEVE_F16C void DivideHalfF16c(void* buf, size_t n, int divisor) {
+  if (divisor < 1) return;
+  constexpr size_t kChunk = 512;
+  float f[kChunk];
+  uint16_t* t = static_cast<uint16_t*>(buf);
+  const float d = static_cast<float>(divisor);
+  for (size_t base = 0; base < n; base += kChunk) {
+    const size_t m = std::min(kChunk, n - base);
+    HalvesToFloats(t + base, f, m);
+    for (size_t i = 0; i < m; ++i) f[i] = f[i] / d;
+    FloatsToHalves(f, t + base, m);
+  }
+}
 #endif
 
 }  // namespace
 
 void Reduce(DType dtype, RedOp op, const void* a, const void* b, void* out, size_t n) {
 #if defined(__x86_64__)
+  if (HasAvx2() && dtype == DType::kFloat16) return ReduceHalfF16c(op, a, b, out, n);
   if (HasAvx2()) return ReduceAvx2(dtype, op, a, b, out, n);
 #endif
   ReduceBaseline(dtype, op, a, b, out, n);
@@ -200,6 +280,7 @@ void Reduce(DType dtype, RedOp op, const void* a, const void* b, void* out, size
 
 void DivideBy(DType dtype, void* buf, size_t n, int divisor) {
 #if defined(__x86_64__)
+  if (HasAvx2() && dtype == DType::kFloat16) return DivideHalfF16c(buf, n, divisor);
   if (HasAvx2()) return DivideByAvx2(dtype, buf, n, divisor);
 #endif
   DivideByBaseline(dtype, buf, n, divisor);

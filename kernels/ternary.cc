@@ -1,11 +1,16 @@
-// CPU ternary kernels: loops over groups of 8 elements (one packed group of w
-// bytes each) around the shared per-element inlines of ternary.h.
+// CPU ternary kernels: dispatch to the AVX-512 / AVX2 entry points
+// (ternary_avx512.cc, ternary_avx2.cc) or the portable policy below, all
+// running the loops of ternary_batch.h; plus the element-by-element forms for
+// what those do not cover (int16/int32 work, widths past 8 bits, 2-bit
+// quantization into other widths), around the shared inlines of ternary.h.
 #include "kernels/ternary.h"
 
 #include <algorithm>
+#include <cstring>
 #include <type_traits>
 
 #include "kernels/cpu_isa.h"
+#include "kernels/ternary_batch.h"
 #include "kernels/ternary_simd.h"
 
 namespace sieve::kernels {
@@ -13,6 +18,84 @@ namespace sieve::kernels {
 namespace {
 
 constexpr int kGroup = 8;
+
+// ---- The portable policy of ternary_batch.h: plain loops.
+struct PortableOps {
+  SIEVE_TK_INLINE static void Philox8(const PhiloxStream& rng, uint64_t oct0, uint32_t* words) {
+    for (int l = 0; l < 8; ++l) {
+      const Philox4 r = PhiloxOct(rng, oct0 + static_cast<uint64_t>(l));
+      for (int i = 0; i < 4; ++i) words[4 * l + i] = r.v[i];
+    }
+  }
+  template <class L>
+  SIEVE_TK_INLINE static void Stage(const TernarySource& src, uint64_t j0, int n, float* g,
+                                    float* sum) {
+    for (int k = 0; k < n; ++k) {
+      const uint64_t j = j0 + static_cast<uint64_t>(k);
+      const float v = L::Load(src.data, src.idx != nullptr ? src.idx[j] : j);
+      if (src.residual == nullptr) {
+        g[k] = v;
+      } else {
+        sum[k] = v + src.residual[j];
+        g[k] = L::Round(sum[k]);
+      }
+    }
+  }
+  SIEVE_TK_INLINE static void Masks(const float* g, const float* sc, float s, const uint16_t* h,
+                                    int n64, uint64_t* keep, uint64_t* neg, uint64_t* lt) {
+    for (int c = 0; c < n64; ++c) {
+      uint64_t k = 0, n = 0, l = 0;
+      for (int e = 0; e < 64; ++e) {
+        const int i = 64 * c + e;
+        const float x = TernaryLevel(g[i], sc != nullptr ? sc[i] : s);
+        const float hf = static_cast<float>(h[i]);
+        k |= static_cast<uint64_t>(TernaryKeepCoarse(x, hf)) << e;
+        l |= static_cast<uint64_t>(hf < x) << e;
+        n |= static_cast<uint64_t>(g[i] < 0.0f) << e;
+      }
+      keep[c] = k, neg[c] = n, lt[c] = l;
+    }
+  }
+  SIEVE_TK_INLINE static int Code(const uint64_t* keep, const uint64_t* neg, int i) {
+    const uint64_t bit = uint64_t{1} << (i & 63);
+    return (keep[i / 64] & bit) == 0 ? 0 : (neg[i / 64] & bit) != 0 ? -1 : 1;
+  }
+  SIEVE_TK_INLINE static void Wire2(const uint64_t* keep, const uint64_t* neg, int n64,
+                                    uint8_t* out) {
+    for (int b = 0; b < 16 * n64; ++b) {
+      uint32_t byte = 0;
+      for (int e = 0; e < 4; ++e)
+        byte |= (static_cast<uint32_t>(Code(keep, neg, 4 * b + e)) & 3u) << (2 * e);
+      out[b] = static_cast<uint8_t>(byte);
+    }
+  }
+  SIEVE_TK_INLINE static void Codes(const uint64_t* keep, const uint64_t* neg, int n64,
+                                    int8_t* q) {
+    for (int i = 0; i < 64 * n64; ++i) q[i] = static_cast<int8_t>(Code(keep, neg, i));
+  }
+  SIEVE_TK_INLINE static void AddUnpack(const uint8_t* wire, int w, int n64, bool accumulate,
+                                        int8_t* work) {
+    int32_t v[kGroup];
+    for (int g = 0; g < 8 * n64; ++g) {
+      TernaryUnpackGroup(wire + g * w, kGroup, w, v);
+      for (int k = 0; k < kGroup; ++k)
+        work[8 * g + k] = static_cast<int8_t>((accumulate ? work[8 * g + k] : 0) + v[k]);
+    }
+  }
+  SIEVE_TK_INLINE static void Residual(const float* sum, const float* sc, float s,
+                                       const uint64_t* keep, const uint64_t* neg, int n64,
+                                       float* res) {
+    for (int i = 0; i < 64 * n64; ++i)
+      res[i] = TernaryFeedbackResidual(sum[i], sc != nullptr ? sc[i] : s, Code(keep, neg, i));
+  }
+  SIEVE_TK_INLINE static void MaxMagnitude(const float* g, int n, uint32_t* m) {
+    uint32_t v = *m;
+    for (int k = 0; k < n; ++k) v = std::max(v, TernaryMagnitudeBits(g[k]));
+    *m = v;
+  }
+};
+
+// ---- Element-by-element forms (any width, any work type).
 
 template <typename T>
 void PackT(const T* work, size_t elems, int w, uint8_t* wire) {
@@ -38,147 +121,25 @@ void UnpackT(const uint8_t* wire, size_t elems, int w, bool accumulate, T* work)
   }
 }
 
-// Element j of the vector being quantized: in[j], or in[idx[j]] under a mask.
-template <typename L>
-inline float LoadAt(const void* in, const uint32_t* idx, uint64_t j) {
-  return L::Load(in, idx != nullptr ? idx[j] : j);
-}
-
-template <typename L>
-void AbsMaxT(const void* in, const uint32_t* idx, size_t count, size_t block, float* scales) {
-  for (size_t b = 0, begin = 0; begin < count; ++b, begin += block) {
-    size_t end = std::min(count, begin + block);
-    float m = 0.0f;
-    for (size_t j = begin; j < end; ++j) {
-      float a = fabsf(LoadAt<L>(in, idx, j));
-      m = a > m ? a : m;
+// q of elements offset .. offset+elems-1, kGroup at a time, with the residual
+// update; emit(i, q, cnt) receives each group (i: its position in the range).
+template <typename L, typename Emit>
+void QuantizeGroups(const TernarySource& src, size_t offset, size_t elems, Emit&& emit) {
+  int32_t q[kGroup];
+  for (size_t i = 0; i < elems; i += kGroup) {
+    const int cnt = static_cast<int>(std::min<size_t>(kGroup, elems - i));
+    for (int k = 0; k < cnt; ++k) {
+      const uint64_t j = offset + i + static_cast<uint64_t>(k);
+      const float s = src.scales[j / src.block];
+      float g = L::Load(src.data, src.idx != nullptr ? src.idx[j] : j), sum = 0.0f;
+      if (src.residual != nullptr) {
+        sum = g + src.residual[j];
+        g = L::Round(sum);
+      }
+      q[k] = TernaryQuantizeOne(g, s, PhiloxOct(src.rng, j >> 3), src.rng, j);
+      if (src.residual != nullptr) src.residual[j] = TernaryFeedbackResidual(sum, s, q[k]);
     }
-    scales[b] = m;
-  }
-}
-
-constexpr int kBatch = 256;                  // elements per quantization batch (32 groups)
-constexpr int kBatchQuads = kBatch / 4 + 1;  // an unaligned batch touches one more quad
-
-// words[4*l + i] = word i of quad q0 + l, l < nquads (portable: the lanes are
-// independent, so the compiler may vectorize the rounds across quads).
-void PhiloxQuadsPortable(const PhiloxStream& rng, uint64_t q0, int nquads, uint32_t* words) {
-  uint32_t c0[kBatchQuads], c1[kBatchQuads], c2[kBatchQuads], c3[kBatchQuads];
-  for (int l = 0; l < nquads; ++l) {
-    c0[l] = static_cast<uint32_t>(q0 + static_cast<uint64_t>(l));
-    c1[l] = rng.rank;
-    c2[l] = static_cast<uint32_t>(rng.step);
-    c3[l] = static_cast<uint32_t>(rng.step >> 32);
-  }
-  uint32_t k0 = static_cast<uint32_t>(rng.seed), k1 = static_cast<uint32_t>(rng.seed >> 32);
-  for (int round = 0; round < 10; ++round) {
-    if (round > 0) {
-      k0 += 0x9E3779B9u;
-      k1 += 0xBB67AE85u;
-    }
-    for (int l = 0; l < nquads; ++l) {
-      uint64_t p0 = uint64_t{0xD2511F53u} * c0[l], p1 = uint64_t{0xCD9E8D57u} * c2[l];
-      uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c1[l] ^ k0;
-      uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c3[l] ^ k1;
-      c0[l] = n0;
-      c1[l] = static_cast<uint32_t>(p1);
-      c2[l] = n2;
-      c3[l] = static_cast<uint32_t>(p0);
-    }
-  }
-  for (int l = 0; l < nquads; ++l) {
-    words[4 * l] = c0[l];
-    words[4 * l + 1] = c1[l];
-    words[4 * l + 2] = c2[l];
-    words[4 * l + 3] = c3[l];
-  }
-}
-
-// The Philox words of quads q0 .. q0+nquads-1, eight at a time when wide.
-void PhiloxQuads(bool wide, const PhiloxStream& rng, uint64_t q0, int nquads, uint32_t* words) {
-  if (!wide) return PhiloxQuadsPortable(rng, q0, nquads, words);
-  const int vec = nquads & ~7;
-  if (ActiveCpuIsa() >= CpuIsa::kAvx512) {
-    simd::PhiloxQuadsAvx512(rng, q0, vec, words);
-  } else {
-    simd::PhiloxQuadsAvx2(rng, q0, vec, words);
-  }
-  for (int l = vec; l < nquads; ++l) {
-    Philox4 r = PhiloxQuad(rng, q0 + static_cast<uint64_t>(l));
-    for (int i = 0; i < 4; ++i) words[4 * l + i] = r.v[i];
-  }
-}
-
-// q[i] for elements j0 .. j0+cnt-1 (cnt <= kBatch): TernaryQuantizeRun's
-// results, with the Philox rounds batched and one scale per run of a block.
-template <typename L>
-void QuantizeBatch(const void* in, const uint32_t* idx, uint64_t j0, int cnt, size_t block,
-                   const float* scales, const PhiloxStream& rng, bool wide, int32_t* q) {
-  uint32_t words[4 * kBatchQuads];
-  const int nquads = static_cast<int>(((j0 + static_cast<uint64_t>(cnt) - 1) >> 2) - (j0 >> 2)) + 1;
-  PhiloxQuads(wide, rng, j0 >> 2, nquads, words);
-  const uint32_t* w = words + (j0 & 3);
-  // The wide path wants float32 in a row: read it in place or stage it here.
-  alignas(32) float staged[kBatch];
-  const float* g = staged;
-  if (wide) {
-    if (std::is_same<L, TernaryF32>::value && idx == nullptr) {
-      g = static_cast<const float*>(in) + j0;
-    } else {
-      for (int k = 0; k < cnt; ++k) staged[k] = LoadAt<L>(in, idx, j0 + k);
-    }
-  }
-  for (int i = 0; i < cnt;) {
-    const uint64_t j = j0 + static_cast<uint64_t>(i);
-    const float s = scales[j / block];
-    // The run of elements in the same scale block: one scale, a vectorizable loop.
-    const int run = static_cast<int>(std::min<uint64_t>(cnt - i, block - j % block));
-    if (wide) {
-      simd::TernaryQuantizeRunAvx2(g + i, w + i, run, s, q + i);
-    } else {
-      for (int k = i; k < i + run; ++k)
-        q[k] = TernaryQuantizeOne(LoadAt<L>(in, idx, j0 + k), s, w[k]);
-    }
-    i += run;
-  }
-}
-
-bool Wide() { return ActiveCpuIsa() >= CpuIsa::kAvx2; }
-
-template <typename L>
-void QuantizePackT(const void* in, const uint32_t* idx, size_t offset, size_t elems,
-                   size_t block, const float* scales, const PhiloxStream& rng, int w,
-                   uint8_t* wire) {
-  const bool wide = Wide();
-  alignas(32) int32_t q[kBatch];
-  for (size_t i = 0; i < elems; i += kBatch) {
-    int cnt = static_cast<int>(std::min<size_t>(kBatch, elems - i));
-    QuantizeBatch<L>(in, idx, offset + i, cnt, block, scales, rng, wide, q);
-    int g = 0;
-    if (wide && w == 2) {  // whole groups straight from the lane masks
-      g = cnt & ~(kGroup - 1);
-      simd::TernaryPack2Avx2(q, g, wire + (i / kGroup) * w);
-    }
-    for (; g < cnt; g += kGroup)
-      TernaryPackGroup(q + g, std::min(kGroup, cnt - g), w, wire + ((i + g) / kGroup) * w);
-  }
-}
-
-template <typename L, typename T>
-void QuantizeAddT(const void* in, const uint32_t* idx, size_t offset, size_t elems, size_t block,
-                  const float* scales, const PhiloxStream& rng, const uint8_t* wire, int w,
-                  T* work) {
-  const bool wide = Wide();
-  alignas(32) int32_t q[kBatch];
-  int32_t v[kBatch] = {};
-  for (size_t i = 0; i < elems; i += kBatch) {
-    int cnt = static_cast<int>(std::min<size_t>(kBatch, elems - i));
-    QuantizeBatch<L>(in, idx, offset + i, cnt, block, scales, rng, wide, q);
-    if (wire != nullptr) {
-      for (int g = 0; g < cnt; g += kGroup)
-        TernaryUnpackGroup(wire + ((i + g) / kGroup) * w, std::min(kGroup, cnt - g), w, v + g);
-    }
-    for (int k = 0; k < cnt; ++k) work[i + k] = static_cast<T>(q[k] + v[k]);
+    emit(i, q, cnt);
   }
 }
 
@@ -244,6 +205,8 @@ void WithWork(TernaryWork wt, Fn&& fn) {
   }
 }
 
+CpuIsa Isa() { return ActiveCpuIsa(); }
+
 }  // namespace
 
 TernaryWork TernaryWorkFor(int nranks) {
@@ -251,50 +214,146 @@ TernaryWork TernaryWorkFor(int nranks) {
   return nranks <= 32767 ? TernaryWork::kInt16 : TernaryWork::kInt32;
 }
 
-void TernaryAbsMax(DType dtype, const void* in, const uint32_t* idx, size_t count, size_t block,
-                   float* scales) {
-  WithLoader(dtype, [&](auto l) { AbsMaxT<decltype(l)>(in, idx, count, block, scales); });
+void TernaryAbsMax(const TernarySource& src, size_t count, float* scales) {
+  switch (Isa()) {
+    case CpuIsa::kAvx512:
+      return simd::AbsMaxAvx512(src, count, scales);
+    case CpuIsa::kAvx2:
+      return simd::AbsMaxAvx2(src, count, scales);
+    case CpuIsa::kPortable:
+      break;
+  }
+  WithLoader(src.dtype, [&](auto l) { batch::AbsMax<PortableOps, decltype(l)>(src, count, scales); });
 }
 
-void TernaryQuantizePack(DType dtype, const void* in, const uint32_t* idx, size_t offset,
-                         size_t elems, size_t block, const float* scales, const PhiloxStream& rng,
-                         int w, void* wire) {
-  WithLoader(dtype, [&](auto l) {
-    QuantizePackT<decltype(l)>(in, idx, offset, elems, block, scales, rng, w,
-                               static_cast<uint8_t*>(wire));
+void TernaryQuantizePack(const TernarySource& src, size_t offset, size_t elems, int w,
+                         void* wire) {
+  uint8_t* out = static_cast<uint8_t*>(wire);
+  if (w == TernaryBits(1)) {
+    switch (Isa()) {
+      case CpuIsa::kAvx512:
+        return simd::QuantizePack2Avx512(src, offset, elems, out);
+      case CpuIsa::kAvx2:
+        return simd::QuantizePack2Avx2(src, offset, elems, out);
+      case CpuIsa::kPortable:
+        break;
+    }
+    WithLoader(src.dtype, [&](auto l) {
+      batch::QuantizePack2<PortableOps, decltype(l)>(src, offset, elems, out);
+    });
+    return;
+  }
+  WithLoader(src.dtype, [&](auto l) {
+    QuantizeGroups<decltype(l)>(src, offset, elems, [&](size_t i, const int32_t* q, int cnt) {
+      TernaryPackGroup(q, cnt, w, out + (i / kGroup) * w);
+    });
   });
 }
 
-void TernaryQuantizeAdd(DType dtype, const void* in, const uint32_t* idx, size_t offset,
-                        size_t elems, size_t block, const float* scales, const PhiloxStream& rng,
-                        const void* wire, int w, TernaryWork wt, void* work) {
-  WithLoader(dtype, [&](auto l) {
+void TernaryQuantizeAdd(const TernarySource& src, size_t offset, size_t elems, const void* wire,
+                        int w, TernaryWork wt, void* work) {
+  const uint8_t* in = static_cast<const uint8_t*>(wire);
+  if (wt == TernaryWork::kInt8 && (in == nullptr || w <= 8)) {
+    int8_t* sums = static_cast<int8_t*>(work);
+    switch (Isa()) {
+      case CpuIsa::kAvx512:
+        return simd::QuantizeAddInt8Avx512(src, offset, elems, in, w, sums);
+      case CpuIsa::kAvx2:
+        return simd::QuantizeAddInt8Avx2(src, offset, elems, in, w, sums);
+      case CpuIsa::kPortable:
+        break;
+    }
+    WithLoader(src.dtype, [&](auto l) {
+      batch::QuantizeAddInt8<PortableOps, decltype(l)>(src, offset, elems, in, w, sums);
+    });
+    return;
+  }
+  WithLoader(src.dtype, [&](auto l) {
     WithWork(wt, [&](auto t) {
       using T = decltype(t);
-      QuantizeAddT<decltype(l), T>(in, idx, offset, elems, block, scales, rng,
-                                   static_cast<const uint8_t*>(wire), w, static_cast<T*>(work));
+      T* out = static_cast<T*>(work);
+      int32_t v[kGroup] = {};
+      QuantizeGroups<decltype(l)>(src, offset, elems, [&](size_t i, const int32_t* q, int cnt) {
+        if (in != nullptr) TernaryUnpackGroup(in + (i / kGroup) * w, cnt, w, v);
+        for (int k = 0; k < cnt; ++k) out[i + k] = static_cast<T>(q[k] + v[k]);
+      });
     });
   });
 }
 
 void TernaryPack(TernaryWork wt, const void* work, size_t elems, int w, void* wire) {
+  uint8_t* out = static_cast<uint8_t*>(wire);
+  if (wt == TernaryWork::kInt8 && w <= 6) {  // the wide packs' multiply-adds hold 6 bits
+    const int8_t* sums = static_cast<const int8_t*>(work);
+    switch (Isa()) {
+      case CpuIsa::kAvx512:
+        return simd::PackInt8Avx512(sums, elems, w, out);
+      case CpuIsa::kAvx2:
+        return simd::PackInt8Avx2(sums, elems, w, out);
+      case CpuIsa::kPortable:
+        break;
+    }
+  }
   WithWork(wt, [&](auto t) {
     using T = decltype(t);
-    PackT(static_cast<const T*>(work), elems, w, static_cast<uint8_t*>(wire));
+    PackT(static_cast<const T*>(work), elems, w, out);
   });
 }
 
 void TernaryUnpack(TernaryWork wt, const void* wire, size_t elems, int w, bool accumulate,
                    void* work) {
+  const uint8_t* in = static_cast<const uint8_t*>(wire);
+  if (wt == TernaryWork::kInt8 && w <= 8) {
+    int8_t* sums = static_cast<int8_t*>(work);
+    switch (Isa()) {
+      case CpuIsa::kAvx512:
+        return simd::UnpackInt8Avx512(in, elems, w, accumulate, sums);
+      case CpuIsa::kAvx2:
+        return simd::UnpackInt8Avx2(in, elems, w, accumulate, sums);
+      case CpuIsa::kPortable:
+        break;
+    }
+  }
   WithWork(wt, [&](auto t) {
     using T = decltype(t);
-    UnpackT(static_cast<const uint8_t*>(wire), elems, w, accumulate, static_cast<T*>(work));
+    UnpackT(in, elems, w, accumulate, static_cast<T*>(work));
   });
+}
+
+void TernaryUnpackAt(TernaryWork wt, const void* wire, size_t first, size_t elems, int w,
+                     bool accumulate, void* work) {
+  const uint8_t* in = static_cast<const uint8_t*>(wire);
+  // Up to the next group boundary element by element, then whole groups.
+  const size_t head = std::min(elems, (kGroup - first % kGroup) % kGroup);
+  if (head > 0) {
+    int32_t v[kGroup];
+    TernaryUnpackGroup(in + first / kGroup * w, static_cast<int>(first % kGroup + head), w, v);
+    WithWork(wt, [&](auto t) {
+      using T = decltype(t);
+      T* out = static_cast<T*>(work);
+      for (size_t k = 0; k < head; ++k)
+        out[k] = static_cast<T>((accumulate ? out[k] : 0) + v[first % kGroup + k]);
+    });
+  }
+  if (elems == head) return;
+  TernaryUnpack(wt, in + (first + head) / kGroup * w, elems - head, w, accumulate,
+                static_cast<char*>(work) + head * static_cast<size_t>(wt));
 }
 
 void TernaryDequantizeRange(DType dtype, TernaryWork wt, const void* sums, size_t offset,
                             size_t elems, size_t block, const float* scales, int divisor,
                             void* out) {
+  if (wt == TernaryWork::kInt8) {
+    const int8_t* in = static_cast<const int8_t*>(sums);
+    switch (Isa()) {
+      case CpuIsa::kAvx512:
+        return simd::DequantizeInt8Avx512(dtype, in, offset, elems, block, scales, divisor, out);
+      case CpuIsa::kAvx2:
+        return simd::DequantizeInt8Avx2(dtype, in, offset, elems, block, scales, divisor, out);
+      case CpuIsa::kPortable:
+        break;
+    }
+  }
   WithLoader(dtype, [&](auto l) {
     WithWork(wt, [&](auto t) {
       using T = decltype(t);
@@ -307,12 +366,36 @@ void TernaryDequantizeRange(DType dtype, TernaryWork wt, const void* sums, size_
 void TernaryDequantizeScatter(DType dtype, TernaryWork wt, const void* sums, size_t offset,
                               size_t block, const float* scales, int divisor,
                               const uint64_t* bits, size_t begin, size_t end, void* out) {
+  if (wt == TernaryWork::kInt8 && Isa() == CpuIsa::kAvx512)
+    return simd::DequantizeScatterInt8Avx512(dtype, static_cast<const int8_t*>(sums), offset,
+                                             block, scales, divisor, bits, begin, end, out);
+  if (wt == TernaryWork::kInt8 && Isa() == CpuIsa::kAvx2)
+    return simd::DequantizeScatterInt8Avx2(dtype, static_cast<const int8_t*>(sums), offset,
+                                           block, scales, divisor, bits, begin, end, out);
   WithLoader(dtype, [&](auto l) {
     WithWork(wt, [&](auto t) {
       using T = decltype(t);
       DequantizeScatterT<decltype(l), T>(static_cast<const T*>(sums), offset, block, scales,
                                          divisor, bits, begin, end, out);
     });
+  });
+}
+
+// One quantizing pass over `sent`; the residual holds g + e_prev and becomes
+// what the code dropped.
+void TernaryFeedbackUpdate(DType dtype, const void* sent, size_t count, size_t block,
+                           const float* scales, const PhiloxStream& rng, float* residual) {
+  const TernarySource src = TernarySourceOf(dtype, sent, nullptr, block, scales, rng);
+  switch (Isa()) {
+    case CpuIsa::kAvx512:
+      return simd::FeedbackUpdateAvx512(src, count, residual);
+    case CpuIsa::kAvx2:
+      return simd::FeedbackUpdateAvx2(src, count, residual);
+    case CpuIsa::kPortable:
+      break;
+  }
+  WithLoader(dtype, [&](auto l) {
+    batch::FeedbackUpdate<PortableOps, decltype(l)>(src, count, residual);
   });
 }
 

@@ -17,6 +17,7 @@
 
 #include "kernels/dtype.h"
 #include "kernels/philox.h"
+#include "kernels/ternary_feedback.h"
 
 namespace sieve::kernels {
 
@@ -35,17 +36,62 @@ inline size_t TernaryPackedBytes(size_t elems, int w) {
   return (elems * static_cast<size_t>(w) + 7) / 8;
 }
 
-// q = sign(g) * [u < |g| / s] with u from `word`; 0 when s <= 0 (or NaN).
-SIEVE_HD inline int TernaryQuantizeOne(float g, float s, uint32_t word) {
-  const bool keep = (s > 0.0f) & (PhiloxUniform(word) < fabsf(g) / s);  // branch-free
-  const int sign = g < 0.0f ? -1 : 1;
-  return keep ? sign : 0;
+// ---- The per-element formulas, shared by the CPU kernels (scalar and wide)
+// and CUDA (cuda/ternary_device.cuh): the same float32 operations in the same
+// order, so every path computes the same bits.
+
+// Block abs-max, as an integer max over magnitude bits: order-free, and a NaN
+// ranks above every number. TernaryScaleOfBits turns the block's max into its
+// scale: NaN when the block holds a NaN or an infinity (non-finite input
+// poisons its block: its scale, result and residuals become NaN).
+SIEVE_HD inline uint32_t TernaryMagnitudeBits(float v) {
+  uint32_t u;
+  memcpy(&u, &v, 4);
+  return u & 0x7fffffffu;
+}
+SIEVE_HD inline float TernaryScaleOfBits(uint32_t m) {
+  if (m >= 0x7f800000u) m = 0x7fc00000u;  // infinity or NaN -> the quiet NaN
+  float f;
+  memcpy(&f, &m, 4);
+  return f;
 }
 
-// Element loads (float16/bfloat16 widened) and stores (rounded once).
+// Stochastic rounding of g against scale s: q = sign(g) * [U < p * 2^32] with
+// p = |g| / s (one float32 division) and U a uniform 32-bit number, whose high
+// half h is the element's 16 Philox bits and low half its refinement bits
+// (philox.h). With x = p * 2^16 (exact), h alone decides unless h < x < h + 1
+// (a tie, probability below 2^-16), when the refinement decides:
+// keep iff lo < (x - h) * 2^16 (both exact). So P(keep) = ceil(p * 2^32) / 2^32:
+// the resolution is 2^-32, exactly p whenever p * 2^32 is an integer (every
+// p >= 2^-9), never more than 2^-32 above p; only ties pay a second Philox
+// evaluation. q = 0 when s <= 0 or s or g is NaN.
+SIEVE_HD inline float TernaryLevel(float g, float s) {
+  return s > 0.0f ? fabsf(g) / s * 65536.0f : 0.0f;
+}
+SIEVE_HD inline bool TernaryKeepCoarse(float x, float h) { return h + 1.0f <= x; }
+SIEVE_HD inline bool TernaryTie(float x, float h) { return h < x && x < h + 1.0f; }
+SIEVE_HD inline bool TernaryKeepFine(float x, float h, uint32_t lo) {
+  return static_cast<float>(lo) < (x - h) * 65536.0f;
+}
+SIEVE_HD inline int TernaryCode(float g, bool keep) { return keep ? (g < 0.0f ? -1 : 1) : 0; }
+
+// q for element j of the stream: r = PhiloxOct(rng, j >> 3), the refinement
+// evaluated here on a tie.
+SIEVE_HD inline int TernaryQuantizeOne(float g, float s, const Philox4& r,
+                                       const PhiloxStream& rng, uint64_t j) {
+  const float x = TernaryLevel(g, s);
+  const float h = static_cast<float>(PhiloxHalf(r, j));
+  bool keep = TernaryKeepCoarse(x, h);
+  if (TernaryTie(x, h)) keep = TernaryKeepFine(x, h, PhiloxHalf(PhiloxOct(rng, j >> 3, true), j));
+  return TernaryCode(g, keep);
+}
+
+// Element loads (float16/bfloat16 widened), stores (rounded once), and Round:
+// what a float32 value becomes when stored and loaded back.
 struct TernaryF32 {
   SIEVE_HD static float Load(const void* p, size_t i) { return static_cast<const float*>(p)[i]; }
   SIEVE_HD static void Store(void* p, size_t i, float v) { static_cast<float*>(p)[i] = v; }
+  SIEVE_HD static float Round(float v) { return v; }
 };
 struct TernaryF16 {
   SIEVE_HD static float Load(const void* p, size_t i) {
@@ -54,6 +100,7 @@ struct TernaryF16 {
   SIEVE_HD static void Store(void* p, size_t i, float v) {
     static_cast<uint16_t*>(p)[i] = FloatToHalf(v);
   }
+  SIEVE_HD static float Round(float v) { return HalfToFloat(FloatToHalf(v)); }
 };
 struct TernaryBf16 {
   SIEVE_HD static float Load(const void* p, size_t i) {
@@ -62,24 +109,25 @@ struct TernaryBf16 {
   SIEVE_HD static void Store(void* p, size_t i, float v) {
     static_cast<uint16_t*>(p)[i] = FloatToBf16(v);
   }
+  SIEVE_HD static float Round(float v) { return Bf16ToFloat(FloatToBf16(v)); }
 };
 
 // q[i] for elements j0 .. j0+cnt-1 of the vector being quantized (one Philox
-// call per quad): element j is in[j], or in[idx[j]] when idx is not null.
+// call per oct): element j is in[j], or in[idx[j]] when idx is not null.
 template <typename L>
 SIEVE_HD inline void TernaryQuantizeRun(const void* in, const uint32_t* idx, uint64_t j0, int cnt,
                                         size_t block, const float* scales,
                                         const PhiloxStream& rng, int32_t* q) {
-  uint64_t quad = ~uint64_t{0};
+  uint64_t oct = ~uint64_t{0};
   Philox4 r{{0, 0, 0, 0}};
   for (int i = 0; i < cnt; ++i) {
     uint64_t j = j0 + static_cast<uint64_t>(i);
-    if ((j >> 2) != quad) {
-      quad = j >> 2;
-      r = PhiloxQuad(rng, quad);
+    if ((j >> 3) != oct) {
+      oct = j >> 3;
+      r = PhiloxOct(rng, oct);
     }
-    q[i] = TernaryQuantizeOne(L::Load(in, idx != nullptr ? idx[j] : j), scales[j / block],
-                              r.v[j & 3]);
+    q[i] = TernaryQuantizeOne(L::Load(in, idx != nullptr ? idx[j] : j), scales[j / block], r,
+                              rng, j);
   }
 }
 
@@ -137,28 +185,46 @@ SIEVE_HD inline float TernaryDequantizeOne(int32_t sum, float s, int divisor) {
   return divisor == 1 ? v : v / static_cast<float>(divisor);
 }
 
-// ---- CPU kernels (host memory). The vector being quantized has element j at
-// in[j], or at in[idx[j]] when idx is not null (the kept elements of a mask,
-// gathered in the same pass); j is also the Philox index and j / block the
-// scale block. work/wire/sums pointers address the range itself.
-// dtype: float32/float16/bfloat16.
+// ---- CPU kernels (host memory), each one pass over its data, dispatched to
+// AVX-512 / AVX2 / portable loops (kernels/cpu_isa.h), all bit-identical.
 
-// scales[b] = max |element j| over block b (count elements, ceil(count / block) blocks).
-void TernaryAbsMax(DType dtype, const void* in, const uint32_t* idx, size_t count, size_t block,
-                   float* scales);
+// What the quantizing kernels read. Element j of the vector being quantized is
+// data[j], or data[idx[j]] when idx is set (a mask's kept elements, gathered in
+// the same pass); j is also its Philox index and j / block its scale block.
+// Error feedback (residual set, residual[j] per element j): the element is
+// g + e_prev rounded to dtype (TernaryFeedbackSum), and the pass that quantizes
+// it also sets residual[j] = g + e_prev - s * q (TernaryFeedbackResidual), one
+// read and write of the residual and no second Philox evaluation; so each
+// element must be quantized exactly once per step (the ring and the tree do).
+// A NaN scale (non-finite input in the block) makes those residuals NaN.
+struct TernarySource {
+  DType dtype = DType::kFloat32;  // float32, float16 or bfloat16
+  const void* data = nullptr;
+  const uint32_t* idx = nullptr;
+  float* residual = nullptr;
+  size_t block = 2048;             // elements per scale block
+  const float* scales = nullptr;   // agreed s_b (TernaryAbsMax does not read them)
+  PhiloxStream rng;
+};
+
+// scales[b] = max |element j| over block b of elements 0 .. count-1
+// (ceil(count / block) blocks), NaN where a block holds a NaN or an infinity.
+// With feedback the elements are g + e_prev as sent; the residual is only read.
+void TernaryAbsMax(const TernarySource& src, size_t count, float* scales);
 // wire = pack_w(q(elements offset .. offset+elems)).
-void TernaryQuantizePack(DType dtype, const void* in, const uint32_t* idx, size_t offset,
-                         size_t elems, size_t block, const float* scales, const PhiloxStream& rng,
-                         int w, void* wire);
-// work[i] = q(element offset+i) (+ unpack_w(wire)[i] when wire is not null).
-void TernaryQuantizeAdd(DType dtype, const void* in, const uint32_t* idx, size_t offset,
-                        size_t elems, size_t block, const float* scales, const PhiloxStream& rng,
-                        const void* wire, int w, TernaryWork wt, void* work);
+void TernaryQuantizePack(const TernarySource& src, size_t offset, size_t elems, int w,
+                         void* wire);
+// work[i] = q(element offset+i) + unpack_w(wire)[i] (no wire: q alone).
+void TernaryQuantizeAdd(const TernarySource& src, size_t offset, size_t elems, const void* wire,
+                        int w, TernaryWork wt, void* work);
 // wire = pack_w(work[0 .. elems)).
 void TernaryPack(TernaryWork wt, const void* work, size_t elems, int w, void* wire);
 // work = unpack_w(wire), or work += unpack_w(wire) when accumulate.
 void TernaryUnpack(TernaryWork wt, const void* wire, size_t elems, int w, bool accumulate,
                    void* work);
+// The same for elements first .. first+elems-1 of a longer wire image (any first).
+void TernaryUnpackAt(TernaryWork wt, const void* wire, size_t first, size_t elems, int w,
+                     bool accumulate, void* work);
 // out[i] = TernaryDequantizeOne(sums[i], scales[(offset + i) / block], divisor) rounded to
 // dtype, i < elems (out addresses the range).
 void TernaryDequantizeRange(DType dtype, TernaryWork wt, const void* sums, size_t offset,
@@ -172,15 +238,43 @@ void TernaryDequantizeScatter(DType dtype, TernaryWork wt, const void* sums, siz
                               size_t block, const float* scales, int divisor,
                               const uint64_t* bits, size_t begin, size_t end, void* out);
 
-// Dense forms (idx = nullptr), and the whole-buffer dequantize.
+// Without feedback, by argument (idx may be null: dense), and the whole-buffer dequantize.
+inline TernarySource TernarySourceOf(DType dtype, const void* in, const uint32_t* idx,
+                                     size_t block, const float* scales,
+                                     const PhiloxStream& rng = PhiloxStream{}) {
+  TernarySource src;
+  src.dtype = dtype;
+  src.data = in;
+  src.idx = idx;
+  src.block = block;
+  src.scales = scales;
+  src.rng = rng;
+  return src;
+}
+inline void TernaryAbsMax(DType dtype, const void* in, const uint32_t* idx, size_t count,
+                          size_t block, float* scales) {
+  TernaryAbsMax(TernarySourceOf(dtype, in, idx, block, nullptr), count, scales);
+}
 inline void TernaryAbsMax(DType dtype, const void* in, size_t count, size_t block,
                           float* scales) {
   TernaryAbsMax(dtype, in, nullptr, count, block, scales);
+}
+inline void TernaryQuantizePack(DType dtype, const void* in, const uint32_t* idx, size_t offset,
+                                size_t elems, size_t block, const float* scales,
+                                const PhiloxStream& rng, int w, void* wire) {
+  TernaryQuantizePack(TernarySourceOf(dtype, in, idx, block, scales, rng), offset, elems, w, wire);
 }
 inline void TernaryQuantizePack(DType dtype, const void* in, size_t offset, size_t elems,
                                 size_t block, const float* scales, const PhiloxStream& rng, int w,
                                 void* wire) {
   TernaryQuantizePack(dtype, in, nullptr, offset, elems, block, scales, rng, w, wire);
+}
+inline void TernaryQuantizeAdd(DType dtype, const void* in, const uint32_t* idx, size_t offset,
+                               size_t elems, size_t block, const float* scales,
+                               const PhiloxStream& rng, const void* wire, int w, TernaryWork wt,
+                               void* work) {
+  TernaryQuantizeAdd(TernarySourceOf(dtype, in, idx, block, scales, rng), offset, elems, wire, w,
+                     wt, work);
 }
 inline void TernaryQuantizeAdd(DType dtype, const void* in, size_t offset, size_t elems,
                                size_t block, const float* scales, const PhiloxStream& rng,
@@ -192,11 +286,21 @@ inline void TernaryDequantize(DType dtype, TernaryWork wt, const void* sums, siz
   TernaryDequantizeRange(dtype, wt, sums, 0, count, block, scales, divisor, out);
 }
 
-// ---- Scalar references (obviously right, slow): for tests.
-// q[i] in {-1, 0, 1} for elements offset .. offset+elems-1 (gathered by idx when not null).
-void TernaryQuantizeReference(DType dtype, const void* in, const uint32_t* idx, size_t offset,
-                              size_t elems, size_t block, const float* scales,
-                              const PhiloxStream& rng, int8_t* q);
+// ---- Scalar references (obviously right, slow): for tests, written from the
+// definitions rather than from the shared formulas above.
+// scales[b] = NaN if block b holds a non-finite element, else max |element|.
+void TernaryAbsMaxReference(const TernarySource& src, size_t count, float* scales);
+// q[i] in {-1, 0, 1} for elements offset .. offset+elems-1: keep iff U < p * 2^32
+// compared exactly (U = 16 Philox bits : 16 refinement bits, p = |g| / s in
+// float32). With feedback, residual_out[i] gets the updated residual of element
+// offset+i (src.residual is only read).
+void TernaryQuantizeReference(const TernarySource& src, size_t offset, size_t elems, int8_t* q,
+                              float* residual_out = nullptr);
+inline void TernaryQuantizeReference(DType dtype, const void* in, const uint32_t* idx,
+                                     size_t offset, size_t elems, size_t block,
+                                     const float* scales, const PhiloxStream& rng, int8_t* q) {
+  TernaryQuantizeReference(TernarySourceOf(dtype, in, idx, block, scales, rng), offset, elems, q);
+}
 inline void TernaryQuantizeReference(DType dtype, const void* in, size_t offset, size_t elems,
                                      size_t block, const float* scales, const PhiloxStream& rng,
                                      int8_t* q) {

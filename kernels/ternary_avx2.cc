@@ -1,51 +1,114 @@
-// AVX2 / AVX-512 Philox 4x32-10 (eight counters per vector; the 32x32->64
-// products from vpmuludq), the ternary comparison eight elements at a time, and the
-// 2-bit packing from sign/non-zero lane masks. Compiled for baseline x86-64:
+// The AVX2 policy of ternary_batch.h (eight float32 lanes; F16C for float16)
+// and the AVX2 entry points of ternary_simd.h. Compiled for baseline x86-64:
 // only these functions carry the avx2 target, and callers dispatch at run time.
 #include "kernels/ternary_simd.h"
 
-#include "kernels/ternary.h"
-
 #if defined(__x86_64__)
-// GCC 12 warns about its own AVX-512 intrinsics (_mm512_undefined_* inside
-// set1/shift helpers): a known false positive, silenced for this file only.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
-#define SIEVE_AVX2 __attribute__((target("avx2")))
-#define SIEVE_AVX512 __attribute__((target("avx512f")))
+#include "kernels/ternary_batch.h"
+
+#define SIEVE_AVX2_FN __attribute__((target("avx2,f16c,popcnt"), flatten))
+#define SIEVE_AVX2 inline __attribute__((target("avx2,f16c,popcnt")))
 
 namespace sieve::kernels::simd {
 
 namespace {
 
 // hi/lo halves of the 64-bit products a[l] * m (m the same in every lane).
-SIEVE_AVX2 inline void MulHiLo(__m256i a, __m256i m, __m256i* hi, __m256i* lo) {
+SIEVE_AVX2 void MulHiLo(__m256i a, __m256i m, __m256i* hi, __m256i* lo) {
   __m256i even = _mm256_mul_epu32(a, m);                        // lanes 0, 2, 4, 6
   __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), m);  // lanes 1, 3, 5, 7
   *lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
   *hi = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
 }
 
-// Spreads bit i of an 8-bit value to bit 2i.
-inline uint32_t Spread8(uint32_t x) {
-  x = (x | (x << 4)) & 0x0F0Fu;
-  x = (x | (x << 2)) & 0x3333u;
-  return (x | (x << 1)) & 0x5555u;
+// Bit i of x to bit 2i (x < 2^32).
+SIEVE_AVX2 uint64_t Spread32(uint64_t x) {
+  x = (x | (x << 16)) & 0x0000FFFF0000FFFFull;
+  x = (x | (x << 8)) & 0x00FF00FF00FF00FFull;
+  x = (x | (x << 4)) & 0x0F0F0F0F0F0F0F0Full;
+  x = (x | (x << 2)) & 0x3333333333333333ull;
+  return (x | (x << 1)) & 0x5555555555555555ull;
 }
 
-}  // namespace
+// 32 bytes, byte b = -1 where bit b of `bits` is set, else 0.
+SIEVE_AVX2 __m256i BitsToBytes(uint32_t bits) {
+  const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2,
+                                          2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+  const __m256i select = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
+  __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)), spread);
+  return _mm256_cmpeq_epi8(_mm256_and_si256(v, select), select);
+}
 
-SIEVE_AVX2 void PhiloxQuadsAvx2(const PhiloxStream& rng, uint64_t q0, int nquads,
-                                uint32_t* words) {
-  const __m256i m0 = _mm256_set1_epi32(static_cast<int>(0xD2511F53u));
-  const __m256i m1 = _mm256_set1_epi32(static_cast<int>(0xCD9E8D57u));
-  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  for (int v = 0; v < nquads; v += 8) {
-    // Counter word 0 is lo32(quad): a 32-bit add wraps exactly like the cast.
-    __m256i c0 = _mm256_add_epi32(
-        _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(q0 + static_cast<uint64_t>(v)))),
-        lane);
+// Eight int32 lanes, lane i = -1 where bit i of `bits` is set, else 0.
+SIEVE_AVX2 __m256i BitsToLanes(uint32_t bits) {
+  const __m256i select = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+  __m256i v = _mm256_and_si256(_mm256_set1_epi32(static_cast<int>(bits)), select);
+  return _mm256_cmpeq_epi32(v, select);
+}
+
+// float32 -> float16 bits as FloatToHalf (vcvtps2ph rounds to nearest even like it;
+// NaNs differ in payload, so a vector holding one converts element by element).
+SIEVE_AVX2 void StoreHalf8(uint16_t* out, __m256 v) {
+  if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) == 0) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+    return;
+  }
+  alignas(32) float f[8];
+  _mm256_store_ps(f, v);
+  for (int k = 0; k < 8; ++k) out[k] = FloatToHalf(f[k]);
+}
+
+// float32 bits -> bfloat16 bits as FloatToBf16 (round to nearest even; NaN quieted),
+// in the low halves of the 32-bit lanes.
+SIEVE_AVX2 __m256i Bf16Bits(__m256 v) {
+  const __m256i x = _mm256_castps_si256(v);
+  const __m256i one = _mm256_set1_epi32(1);
+  __m256i r = _mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(0x7fff)),
+                               _mm256_and_si256(_mm256_srli_epi32(x, 16), one));
+  r = _mm256_srli_epi32(r, 16);
+  const __m256i nan = _mm256_or_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(0x40));
+  return _mm256_blendv_epi8(r, nan, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+}
+
+SIEVE_AVX2 void StoreBf16x8(uint16_t* out, __m256 v) {
+  const __m256i b = Bf16Bits(v);
+  const __m128i packed = _mm_packus_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), packed);
+}
+
+template <class L>
+SIEVE_AVX2 __m256 Load8(const void* p, size_t j) {
+  if (std::is_same<L, TernaryF16>::value)
+    return _mm256_cvtph_ps(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(p) + j)));
+  if (std::is_same<L, TernaryBf16>::value)
+    return _mm256_castsi256_ps(_mm256_slli_epi32(
+        _mm256_cvtepu16_epi32(_mm_loadu_si128(
+            reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(p) + j))),
+        16));
+  return _mm256_loadu_ps(static_cast<const float*>(p) + j);
+}
+
+// L::Round, eight at a time (NaN stays NaN; its payload does not matter here:
+// a NaN quantizes to 0 against any scale, and its scale is NaN).
+template <class L>
+SIEVE_AVX2 __m256 Round8(__m256 v) {
+  if (std::is_same<L, TernaryF16>::value)
+    return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+  if (std::is_same<L, TernaryBf16>::value)
+    return _mm256_castsi256_ps(_mm256_slli_epi32(Bf16Bits(v), 16));
+  return v;
+}
+
+struct Avx2Ops {
+  SIEVE_AVX2 static void Philox8(const PhiloxStream& rng, uint64_t oct0, uint32_t* words) {
+    const __m256i m0 = _mm256_set1_epi32(static_cast<int>(0xD2511F53u));
+    const __m256i m1 = _mm256_set1_epi32(static_cast<int>(0xCD9E8D57u));
+    // Counter word 0 is lo32(oct) (< 2^31): a 32-bit add wraps exactly like the cast.
+    __m256i c0 = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(oct0))),
+                                  _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     __m256i c1 = _mm256_set1_epi32(static_cast<int>(rng.rank));
     __m256i c2 = _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(rng.step)));
     __m256i c3 = _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(rng.step >> 32)));
@@ -63,121 +126,367 @@ SIEVE_AVX2 void PhiloxQuadsAvx2(const PhiloxStream& rng, uint64_t q0, int nquads
       c2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c3), _mm256_set1_epi32(static_cast<int>(k1)));
       c3 = lo0;
     }
-    // Transpose the four word vectors (lane l = quad l) into quad-major order.
+    // Transpose the four word vectors (lane l = oct l) into oct-major order.
     __m256i t0 = _mm256_unpacklo_epi32(c0, c1), t1 = _mm256_unpackhi_epi32(c0, c1);
     __m256i t2 = _mm256_unpacklo_epi32(c2, c3), t3 = _mm256_unpackhi_epi32(c2, c3);
     __m256i u0 = _mm256_unpacklo_epi64(t0, t2), u1 = _mm256_unpackhi_epi64(t0, t2);
     __m256i u2 = _mm256_unpacklo_epi64(t1, t3), u3 = _mm256_unpackhi_epi64(t1, t3);
-    __m256i* out = reinterpret_cast<__m256i*>(words + 4 * v);
-    _mm256_storeu_si256(out + 0, _mm256_permute2x128_si256(u0, u1, 0x20));  // quads 0, 1
-    _mm256_storeu_si256(out + 1, _mm256_permute2x128_si256(u2, u3, 0x20));  // quads 2, 3
-    _mm256_storeu_si256(out + 2, _mm256_permute2x128_si256(u0, u1, 0x31));  // quads 4, 5
-    _mm256_storeu_si256(out + 3, _mm256_permute2x128_si256(u2, u3, 0x31));  // quads 6, 7
+    __m256i* out = reinterpret_cast<__m256i*>(words);
+    _mm256_storeu_si256(out + 0, _mm256_permute2x128_si256(u0, u1, 0x20));  // octs 0, 1
+    _mm256_storeu_si256(out + 1, _mm256_permute2x128_si256(u2, u3, 0x20));  // octs 2, 3
+    _mm256_storeu_si256(out + 2, _mm256_permute2x128_si256(u0, u1, 0x31));  // octs 4, 5
+    _mm256_storeu_si256(out + 3, _mm256_permute2x128_si256(u2, u3, 0x31));  // octs 6, 7
   }
-}
 
-SIEVE_AVX2 void TernaryQuantizeRunAvx2(const float* g, const uint32_t* words, int n, float s,
-                                       int32_t* q) {
-  int i = 0;
-  if (s > 0.0f) {  // else every q is 0, as TernaryQuantizeOne's (s > 0) term says
-    const __m256 sv = _mm256_set1_ps(s), zero = _mm256_setzero_ps();
-    const __m256 two_m24 = _mm256_set1_ps(5.9604644775390625e-08f);
+  template <class L>
+  SIEVE_AVX2 static void Stage(const TernarySource& src, uint64_t j0, int n, float* g,
+                               float* sum) {
+    int k = 0;
+    if (src.idx == nullptr) {
+      for (; k + 8 <= n; k += 8) {
+        __m256 v = Load8<L>(src.data, j0 + static_cast<uint64_t>(k));
+        if (src.residual != nullptr) {
+          v = _mm256_add_ps(v, _mm256_loadu_ps(src.residual + j0 + k));
+          _mm256_storeu_ps(sum + k, v);
+          v = Round8<L>(v);
+        }
+        _mm256_storeu_ps(g + k, v);
+      }
+    }
+    for (; k < n; ++k) {
+      const uint64_t j = j0 + static_cast<uint64_t>(k);
+      const float v = L::Load(src.data, src.idx != nullptr ? src.idx[j] : j);
+      if (src.residual == nullptr) {
+        g[k] = v;
+      } else {
+        sum[k] = v + src.residual[j];
+        g[k] = L::Round(sum[k]);
+      }
+    }
+  }
+
+  SIEVE_AVX2 static void Masks(const float* g, const float* sc, float s, const uint16_t* h,
+                               int n64, uint64_t* keep, uint64_t* neg, uint64_t* lt) {
     const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-    const __m256i one = _mm256_set1_epi32(1);
-    for (; i + 8 <= n; i += 8) {
-      __m256 gv = _mm256_loadu_ps(g + i);
-      __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words + i));
-      __m256 u = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(w, 8)), two_m24);
-      __m256 ratio = _mm256_div_ps(_mm256_and_ps(gv, abs_mask), sv);
-      __m256i keep = _mm256_castps_si256(_mm256_cmp_ps(u, ratio, _CMP_LT_OQ));
-      __m256i neg = _mm256_castps_si256(_mm256_cmp_ps(gv, zero, _CMP_LT_OQ));
-      __m256i v = _mm256_and_si256(keep, _mm256_or_si256(neg, one));  // -1, 0 or +1
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + i), v);
+    const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
+    const __m256 scale16 = _mm256_set1_ps(65536.0f);
+    const __m256 sv = _mm256_set1_ps(s);
+    for (int c = 0; c < n64; ++c) {
+      uint64_t k = 0, n = 0, l = 0;
+      for (int e = 0; e < 64; e += 8) {
+        const int i = 64 * c + e;
+        const __m256 gv = _mm256_loadu_ps(g + i);
+        const __m256 s8 = sc != nullptr ? _mm256_loadu_ps(sc + i) : sv;
+        __m256 x = _mm256_mul_ps(_mm256_div_ps(_mm256_and_ps(gv, abs_mask), s8), scale16);
+        x = _mm256_and_ps(x, _mm256_cmp_ps(s8, zero, _CMP_GT_OQ));  // TernaryLevel: 0 unless s > 0
+        const __m256 hv = _mm256_cvtepi32_ps(
+            _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i))));
+        const uint64_t kb = static_cast<uint32_t>(
+            _mm256_movemask_ps(_mm256_cmp_ps(_mm256_add_ps(hv, one), x, _CMP_LE_OQ)));
+        const uint64_t lb = static_cast<uint32_t>(_mm256_movemask_ps(_mm256_cmp_ps(hv, x, _CMP_LT_OQ)));
+        const uint64_t nb = static_cast<uint32_t>(_mm256_movemask_ps(_mm256_cmp_ps(gv, zero, _CMP_LT_OQ)));
+        k |= kb << e, l |= lb << e, n |= nb << e;
+      }
+      keep[c] = k, neg[c] = n, lt[c] = l;
     }
   }
-  for (; i < n; ++i) q[i] = TernaryQuantizeOne(g[i], s, words[i]);
-}
 
-SIEVE_AVX2 void TernaryPack2Avx2(const int32_t* q, int n, uint8_t* wire) {
-  const __m256i three = _mm256_set1_epi32(3), byte = _mm256_set1_epi32(0xff);
-  const __m256i low_bytes = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-                                             -1, -1, -1, 0, 4, 8, 12, -1, -1, -1, -1, -1, -1,
-                                             -1, -1, -1, -1, -1, -1);
-  int i = 0;
-  // 32 elements: 2-bit codes (q & 3 is two's complement in 2 bits) narrowed to
-  // bytes, four codes merged per 32-bit lane, the eight result bytes put in order.
-  for (; i + 32 <= n; i += 32) {
-    const __m256i* p = reinterpret_cast<const __m256i*>(q + i);
-    __m256i a = _mm256_and_si256(_mm256_loadu_si256(p), three);
-    __m256i b = _mm256_and_si256(_mm256_loadu_si256(p + 1), three);
-    __m256i c = _mm256_and_si256(_mm256_loadu_si256(p + 2), three);
-    __m256i d = _mm256_and_si256(_mm256_loadu_si256(p + 3), three);
-    // Per 128-bit half: codes of elements a0-3 b0-3 c0-3 d0-3 | a4-7 b4-7 c4-7 d4-7.
-    __m256i x = _mm256_packus_epi16(_mm256_packus_epi32(a, b), _mm256_packus_epi32(c, d));
-    __m256i y = _mm256_or_si256(_mm256_or_si256(x, _mm256_srli_epi32(x, 6)),
-                                _mm256_or_si256(_mm256_srli_epi32(x, 12), _mm256_srli_epi32(x, 18)));
-    y = _mm256_shuffle_epi8(_mm256_and_si256(y, byte), low_bytes);
-    __m128i out = _mm_unpacklo_epi8(_mm256_castsi256_si128(y), _mm256_extracti128_si256(y, 1));
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(wire + i / 4), out);
-  }
-  const __m256i zero = _mm256_setzero_si256();
-  for (; i < n; i += 8) {
-    __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + i));
-    uint32_t is_zero = static_cast<uint32_t>(
-        _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, zero))));
-    uint32_t neg = static_cast<uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(v)));
-    // Two's complement in 2 bits: +1 = 01, -1 = 11, 0 = 00 (bit 0 non-zero, bit 1 sign).
-    uint32_t bits = Spread8(~is_zero & 0xffu) | (Spread8(neg) << 1);
-    wire[i / 4] = static_cast<uint8_t>(bits);
-    wire[i / 4 + 1] = static_cast<uint8_t>(bits >> 8);
-  }
-}
-
-// AVX-512: each 64-bit lane carries one counter word in its low half (the high
-// half is don't-care: vpmuludq reads only the low halves), so a round is two
-// multiplies, two shifts and two three-way XORs for eight quads.
-SIEVE_AVX512 void PhiloxQuadsAvx512(const PhiloxStream& rng, uint64_t q0, int nquads,
-                                    uint32_t* words) {
-  const __m512i m0 = _mm512_set1_epi64(0xD2511F53u), m1 = _mm512_set1_epi64(0xCD9E8D57u);
-  const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
-  const __m512i interleave0 = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);
-  const __m512i interleave1 = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
-  __m512i k0[10], k1[10];
-  uint32_t a = static_cast<uint32_t>(rng.seed), b = static_cast<uint32_t>(rng.seed >> 32);
-  for (int round = 0; round < 10; ++round, a += 0x9E3779B9u, b += 0xBB67AE85u) {
-    k0[round] = _mm512_set1_epi64(a);
-    k1[round] = _mm512_set1_epi64(b);
-  }
-  for (int v = 0; v < nquads; v += 8) {
-    __m512i c0 = _mm512_add_epi32(
-        _mm512_set1_epi64(static_cast<uint32_t>(q0 + static_cast<uint64_t>(v))), lane);
-    __m512i c1 = _mm512_set1_epi64(rng.rank);
-    __m512i c2 = _mm512_set1_epi64(static_cast<uint32_t>(rng.step));
-    __m512i c3 = _mm512_set1_epi64(static_cast<uint32_t>(rng.step >> 32));
-    for (int round = 0; round < 10; ++round) {
-      __m512i p0 = _mm512_mul_epu32(c0, m0), p1 = _mm512_mul_epu32(c2, m1);
-      c0 = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), c1, k0[round], 0x96);
-      c1 = p1;
-      c2 = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), c3, k1[round], 0x96);
-      c3 = p0;
+  SIEVE_AVX2 static void Wire2(const uint64_t* keep, const uint64_t* neg, int n64, uint8_t* out) {
+    for (int c = 0; c < n64; ++c) {
+      const uint64_t k = keep[c], kn = keep[c] & neg[c];
+      // Two's complement in 2 bits: +1 = 01, -1 = 11, 0 = 00 (bit 0 kept, bit 1 sign).
+      const uint64_t lo = Spread32(k & 0xffffffffu) | (Spread32(kn & 0xffffffffu) << 1);
+      const uint64_t hi = Spread32(k >> 32) | (Spread32(kn >> 32) << 1);
+      std::memcpy(out + 16 * c, &lo, 8);
+      std::memcpy(out + 16 * c + 8, &hi, 8);
     }
-    // Lane l of lo01 holds words 0, 1 of quad l; of lo23 words 2, 3.
-    __m512i lo01 = _mm512_mask_blend_epi32(0xAAAA, c0, _mm512_slli_epi64(c1, 32));
-    __m512i lo23 = _mm512_mask_blend_epi32(0xAAAA, c2, _mm512_slli_epi64(c3, 32));
-    _mm512_storeu_si512(words + 4 * v, _mm512_permutex2var_epi64(lo01, interleave0, lo23));
-    _mm512_storeu_si512(words + 4 * v + 16, _mm512_permutex2var_epi64(lo01, interleave1, lo23));
+  }
+
+  SIEVE_AVX2 static void Codes(const uint64_t* keep, const uint64_t* neg, int n64, int8_t* q) {
+    const __m256i one = _mm256_set1_epi8(1);
+    for (int c = 0; c < 2 * n64; ++c) {
+      const uint32_t k = static_cast<uint32_t>(keep[c / 2] >> (32 * (c % 2)));
+      const uint32_t n = static_cast<uint32_t>(neg[c / 2] >> (32 * (c % 2)));
+      const __m256i v = _mm256_and_si256(BitsToBytes(k), _mm256_or_si256(BitsToBytes(n), one));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 32 * c), v);
+    }
+  }
+
+  // Four groups at a time: each 128-bit lane holds one group's bytes from its
+  // start; a byte shuffle gives every element the 16-bit window holding its w
+  // bits, a multiply moves them to the top and an arithmetic shift sign-extends.
+  SIEVE_AVX2 static void AddUnpack(const uint8_t* wire, int w, int n64, bool accumulate,
+                                   int8_t* work) {
+    alignas(16) int8_t shuf[16];
+    alignas(16) int16_t mul[8];
+    for (int i = 0; i < 8; ++i) {
+      const int bit = i * w, off = bit % 8;
+      shuf[2 * i] = static_cast<int8_t>(bit / 8);
+      shuf[2 * i + 1] = off + w > 8 ? static_cast<int8_t>(bit / 8 + 1) : int8_t{-128};
+      mul[i] = static_cast<int16_t>(1 << (16 - w - off));
+    }
+    const __m256i sh = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(shuf)));
+    const __m256i mv = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(mul)));
+    const __m128i count = _mm_cvtsi32_si128(16 - w);
+    for (int g = 0; g < 8 * n64; g += 4) {
+      const __m128i* p0 = reinterpret_cast<const __m128i*>(wire + g * w);
+      const __m128i* p1 = reinterpret_cast<const __m128i*>(wire + (g + 1) * w);
+      const __m128i* p2 = reinterpret_cast<const __m128i*>(wire + (g + 2) * w);
+      const __m128i* p3 = reinterpret_cast<const __m128i*>(wire + (g + 3) * w);
+      __m256i a = _mm256_set_m128i(_mm_loadu_si128(p2), _mm_loadu_si128(p0));
+      __m256i b = _mm256_set_m128i(_mm_loadu_si128(p3), _mm_loadu_si128(p1));
+      a = _mm256_sra_epi16(_mm256_mullo_epi16(_mm256_shuffle_epi8(a, sh), mv), count);
+      b = _mm256_sra_epi16(_mm256_mullo_epi16(_mm256_shuffle_epi8(b, sh), mv), count);
+      __m256i v = _mm256_packs_epi16(a, b);  // groups 0, 1 | 2, 3: elements in order
+      __m256i* out = reinterpret_cast<__m256i*>(work + 8 * g);
+      if (accumulate) v = _mm256_add_epi8(v, _mm256_loadu_si256(out));
+      _mm256_storeu_si256(out, v);
+    }
+  }
+
+  // Four groups at a time (w <= 6): pairs, quads and octs of w-bit fields merged by
+  // multiply-adds, then each group's w bytes moved together and stored in turn
+  // (each store's tail is overwritten by the next).
+  static constexpr int kMaxPackBits = 6;
+  SIEVE_AVX2 static void Pack(const int8_t* work, int w, int n64, uint8_t* wire) {
+    alignas(16) int8_t shuf[16];
+    for (int b = 0; b < 16; ++b) shuf[b] = b < 2 * w ? static_cast<int8_t>((b / w) * 8 + b % w) : int8_t{-128};
+    const __m256i sh = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(shuf)));
+    const __m256i field = _mm256_set1_epi8(static_cast<char>((1 << w) - 1));
+    const __m256i m16 = _mm256_set1_epi16(static_cast<short>(1 | (1 << (w + 8))));
+    const __m256i m32 = _mm256_set1_epi32(1 | (1 << (2 * w + 16)));
+    const __m256i low32 = _mm256_set1_epi64x(0xffffffffll);
+    const __m128i count = _mm_cvtsi32_si128(4 * w);
+    for (int g = 0; g < 8 * n64; g += 4) {
+      __m256i v = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(work + 8 * g)), field);
+      v = _mm256_madd_epi16(_mm256_maddubs_epi16(v, m16), m32);
+      v = _mm256_or_si256(_mm256_and_si256(v, low32), _mm256_sll_epi64(_mm256_srli_epi64(v, 32), count));
+      v = _mm256_shuffle_epi8(v, sh);
+      uint8_t* out = wire + g * w;
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm256_castsi256_si128(v));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * w), _mm256_extracti128_si256(v, 1));
+    }
+  }
+
+  SIEVE_AVX2 static void Residual(const float* sum, const float* sc, float s, const uint64_t* keep,
+                                  const uint64_t* neg, int n64, float* res) {
+    const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f), sv = _mm256_set1_ps(s);
+    for (int i = 0; i < 64 * n64; i += 8) {
+      const uint32_t kb = static_cast<uint32_t>(keep[i / 64] >> (i % 64)) & 0xffu;
+      const uint32_t nb = static_cast<uint32_t>(neg[i / 64] >> (i % 64)) & 0xffu;
+      const __m256 k = _mm256_castsi256_ps(BitsToLanes(kb));
+      const __m256 n = _mm256_castsi256_ps(BitsToLanes(nb));
+      const __m256 q = _mm256_and_ps(k, _mm256_or_ps(one, _mm256_and_ps(n, sign)));  // -1, 0, 1
+      const __m256 s8 = sc != nullptr ? _mm256_loadu_ps(sc + i) : sv;
+      _mm256_storeu_ps(res + i, _mm256_sub_ps(_mm256_loadu_ps(sum + i), _mm256_mul_ps(s8, q)));
+    }
+  }
+
+  SIEVE_AVX2 static void MaxMagnitude(const float* g, int n, uint32_t* m) {
+    const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff);
+    __m256i acc = _mm256_setzero_si256();
+    int k = 0;
+    for (; k + 8 <= n; k += 8)
+      acc = _mm256_max_epu32(acc, _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(g + k)), abs_mask));
+    alignas(32) uint32_t lanes[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc);
+    uint32_t v = *m;
+    for (int l = 0; l < 8; ++l) v = std::max(v, lanes[l]);
+    for (; k < n; ++k) v = std::max(v, TernaryMagnitudeBits(g[k]));
+    *m = v;
+  }
+};
+
+template <class L>
+SIEVE_AVX2 void Dequantize(const int8_t* sums, size_t offset, size_t elems, size_t block,
+                           const float* scales, int divisor, void* out) {
+  const __m256 d = _mm256_set1_ps(static_cast<float>(divisor));
+  for (size_t i = 0; i < elems;) {
+    const size_t j = offset + i;
+    const float s = scales[j / block];
+    const size_t end = std::min(elems, i + (block - j % block));
+    const __m256 sv = _mm256_set1_ps(s);
+    for (; i + 8 <= end; i += 8) {
+      const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(sums + i));
+      __m256 v = _mm256_mul_ps(sv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)));
+      if (divisor != 1) v = _mm256_div_ps(v, d);
+      if (std::is_same<L, TernaryF16>::value) {
+        StoreHalf8(static_cast<uint16_t*>(out) + i, v);
+      } else if (std::is_same<L, TernaryBf16>::value) {
+        StoreBf16x8(static_cast<uint16_t*>(out) + i, v);
+      } else {
+        _mm256_storeu_ps(static_cast<float*>(out) + i, v);
+      }
+    }
+    for (; i < end; ++i) L::Store(out, i, TernaryDequantizeOne(sums[i], s, divisor));
   }
 }
+
+// Lane i of the result: where bit i of m (< 256) lands in the packed row, i.e.
+// the number of bits of m below i (a nibble each in one 32-bit word per m).
+SIEVE_AVX2 __m256i ExpandIndex(uint32_t m) {
+  alignas(64) static const uint32_t kNibbles[256] = {
+#define SIEVE_N(m)                                                                              \
+  ((0u) | (static_cast<uint32_t>(__builtin_popcount((m) & 0x01u)) << 4) |                      \
+   (static_cast<uint32_t>(__builtin_popcount((m) & 0x03u)) << 8) |                             \
+   (static_cast<uint32_t>(__builtin_popcount((m) & 0x07u)) << 12) |                            \
+   (static_cast<uint32_t>(__builtin_popcount((m) & 0x0fu)) << 16) |                            \
+   (static_cast<uint32_t>(__builtin_popcount((m) & 0x1fu)) << 20) |                            \
+   (static_cast<uint32_t>(__builtin_popcount((m) & 0x3fu)) << 24) |                            \
+   (static_cast<uint32_t>(__builtin_popcount((m) & 0x7fu)) << 28))
+#define SIEVE_N4(m) SIEVE_N(m), SIEVE_N(m + 1), SIEVE_N(m + 2), SIEVE_N(m + 3)
+#define SIEVE_N16(m) SIEVE_N4(m), SIEVE_N4(m + 4), SIEVE_N4(m + 8), SIEVE_N4(m + 12)
+#define SIEVE_N64(m) SIEVE_N16(m), SIEVE_N16(m + 16), SIEVE_N16(m + 32), SIEVE_N16(m + 48)
+      SIEVE_N64(0u), SIEVE_N64(64u), SIEVE_N64(128u), SIEVE_N64(192u)
+#undef SIEVE_N64
+#undef SIEVE_N16
+#undef SIEVE_N4
+#undef SIEVE_N
+  };
+  const __m256i shifts = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+  return _mm256_and_si256(
+      _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(kNibbles[m])), shifts),
+      _mm256_set1_epi32(0xf));
+}
+
+// Per bitmap word of [begin, end): its kept values dequantized into a row, then
+// expanded eight positions at a time (a lane permute from a table of packed
+// indices, zeros where the bit is clear); positions outside the range are kept.
+template <class L>
+SIEVE_AVX2 void DequantizeScatter(const int8_t* sums, size_t offset, size_t block,
+                                  const float* scales, int divisor, const uint64_t* bits,
+                                  size_t begin, size_t end, void* out) {
+  const __m256 d = _mm256_set1_ps(static_cast<float>(divisor));
+  const __m256i select = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+  size_t k = 0;  // sums[k]: kept element offset + k
+  alignas(32) float vals[64 + 8];
+  alignas(32) float dense[64];
+  for (size_t j = begin; j < end;) {
+    const size_t base = j & ~size_t{63}, stop = std::min(end, base + 64);
+    uint64_t range = ~uint64_t{0} << (j - base);
+    if (stop - base < 64) range &= (uint64_t{1} << (stop - base)) - 1;
+    const uint64_t word = bits[base / 64] & range;
+    const int cnt = __builtin_popcountll(word);
+    for (int v = 0; v < cnt;) {  // the kept values, one scale run at a time
+      const size_t kk = k + static_cast<size_t>(v);
+      const float s = scales[(offset + kk) / block];
+      const int run = static_cast<int>(std::min<size_t>(cnt - v, block - (offset + kk) % block));
+      const __m256 sv = _mm256_set1_ps(s);
+      int e = 0;
+      for (; e + 8 <= run; e += 8) {
+        const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(sums + kk + e));
+        __m256 x = _mm256_mul_ps(sv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)));
+        if (divisor != 1) x = _mm256_div_ps(x, d);
+        _mm256_storeu_ps(vals + v + e, x);
+      }
+      for (; e < run; ++e) vals[v + e] = TernaryDequantizeOne(sums[kk + e], s, divisor);
+      v += run;
+    }
+    int at = 0;
+    for (int q = 0; q < 8; ++q) {
+      const uint32_t m = static_cast<uint32_t>(word >> (8 * q)) & 0xffu;
+      const __m256i lanes = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(static_cast<int>(m)), select), select);
+      const __m256 x = _mm256_permutevar8x32_ps(_mm256_loadu_ps(vals + at), ExpandIndex(m));
+      _mm256_store_ps(dense + 8 * q, _mm256_and_ps(x, _mm256_castsi256_ps(lanes)));
+      at += __builtin_popcount(m);
+    }
+    const size_t lo = j - base, hi = stop - base;
+    if (std::is_same<L, TernaryF32>::value) {
+      std::memcpy(static_cast<float*>(out) + base + lo, dense + lo, sizeof(float) * (hi - lo));
+    } else {
+      uint16_t* o = static_cast<uint16_t*>(out) + base;
+      size_t i = lo;
+      for (; i < hi && i % 8 != 0; ++i) L::Store(o, i, dense[i]);
+      for (; i + 8 <= hi; i += 8) {
+        const __m256 x = _mm256_load_ps(dense + i);
+        if (std::is_same<L, TernaryF16>::value) {
+          StoreHalf8(o + i, x);
+        } else {
+          StoreBf16x8(o + i, x);
+        }
+      }
+      for (; i < hi; ++i) L::Store(o, i, dense[i]);
+    }
+    k += static_cast<size_t>(cnt);
+    j = stop;
+  }
+}
+
+}  // namespace
+
+// The entry points: one instance of the batch loops per floating type.
+#define SIEVE_BY_LOADER(dtype, CALL)                  \
+  do {                                                \
+    if ((dtype) == DType::kFloat16) {                 \
+      using L = TernaryF16;                           \
+      CALL;                                           \
+    } else if ((dtype) == DType::kBfloat16) {         \
+      using L = TernaryBf16;                          \
+      CALL;                                           \
+    } else {                                          \
+      using L = TernaryF32;                           \
+      CALL;                                           \
+    }                                                 \
+  } while (0)
+
+SIEVE_AVX2_FN void AbsMaxAvx2(const TernarySource& src, size_t count, float* scales) {
+  SIEVE_BY_LOADER(src.dtype, (batch::AbsMax<Avx2Ops, L>(src, count, scales)));
+}
+
+SIEVE_AVX2_FN void QuantizePack2Avx2(const TernarySource& src, size_t offset, size_t elems,
+                                     uint8_t* wire) {
+  SIEVE_BY_LOADER(src.dtype, (batch::QuantizePack2<Avx2Ops, L>(src, offset, elems, wire)));
+}
+
+SIEVE_AVX2_FN void QuantizeAddInt8Avx2(const TernarySource& src, size_t offset, size_t elems,
+                                       const uint8_t* wire, int w, int8_t* work) {
+  SIEVE_BY_LOADER(src.dtype,
+                  (batch::QuantizeAddInt8<Avx2Ops, L>(src, offset, elems, wire, w, work)));
+}
+
+SIEVE_AVX2_FN void FeedbackUpdateAvx2(const TernarySource& sent, size_t count, float* residual) {
+  SIEVE_BY_LOADER(sent.dtype, (batch::FeedbackUpdate<Avx2Ops, L>(sent, count, residual)));
+}
+
+SIEVE_AVX2_FN void PackInt8Avx2(const int8_t* work, size_t elems, int w, uint8_t* wire) {
+  batch::PackRange<Avx2Ops>(work, elems, w, wire);
+}
+
+SIEVE_AVX2_FN void UnpackInt8Avx2(const uint8_t* wire, size_t elems, int w, bool accumulate,
+                                  int8_t* work) {
+  batch::UnpackRange<Avx2Ops>(wire, elems, w, accumulate, work);
+}
+
+SIEVE_AVX2_FN void DequantizeInt8Avx2(DType dtype, const int8_t* sums, size_t offset,
+                                      size_t elems, size_t block, const float* scales,
+                                      int divisor, void* out) {
+  SIEVE_BY_LOADER(dtype, (Dequantize<L>(sums, offset, elems, block, scales, divisor, out)));
+}
+
+SIEVE_AVX2_FN void DequantizeScatterInt8Avx2(DType dtype, const int8_t* sums, size_t offset,
+                                             size_t block, const float* scales, int divisor,
+                                             const uint64_t* bits, size_t begin, size_t end,
+                                             void* out) {
+  SIEVE_BY_LOADER(dtype, (DequantizeScatter<L>(sums, offset, block, scales, divisor, bits, begin,
+                                               end, out)));
+}
+
+#undef SIEVE_BY_LOADER
 
 }  // namespace sieve::kernels::simd
 
 #else  // not x86-64: never called (ActiveCpuIsa() is kPortable)
 
 namespace sieve::kernels::simd {
-void PhiloxQuadsAvx2(const PhiloxStream&, uint64_t, int, uint32_t*) {}
-void TernaryQuantizeRunAvx2(const float*, const uint32_t*, int, float, int32_t*) {}
-void TernaryPack2Avx2(const int32_t*, int, uint8_t*) {}
-void PhiloxQuadsAvx512(const PhiloxStream&, uint64_t, int, uint32_t*) {}
+void AbsMaxAvx2(const TernarySource&, size_t, float*) {}
+void QuantizePack2Avx2(const TernarySource&, size_t, size_t, uint8_t*) {}
+void QuantizeAddInt8Avx2(const TernarySource&, size_t, size_t, const uint8_t*, int, int8_t*) {}
+void FeedbackUpdateAvx2(const TernarySource&, size_t, float*) {}
+void PackInt8Avx2(const int8_t*, size_t, int, uint8_t*) {}
+void UnpackInt8Avx2(const uint8_t*, size_t, int, bool, int8_t*) {}
+void DequantizeInt8Avx2(DType, const int8_t*, size_t, size_t, size_t, const float*, int, void*) {}
+void DequantizeScatterInt8Avx2(DType, const int8_t*, size_t, size_t, const float*, int,
+                               const uint64_t*, size_t, size_t, void*) {}
 }  // namespace sieve::kernels::simd
 
 #endif

@@ -14,19 +14,23 @@
 namespace sieve::kernels {
 
 // The per-element formulas, shared by the CPU loops and the CUDA kernels
-// (kernels/cuda/ternary_feedback_device.cuh) so residuals match bit for bit.
+// (kernels/cuda/ternary_device.cuh) so residuals match bit for bit.
 // What is sent: g[j] + e_prev in float32 (kept as the residual until the
-// update; the caller rounds it to the datatype when storing it).
+// update; rounded to the datatype when sent).
 template <typename L>
 SIEVE_HD inline float TernaryFeedbackSum(const void* g, size_t j, float e_prev) {
   return L::Load(g, j) + e_prev;
 }
 // The residual after this rank's code q was sent against scale s. s * q is
-// exact (q in {-1, 0, 1}), so a fused multiply-add gives the same bits.
+// exact (q in {-1, 0, 1}), so a fused multiply-add gives the same bits; a NaN
+// scale gives a NaN residual, whatever q.
 SIEVE_HD inline float TernaryFeedbackResidual(float sum, float s, int32_t q) {
   return sum - s * static_cast<float>(q);
 }
 
+// The host all-reduce fuses both steps into its quantizing passes
+// (kernels/ternary.h, TernarySource::residual). The device path runs them as
+// two passes around its own quantization; these are their CPU forms:
 // out[j] = g[j] + residual[j] rounded to dtype; residual[j] = that sum in float32
 // (kept for TernaryFeedbackUpdate). float32/float16/bfloat16.
 void TernaryFeedbackApply(DType dtype, const void* g, float* residual, void* out, size_t count);

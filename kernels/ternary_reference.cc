@@ -1,6 +1,9 @@
-// Scalar references for the ternary kernels: one Philox evaluation per
-// element and bit-by-bit packing, written from the definitions in ternary.h.
+// Scalar references for the ternary kernels: two Philox evaluations per
+// element compared as one 32-bit number, and bit-by-bit packing, written from
+// the definitions in ternary.h and philox.h.
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "kernels/ternary.h"
 
@@ -14,20 +17,49 @@ float LoadAsFloat(DType dtype, const void* in, size_t j) {
   return static_cast<const float*>(in)[j];
 }
 
+
+// Element j of src as sent (g + e_prev rounded to the datatype with feedback);
+// *sum gets g + e_prev in float32.
+float SentValue(const TernarySource& src, size_t j, float* sum) {
+  const float g = LoadAsFloat(src.dtype, src.data, src.idx != nullptr ? src.idx[j] : j);
+  if (src.residual == nullptr) return *sum = g;
+  *sum = g + src.residual[j];
+  if (src.dtype == DType::kFloat16) return HalfToFloat(FloatToHalf(*sum));
+  if (src.dtype == DType::kBfloat16) return Bf16ToFloat(FloatToBf16(*sum));
+  return *sum;
+}
+
 }  // namespace
 
-void TernaryQuantizeReference(DType dtype, const void* in, const uint32_t* idx, size_t offset,
-                              size_t elems, size_t block, const float* scales,
-                              const PhiloxStream& rng, int8_t* q) {
+void TernaryAbsMaxReference(const TernarySource& src, size_t count, float* scales) {
+  for (size_t b = 0; b * src.block < count; ++b) {
+    float m = 0.0f;
+    bool finite = true;
+    for (size_t j = b * src.block; j < count && j < (b + 1) * src.block; ++j) {
+      float sum;
+      const float v = SentValue(src, j, &sum);
+      finite = finite && std::isfinite(v);
+      m = std::max(m, std::fabs(v));
+    }
+    scales[b] = finite ? m : std::numeric_limits<float>::quiet_NaN();
+  }
+}
+
+void TernaryQuantizeReference(const TernarySource& src, size_t offset, size_t elems, int8_t* q,
+                              float* residual_out) {
   for (size_t i = 0; i < elems; ++i) {
-    size_t j = offset + i;
-    float g = LoadAsFloat(dtype, in, idx != nullptr ? idx[j] : j);
-    float s = scales[j / block];
-    uint32_t word = PhiloxQuad(rng, j / 4).v[j % 4];
-    float u = static_cast<float>(word >> 8) / 16777216.0f;
+    const size_t j = offset + i;
+    float sum;
+    const float g = SentValue(src, j, &sum);
+    const float s = src.scales[j / src.block];
+    const uint64_t hi = PhiloxHalf(PhiloxOct(src.rng, j / 8), j);
+    const uint64_t lo = PhiloxHalf(PhiloxOct(src.rng, j / 8, /*refine=*/true), j);
+    const double u = static_cast<double>((hi << 16) | lo);  // uniform in [0, 2^32)
     int8_t v = 0;
-    if (s > 0.0f && u < std::fabs(g) / s) v = g < 0.0f ? -1 : 1;
+    if (s > 0.0f && u < static_cast<double>(std::fabs(g) / s) * 4294967296.0)  // exact
+      v = g < 0.0f ? -1 : 1;
     q[i] = v;
+    if (residual_out != nullptr) residual_out[i] = sum - s * static_cast<float>(v);
   }
 }
 

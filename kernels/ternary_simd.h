@@ -1,27 +1,45 @@
-// Wide (AVX2) building blocks of the ternary CPU kernels, internal to kernels/.
-// Each computes exactly what the portable code in ternary.h computes, bit for
-// bit: same Philox words, same float32 division and comparison per element.
-// Callers check ActiveCpuIsa() >= CpuIsa::kAvx2 first.
+// The AVX2 and AVX-512 entry points of the ternary CPU kernels (ternary_avx2.cc,
+// ternary_avx512.cc), internal to kernels/: each computes exactly what the
+// portable path computes, bit for bit. Callers check ActiveCpuIsa() first
+// (kAvx512 for the *Avx512 ones, kAvx2 for the others); ternary.h documents the
+// kernels they implement.
 #ifndef SIEVE_KERNELS_TERNARY_SIMD_H_
 #define SIEVE_KERNELS_TERNARY_SIMD_H_
 
+#include <cstddef>
 #include <cstdint>
 
-#include "kernels/philox.h"
+#include "kernels/ternary.h"
 
 namespace sieve::kernels::simd {
 
-// words[4*l + i] = PhiloxQuad(rng, q0 + l).v[i] for l < nquads (a multiple of 8).
-void PhiloxQuadsAvx2(const PhiloxStream& rng, uint64_t q0, int nquads, uint32_t* words);
+#define SIEVE_TERNARY_SIMD_ENTRIES(ISA)                                                          \
+  void AbsMax##ISA(const TernarySource& src, size_t count, float* scales);                      \
+  /* TernaryQuantizePack into 2 bits. */                                                         \
+  void QuantizePack2##ISA(const TernarySource& src, size_t offset, size_t elems, uint8_t* wire); \
+  /* TernaryQuantizeAdd into int8 work, wire of w <= 8 bits or none. */                          \
+  void QuantizeAddInt8##ISA(const TernarySource& src, size_t offset, size_t elems,               \
+                            const uint8_t* wire, int w, int8_t* work);                           \
+  void FeedbackUpdate##ISA(const TernarySource& sent, size_t count, float* residual);            \
+  /* TernaryPack of int8 work in w <= 6 bits, TernaryUnpack in w <= 8. */               \
+  void PackInt8##ISA(const int8_t* work, size_t elems, int w, uint8_t* wire);                    \
+  void UnpackInt8##ISA(const uint8_t* wire, size_t elems, int w, bool accumulate, int8_t* work); \
+  void DequantizeInt8##ISA(DType dtype, const int8_t* sums, size_t offset, size_t elems,         \
+                           size_t block, const float* scales, int divisor, void* out);
 
-// The same with AVX-512 (callers check ActiveCpuIsa() >= CpuIsa::kAvx512).
-void PhiloxQuadsAvx512(const PhiloxStream& rng, uint64_t q0, int nquads, uint32_t* words);
+SIEVE_TERNARY_SIMD_ENTRIES(Avx2)
+SIEVE_TERNARY_SIMD_ENTRIES(Avx512)
 
-// q[i] = TernaryQuantizeOne(g[i], s, words[i]) for i < n (any n).
-void TernaryQuantizeRunAvx2(const float* g, const uint32_t* words, int n, float s, int32_t* q);
+#undef SIEVE_TERNARY_SIMD_ENTRIES
 
-// The 2-bit wire of q[0 .. n) (values in {-1, 0, 1}, n a multiple of 8): n / 4 bytes.
-void TernaryPack2Avx2(const int32_t* q, int n, uint8_t* wire);
+// TernaryDequantizeScatter with int8 sums: AVX-512 expands 16 kept values at a
+// time, AVX2 eight through a lane permute.
+void DequantizeScatterInt8Avx2(DType dtype, const int8_t* sums, size_t offset, size_t block,
+                               const float* scales, int divisor, const uint64_t* bits,
+                               size_t begin, size_t end, void* out);
+void DequantizeScatterInt8Avx512(DType dtype, const int8_t* sums, size_t offset, size_t block,
+                                 const float* scales, int divisor, const uint64_t* bits,
+                                 size_t begin, size_t end, void* out);
 
 }  // namespace sieve::kernels::simd
 

@@ -18,18 +18,20 @@ namespace sieve::kernels {
 constexpr int kTernaryGroup = 8;       // elements per packed group (one thread)
 constexpr int kTernaryThreads = 256;   // AbsMaxBody's reduction assumes this block size
 
-// One CUDA block per scale block (grid-stride over blocks); max is exact, so
-// the order does not matter. Launch with kTernaryThreads threads per block.
+// One CUDA block per scale block (grid-stride over blocks); the max runs over
+// magnitude bits (TernaryMagnitudeBits: exact and order-free, NaN above every
+// number), so a NaN or an infinity gives the block a NaN scale, as on the CPU.
+// Launch with kTernaryThreads threads per block.
 template <typename L>
 __device__ __forceinline__ void TernaryAbsMaxBody(const void* in, const uint32_t* idx,
                                                   size_t count, size_t block, float* scales) {
-  __shared__ float part[kTernaryThreads];
+  __shared__ uint32_t part[kTernaryThreads];
   size_t nblocks = (count + block - 1) / block;
   for (size_t b = blockIdx.x; b < nblocks; b += gridDim.x) {
     size_t begin = b * block, end = begin + block < count ? begin + block : count;
-    float m = 0.0f;
+    uint32_t m = 0;
     for (size_t j = begin + threadIdx.x; j < end; j += blockDim.x) {
-      float a = fabsf(L::Load(in, idx != nullptr ? idx[j] : j));
+      uint32_t a = TernaryMagnitudeBits(L::Load(in, idx != nullptr ? idx[j] : j));
       m = a > m ? a : m;
     }
     part[threadIdx.x] = m;
@@ -39,7 +41,7 @@ __device__ __forceinline__ void TernaryAbsMaxBody(const void* in, const uint32_t
         part[threadIdx.x] = part[threadIdx.x + s];
       __syncthreads();
     }
-    if (threadIdx.x == 0) scales[b] = part[0];
+    if (threadIdx.x == 0) scales[b] = TernaryScaleOfBits(part[0]);
     __syncthreads();
   }
 }

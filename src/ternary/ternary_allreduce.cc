@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <vector>
 
 #include "algo/ring.h"
@@ -15,8 +16,6 @@
 #include "coll/hier.h"
 #include "core/log.h"
 #include "plan/algo_choice.h"
-#include "kernels/masked_pack.h"
-#include "kernels/ternary_feedback.h"
 
 namespace sieve::coll {
 
@@ -28,14 +27,15 @@ double MsSince(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
-// s_b = max over ranks of max |g| in block b of the `elems` quantized elements.
-// TRACE: the time of the local pass and of the agreement (which waits for the
-// slowest rank's pass too), for finding a call's fixed costs.
-Status AgreeOnScales(Comm& comm, const TernaryArgs& a, const void* in, const uint32_t* idx,
+// s_b = max over ranks of max |g| in block b of the `elems` quantized elements
+// (g + e_prev as sent, with error feedback); NaN where any rank's block is not
+// finite. TRACE: the time of the local pass and of the agreement (which waits
+// for the slowest rank's pass too), for finding a call's fixed costs.
+Status AgreeOnScales(Comm& comm, const TernaryArgs& a, const kernels::TernarySource& src,
                      size_t elems, std::vector<float>* scales) {
   const Clock::time_point start = Clock::now();
   scales->assign((elems + a.block - 1) / a.block, 0.0f);
-  kernels::TernaryAbsMax(a.base.dtype, in, idx, elems, a.block, scales->data());
+  kernels::TernaryAbsMax(src, elems, scales->data());
   const double absmax_ms = MsSince(start);
   const Clock::time_point agreeing = Clock::now();
   Status st = TernaryAgreeScales(comm, a, scales->data(), scales->size());
@@ -82,14 +82,18 @@ Status Exchange(Comm& comm, const TernaryArgs& a, algo::TernaryCodec& codec, siz
   return st;
 }
 
-algo::TernaryInput InputOf(Comm& comm, const TernaryArgs& a, const float* scales) {
-  algo::TernaryInput input;
-  input.dtype = a.base.dtype;
-  input.block = a.block;
-  input.scales = scales;
-  input.rng = kernels::PhiloxStream{
+// What this rank quantizes: sendbuff (gathered through the mask, if any), plus
+// its residual with error feedback; scales are set once agreed.
+kernels::TernarySource SourceOf(Comm& comm, const TernaryArgs& a) {
+  kernels::TernarySource src;
+  src.dtype = a.base.dtype;
+  src.data = a.base.send;
+  src.idx = a.mask_idx;
+  src.residual = a.residual;
+  src.block = a.block;
+  src.rng = kernels::PhiloxStream{
       a.seed, static_cast<uint32_t>(a.rng_rank >= 0 ? a.rng_rank : comm.rank()), a.step};
-  return input;
+  return src;
 }
 
 // The ring or tree (`chosen`) over `elems` quantized elements of `input`, each
@@ -151,9 +155,15 @@ algo::OpFingerprint TernaryFingerprint(const TernaryArgs& a) {
   return fp;
 }
 
+// A NaN scale (non-finite input) must win the max on every rank whatever the
+// order of the hops, which the dense max (a > b ? a : b) does not promise for
+// NaN: it travels as +infinity, which no finite scale exceeds, and comes back.
 Status TernaryAgreeScales(Comm& comm, const TernaryArgs& a, float* scales, size_t nblocks) {
   if (comm.size() == 1) return Status::OK();
   const algo::OpFingerprint call = TernaryFingerprint(a);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (size_t b = 0; b < nblocks; ++b)
+    if (!(scales[b] < inf)) scales[b] = inf;  // NaN or +infinity
   CollArgs max;
   max.call = &call;
   max.send = scales;
@@ -161,18 +171,18 @@ Status TernaryAgreeScales(Comm& comm, const TernaryArgs& a, float* scales, size_
   max.count = nblocks;
   max.dtype = kernels::DType::kFloat32;
   max.op = kernels::RedOp::kMax;
-  return AllReduce(comm, max);
+  Status st = AllReduce(comm, max);
+  for (size_t b = 0; b < nblocks; ++b)
+    if (!(scales[b] < inf)) scales[b] = std::numeric_limits<float>::quiet_NaN();
+  return st;
 }
 
 Status TernaryAllReduceQuantized(Comm& comm, const TernaryArgs& a, const float* scales,
                                  const void* wire, void* sums_wire) {
-  // The codec reads codes in its work type: widen the 2-bit wire once.
-  const kernels::TernaryWork wt = kernels::TernaryWorkFor(comm.size());
-  std::vector<char> codes(a.base.count * static_cast<size_t>(wt));
-  kernels::TernaryUnpack(wt, wire, a.base.count, kernels::TernaryBits(1), /*accumulate=*/false,
-                         codes.data());
-  algo::TernaryInput input = InputOf(comm, a, scales);
-  input.quantized = codes.data();
+  algo::TernaryInput input;
+  input.src = SourceOf(comm, a);
+  input.src.scales = scales;
+  input.quantized = wire;  // the codec reads the 2-bit codes range by range
   const plan::Algo chosen =
       plan::ChooseTernaryAllReduce(comm, a.base.count, "codes quantized on the device")
           .algo;
@@ -180,10 +190,8 @@ Status TernaryAllReduceQuantized(Comm& comm, const TernaryArgs& a, const float* 
 }
 
 Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
-  const CollArgs& b = a.base;
-  const size_t es = kernels::DTypeSize(b.dtype);
   const bool masked = a.mask_idx != nullptr;
-  const size_t elems = masked ? a.mask_nnz : b.count;  // elements quantized
+  const size_t elems = masked ? a.mask_nnz : a.base.count;  // elements quantized
   const plan::Algo chosen =
       plan::ChooseTernaryAllReduce(comm, elems,
                                    a.residual != nullptr ? "error feedback"
@@ -191,33 +199,14 @@ Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
                                                          : nullptr)
           .algo;
   if (chosen == plan::Algo::kHier) return HierTernary(comm, a);
-  // Read straight from sendbuff (gathered through the mask), except with error
-  // feedback: then the rank quantizes g + e_prev, rounded to the datatype, built
-  // here in one buffer (gathered first under a mask).
-  const void* in = b.send;
-  const uint32_t* gather = a.mask_idx;
-  std::vector<char> fed;
-  if (a.residual != nullptr) {
-    fed.resize(elems * es);
-    const void* g = b.send;
-    if (masked) {
-      kernels::MaskedPack(es, b.send, a.mask_idx, elems, fed.data());
-      g = fed.data();
-    }
-    kernels::TernaryFeedbackApply(b.dtype, g, a.residual, fed.data(), elems);
-    in = fed.data();
-    gather = nullptr;
-  }
+  // Two passes over the input: the abs-max, then the codec's quantization
+  // (with the gather through the mask and the error feedback fused into it).
+  algo::TernaryInput input;
+  input.src = SourceOf(comm, a);
   std::vector<float> scales;
-  SIEVE_RETURN_IF_ERROR(AgreeOnScales(comm, a, in, gather, elems, &scales));
-  algo::TernaryInput input = InputOf(comm, a, scales.data());
-  input.data = in;
-  input.idx = gather;
-  SIEVE_RETURN_IF_ERROR(RunCodec(comm, a, input, elems, chosen));
-  if (a.residual != nullptr)
-    kernels::TernaryFeedbackUpdate(b.dtype, in, elems, a.block, scales.data(), input.rng,
-                                   a.residual);
-  return Status::OK();
+  SIEVE_RETURN_IF_ERROR(AgreeOnScales(comm, a, input.src, elems, &scales));
+  input.src.scales = scales.data();
+  return RunCodec(comm, a, input, elems, chosen);
 }
 
 }  // namespace sieve::coll

@@ -1,9 +1,11 @@
 // TernaryCodec: quantization happens where the input is first read (Encode of
 // one contribution, ReduceInto first, LoadInput), gathering through the mask
-// when there is one, or is read from codes quantized beforehand (a device
-// rank); later hops only repack sums; the last hop dequantizes.
+// when there is one and updating the error-feedback residual in the same pass,
+// or is read from codes quantized beforehand (a device rank); later hops only
+// repack sums; the last hop dequantizes.
 #include "ternary/ternary_codec.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/masked_pack.h"
@@ -24,12 +26,17 @@ size_t TernaryCodec::WireBytes(size_t elems, int contributions) const {
   return kernels::TernaryPackedBytes(elems, TernaryBits(contributions));
 }
 
+void TernaryCodec::LoadCodes(size_t offset, size_t elems) {
+  kernels::TernaryUnpackAt(wt_, in_.quantized, offset, elems, TernaryBits(1), /*accumulate=*/false,
+                           Work(offset));
+}
+
 const void* TernaryCodec::Encode(size_t offset, size_t elems, int contributions, void* scratch) {
   if (contributions == 1 && in_.quantized != nullptr) {
-    kernels::TernaryPack(wt_, Quantized(offset), elems, TernaryBits(1), scratch);
+    LoadCodes(offset, elems);  // the range's 2-bit image, re-aligned to bit 0 through work
+    kernels::TernaryPack(wt_, Work(offset), elems, TernaryBits(1), scratch);
   } else if (contributions == 1) {
-    kernels::TernaryQuantizePack(in_.dtype, in_.data, in_.idx, offset, elems, in_.block,
-                                 in_.scales, in_.rng, TernaryBits(1), scratch);
+    kernels::TernaryQuantizePack(in_.src, offset, elems, TernaryBits(1), scratch);
   } else {
     kernels::TernaryPack(wt_, Work(offset), elems, TernaryBits(contributions), scratch);
   }
@@ -39,12 +46,11 @@ const void* TernaryCodec::Encode(size_t offset, size_t elems, int contributions,
 void TernaryCodec::ReduceInto(size_t offset, size_t elems, int contributions, const void* wire,
                               bool first) {
   if (first && in_.quantized != nullptr) {
-    LoadInput(offset, elems);
+    LoadCodes(offset, elems);
     kernels::TernaryUnpack(wt_, wire, elems, TernaryBits(contributions), /*accumulate=*/true,
                            Work(offset));
   } else if (first) {
-    kernels::TernaryQuantizeAdd(in_.dtype, in_.data, in_.idx, offset, elems, in_.block,
-                                in_.scales, in_.rng, wire, TernaryBits(contributions), wt_,
+    kernels::TernaryQuantizeAdd(in_.src, offset, elems, wire, TernaryBits(contributions), wt_,
                                 Work(offset));
   } else {
     kernels::TernaryUnpack(wt_, wire, elems, TernaryBits(contributions), /*accumulate=*/true,
@@ -53,31 +59,48 @@ void TernaryCodec::ReduceInto(size_t offset, size_t elems, int contributions, co
 }
 
 void TernaryCodec::LoadInput(size_t offset, size_t elems) {
-  if (in_.quantized != nullptr) {
-    std::memcpy(Work(offset), Quantized(offset), elems * static_cast<size_t>(wt_));
-    return;
-  }
-  kernels::TernaryQuantizeAdd(in_.dtype, in_.data, in_.idx, offset, elems, in_.block,
-                              in_.scales, in_.rng, nullptr, TernaryBits(1), wt_, Work(offset));
+  if (in_.quantized != nullptr) return LoadCodes(offset, elems);
+  kernels::TernaryQuantizeAdd(in_.src, offset, elems, nullptr, TernaryBits(1), wt_, Work(offset));
 }
 
 void TernaryCodec::Decode(size_t offset, size_t elems, const void* wire) {
-  kernels::TernaryUnpack(wt_, wire, elems, TernaryBits(nranks_), /*accumulate=*/false,
-                         Work(offset));
+  const int w = TernaryBits(nranks_);
+  const uint8_t* in = static_cast<const uint8_t*>(wire);
+  if (out_.data == nullptr) {
+    kernels::TernaryUnpack(wt_, in, elems, w, /*accumulate=*/false, Work(offset));
+    return;
+  }
+  constexpr size_t kChunk = 4096;  // elements (a multiple of 8: wire groups stay whole)
+  for (size_t i = 0; i < elems; i += kChunk) {
+    const size_t n = std::min(kChunk, elems - i);
+    kernels::TernaryUnpack(wt_, in + i / 8 * static_cast<size_t>(w), n, w, /*accumulate=*/false,
+                           Work(offset + i));
+    Dequantize(offset + i, n);
+  }
+  decoded_offset_ = offset, decoded_elems_ = elems, decoded_ = true;
 }
 
 void TernaryCodec::Deliver(size_t offset, size_t elems) {
+  if (decoded_ && offset == decoded_offset_ && elems == decoded_elems_) {
+    decoded_ = false;  // Decode delivered it
+    return;
+  }
+  Dequantize(offset, elems);
+}
+
+void TernaryCodec::Dequantize(size_t offset, size_t elems) {
   if (out_.data == nullptr) return;  // the sums stay in work for the caller
   if (out_.bits == nullptr) {
-    char* out = static_cast<char*>(out_.data) + offset * kernels::DTypeSize(in_.dtype);
-    kernels::TernaryDequantizeRange(in_.dtype, wt_, Work(offset), offset, elems, in_.block,
-                                    in_.scales, out_.divisor, out);
+    char* out = static_cast<char*>(out_.data) + offset * kernels::DTypeSize(in_.src.dtype);
+    kernels::TernaryDequantizeRange(in_.src.dtype, wt_, Work(offset), offset, elems,
+                                    in_.src.block, in_.src.scales, out_.divisor, out);
     return;
   }
   size_t begin, end;
   kernels::MaskedDenseRange(out_.idx, out_.nnz, out_.count, offset, offset + elems, &begin, &end);
-  kernels::TernaryDequantizeScatter(in_.dtype, wt_, Work(offset), offset, in_.block, in_.scales,
-                                    out_.divisor, out_.bits, begin, end, out_.data);
+  kernels::TernaryDequantizeScatter(in_.src.dtype, wt_, Work(offset), offset, in_.src.block,
+                                    in_.src.scales, out_.divisor, out_.bits, begin, end,
+                                    out_.data);
 }
 
 }  // namespace sieve::algo

@@ -12,15 +12,14 @@
 namespace sieve::algo {
 
 struct TernaryInput {
-  const void* data = nullptr;  // this rank's gradient
-  const uint32_t* idx = nullptr;   // when set, element j is data[idx[j]] (gathered by a mask)
-  kernels::DType dtype = kernels::DType::kFloat32;
-  size_t block = 2048;             // elements per scale block
-  const float* scales = nullptr;   // agreed s_b, one per block
-  kernels::PhiloxStream rng;       // (seed, rank, step) of this rank
+  // This rank's gradient, gathered through a mask when src.idx is set, with
+  // error feedback when src.residual is set (kernels::TernarySource says how:
+  // the pass that quantizes an element updates its residual; the ring and the
+  // tree read each element of the input once, so it is updated once).
+  kernels::TernarySource src;
   // When set: this rank's codes, already quantized (on a device, with the same
-  // rng and scales), one TernaryWork element of the codec's work type each;
-  // read instead of quantizing `data` (which is then unused).
+  // rng and scales), as the 2-bit wire image of every element; read instead of
+  // quantizing src.data (which is then unused).
   const void* quantized = nullptr;
 };
 
@@ -54,6 +53,9 @@ class TernaryCodec : public Codec {
   void LoadInput(size_t offset, size_t elems) override;
   void Finalize(size_t, size_t) override {}
   void* DirectTarget(size_t, size_t) override { return nullptr; }
+  // work = the final sums; with an output, dequantized into it in the same
+  // pass, a few thousand elements at a time while they are in cache (so the
+  // Deliver that follows for this range has nothing left to do).
   void Decode(size_t offset, size_t elems, const void* wire) override;
   // Dequantize (fused with the mask's unpack and zero-fill, and the average's
   // division) of the final sums of the range into the output.
@@ -63,15 +65,19 @@ class TernaryCodec : public Codec {
 
  private:
   char* Work(size_t offset) const { return work_ + offset * static_cast<size_t>(wt_); }
-  const char* Quantized(size_t offset) const {
-    return static_cast<const char*>(in_.quantized) + offset * static_cast<size_t>(wt_);
-  }
+  // work = this rank's codes for the range (quantized beforehand).
+  void LoadCodes(size_t offset, size_t elems);
+  // The dequantization of Deliver.
+  void Dequantize(size_t offset, size_t elems);
 
   TernaryInput in_;
   TernaryOutput out_;
   char* work_;
   int nranks_;
   kernels::TernaryWork wt_;
+  // The range Decode already delivered, until its Deliver.
+  size_t decoded_offset_ = 0, decoded_elems_ = 0;
+  bool decoded_ = false;
 };
 
 }  // namespace sieve::algo

@@ -211,10 +211,11 @@ TEST_P(TernaryCudaTest, TiesAndNonFiniteInputMatchCpu) {
   const DType dtype = GetParam();
   const size_t count = 40007, block = 512, nb = (count + block - 1) / block;
   const PhiloxStream rng{99, 4, 5};
-  std::mt19937 gen(3);
   std::vector<float> f(count);
-  for (size_t j = 0; j < count; ++j)
-    f[j] = (static_cast<float>(gen() & 0xffff) + 0.5f) / 65536.0f * (j % 2 == 0 ? 1.0f : -1.0f);
+  for (size_t j = 0; j < count; ++j) {  // level = the element's 16 Philox bits + 1/2: a tie
+    const uint32_t h = PhiloxHalf(PhiloxOct(rng, j >> 3), j);
+    f[j] = (static_cast<float>(h) + 0.5f) / 65536.0f * (j % 2 == 0 ? 1.0f : -1.0f);
+  }
   f[777] = std::numeric_limits<float>::quiet_NaN();
   f[5000] = std::numeric_limits<float>::infinity();
   f[count - 1] = -std::numeric_limits<float>::infinity();
@@ -227,6 +228,8 @@ TEST_P(TernaryCudaTest, TiesAndNonFiniteInputMatchCpu) {
   DeviceBuf din(in.data(), in.size());
   std::vector<float> scales(nb);
   TernaryAbsMax(dtype, in.data(), count, block, scales.data());
+  EXPECT_TRUE(std::isnan(scales[777 / block]) && std::isnan(scales[5000 / block]) &&
+              std::isnan(scales[nb - 1]));
   DeviceBuf dscales(nullptr, nb * sizeof(float));
   ASSERT_TRUE(
       k->TernaryAbsMax(dtype, din.p, count, block, static_cast<float*>(dscales.p), nullptr).ok());

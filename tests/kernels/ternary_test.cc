@@ -30,14 +30,19 @@ TEST(PhiloxTest, KnownAnswerVectors) {
                {{0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u}});
 }
 
-TEST(PhiloxTest, StreamKeyingAndUniform) {
+TEST(PhiloxTest, StreamKeyingAndHalves) {
   PhiloxStream s{0x0123456789abcdefull, 5, 0xfedcba9876543210ull};
   Philox4 direct = Philox4x32x10({{7, 5, 0x76543210u, 0xfedcba98u}}, 0x89abcdefu, 0x01234567u);
-  Philox4 quad = PhiloxQuad(s, 7);
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(quad.v[i], direct.v[i]);
-  EXPECT_EQ(PhiloxUniform(0), 0.0f);
-  EXPECT_EQ(PhiloxUniform(0xffffffffu), 1.0f - 1.0f / 16777216.0f);
-  EXPECT_EQ(PhiloxUniform(0x000000ffu), 0.0f);  // low 8 bits are dropped
+  Philox4 oct = PhiloxOct(s, 7);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(oct.v[i], direct.v[i]);
+  // The refinement stream: counter word 0 with bit 31 set.
+  Philox4 refine =
+      Philox4x32x10({{7u | 0x80000000u, 5, 0x76543210u, 0xfedcba98u}}, 0x89abcdefu, 0x01234567u);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(PhiloxOct(s, 7, true).v[i], refine.v[i]);
+  // Element 8 * 7 + e takes the e-th little-endian 16-bit half of the four words.
+  uint16_t halves[8];
+  std::memcpy(halves, oct.v, sizeof(halves));
+  for (uint64_t e = 0; e < 8; ++e) EXPECT_EQ(PhiloxHalf(oct, 56 + e), halves[e]) << e;
 }
 
 TEST(TernaryTest, Bits) {

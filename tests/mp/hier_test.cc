@@ -274,10 +274,7 @@ std::vector<char> ExpectedHierTernary(const std::vector<std::vector<char>>& inpu
       int q = 0;
       for (int h = 0; h < hosts; ++h) {
         sieve::kernels::PhiloxStream rng{seed, static_cast<uint32_t>(h * local + i), step};
-        float u = static_cast<float>(sieve::kernels::PhiloxQuad(rng, rel / 4).v[rel % 4] >> 8) *
-                  (1.0f / 16777216.0f);
-        float g = host_sum[h][j];
-        if (s > 0.0f && u < std::fabs(g) / s) q += g < 0.0f ? -1 : 1;
+        q += TernaryReferenceCode(rng, rel, host_sum[h][j], s);
       }
       float v = s * static_cast<float>(q);
       if (op == sieveAvg) v /= static_cast<float>(n);

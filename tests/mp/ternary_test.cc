@@ -488,3 +488,192 @@ TEST(TernaryErrorFeedbackTest, AppliedUpdatesTrackTheTrueGradient) {
 
 }  // namespace
 }  // namespace sieve_test
+
+namespace sieve_test {
+namespace {
+
+// Equal bytes, where a NaN matches any NaN (the oracle's NaN bits need not be
+// the library's). Returns the number of elements that differ.
+long CountDifferent(sieveDataType_t dtype, const char* got, const char* want, size_t count) {
+  long bad = 0;
+  for (size_t j = 0; j < count; ++j) {
+    const float a = LoadWidened(dtype, got, j), b = LoadWidened(dtype, want, j);
+    const size_t es = ElemSize(dtype);
+    if (std::isnan(a) && std::isnan(b)) continue;
+    bad += std::memcmp(got + j * es, want + j * es, es) != 0;
+  }
+  return bad;
+}
+
+// Registers the same mask on every rank (about 2/3 kept); *kept gets it.
+sieveMask_t SomeMask(sieveComm_t comm, size_t count, std::vector<bool>* kept) {
+  std::vector<uint8_t> bytes(count);
+  kept->assign(count, false);
+  for (size_t j = 0; j < count; ++j) bytes[j] = (*kept)[j] = (j * 7 + j / 5) % 3 != 1;
+  sieveMask_t mask = nullptr;
+  if (sieveMaskRegister(comm, bytes.data(), sieveMaskBytes, count, sieveMaskStrict, &mask) !=
+      sieveSuccess)
+    return nullptr;
+  return mask;
+}
+
+// Error feedback, bit for bit: three steps on the same input (fresh residuals),
+// each result equal to the oracle's, which keeps e = g + e - s * q per rank.
+int RunFeedbackExact(int rank, int n, const sieveUniqueId& id) {
+  sieveComm_t comm = Init(rank, n, id);
+  RANK_CHECK(comm != nullptr, "%s", sieveGetLastError(nullptr));
+  long bad = 0;
+  int k = 0;
+  std::vector<std::vector<char>> buffers;  // residuals are per buffer: one each, kept alive
+  for (bool masked : {false, true})
+    for (sieveDataType_t dtype : kTypes) {
+      std::vector<bool> kept;
+      TernaryCase c;
+      c.input_seed = 300 + k;
+      c.nranks = n;
+      c.dtype = dtype;
+      c.op = k % 2 == 0 ? sieveAvg : sieveSum;
+      c.count = 20011;
+      c.block = k % 3 == 0 ? 2048 : 97;
+      c.seed = 0xfeed + k;
+      c.step = 50 + k;
+      ++k;
+      sieveMask_t mask = masked ? SomeMask(comm, c.count, &kept) : nullptr;
+      RANK_CHECK(!masked || mask != nullptr, "%s", sieveGetLastError(comm));
+      if (masked) c.kept = &kept;
+      const int kSteps = 3;
+      std::vector<std::vector<char>> expected = ExpectedTernaryFeedback(c, kSteps);
+      std::vector<char> in = TernaryCaseInput(c, rank), out(in.size());
+      for (int t = 0; t < kSteps; ++t) {
+        sieveTernaryParams_t params =
+            TernaryParams(c.seed, c.step + static_cast<uint64_t>(t), c.block, mask, 1);
+        RANK_CHECK(sieveAllReduceTernary(in.data(), out.data(), c.count, c.dtype, c.op, &params,
+                                         comm, nullptr) == sieveSuccess,
+                   "%s", sieveGetLastError(comm));
+        const long wrong = CountDifferent(c.dtype, out.data(), expected[t].data(), c.count);
+        if (wrong != 0)
+          std::fprintf(stderr, "rank %d: feedback step %d dtype %d masked %d: %ld wrong\n", rank,
+                       t, int(c.dtype), int(masked), wrong);
+        bad += wrong;
+      }
+      if (mask != nullptr) RANK_CHECK(sieveMaskDeregister(mask) == sieveSuccess, "deregister");
+      buffers.push_back(std::move(in));
+    }
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  RANK_CHECK(bad == 0, "%ld elements differ from the feedback reference", bad);
+  return 0;
+}
+
+class TernaryFeedbackExactTest : public ::testing::TestWithParam<std::tuple<const char*, int>> {};
+
+TEST_P(TernaryFeedbackExactTest, EveryStepMatchesTheReference) {
+  RankSpec spec;
+  spec.nranks = std::get<1>(GetParam());
+  spec.env = {{"SIEVE_ALGO", std::get<0>(GetParam())}, {"SIEVE_SEGMENT_BYTES", "4k"}};
+  EXPECT_EQ(RunRanks(spec, RunFeedbackExact), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Algos, TernaryFeedbackExactTest,
+                         ::testing::Combine(::testing::Values("ring", "tree"),
+                                            ::testing::Values(2, 3)));
+
+// Non-finite input (sieve.h): a NaN or an infinity on any one rank makes every
+// element of its block NaN on every rank, whatever the rank that held it; the
+// other blocks are exact. With error feedback the block's residuals are NaN,
+// so the next call (with finite input) still gives NaN there.
+int RunNonFinite(int rank, int n, const sieveUniqueId& id) {
+  sieveComm_t comm = Init(rank, n, id);
+  RANK_CHECK(comm != nullptr, "%s", sieveGetLastError(nullptr));
+  const float kBad[3] = {std::numeric_limits<float>::quiet_NaN(),
+                         std::numeric_limits<float>::infinity(),
+                         -std::numeric_limits<float>::infinity()};
+  long bad = 0;
+  int k = 0;
+  // Residuals are per buffer: every case keeps its own, alive to the end.
+  std::vector<std::vector<char>> buffers;
+  for (bool masked : {false, true})
+    for (sieveDataType_t dtype : kTypes)
+      for (float value : kBad) {
+        std::vector<bool> kept;
+        TernaryCase c;
+        c.input_seed = 700 + k;
+        c.nranks = n;
+        c.dtype = dtype;
+        c.op = k % 2 == 0 ? sieveSum : sieveAvg;
+        c.count = 5003;
+        c.block = 256;
+        c.seed = 31 + k;
+        c.step = 9;
+        c.poison_rank = k % n;
+        c.poison_index = 1000 + 7 * static_cast<size_t>(k);  // a kept element (j % 3 != 1 ...)
+        c.poison_value = value;
+        ++k;
+        sieveMask_t mask = masked ? SomeMask(comm, c.count, &kept) : nullptr;
+        RANK_CHECK(!masked || mask != nullptr, "%s", sieveGetLastError(comm));
+        if (masked) {
+          c.kept = &kept;
+          while (!kept[c.poison_index]) ++c.poison_index;
+        }
+        std::vector<char> in = TernaryCaseInput(c, rank), out(in.size());
+        sieveTernaryParams_t params = TernaryParams(c.seed, c.step, c.block, mask, 1);
+        RANK_CHECK(sieveAllReduceTernary(in.data(), out.data(), c.count, c.dtype, c.op, &params,
+                                         comm, nullptr) == sieveSuccess,
+                   "%s", sieveGetLastError(comm));
+        std::vector<char> expected = ExpectedTernary(c);
+        bad += CountDifferent(c.dtype, out.data(), expected.data(), c.count);
+        // The poisoned element's whole block is NaN (packed position / block).
+        size_t pos = c.poison_index;
+        if (masked) pos = static_cast<size_t>(std::count(kept.begin(), kept.begin() + pos, true));
+        size_t nan_count = 0, block_elems = 0;
+        for (size_t j = 0, p = 0; j < c.count; ++j) {
+          if (masked && !kept[j]) continue;
+          if (p / c.block == pos / c.block) {
+            ++block_elems;
+            nan_count += std::isnan(LoadWidened(c.dtype, out.data(), j));
+          }
+          ++p;
+        }
+        if (nan_count != block_elems)
+          std::fprintf(stderr, "rank %d: dtype %d masked %d: %zu of %zu NaN in the block\n", rank,
+                       int(dtype), int(masked), nan_count, block_elems);
+        bad += static_cast<long>(block_elems - nan_count);
+        // Next step, finite input on every rank in the same buffer (residuals are
+        // per buffer): the residuals keep the block NaN.
+        FillTernaryInput(c.input_seed, rank, c.dtype, c.count, in.data());
+        params.step = c.step + 1;
+        RANK_CHECK(sieveAllReduceTernary(in.data(), out.data(), c.count, c.dtype, c.op,
+                                         &params, comm, nullptr) == sieveSuccess,
+                   "%s", sieveGetLastError(comm));
+        size_t still = 0;
+        for (size_t j = 0, p = 0; j < c.count; ++j) {
+          if (masked && !kept[j]) continue;
+          if (p++ / c.block == pos / c.block) still += std::isnan(LoadWidened(c.dtype, out.data(), j));
+        }
+        if (still != block_elems) {
+          std::fprintf(stderr, "rank %d: the next step has %zu of %zu NaN\n", rank, still,
+                       block_elems);
+          ++bad;
+        }
+        if (mask != nullptr) RANK_CHECK(sieveMaskDeregister(mask) == sieveSuccess, "deregister");
+        buffers.push_back(std::move(in));
+      }
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  RANK_CHECK(bad == 0, "%ld wrong elements with non-finite input", bad);
+  return 0;
+}
+
+class TernaryNonFiniteTest : public ::testing::TestWithParam<std::tuple<const char*, int>> {};
+
+TEST_P(TernaryNonFiniteTest, PoisonsItsBlockOnEveryRank) {
+  RankSpec spec;
+  spec.nranks = std::get<1>(GetParam());
+  spec.env = {{"SIEVE_ALGO", std::get<0>(GetParam())}, {"SIEVE_SEGMENT_BYTES", "4k"}};
+  EXPECT_EQ(RunRanks(spec, RunNonFinite), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Algos, TernaryNonFiniteTest,
+                         ::testing::Combine(::testing::Values("ring", "tree"),
+                                            ::testing::Values(3)));
+
+}  // namespace
+}  // namespace sieve_test

@@ -1,9 +1,11 @@
 // The ternary oracle, written from DESIGN.md 1.3 one element at a time; only
-// the Philox generator (checked against known answers) is shared with the library.
+// the Philox generator (checked against known answers) and its keying
+// (kernels/philox.h) are shared with the library.
 #include "support/ternary_reference.h"
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "kernels/dtype.h"
 #include "kernels/philox.h"
@@ -13,30 +15,89 @@ namespace sieve_test {
 
 namespace {
 
-// Rank r's input as the ternary all-reduce sees it: every element, or only the
-// kept ones in order. Returns the number of elements.
-size_t QuantizedInput(const TernaryCase& c, int r, std::vector<char>* in) {
-  std::vector<char> full(c.count * 4);
-  FillTernaryInput(c.input_seed, r, c.dtype, c.count, full.data());
-  if (c.kept == nullptr) {
-    *in = std::move(full);
-    return c.count;
-  }
-  size_t esize = c.dtype == sieveFloat32 ? 4 : 2, n = 0;
-  in->assign(c.count * 4, 0);
-  for (size_t j = 0; j < c.count; ++j)
-    if ((*c.kept)[j]) std::memcpy(in->data() + esize * n++, full.data() + esize * j, esize);
-  return n;
+float Round(sieveDataType_t dtype, float v) {
+  if (dtype == sieveFloat16) return sieve::kernels::HalfToFloat(sieve::kernels::FloatToHalf(v));
+  if (dtype == sieveBfloat16) return sieve::kernels::Bf16ToFloat(sieve::kernels::FloatToBf16(v));
+  return v;
 }
 
-size_t KeptCount(const TernaryCase& c) {
-  if (c.kept == nullptr) return c.count;
-  size_t n = 0;
-  for (size_t j = 0; j < c.count; ++j) n += (*c.kept)[j];
-  return n;
+void StoreAs(sieveDataType_t dtype, float v, char* out) {
+  if (dtype == sieveFloat32) {
+    std::memcpy(out, &v, 4);
+  } else {
+    uint16_t h = dtype == sieveFloat16 ? sieve::kernels::FloatToHalf(v)
+                                       : sieve::kernels::FloatToBf16(v);
+    std::memcpy(out, &h, 2);
+  }
+}
+
+// Rank r's input as the ternary all-reduce sees it, widened: every element, or
+// only the kept ones in order.
+std::vector<float> QuantizedInput(const TernaryCase& c, int r) {
+  std::vector<char> full = TernaryCaseInput(c, r);
+  std::vector<float> in;
+  for (size_t j = 0; j < c.count; ++j)
+    if (c.kept == nullptr || (*c.kept)[j]) in.push_back(LoadWidened(c.dtype, full.data(), j));
+  return in;
+}
+
+std::vector<float> ScalesOf(const TernaryCase& c, const std::vector<std::vector<float>>& sent) {
+  const size_t count = sent[0].size();
+  std::vector<float> scales((count + c.block - 1) / c.block, 0.0f);
+  for (const std::vector<float>& in : sent)
+    for (size_t j = 0; j < count; ++j)
+      scales[j / c.block] = std::fmax(scales[j / c.block], std::fabs(in[j]));
+  // A block holding a NaN or an infinity anywhere has a NaN scale.
+  for (const std::vector<float>& in : sent)
+    for (size_t j = 0; j < count; ++j)
+      if (!std::isfinite(in[j])) scales[j / c.block] = std::numeric_limits<float>::quiet_NaN();
+  return scales;
+}
+
+// The result from every rank's sent values at `step`; with `sums` (g + e per
+// rank), updates them into the residuals.
+std::vector<char> ResultOf(const TernaryCase& c, const std::vector<std::vector<float>>& sent,
+                           uint64_t step, std::vector<std::vector<float>>* sums) {
+  const size_t count = sent[0].size(), es = c.dtype == sieveFloat32 ? 4 : 2;
+  const std::vector<float> scales = ScalesOf(c, sent);
+  std::vector<int> q(count, 0);
+  for (int r = 0; r < c.nranks; ++r) {
+    sieve::kernels::PhiloxStream rng{c.seed, static_cast<uint32_t>(r), step};
+    for (size_t j = 0; j < count; ++j) {
+      const float s = scales[j / c.block];
+      const int code = TernaryReferenceCode(rng, j, sent[r][j], s);
+      q[j] += code;
+      if (sums != nullptr) (*sums)[r][j] = (*sums)[r][j] - s * static_cast<float>(code);
+    }
+  }
+  std::vector<char> out(c.count * es, 0);  // masked-out elements: 0 (all-zero bits)
+  for (size_t j = 0, k = 0; j < c.count; ++j) {
+    if (c.kept != nullptr && !(*c.kept)[j]) continue;
+    float v = scales[k / c.block] * static_cast<float>(q[k]);
+    ++k;
+    if (c.op == sieveAvg) v /= static_cast<float>(c.nranks);
+    StoreAs(c.dtype, v, out.data() + es * j);
+  }
+  return out;
 }
 
 }  // namespace
+
+std::vector<char> TernaryCaseInput(const TernaryCase& c, int rank) {
+  std::vector<char> in(c.count * 4);
+  FillTernaryInput(c.input_seed, rank, c.dtype, c.count, in.data());
+  if (rank == c.poison_rank)
+    StoreAs(c.dtype, c.poison_value, in.data() + c.poison_index * (c.dtype == sieveFloat32 ? 4 : 2));
+  return in;
+}
+
+int TernaryReferenceCode(const sieve::kernels::PhiloxStream& rng, size_t j, float g, float s) {
+  const uint64_t hi = sieve::kernels::PhiloxHalf(sieve::kernels::PhiloxOct(rng, j / 8), j);
+  const uint64_t lo = sieve::kernels::PhiloxHalf(sieve::kernels::PhiloxOct(rng, j / 8, true), j);
+  const double u = static_cast<double>((hi << 16) | lo);  // uniform in [0, 2^32)
+  if (!(s > 0.0f) || !(u < static_cast<double>(std::fabs(g) / s) * 4294967296.0)) return 0;
+  return g < 0.0f ? -1 : 1;
+}
 
 float LoadWidened(sieveDataType_t dtype, const void* buf, size_t j) {
   if (dtype == sieveFloat32) return static_cast<const float*>(buf)[j];
@@ -51,64 +112,51 @@ void FillTernaryInput(uint64_t seed, int rank, sieveDataType_t dtype, size_t cou
     float u = static_cast<float>(bits >> 40) / 16777216.0f;  // [0, 1)
     float g = (2.0f * u - 1.0f) * kMagnitude[(j / 256) % 3];
     if (j % 13 == 0) g = 0.0f;
-    if (dtype == sieveFloat32) {
-      static_cast<float*>(out)[j] = g;
-    } else {
-      uint16_t h = dtype == sieveFloat16 ? sieve::kernels::FloatToHalf(g)
-                                         : sieve::kernels::FloatToBf16(g);
-      static_cast<uint16_t*>(out)[j] = h;
-    }
+    StoreAs(dtype, g, static_cast<char*>(out) + j * (dtype == sieveFloat32 ? 4 : 2));
   }
 }
 
 std::vector<float> ExpectedScales(const TernaryCase& c) {
-  const size_t count = KeptCount(c);
-  std::vector<float> scales((count + c.block - 1) / c.block, 0.0f);
-  std::vector<char> in;
-  for (int r = 0; r < c.nranks; ++r) {
-    QuantizedInput(c, r, &in);
-    for (size_t j = 0; j < count; ++j)
-      scales[j / c.block] =
-          std::fmax(scales[j / c.block], std::fabs(LoadWidened(c.dtype, in.data(), j)));
-  }
-  return scales;
+  std::vector<std::vector<float>> sent;
+  for (int r = 0; r < c.nranks; ++r) sent.push_back(QuantizedInput(c, r));
+  return ScalesOf(c, sent);
 }
 
 std::vector<int> ExpectedSums(const TernaryCase& c, const std::vector<float>& scales) {
-  const size_t count = KeptCount(c);
-  std::vector<int> sums(count, 0);
-  std::vector<char> in;
+  std::vector<int> sums;
   for (int r = 0; r < c.nranks; ++r) {
-    QuantizedInput(c, r, &in);
+    const std::vector<float> in = QuantizedInput(c, r);
+    sums.resize(in.size(), 0);
     sieve::kernels::PhiloxStream rng{c.seed, static_cast<uint32_t>(r), c.step};
-    for (size_t j = 0; j < count; ++j) {
-      float g = LoadWidened(c.dtype, in.data(), j), s = scales[j / c.block];
-      float u = static_cast<float>(sieve::kernels::PhiloxQuad(rng, j / 4).v[j % 4] >> 8) *
-                (1.0f / 16777216.0f);
-      if (s > 0.0f && u < std::fabs(g) / s) sums[j] += g < 0.0f ? -1 : 1;
-    }
+    for (size_t j = 0; j < in.size(); ++j)
+      sums[j] += TernaryReferenceCode(rng, j, in[j], scales[j / c.block]);
   }
   return sums;
 }
 
 std::vector<char> ExpectedTernary(const TernaryCase& c) {
-  std::vector<float> scales = ExpectedScales(c);
-  std::vector<int> sums = ExpectedSums(c, scales);
-  std::vector<char> out(c.count * (c.dtype == sieveFloat32 ? 4 : 2));
-  for (size_t j = 0, k = 0; j < c.count; ++j) {
-    if (c.kept != nullptr && !(*c.kept)[j]) continue;  // masked out: stays 0 (all-zero bits)
-    float v = scales[k / c.block] * static_cast<float>(sums[k]);
-    ++k;
-    if (c.op == sieveAvg) v /= static_cast<float>(c.nranks);
-    if (c.dtype == sieveFloat32) {
-      std::memcpy(out.data() + 4 * j, &v, 4);
-    } else {
-      uint16_t h = c.dtype == sieveFloat16 ? sieve::kernels::FloatToHalf(v)
-                                           : sieve::kernels::FloatToBf16(v);
-      std::memcpy(out.data() + 2 * j, &h, 2);
-    }
+  std::vector<std::vector<float>> sent;
+  for (int r = 0; r < c.nranks; ++r) sent.push_back(QuantizedInput(c, r));
+  return ResultOf(c, sent, c.step, nullptr);
+}
+
+std::vector<std::vector<char>> ExpectedTernaryFeedback(const TernaryCase& c, int steps) {
+  std::vector<std::vector<float>> g, residual;
+  for (int r = 0; r < c.nranks; ++r) {
+    g.push_back(QuantizedInput(c, r));
+    residual.emplace_back(g.back().size(), 0.0f);
   }
-  return out;
+  std::vector<std::vector<char>> results;
+  for (int t = 0; t < steps; ++t) {
+    std::vector<std::vector<float>> sent = g;
+    for (int r = 0; r < c.nranks; ++r)
+      for (size_t j = 0; j < g[r].size(); ++j) {
+        residual[r][j] = g[r][j] + residual[r][j];  // the float32 sum; becomes e below
+        sent[r][j] = Round(c.dtype, residual[r][j]);
+      }
+    results.push_back(ResultOf(c, sent, c.step + static_cast<uint64_t>(t), &residual));
+  }
+  return results;
 }
 
 }  // namespace sieve_test

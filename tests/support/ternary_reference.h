@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/philox.h"
 #include "sieve.h"
 
 namespace sieve_test {
@@ -44,14 +45,33 @@ struct TernaryCase {
   // quantization (Philox indices and blocks count kept elements) and are 0 in
   // the result. nullptr: every element is kept.
   const std::vector<bool>* kept = nullptr;
+  // Non-finite input: element poison_index of rank poison_rank's gradient is
+  // replaced by poison_value (-1: none).
+  int poison_rank = -1;
+  size_t poison_index = 0;
+  float poison_value = 0.0f;
 };
 
-// Per-block agreed scales s_b = max over ranks and the block of |g| (kept elements).
+// Rank `rank`'s input of case c as the caller passes it: FillTernaryInput,
+// then the poisoned element (bytes of dtype, c.count elements).
+std::vector<char> TernaryCaseInput(const TernaryCase& c, int rank);
+
+// q in {-1, 0, 1} of element j (Philox index) of the rank with stream `rng`
+// holding g against scale s: keep iff U < |g| / s * 2^32 (exact; U the 32-bit
+// uniform of philox.h's 16 bits and 16 refinement bits), sign of g; 0 unless s > 0.
+int TernaryReferenceCode(const sieve::kernels::PhiloxStream& rng, size_t j, float g, float s);
+
+// Per-block agreed scales s_b = max over ranks and the block of |g| (kept
+// elements); NaN where any rank's block holds a NaN or an infinity.
 std::vector<float> ExpectedScales(const TernaryCase& c);
 // Q[j] = sum over ranks of q_r[j].
 std::vector<int> ExpectedSums(const TernaryCase& c, const std::vector<float>& scales);
 // The result every rank must hold, as bytes of dtype.
 std::vector<char> ExpectedTernary(const TernaryCase& c);
+// With error feedback from zero residuals: the results of `steps` calls with
+// the same inputs at steps c.step, c.step + 1, ... (each rank sends g + e
+// rounded to dtype and keeps e = g + e - s * q in float32).
+std::vector<std::vector<char>> ExpectedTernaryFeedback(const TernaryCase& c, int steps);
 
 }  // namespace sieve_test
 

@@ -22,6 +22,15 @@ def philox_words(quads, rank, step, seed):
     return np.stack([c0, c1, c2, c3], axis=1)
 
 
+def philox_halves(j, rank, step, seed, refine=False):
+    """Element j's 16 bits: half j & 1 (low half for even j) of word (j >> 1) & 3 of the
+    evaluation with counter word 0 = j >> 3, with bit 31 set for the refinement bits."""
+    j = np.asarray(j, dtype=np.uint64)
+    octs = (j >> np.uint64(3)) | np.uint64(0x80000000 if refine else 0)
+    words = philox_words(octs, rank, step, seed)[np.arange(j.size), (j >> np.uint64(1)) & np.uint64(3)]
+    return (words >> (np.uint64(16) * (j & np.uint64(1)))) & np.uint64(0xFFFF)
+
+
 def ternary_avg(inputs, seed, step, block=2048, kept=None):
     """Expected float32 result of the avg ternary all-reduce of per-rank float32 vectors."""
     n = len(inputs)
@@ -38,11 +47,11 @@ def ternary_avg(inputs, seed, step, block=2048, kept=None):
     total = np.zeros(m, dtype=np.int64)
     j = np.arange(m)
     for r, x in enumerate(packed):
-        words = philox_words(j // 4, r, step, seed)[j, j % 4]
-        u = (words >> np.uint64(8)).astype(np.float32) * np.float32(5.9604644775390625e-08)
+        # U = 16 bits : 16 refinement bits, uniform in [0, 2^32); keep iff U < p * 2^32 (exact).
+        u = (philox_halves(j, r, step, seed) << np.uint64(16)) | philox_halves(j, r, step, seed, True)
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.abs(x) / s
-        hit = (s > 0) & (u < ratio)
+        hit = (s > 0) & (u.astype(np.float64) < ratio.astype(np.float64) * 4294967296.0)
         total += np.where(hit, np.where(x < 0, -1, 1), 0)
     out = np.zeros(inputs[0].size, dtype=np.float32)
     out[idx] = (s * total.astype(np.float32)) / np.float32(n)

@@ -1,0 +1,427 @@
+// The AVX-512 policy of ternary_batch.h (sixteen float32 lanes, mask registers;
+// VBMI byte permutes and multishifts for the w-bit wire; BMI2 bit deposit for
+// the 2-bit codes) and the AVX-512 entry points of ternary_simd.h. Compiled
+// for baseline x86-64: only these functions carry the target, and callers
+// dispatch at run time (CpuIsa::kAvx512 includes VBMI and BMI2).
+#include "kernels/ternary_simd.h"
+
+#if defined(__x86_64__)
+// GCC 12 warns about its own AVX-512 intrinsics (_mm512_undefined_* inside
+// set1/shift helpers): a known false positive, silenced for this file only.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include "kernels/ternary_batch.h"
+
+#define SIEVE_AVX512_TARGET \
+  target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vbmi2,bmi2,f16c,popcnt")
+// Entry points inline everything below them (flatten); the helpers carry the target.
+#define SIEVE_AVX512_FN __attribute__((SIEVE_AVX512_TARGET, flatten))
+#define SIEVE_AVX512 inline __attribute__((SIEVE_AVX512_TARGET))
+
+namespace sieve::kernels::simd {
+
+namespace {
+
+SIEVE_AVX512 __mmask64 ByteMask(int bytes) {
+  return bytes >= 64 ? ~__mmask64{0} : (__mmask64{1} << bytes) - 1;
+}
+
+// float32 bits -> bfloat16 bits as FloatToBf16, in the low halves of the lanes.
+SIEVE_AVX512 __m512i Bf16Bits(__m512 v) {
+  const __m512i x = _mm512_castps_si512(v);
+  __m512i r = _mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7fff)),
+                               _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1)));
+  r = _mm512_srli_epi32(r, 16);
+  const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+  return _mm512_mask_or_epi32(r, nan, _mm512_srli_epi32(x, 16), _mm512_set1_epi32(0x40));
+}
+
+// Sixteen float32 -> float16 or bfloat16 bits exactly as L::Store rounds them
+// (vcvtps2ph rounds like FloatToHalf; a NaN's payload differs, so a vector
+// holding one converts element by element).
+template <class L>
+SIEVE_AVX512 __m256i Narrow16(__m512 v) {
+  if (std::is_same<L, TernaryBf16>::value) return _mm512_cvtepi32_epi16(Bf16Bits(v));
+  if (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) == 0)
+    return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  alignas(64) float f[16];
+  alignas(32) uint16_t h[16];
+  _mm512_store_ps(f, v);
+  for (int k = 0; k < 16; ++k) h[k] = FloatToHalf(f[k]);
+  return _mm256_load_si256(reinterpret_cast<const __m256i*>(h));
+}
+
+template <class L>
+SIEVE_AVX512 __m512 Load16(const void* p, size_t j) {
+  if (std::is_same<L, TernaryF16>::value)
+    return _mm512_cvtph_ps(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(p) + j)));
+  if (std::is_same<L, TernaryBf16>::value)
+    return _mm512_castsi512_ps(_mm512_slli_epi32(
+        _mm512_cvtepu16_epi32(_mm256_loadu_si256(
+            reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(p) + j))),
+        16));
+  return _mm512_loadu_ps(static_cast<const float*>(p) + j);
+}
+
+// L::Round, sixteen at a time (a NaN stays NaN; its payload does not matter:
+// it quantizes to 0 against any scale, and its block's scale is NaN).
+template <class L>
+SIEVE_AVX512 __m512 Round16(__m512 v) {
+  if (std::is_same<L, TernaryF16>::value)
+    return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  if (std::is_same<L, TernaryBf16>::value)
+    return _mm512_castsi512_ps(_mm512_slli_epi32(Bf16Bits(v), 16));
+  return v;
+}
+
+struct Avx512Ops {
+  // Each 64-bit lane carries one counter word in its low half (the high half is
+  // don't-care: vpmuludq reads only the low halves), so a round is two
+  // multiplies, two shifts and two three-way XORs for eight octs.
+  SIEVE_AVX512 static void Philox8(const PhiloxStream& rng, uint64_t oct0, uint32_t* words) {
+    const __m512i m0 = _mm512_set1_epi64(0xD2511F53u), m1 = _mm512_set1_epi64(0xCD9E8D57u);
+    __m512i c0 = _mm512_add_epi32(_mm512_set1_epi64(static_cast<uint32_t>(oct0)),
+                                  _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7));
+    __m512i c1 = _mm512_set1_epi64(rng.rank);
+    __m512i c2 = _mm512_set1_epi64(static_cast<uint32_t>(rng.step));
+    __m512i c3 = _mm512_set1_epi64(static_cast<uint32_t>(rng.step >> 32));
+    uint32_t k0 = static_cast<uint32_t>(rng.seed), k1 = static_cast<uint32_t>(rng.seed >> 32);
+    for (int round = 0; round < 10; ++round, k0 += 0x9E3779B9u, k1 += 0xBB67AE85u) {
+      __m512i p0 = _mm512_mul_epu32(c0, m0), p1 = _mm512_mul_epu32(c2, m1);
+      c0 = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), c1, _mm512_set1_epi64(k0), 0x96);
+      c1 = p1;
+      c2 = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), c3, _mm512_set1_epi64(k1), 0x96);
+      c3 = p0;
+    }
+    // Lane l of lo01 holds words 0, 1 of oct l; of lo23 words 2, 3.
+    __m512i lo01 = _mm512_mask_blend_epi32(0xAAAA, c0, _mm512_slli_epi64(c1, 32));
+    __m512i lo23 = _mm512_mask_blend_epi32(0xAAAA, c2, _mm512_slli_epi64(c3, 32));
+    _mm512_storeu_si512(words, _mm512_permutex2var_epi64(
+                                   lo01, _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), lo23));
+    _mm512_storeu_si512(words + 16, _mm512_permutex2var_epi64(
+                                        lo01, _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15), lo23));
+  }
+
+  template <class L>
+  SIEVE_AVX512 static void Stage(const TernarySource& src, uint64_t j0, int n, float* g,
+                                 float* sum) {
+    int k = 0;
+    if (src.idx == nullptr) {
+      for (; k + 16 <= n; k += 16) {
+        __m512 v = Load16<L>(src.data, j0 + static_cast<uint64_t>(k));
+        if (src.residual != nullptr) {
+          v = _mm512_add_ps(v, _mm512_loadu_ps(src.residual + j0 + k));
+          _mm512_storeu_ps(sum + k, v);
+          v = Round16<L>(v);
+        }
+        _mm512_storeu_ps(g + k, v);
+      }
+    } else if (std::is_same<L, TernaryF32>::value && src.residual == nullptr) {
+      for (; k + 16 <= n; k += 16) {  // the mask's gather, 16 indices at a time
+        const __m512i ix = _mm512_loadu_si512(src.idx + j0 + k);
+        const float* base = static_cast<const float*>(src.data);
+        const __m512 lo = _mm512_castps256_ps512(
+            _mm512_i64gather_ps(_mm512_cvtepu32_epi64(_mm512_castsi512_si256(ix)), base, 4));
+        const __m256 hi = _mm512_i64gather_ps(
+            _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(ix, 1)), base, 4);
+        _mm512_storeu_ps(g + k, _mm512_castpd_ps(_mm512_insertf64x4(
+                                    _mm512_castps_pd(lo), _mm256_castps_pd(hi), 1)));
+      }
+    }
+    for (; k < n; ++k) {
+      const uint64_t j = j0 + static_cast<uint64_t>(k);
+      const float v = L::Load(src.data, src.idx != nullptr ? src.idx[j] : j);
+      if (src.residual == nullptr) {
+        g[k] = v;
+      } else {
+        sum[k] = v + src.residual[j];
+        g[k] = L::Round(sum[k]);
+      }
+    }
+  }
+
+  SIEVE_AVX512 static void Masks(const float* g, const float* sc, float s, const uint16_t* h,
+                                 int n64, uint64_t* keep, uint64_t* neg, uint64_t* lt) {
+    const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
+    const __m512 scale16 = _mm512_set1_ps(65536.0f), sv = _mm512_set1_ps(s);
+    for (int c = 0; c < n64; ++c) {
+      uint64_t k = 0, n = 0, l = 0;
+      for (int e = 0; e < 64; e += 16) {
+        const int i = 64 * c + e;
+        const __m512 gv = _mm512_loadu_ps(g + i);
+        const __m512 s16 = sc != nullptr ? _mm512_loadu_ps(sc + i) : sv;
+        const __m512 x = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(s16, zero, _CMP_GT_OQ),
+                                             _mm512_div_ps(_mm512_abs_ps(gv), s16), scale16);
+        const __m512 hv = _mm512_cvtepi32_ps(
+            _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(h + i))));
+        k |= static_cast<uint64_t>(_mm512_cmp_ps_mask(_mm512_add_ps(hv, one), x, _CMP_LE_OQ)) << e;
+        l |= static_cast<uint64_t>(_mm512_cmp_ps_mask(hv, x, _CMP_LT_OQ)) << e;
+        n |= static_cast<uint64_t>(_mm512_cmp_ps_mask(gv, zero, _CMP_LT_OQ)) << e;
+      }
+      keep[c] = k, neg[c] = n, lt[c] = l;
+    }
+  }
+
+  SIEVE_AVX512 static void Wire2(const uint64_t* keep, const uint64_t* neg, int n64,
+                                 uint8_t* out) {
+    const uint64_t even = 0x5555555555555555ull, odd = 0xAAAAAAAAAAAAAAAAull;
+    for (int c = 0; c < n64; ++c) {
+      const uint64_t k = keep[c], kn = keep[c] & neg[c];
+      // Two's complement in 2 bits: +1 = 01, -1 = 11, 0 = 00 (bit 0 kept, bit 1 sign).
+      const uint64_t lo = _pdep_u64(k, even) | _pdep_u64(kn, odd);
+      const uint64_t hi = _pdep_u64(k >> 32, even) | _pdep_u64(kn >> 32, odd);
+      std::memcpy(out + 16 * c, &lo, 8);
+      std::memcpy(out + 16 * c + 8, &hi, 8);
+    }
+  }
+
+  SIEVE_AVX512 static void Codes(const uint64_t* keep, const uint64_t* neg, int n64, int8_t* q) {
+    const __m512i one = _mm512_set1_epi8(1), minus_one = _mm512_set1_epi8(-1);
+    for (int c = 0; c < n64; ++c)
+      _mm512_storeu_si512(q + 64 * c,
+                          _mm512_maskz_mov_epi8(keep[c], _mm512_mask_blend_epi8(neg[c], one, minus_one)));
+  }
+
+  // A chunk (eight groups of w bytes): each group's bytes to its own qword
+  // (vpermb), every element's w bits to its byte (vpmultishiftqb), then masked
+  // and sign-extended.
+  SIEVE_AVX512 static void AddUnpack(const uint8_t* wire, int w, int n64, bool accumulate,
+                                     int8_t* work) {
+    alignas(64) uint8_t spread[64], ctrl[64];
+    for (int b = 0; b < 64; ++b) {
+      spread[b] = static_cast<uint8_t>(std::min(63, (b / 8) * w + b % 8));
+      ctrl[b] = static_cast<uint8_t>((b % 8) * w);
+    }
+    const __m512i sp = _mm512_load_si512(spread), ct = _mm512_load_si512(ctrl);
+    const __m512i field = _mm512_set1_epi8(static_cast<char>((1 << w) - 1));
+    const __m512i sign = _mm512_set1_epi8(static_cast<char>(1 << (w - 1)));
+    const __mmask64 bytes = ByteMask(8 * w);
+    for (int c = 0; c < n64; ++c) {
+      __m512i v = _mm512_maskz_loadu_epi8(bytes, wire + 8 * w * c);
+      v = _mm512_multishift_epi64_epi8(ct, _mm512_permutexvar_epi8(sp, v));
+      v = _mm512_and_si512(v, field);
+      v = _mm512_sub_epi8(_mm512_xor_si512(v, sign), sign);
+      if (accumulate) v = _mm512_add_epi8(v, _mm512_loadu_si512(work + 64 * c));
+      _mm512_storeu_si512(work + 64 * c, v);
+    }
+  }
+
+  // A chunk (w <= 6): pairs, quads and octs of w-bit fields merged by
+  // multiply-adds, the eight groups' w bytes moved together (vpermb) and stored
+  // under a byte mask.
+  static constexpr int kMaxPackBits = 6;
+  SIEVE_AVX512 static void Pack(const int8_t* work, int w, int n64, uint8_t* wire) {
+    alignas(64) uint8_t gather[64];
+    for (int b = 0; b < 64; ++b)
+      gather[b] = static_cast<uint8_t>(b < 8 * w ? (b / w) * 8 + b % w : 0);
+    const __m512i ga = _mm512_load_si512(gather);
+    const __m512i field = _mm512_set1_epi8(static_cast<char>((1 << w) - 1));
+    const __m512i m16 = _mm512_set1_epi16(static_cast<short>(1 | (1 << (w + 8))));
+    const __m512i m32 = _mm512_set1_epi32(1 | (1 << (2 * w + 16)));
+    const __m512i low32 = _mm512_set1_epi64(0xffffffffll);
+    const __m128i count = _mm_cvtsi32_si128(4 * w);
+    const __mmask64 bytes = ByteMask(8 * w);
+    for (int c = 0; c < n64; ++c) {
+      __m512i v = _mm512_and_si512(_mm512_loadu_si512(work + 64 * c), field);
+      v = _mm512_madd_epi16(_mm512_maddubs_epi16(v, m16), m32);
+      v = _mm512_or_si512(_mm512_and_si512(v, low32), _mm512_sll_epi64(_mm512_srli_epi64(v, 32), count));
+      _mm512_mask_storeu_epi8(wire + 8 * w * c, bytes, _mm512_permutexvar_epi8(ga, v));
+    }
+  }
+
+  SIEVE_AVX512 static void Residual(const float* sum, const float* sc, float s,
+                                    const uint64_t* keep, const uint64_t* neg, int n64,
+                                    float* res) {
+    const __m512 one = _mm512_set1_ps(1.0f), minus_one = _mm512_set1_ps(-1.0f);
+    const __m512 sv = _mm512_set1_ps(s);
+    for (int i = 0; i < 64 * n64; i += 16) {
+      const __mmask16 k = static_cast<__mmask16>(keep[i / 64] >> (i % 64));
+      const __mmask16 n = static_cast<__mmask16>(neg[i / 64] >> (i % 64));
+      const __m512 q = _mm512_maskz_mov_ps(k, _mm512_mask_blend_ps(n, one, minus_one));
+      const __m512 s16 = sc != nullptr ? _mm512_loadu_ps(sc + i) : sv;
+      _mm512_storeu_ps(res + i, _mm512_sub_ps(_mm512_loadu_ps(sum + i), _mm512_mul_ps(s16, q)));
+    }
+  }
+
+  SIEVE_AVX512 static void MaxMagnitude(const float* g, int n, uint32_t* m) {
+    const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff);
+    __m512i acc = _mm512_setzero_si512();
+    int k = 0;
+    for (; k + 16 <= n; k += 16)
+      acc = _mm512_max_epu32(acc, _mm512_and_si512(_mm512_loadu_si512(g + k), abs_mask));
+    if (k < n)
+      acc = _mm512_max_epu32(
+          acc, _mm512_and_si512(_mm512_maskz_loadu_epi32(static_cast<__mmask16>((1u << (n - k)) - 1), g + k),
+                                abs_mask));
+    *m = std::max(*m, static_cast<uint32_t>(_mm512_reduce_max_epu32(acc)));
+  }
+};
+
+// m (<= 16) dequantized values of sums[0 .. m) (int8) under scale sv.
+SIEVE_AVX512 __m512 Dequantize16(const int8_t* sums, __m512 sv, int divisor, __m512 d,
+                                 int m = 16) {
+  const __m128i q = _mm_maskz_loadu_epi8(static_cast<__mmask16>((1u << m) - 1), sums);
+  const __m512 v = _mm512_mul_ps(sv, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)));
+  return divisor == 1 ? v : _mm512_div_ps(v, d);
+}
+
+template <class L>
+SIEVE_AVX512 void Dequantize(const int8_t* sums, size_t offset, size_t elems, size_t block,
+                             const float* scales, int divisor, void* out) {
+  const __m512 d = _mm512_set1_ps(static_cast<float>(divisor));
+  for (size_t i = 0; i < elems;) {
+    const size_t j = offset + i;
+    const float s = scales[j / block];
+    const size_t end = std::min(elems, i + (block - j % block));
+    const __m512 sv = _mm512_set1_ps(s);
+    for (; i + 16 <= end; i += 16) {
+      const __m512 v = Dequantize16(sums + i, sv, divisor, d);
+      if (std::is_same<L, TernaryF32>::value) {
+        _mm512_storeu_ps(static_cast<float*>(out) + i, v);
+      } else {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(static_cast<uint16_t*>(out) + i),
+                            Narrow16<L>(v));
+      }
+    }
+    for (; i < end; ++i) L::Store(out, i, TernaryDequantizeOne(sums[i], s, divisor));
+  }
+}
+
+// Per bitmap word of [begin, end): the word's kept values dequantized into a
+// row (vals), then expanded to their positions with zeros between (vexpandps /
+// vpexpandw), stored under the range's mask.
+template <class L>
+SIEVE_AVX512 void DequantizeScatter(const int8_t* sums, size_t offset, size_t block,
+                                    const float* scales, int divisor, const uint64_t* bits,
+                                    size_t begin, size_t end, void* out) {
+  const __m512 d = _mm512_set1_ps(static_cast<float>(divisor));
+  size_t k = 0;  // sums[k]: kept element offset + k
+  alignas(64) float vals[64 + 16];
+  alignas(64) uint16_t narrow[64 + 32];
+  for (size_t j = begin; j < end;) {
+    const size_t base = j & ~size_t{63}, stop = std::min(end, base + 64);
+    uint64_t range = ~uint64_t{0} << (j - base);
+    if (stop - base < 64) range &= (uint64_t{1} << (stop - base)) - 1;
+    const uint64_t word = bits[base / 64] & range;
+    const int cnt = __builtin_popcountll(word);
+    for (int v = 0; v < cnt; v += 16) {  // cnt values in scale runs
+      const size_t kk = k + static_cast<size_t>(v);
+      const size_t b0 = (offset + kk) / block;
+      const int m = std::min(16, cnt - v);
+      __m512 sv;
+      if ((offset + kk + static_cast<size_t>(m) - 1) / block == b0) {
+        sv = _mm512_set1_ps(scales[b0]);
+      } else {
+        alignas(64) float sc[16] = {};
+        for (int e = 0; e < m; ++e) sc[e] = scales[(offset + kk + static_cast<size_t>(e)) / block];
+        sv = _mm512_load_ps(sc);
+      }
+      _mm512_store_ps(vals + v, Dequantize16(sums + kk, sv, divisor, d, m));
+    }
+    if (std::is_same<L, TernaryF32>::value) {
+      float* o = static_cast<float*>(out) + base;
+      int at = 0;
+      for (int q = 0; q < 4; ++q) {
+        const __mmask16 m = static_cast<__mmask16>(word >> (16 * q));
+        const __mmask16 r = static_cast<__mmask16>(range >> (16 * q));
+        _mm512_mask_storeu_ps(o + 16 * q, r, _mm512_maskz_expand_ps(m, _mm512_loadu_ps(vals + at)));
+        at += __builtin_popcount(m);
+      }
+    } else {
+      for (int v = 0; v < cnt; v += 16)
+        _mm256_store_si256(reinterpret_cast<__m256i*>(narrow + v), Narrow16<L>(_mm512_load_ps(vals + v)));
+      uint16_t* o = static_cast<uint16_t*>(out) + base;
+      int at = 0;
+      for (int q = 0; q < 2; ++q) {
+        const __mmask32 m = static_cast<__mmask32>(word >> (32 * q));
+        const __mmask32 r = static_cast<__mmask32>(range >> (32 * q));
+        _mm512_mask_storeu_epi16(o + 32 * q, r,
+                                 _mm512_maskz_expand_epi16(m, _mm512_loadu_si512(narrow + at)));
+        at += __builtin_popcount(m);
+      }
+    }
+    k += static_cast<size_t>(cnt);
+    j = stop;
+  }
+}
+
+}  // namespace
+
+#define SIEVE_BY_LOADER(dtype, CALL)          \
+  do {                                        \
+    if ((dtype) == DType::kFloat16) {         \
+      using L = TernaryF16;                   \
+      CALL;                                   \
+    } else if ((dtype) == DType::kBfloat16) { \
+      using L = TernaryBf16;                  \
+      CALL;                                   \
+    } else {                                  \
+      using L = TernaryF32;                   \
+      CALL;                                   \
+    }                                         \
+  } while (0)
+
+SIEVE_AVX512_FN void AbsMaxAvx512(const TernarySource& src, size_t count, float* scales) {
+  SIEVE_BY_LOADER(src.dtype, (batch::AbsMax<Avx512Ops, L>(src, count, scales)));
+}
+
+SIEVE_AVX512_FN void QuantizePack2Avx512(const TernarySource& src, size_t offset, size_t elems,
+                                         uint8_t* wire) {
+  SIEVE_BY_LOADER(src.dtype, (batch::QuantizePack2<Avx512Ops, L>(src, offset, elems, wire)));
+}
+
+SIEVE_AVX512_FN void QuantizeAddInt8Avx512(const TernarySource& src, size_t offset, size_t elems,
+                                           const uint8_t* wire, int w, int8_t* work) {
+  SIEVE_BY_LOADER(src.dtype,
+                  (batch::QuantizeAddInt8<Avx512Ops, L>(src, offset, elems, wire, w, work)));
+}
+
+SIEVE_AVX512_FN void FeedbackUpdateAvx512(const TernarySource& sent, size_t count,
+                                          float* residual) {
+  SIEVE_BY_LOADER(sent.dtype, (batch::FeedbackUpdate<Avx512Ops, L>(sent, count, residual)));
+}
+
+SIEVE_AVX512_FN void PackInt8Avx512(const int8_t* work, size_t elems, int w, uint8_t* wire) {
+  batch::PackRange<Avx512Ops>(work, elems, w, wire);
+}
+
+SIEVE_AVX512_FN void UnpackInt8Avx512(const uint8_t* wire, size_t elems, int w, bool accumulate,
+                                      int8_t* work) {
+  batch::UnpackRange<Avx512Ops>(wire, elems, w, accumulate, work);
+}
+
+SIEVE_AVX512_FN void DequantizeInt8Avx512(DType dtype, const int8_t* sums, size_t offset,
+                                          size_t elems, size_t block, const float* scales,
+                                          int divisor, void* out) {
+  SIEVE_BY_LOADER(dtype, (Dequantize<L>(sums, offset, elems, block, scales, divisor, out)));
+}
+
+SIEVE_AVX512_FN void DequantizeScatterInt8Avx512(DType dtype, const int8_t* sums, size_t offset,
+                                                 size_t block, const float* scales, int divisor,
+                                                 const uint64_t* bits, size_t begin, size_t end,
+                                                 void* out) {
+  SIEVE_BY_LOADER(dtype, (DequantizeScatter<L>(sums, offset, block, scales, divisor, bits, begin,
+                                               end, out)));
+}
+
+#undef SIEVE_BY_LOADER
+
+}  // namespace sieve::kernels::simd
+
+#else  // not x86-64: never called (ActiveCpuIsa() is kPortable)
+
+namespace sieve::kernels::simd {
+void AbsMaxAvx512(const TernarySource&, size_t, float*) {}
+void QuantizePack2Avx512(const TernarySource&, size_t, size_t, uint8_t*) {}
+void QuantizeAddInt8Avx512(const TernarySource&, size_t, size_t, const uint8_t*, int, int8_t*) {}
+void FeedbackUpdateAvx512(const TernarySource&, size_t, float*) {}
+void PackInt8Avx512(const int8_t*, size_t, int, uint8_t*) {}
+void UnpackInt8Avx512(const uint8_t*, size_t, int, bool, int8_t*) {}
+void DequantizeInt8Avx512(DType, const int8_t*, size_t, size_t, size_t, const float*, int, void*) {}
+void DequantizeScatterInt8Avx512(DType, const int8_t*, size_t, size_t, const float*, int,
+                                 const uint64_t*, size_t, size_t, void*) {}
+}  // namespace sieve::kernels::simd
+
+#endif

@@ -1,0 +1,296 @@
+// The loops of the quantizing CPU kernels, written once over an instruction-set
+// policy `Ops` (portable in ternary.cc, AVX2 in ternary_avx2.cc, AVX-512 in
+// ternary_avx512.cc). Internal to kernels/. Everything here is forced inline so
+// it compiles with the instruction set of the entry point it lands in.
+//
+// A quantizing pass walks its range in batches of kBatch elements (the last one
+// shorter), each in chunks of 64: the Philox words of the batch's octs, the
+// values as float32 (read in place, or staged: widened, gathered through a
+// mask, g + e_prev with error feedback), then per chunk three bit masks (keep,
+// negative, and "h < x" from which the rare ties are found and refined one by
+// one with the shared scalar formula), and from the masks the output: the 2-bit
+// wire, or int8 codes plus the unpacked partial sums, and the residuals.
+//
+// Ops provides (n64: a number of whole chunks of 64 elements):
+//   Philox8(rng, oct0, words)           words[4l + i] = PhiloxOct(rng, oct0 + l).v[i], l < 8
+//   Stage<L>(src, j0, n, g, sum)        g[k] = element j0 + k as quantized (k < n),
+//                                       sum[k] = g + e_prev in float32 (feedback only)
+//   Masks(g, sc, s, h, n64, keep, neg, lt)   per element: x = TernaryLevel(g, sc ? sc[k] : s),
+//                                       keep = TernaryKeepCoarse(x, h), lt = h < x, neg = g < 0
+//   Wire2(keep, neg, n64, out)          the 2-bit codes, 16 bytes per chunk
+//   Codes(keep, neg, n64, q)            int8 codes
+//   AddUnpack(wire, w, n64, acc, work)  work[k] = (acc ? work[k] : 0) + unpack_w(wire)[k]
+//                                       (int8, w <= 8); may read kWireSlack bytes past the wire
+//   Pack(work, w, n64, wire)            wire = pack_w(work) (int8, w <= Ops::kMaxPackBits); may
+//                                       write kWireSlack bytes past the chunks' wire
+//   Residual(sum, sc, s, keep, neg, n64, res)   res[k] = TernaryFeedbackResidual(sum, s, q)
+//   MaxMagnitude(g, n, m)               m = max(m, TernaryMagnitudeBits(g[k])), any n
+#ifndef SIEVE_KERNELS_TERNARY_BATCH_H_
+#define SIEVE_KERNELS_TERNARY_BATCH_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "kernels/ternary.h"
+
+#define SIEVE_TK_INLINE inline __attribute__((always_inline))
+
+namespace sieve::kernels::batch {
+
+constexpr int kBatch = 256;                      // elements per batch (4 chunks)
+constexpr int kChunks = kBatch / 64;
+constexpr int kOctWords = 4 * (kBatch / 8 + 8);  // an unaligned batch spans one more oct
+constexpr int kWireSlack = 16;                   // bytes Ops may read past an unpacked range
+
+// The Philox words of consecutive batches: evaluations of eight octs at a time,
+// the last eight kept for the next batch (an unaligned batch ends inside them).
+template <class Ops>
+struct OctWords {
+  alignas(64) uint32_t words[kOctWords + 32];
+  uint64_t first = 0, end = 0;  // octs held: [first, end), from words[0]
+
+  // Element j0's 16 bits and those after it (elements j0 .. j0+n-1).
+  SIEVE_TK_INLINE const uint16_t* Bits(const PhiloxStream& rng, uint64_t j0, int n) {
+    const uint64_t lo = j0 >> 3, hi = ((j0 + static_cast<uint64_t>(n) - 1) >> 3) + 1;
+    if (lo >= end || lo < first) {
+      first = end = lo;
+    } else if (lo > first) {
+      const uint64_t keep = end - lo;
+      std::memmove(words, words + 4 * (lo - first), static_cast<size_t>(16 * keep));
+      first = lo;
+    }
+    while (end < hi) {
+      Ops::Philox8(rng, end, words + 4 * (end - first));
+      end += 8;
+    }
+    return reinterpret_cast<const uint16_t*>(words) + (j0 & 7);
+  }
+};
+
+// Per-element scales of elements j0 .. j0+n-1 when they span block boundaries
+// (returns sc filled), else nullptr with *s the one scale.
+SIEVE_TK_INLINE const float* BatchScales(const TernarySource& src, uint64_t j0, int n, float* sc,
+                                         float* s) {
+  const size_t b0 = j0 / src.block;
+  if ((j0 + static_cast<uint64_t>(n) - 1) / src.block == b0) {
+    *s = src.scales[b0];
+    return nullptr;
+  }
+  for (int k = 0; k < n;) {
+    const uint64_t j = j0 + static_cast<uint64_t>(k);
+    const float v = src.scales[j / src.block];
+    const int run = static_cast<int>(std::min<uint64_t>(n - k, src.block - j % src.block));
+    for (int e = 0; e < run; ++e) sc[k + e] = v;
+    k += run;
+  }
+  *s = 0.0f;
+  return sc;
+}
+
+// Ties (h < x < h + 1) decided by the refinement bits, then the masks cut to n.
+template <class L>
+SIEVE_TK_INLINE void ResolveTies(const TernarySource& src, uint64_t j0, int n, const float* g,
+                                 const float* sc, float s, const uint16_t* h, uint64_t* keep,
+                                 const uint64_t* lt) {
+  for (int c = 0; c * 64 < n; ++c) {
+    uint64_t tie = lt[c] & ~keep[c];
+    const int left = n - 64 * c;
+    if (left < 64) {
+      const uint64_t valid = (uint64_t{1} << left) - 1;
+      tie &= valid;
+      keep[c] &= valid;
+    }
+    for (; tie != 0; tie &= tie - 1) {
+      const int k = 64 * c + __builtin_ctzll(tie);
+      const uint64_t j = j0 + static_cast<uint64_t>(k);
+      const float x = TernaryLevel(g[k], sc != nullptr ? sc[k] : s);
+      const uint32_t lo = PhiloxHalf(PhiloxOct(src.rng, j >> 3, /*refine=*/true), j);
+      if (TernaryKeepFine(x, static_cast<float>(h[k]), lo)) keep[c] |= uint64_t{1} << (k & 63);
+    }
+  }
+}
+
+// One batch's masks: the values (in place or staged), the Philox bits, the
+// scales. Returns the values' pointer; *sum is the staged float32 sums (feedback).
+template <class Ops, class L>
+struct Quantizer {
+  OctWords<Ops> oct;
+  alignas(64) float staged[kBatch];
+  alignas(64) float sums[kBatch];
+  alignas(64) float sc_buf[kBatch];
+  alignas(64) uint64_t keep[kChunks], neg[kChunks], lt[kChunks];
+  const float* sc = nullptr;
+  float s = 0.0f;
+
+  // Masks of elements j0 .. j0+n-1 (n <= kBatch); bits past n are 0 in keep.
+  SIEVE_TK_INLINE const float* Run(const TernarySource& src, uint64_t j0, int n) {
+    const int n64 = (n + 63) / 64;
+    const float* g = staged;
+    if (std::is_same<L, TernaryF32>::value && src.idx == nullptr && src.residual == nullptr &&
+        n == 64 * n64) {
+      g = static_cast<const float*>(src.data) + j0;
+    } else {
+      Ops::template Stage<L>(src, j0, n, staged, sums);
+      for (int k = n; k < 64 * n64; ++k) staged[k] = 0.0f;
+    }
+    const uint16_t* h = oct.Bits(src.rng, j0, n);
+    sc = BatchScales(src, j0, n, sc_buf, &s);
+    if (sc != nullptr)
+      for (int k = n; k < 64 * n64; ++k) sc_buf[k] = 0.0f;
+    Ops::Masks(g, sc, s, h, n64, keep, neg, lt);
+    ResolveTies<L>(src, j0, n, g, sc, s, h, keep, lt);
+    return g;
+  }
+};
+
+// res[k] = sum[k] - s * q[k] for the batch's n elements (res may be sum).
+template <class Ops, class L>
+SIEVE_TK_INLINE void UpdateResiduals(const Quantizer<Ops, L>& qz, const float* sum, int n,
+                                     float* res) {
+  const int n64 = n / 64;
+  Ops::Residual(sum, qz.sc, qz.s, qz.keep, qz.neg, n64, res);
+  if (n % 64 != 0) {
+    alignas(64) float in[64] = {}, tail[64];
+    std::memcpy(in, sum + 64 * n64, sizeof(float) * (n % 64));
+    Ops::Residual(in, qz.sc != nullptr ? qz.sc + 64 * n64 : nullptr, qz.s, qz.keep + n64,
+                  qz.neg + n64, 1, tail);
+    std::memcpy(res + 64 * n64, tail, sizeof(float) * (n % 64));
+  }
+}
+
+// TernaryQuantizePack into 2 bits.
+template <class Ops, class L>
+SIEVE_TK_INLINE void QuantizePack2(const TernarySource& src, size_t offset, size_t elems,
+                                   uint8_t* wire) {
+  Quantizer<Ops, L> qz;
+  for (size_t i = 0; i < elems; i += kBatch) {
+    const int n = static_cast<int>(std::min<size_t>(kBatch, elems - i));
+    const uint64_t j0 = offset + i;
+    qz.Run(src, j0, n);
+    const int n64 = n / 64;
+    Ops::Wire2(qz.keep, qz.neg, n64, wire + i / 4);
+    if (n % 64 != 0) {
+      alignas(16) uint8_t tail[16];
+      Ops::Wire2(qz.keep + n64, qz.neg + n64, 1, tail);
+      std::memcpy(wire + i / 4 + 16 * n64, tail, (static_cast<size_t>(n % 64) * 2 + 7) / 8);
+    }
+    if (src.residual != nullptr) UpdateResiduals(qz, qz.sums, n, src.residual + j0);
+  }
+}
+
+// work = (accumulate ? work : 0) + unpack_w(wire) for a range of elems, int8
+// work, w <= 8.
+template <class Ops>
+SIEVE_TK_INLINE void UnpackRange(const uint8_t* wire, size_t elems, int w, bool accumulate,
+                                 int8_t* work) {
+  const size_t bytes = TernaryPackedBytes(elems, w);
+  size_t i = 0;
+  // Whole chunks whose reads (kWireSlack past their end) stay inside the image.
+  const size_t direct = bytes >= static_cast<size_t>(kWireSlack)
+                            ? (bytes - kWireSlack) / (8 * static_cast<size_t>(w))
+                            : 0;
+  const size_t direct_elems = std::min(direct * 64, elems / 64 * 64);
+  if (direct_elems > 0) {
+    Ops::AddUnpack(wire, w, static_cast<int>(direct_elems / 64), accumulate, work);
+    i = direct_elems;
+  }
+  while (i < elems) {  // the rest through a zero-padded copy
+    alignas(64) uint8_t pad[8 * 8 * 4 + kWireSlack] = {};
+    alignas(64) int8_t sums[4 * 64] = {};
+    const size_t n = std::min<size_t>(4 * 64, elems - i);
+    const size_t at = i / 8 * static_cast<size_t>(w);
+    std::memcpy(pad, wire + at, std::min(bytes - at, TernaryPackedBytes(n, w)));
+    if (accumulate) std::memcpy(sums, work + i, n);
+    Ops::AddUnpack(pad, w, static_cast<int>((n + 63) / 64), accumulate, sums);
+    std::memcpy(work + i, sums, n);
+    i += n;
+  }
+}
+
+// TernaryQuantizeAdd into int8 work with a wire of w <= 8 bits (or none).
+template <class Ops, class L>
+SIEVE_TK_INLINE void QuantizeAddInt8(const TernarySource& src, size_t offset, size_t elems,
+                                     const uint8_t* wire, int w, int8_t* work) {
+  Quantizer<Ops, L> qz;
+  for (size_t i = 0; i < elems; i += kBatch) {
+    const int n = static_cast<int>(std::min<size_t>(kBatch, elems - i));
+    const uint64_t j0 = offset + i;
+    qz.Run(src, j0, n);
+    const int n64 = n / 64;
+    Ops::Codes(qz.keep, qz.neg, n64, work + i);
+    if (n % 64 != 0) {
+      alignas(64) int8_t tail[64];
+      Ops::Codes(qz.keep + n64, qz.neg + n64, 1, tail);
+      std::memcpy(work + i + 64 * n64, tail, static_cast<size_t>(n % 64));
+    }
+    if (src.residual != nullptr) UpdateResiduals(qz, qz.sums, n, src.residual + j0);
+  }
+  if (wire != nullptr) UnpackRange<Ops>(wire, elems, w, /*accumulate=*/true, work);
+}
+
+// wire = pack_w(work) for a range of elems, int8 work, w <= Ops::kMaxPackBits.
+template <class Ops>
+SIEVE_TK_INLINE void PackRange(const int8_t* work, size_t elems, int w, uint8_t* wire) {
+  const size_t bytes = TernaryPackedBytes(elems, w);
+  const size_t direct = bytes >= static_cast<size_t>(kWireSlack)
+                            ? (bytes - kWireSlack) / (8 * static_cast<size_t>(w))
+                            : 0;
+  size_t i = std::min(direct * 64, elems / 64 * 64);
+  if (i > 0) Ops::Pack(work, w, static_cast<int>(i / 64), wire);
+  while (i < elems) {  // the rest through zero-padded copies (zeros pack to 0 bits)
+    alignas(64) int8_t sums[4 * 64] = {};
+    alignas(64) uint8_t pad[8 * 8 * 4 + kWireSlack];
+    const size_t n = std::min<size_t>(4 * 64, elems - i);
+    std::memcpy(sums, work + i, n);
+    Ops::Pack(sums, w, static_cast<int>((n + 63) / 64), pad);
+    std::memcpy(wire + i / 8 * static_cast<size_t>(w), pad, TernaryPackedBytes(n, w));
+    i += n;
+  }
+}
+
+// TernaryFeedbackUpdate: `sent` quantized again in one pass; residual (holding
+// g + e_prev) becomes g + e_prev - s * q.
+template <class Ops, class L>
+SIEVE_TK_INLINE void FeedbackUpdate(const TernarySource& sent, size_t count, float* residual) {
+  Quantizer<Ops, L> qz;
+  for (size_t i = 0; i < count; i += kBatch) {
+    const int n = static_cast<int>(std::min<size_t>(kBatch, count - i));
+    qz.Run(sent, i, n);
+    UpdateResiduals(qz, residual + i, n, residual + i);
+  }
+}
+
+// TernaryAbsMax: per block, the max magnitude bits of its elements as quantized.
+template <class Ops, class L>
+SIEVE_TK_INLINE void AbsMax(const TernarySource& src, size_t count, float* scales) {
+  alignas(64) float staged[kBatch];
+  alignas(64) float sums[kBatch];
+  const bool direct =
+      std::is_same<L, TernaryF32>::value && src.idx == nullptr && src.residual == nullptr;
+  uint32_t m = 0;
+  for (size_t i = 0; i < count; i += kBatch) {
+    const int n = static_cast<int>(std::min<size_t>(kBatch, count - i));
+    const float* g = staged;
+    if (direct) {
+      g = static_cast<const float*>(src.data) + i;
+    } else {
+      Ops::template Stage<L>(src, i, n, staged, sums);
+    }
+    for (int k = 0; k < n;) {  // runs within one block
+      const size_t j = i + static_cast<size_t>(k);
+      const int run = static_cast<int>(std::min<size_t>(n - k, src.block - j % src.block));
+      Ops::MaxMagnitude(g + k, run, &m);
+      k += run;
+      if ((j + run) % src.block == 0 || j + run == count) {
+        scales[(j + run - 1) / src.block] = TernaryScaleOfBits(m);
+        m = 0;
+      }
+    }
+  }
+}
+
+}  // namespace sieve::kernels::batch
+
+#endif  // SIEVE_KERNELS_TERNARY_BATCH_H_

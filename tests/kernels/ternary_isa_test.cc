@@ -1,0 +1,360 @@
+// Every ternary CPU kernel on every instruction-set path (pinned one by one)
+// against the scalar references: random odd sizes and offsets, every floating
+// dtype, dense and gathered, with and without error feedback; ties of the
+// 16-bit comparison; resolution below 2^-16; non-finite input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu_isa.h"
+#include "kernels/ternary.h"
+
+namespace sieve::kernels {
+namespace {
+
+const DType kTypes[] = {DType::kFloat32, DType::kFloat16, DType::kBfloat16};
+
+// A buffer of `count` elements of dtype holding f (rounded).
+std::vector<char> AsDType(DType dtype, const std::vector<float>& f) {
+  std::vector<char> out(f.size() * DTypeSize(dtype) + 64);
+  for (size_t j = 0; j < f.size(); ++j) {
+    if (dtype == DType::kFloat32) {
+      std::memcpy(out.data() + 4 * j, &f[j], 4);
+    } else {
+      uint16_t h = dtype == DType::kFloat16 ? FloatToHalf(f[j]) : FloatToBf16(f[j]);
+      std::memcpy(out.data() + 2 * j, &h, 2);
+    }
+  }
+  return out;
+}
+
+// Equal bits, or both NaN (CPU paths may differ in a NaN's payload).
+bool SameFloat(float a, float b) {
+  return (std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, 4) == 0;
+}
+
+std::vector<float> RandomValues(size_t count, std::mt19937_64& rng) {
+  std::uniform_real_distribution<float> real(-2.0f, 2.0f);
+  std::vector<float> f(count);
+  for (float& x : f) x = real(rng);
+  for (size_t j = 0; j < count; j += 11) f[j] = 0.0f;
+  return f;
+}
+
+template <typename Fn>
+void ForEachIsa(Fn&& fn) {
+  for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa) {
+    CpuIsaLimitForTest(static_cast<CpuIsa>(isa));
+    SCOPED_TRACE("isa " + std::to_string(isa));
+    fn();
+  }
+  CpuIsaLimitForTest(CpuIsa::kAvx512);
+}
+
+struct Case {
+  DType dtype;
+  size_t count, block, offset, elems;
+  bool gather, feedback;
+};
+
+// Quantization kernels (abs-max, quantize + pack, quantize + add, feedback
+// update) on one random case, every path against the references.
+void CheckQuantizers(const Case& c, std::mt19937_64& rng) {
+  SCOPED_TRACE(std::string(DTypeName(c.dtype)) + " count " + std::to_string(c.count) +
+               " block " + std::to_string(c.block) + " offset " + std::to_string(c.offset) +
+               (c.gather ? " gathered" : "") + (c.feedback ? " feedback" : ""));
+  const size_t dense = c.gather ? c.count * 2 + 5 : c.count;
+  std::vector<float> f = RandomValues(dense, rng);
+  std::vector<char> data = AsDType(c.dtype, f);
+  std::vector<uint32_t> idx;
+  if (c.gather)
+    for (size_t k = 0; k < c.count; ++k) idx.push_back(static_cast<uint32_t>(2 * k + rng() % 2));
+  std::vector<float> residual(c.count);
+  for (float& e : residual) e = std::uniform_real_distribution<float>(-0.5f, 0.5f)(rng);
+  TernarySource src;
+  src.dtype = c.dtype;
+  src.data = data.data();
+  src.idx = c.gather ? idx.data() : nullptr;
+  src.residual = c.feedback ? residual.data() : nullptr;
+  src.block = c.block;
+  src.rng = PhiloxStream{rng(), static_cast<uint32_t>(rng() % 9), rng()};
+  std::vector<float> scales((c.count + c.block - 1) / c.block), want_scales(scales.size());
+  TernaryAbsMaxReference(src, c.count, want_scales.data());
+  src.scales = want_scales.data();
+  std::vector<int8_t> q(c.elems);
+  std::vector<float> want_residual(c.elems);
+  TernaryQuantizeReference(src, c.offset, c.elems, q.data(), want_residual.data());
+  std::vector<int32_t> q32(q.begin(), q.end());
+  std::vector<uint8_t> want_wire(TernaryPackedBytes(c.elems, 2));
+  TernaryPackReference(q32.data(), c.elems, 2, want_wire.data());
+  // A received wire of partial sums in [-3, 3] (w = 3) to add to.
+  std::vector<int32_t> recv(c.elems);
+  for (int32_t& v : recv) v = static_cast<int32_t>(rng() % 7) - 3;
+  std::vector<uint8_t> recv_wire(TernaryPackedBytes(c.elems, 3));
+  TernaryPackReference(recv.data(), c.elems, 3, recv_wire.data());
+  ForEachIsa([&] {
+    auto expect_residual = [&](const std::vector<float>& got, const char* what) {
+      for (size_t i = 0; i < c.elems; ++i)
+        ASSERT_TRUE(SameFloat(got[c.offset + i], want_residual[i]))
+            << what << " residual " << i << ": " << got[c.offset + i] << " vs " << want_residual[i];
+    };
+    TernarySource s = src;
+    std::vector<float> res = residual;
+    if (c.feedback) s.residual = res.data();
+    TernaryAbsMax(s, c.count, scales.data());
+    for (size_t b = 0; b < scales.size(); ++b)
+      ASSERT_TRUE(SameFloat(scales[b], want_scales[b])) << "scale " << b;
+    std::vector<uint8_t> wire(want_wire.size() + 1, 0xee);
+    TernaryQuantizePack(s, c.offset, c.elems, 2, wire.data());
+    ASSERT_TRUE(std::equal(want_wire.begin(), want_wire.end(), wire.begin()));
+    ASSERT_EQ(wire.back(), 0xee);  // nothing written past the image
+    if (c.feedback) expect_residual(res, "pack");
+    res = residual;
+    std::vector<int8_t> work(c.elems + 1, 77);
+    TernaryQuantizeAdd(s, c.offset, c.elems, recv_wire.data(), 3, TernaryWork::kInt8, work.data());
+    for (size_t i = 0; i < c.elems; ++i) ASSERT_EQ(work[i], q[i] + recv[i]) << i;
+    ASSERT_EQ(work.back(), 77);
+    if (c.feedback) expect_residual(res, "add");
+    res = residual;
+    std::vector<int16_t> work16(c.elems);
+    TernaryQuantizeAdd(s, c.offset, c.elems, nullptr, 2, TernaryWork::kInt16, work16.data());
+    for (size_t i = 0; i < c.elems; ++i) ASSERT_EQ(work16[i], q[i]) << i;
+    if (c.feedback) expect_residual(res, "add16");
+    if (c.feedback || c.gather || c.offset != 0) return;
+    // The split form: the residual holds g + e_prev, `sent` the rounded value.
+    std::vector<float> sums(c.count);
+    for (size_t j = 0; j < c.count; ++j) sums[j] = f[j];
+    std::vector<float> upd = sums;
+    TernaryFeedbackUpdate(c.dtype, data.data(), c.count, c.block, want_scales.data(), src.rng,
+                          upd.data());
+    for (size_t j = 0; j < c.elems; ++j)
+      ASSERT_TRUE(SameFloat(upd[j], TernaryFeedbackResidual(sums[j], want_scales[j / c.block], q[j])))
+          << "update " << j;
+  });
+}
+
+TEST(TernaryIsaTest, QuantizersMatchReferences) {
+  std::mt19937_64 rng(5);
+  for (DType dtype : kTypes)
+    for (bool gather : {false, true})
+      for (bool feedback : {false, true})
+        for (int t = 0; t < 4; ++t) {
+          Case c;
+          c.dtype = dtype;
+          c.count = 1 + rng() % (t == 0 ? 40 : 5000);
+          c.block = t == 1 ? 1 + rng() % 9 : (t == 2 ? 2048 : 1 + rng() % 700);
+          c.offset = rng() % c.count;
+          if (t == 3) c.offset = 0;
+          c.elems = c.count - c.offset - rng() % (c.count - c.offset + 1) / 2;
+          c.gather = gather;
+          c.feedback = feedback;
+          CheckQuantizers(c, rng);
+          if (HasFatalFailure()) return;
+        }
+}
+
+TEST(TernaryIsaTest, PackUnpackEveryWidthMatchesReference) {
+  std::mt19937_64 rng(6);
+  ForEachIsa([&] {
+    for (size_t n : {size_t{1}, size_t{9}, size_t{63}, size_t{64}, size_t{65}, size_t{513},
+                     size_t{4099}}) {
+      for (int w = 2; w <= 8; ++w) {
+        const int lim = (1 << (w - 1)) - 1;
+        std::vector<int32_t> v(n);
+        std::vector<int8_t> work(n);
+        for (size_t i = 0; i < n; ++i)
+          work[i] = static_cast<int8_t>(v[i] = static_cast<int32_t>(rng() % (2 * lim + 1)) - lim);
+        std::vector<uint8_t> want(TernaryPackedBytes(n, w)), got(want.size() + 1, 0xee);
+        TernaryPackReference(v.data(), n, w, want.data());
+        TernaryPack(TernaryWork::kInt8, work.data(), n, w, got.data());
+        ASSERT_TRUE(std::equal(want.begin(), want.end(), got.begin())) << "n " << n << " w " << w;
+        ASSERT_EQ(got.back(), 0xee);
+        std::vector<int8_t> back(n + 1, 5);
+        TernaryUnpack(TernaryWork::kInt8, want.data(), n, w, /*accumulate=*/false, back.data());
+        for (size_t i = 0; i < n; ++i) ASSERT_EQ(back[i], work[i]) << i << " w " << w;
+        TernaryUnpack(TernaryWork::kInt8, want.data(), n, w, /*accumulate=*/true, back.data());
+        for (size_t i = 0; i < n; ++i)
+          ASSERT_EQ(back[i], static_cast<int8_t>(2 * work[i])) << i << " w " << w;  // wraps as int8
+        ASSERT_EQ(back[n], 5);
+      }
+    }
+  });
+}
+
+TEST(TernaryIsaTest, UnpackAtAnyElementOfALongerImage) {
+  std::mt19937_64 rng(10);
+  const size_t total = 1237;
+  for (int w : {2, 3, 5, 8}) {
+    std::vector<int32_t> v(total);
+    for (int32_t& x : v) x = static_cast<int32_t>(rng() % 3) - 1;
+    std::vector<uint8_t> wire(TernaryPackedBytes(total, w));
+    TernaryPackReference(v.data(), total, w, wire.data());
+    ForEachIsa([&] {
+      for (int t = 0; t < 20; ++t) {
+        const size_t first = rng() % total, elems = rng() % (total - first + 1);
+        std::vector<int8_t> work(elems + 1, 1);
+        TernaryUnpackAt(TernaryWork::kInt8, wire.data(), first, elems, w, /*accumulate=*/true,
+                        work.data());
+        for (size_t i = 0; i < elems; ++i) ASSERT_EQ(work[i], 1 + v[first + i]) << first + i;
+        ASSERT_EQ(work[elems], 1);
+        std::vector<int16_t> w16(elems);
+        TernaryUnpackAt(TernaryWork::kInt16, wire.data(), first, elems, w, false, w16.data());
+        for (size_t i = 0; i < elems; ++i) ASSERT_EQ(w16[i], v[first + i]) << first + i;
+      }
+    });
+  }
+}
+
+TEST(TernaryIsaTest, DequantizeMatchesDefinition) {
+  std::mt19937_64 rng(7);
+  for (DType dtype : kTypes) {
+    const size_t es = DTypeSize(dtype);
+    for (int t = 0; t < 6; ++t) {
+      const size_t count = 1 + rng() % 3000, block = 1 + rng() % 500, offset = rng() % 100;
+      std::vector<float> scales((offset + count + block - 1) / block);
+      for (float& s : scales) s = std::uniform_real_distribution<float>(0.0f, 3.0f)(rng);
+      if (t == 5) scales[0] = std::numeric_limits<float>::quiet_NaN();
+      std::vector<int8_t> sums(count);
+      for (int8_t& v : sums) v = static_cast<int8_t>(rng() % 255 - 127);
+      for (int divisor : {1, 7}) {
+        std::vector<float> want_f(count);
+        for (size_t i = 0; i < count; ++i)
+          want_f[i] = TernaryDequantizeOne(sums[i], scales[(offset + i) / block], divisor);
+        std::vector<char> want = AsDType(dtype, want_f);
+        want.resize(count * es);
+        ForEachIsa([&] {
+          std::vector<char> got(count * es + 1, 0x5a);
+          TernaryDequantizeRange(dtype, TernaryWork::kInt8, sums.data(), offset, count, block,
+                                 scales.data(), divisor, got.data());
+          ASSERT_EQ(got.back(), 0x5a);
+          got.pop_back();
+          ASSERT_EQ(got, want) << DTypeName(dtype) << " divisor " << divisor;
+        });
+      }
+    }
+  }
+}
+
+TEST(TernaryIsaTest, DequantizeScatterMatchesReference) {
+  std::mt19937_64 rng(8);
+  for (DType dtype : kTypes)
+    for (double density : {0.0, 0.01, 0.3, 0.5, 0.97, 1.0}) {
+      const size_t count = 1 + rng() % 4000, es = DTypeSize(dtype);
+      std::vector<uint32_t> idx;
+      std::vector<uint64_t> bits((count + 63) / 64);
+      for (size_t j = 0; j < count; ++j)
+        if (std::uniform_real_distribution<double>(0, 1)(rng) < density) {
+          idx.push_back(static_cast<uint32_t>(j));
+          bits[j / 64] |= uint64_t{1} << (j % 64);
+        }
+      const size_t nnz = idx.size(), block = 1 + rng() % 100;
+      std::vector<float> scales(nnz / block + 2);
+      for (float& s : scales) s = std::uniform_real_distribution<float>(0.0f, 3.0f)(rng);
+      std::vector<int32_t> sums32(nnz + 1);
+      std::vector<int8_t> sums8(nnz + 1);
+      for (size_t k = 0; k < nnz; ++k) sums8[k] = static_cast<int8_t>(sums32[k] = rng() % 9 - 4);
+      const size_t a = nnz == 0 ? 0 : rng() % nnz, b = a + (nnz == a ? 0 : rng() % (nnz - a + 1));
+      const size_t begin = a == 0 ? 0 : idx[a - 1] + 1, end = b == nnz ? count : idx[b - 1] + 1;
+      if (a == b && a != 0 && b != nnz) continue;
+      for (int divisor : {1, 3}) {
+        std::vector<char> want(count * es, 0x5a);
+        TernaryDequantizeScatterReference(dtype, sums32.data() + a, a, block, scales.data(),
+                                          divisor, bits.data(), begin, end, want.data());
+        ForEachIsa([&] {
+          std::vector<char> got(count * es, 0x5a);
+          TernaryDequantizeScatter(dtype, TernaryWork::kInt8, sums8.data() + a, a, block,
+                                   scales.data(), divisor, bits.data(), begin, end, got.data());
+          ASSERT_EQ(got, want) << DTypeName(dtype) << " density " << density;
+        });
+      }
+    }
+}
+
+// Elements whose 16 bits tie with their level (x = h + f, 0 < f < 1): the
+// refinement decides, on every path exactly as the 32-bit reference does.
+TEST(TernaryIsaTest, TiesAreRefinedLikeTheReference) {
+  std::mt19937_64 rng(9);
+  const size_t count = 3001;
+  const PhiloxStream stream{rng(), 2, rng()};
+  std::vector<float> f(count);
+  for (size_t j = 0; j < count; ++j) {
+    const uint32_t h = PhiloxHalf(PhiloxOct(stream, j >> 3), j);
+    // x = |g| / 1 * 2^16 = h + frac: frac of 8 bits (exact), sometimes 1/2.
+    const float frac = j % 3 == 0 ? 0.5f : static_cast<float>(1 + rng() % 255) / 256.0f;
+    f[j] = (static_cast<float>(h) + frac) / 65536.0f * (j % 2 == 0 ? 1.0f : -1.0f);
+  }
+  std::vector<float> scales((count + 99) / 100, 1.0f);
+  const TernarySource src = TernarySourceOf(DType::kFloat32, f.data(), nullptr, 100, scales.data(),
+                                            stream);
+  std::vector<int8_t> q(count);
+  TernaryQuantizeReference(src, 0, count, q.data());
+  int kept = 0;
+  for (int8_t v : q) kept += v != 0;
+  EXPECT_GT(kept, 300);  // both outcomes occur
+  EXPECT_LT(kept, 2700);
+  ForEachIsa([&] {
+    std::vector<int8_t> work(count);
+    TernaryQuantizeAdd(src, 0, count, nullptr, 2, TernaryWork::kInt8, work.data());
+    for (size_t j = 0; j < count; ++j) ASSERT_EQ(work[j], q[j]) << j;
+  });
+}
+
+// p = 2^-17 (x = 1/2): only the refinement can keep an element, with
+// probability 1/2; a 16-bit comparison alone gives 0 or 2^-16.
+TEST(TernaryIsaTest, ResolutionBelowSixteenBitsIsUnbiased) {
+  const size_t count = size_t{1} << 23;
+  std::vector<float> g(count, 1.0f / 131072.0f);
+  std::vector<float> scales(count / 2048, 1.0f);
+  std::vector<uint8_t> wire(TernaryPackedBytes(count, 2));
+  TernaryQuantizePack(DType::kFloat32, g.data(), 0, count, 2048, scales.data(),
+                      PhiloxStream{77, 1, 3}, 2, wire.data());
+  size_t kept = 0;
+  for (uint8_t b : wire) kept += static_cast<size_t>(__builtin_popcount(b & 0x55));
+  // Expected 2^23 * 2^-17 = 64, standard deviation 8.
+  EXPECT_GT(kept, 24u);
+  EXPECT_LT(kept, 104u);
+}
+
+// Non-finite input: the block's scale is NaN (a NaN and an infinity alike),
+// whichever path, dtype, gather or feedback; other blocks are unaffected.
+TEST(TernaryIsaTest, NonFiniteInputPoisonsItsBlock) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (DType dtype : kTypes)
+    for (float bad : {nan, inf, -inf})
+      for (bool feedback : {false, true}) {
+        const size_t count = 1000, block = 100;
+        std::vector<float> f(count);
+        for (size_t j = 0; j < count; ++j) f[j] = static_cast<float>(j % 17) / 8.0f - 1.0f;
+        f[123] = bad;  // block 1
+        f[999] = bad;  // block 9 (the last)
+        std::vector<char> data = AsDType(dtype, f);
+        std::vector<float> residual(count, 0.25f);
+        TernarySource src = TernarySourceOf(dtype, data.data(), nullptr, block, nullptr);
+        if (feedback) src.residual = residual.data();
+        ForEachIsa([&] {
+          std::vector<float> scales(count / block);
+          TernaryAbsMax(src, count, scales.data());
+          for (size_t b = 0; b < scales.size(); ++b)
+            ASSERT_EQ(std::isnan(scales[b]), b == 1 || b == 9) << b << " " << DTypeName(dtype);
+          // The residuals of a poisoned block become NaN, the others stay finite.
+          if (!feedback) return;
+          std::vector<float> res = residual;
+          TernarySource s = src;
+          s.residual = res.data();
+          s.scales = scales.data();
+          std::vector<uint8_t> wire(TernaryPackedBytes(count, 2));
+          TernaryQuantizePack(s, 0, count, 2, wire.data());
+          for (size_t j = 0; j < count; ++j)
+            ASSERT_EQ(std::isnan(res[j]), j / block == 1 || j / block == 9) << j;
+        });
+      }
+}
+
+}  // namespace
+}  // namespace sieve::kernels
