@@ -363,6 +363,30 @@ sieveResult_t sieveAllReduceTernary(const void* sendbuff, void* recvbuff, size_t
                                     const sieveTernaryParams_t* params, sieveComm_t comm,
                                     sieveStream_t stream);
 
+/* ---- Quantized all-reduce with L levels ---------------------------------- */
+
+/* The largest level count sieveAllReduceQuantized accepts (codes fit 8 bits). */
+#define SIEVE_MAX_LEVELS 127
+
+/* sieveAllReduceTernary with `levels` = L levels per sign (1 <= L <= SIEVE_MAX_LEVELS,
+ * else sieveInvalidArgument; L = 1 is sieveAllReduceTernary bit for bit; L = 3, 7, 127
+ * send about 3, 4 and 8 bits per element at the first hop). Per block b the agreed
+ * scale s_b is the same; with y = L |g| / s_b computed in float32 as (|g| / s_b) * L,
+ * rank r sends q_r[j] = sign(g) * (floor(y) + [u < y - floor(y)]) in [-L, L], u from the
+ * same Philox (seed, r, step, j) stream with the same 32-bit resolution, so
+ * E[s_b * q / L] = g (unbiased; variance (s_b / L)^2 f (1 - f), f = y - floor(y)).
+ * Q[j] = sum_r q_r[j] is summed exactly: a partial sum of k ranks travels in
+ * ceil(log2(2kL + 1)) bits. recvbuff[j] = (s_b * Q[j]) / L (sum) or
+ * (s_b * Q[j]) / (nranks * L) (avg), in float32, then rounded to datatype. Every rank
+ * passes the same levels (a mismatch is an error naming the field). Masks, error
+ * feedback (residual e = g + e_prev - (s * q) / L) and the non-finite contract are
+ * those of sieveAllReduceTernary. Device buffers: with L > 1 the buffer is staged
+ * through host memory and quantized there (the device kernels quantize L = 1). */
+sieveResult_t sieveAllReduceQuantized(const void* sendbuff, void* recvbuff, size_t count,
+                                      sieveDataType_t datatype, sieveRedOp_t op, int levels,
+                                      const sieveTernaryParams_t* params, sieveComm_t comm,
+                                      sieveStream_t stream);
+
 /* ---- Subnet layouts: SDP coverage averaging, D2FT subnet skipping -------- */
 
 /* A registered subnet layout: segments that partition a buffer of `count`

@@ -136,8 +136,9 @@ void QuantizeGroups(const TernarySource& src, size_t offset, size_t elems, Emit&
         sum = g + src.residual[j];
         g = L::Round(sum);
       }
-      q[k] = TernaryQuantizeOne(g, s, PhiloxOct(src.rng, j >> 3), src.rng, j);
-      if (src.residual != nullptr) src.residual[j] = TernaryFeedbackResidual(sum, s, q[k]);
+      q[k] = TernaryQuantizeOne(g, s, src.levels, PhiloxOct(src.rng, j >> 3), src.rng, j);
+      if (src.residual != nullptr)
+        src.residual[j] = TernaryFeedbackResidual(sum, s, q[k], src.levels);
     }
     emit(i, q, cnt);
   }
@@ -209,9 +210,10 @@ CpuIsa Isa() { return ActiveCpuIsa(); }
 
 }  // namespace
 
-TernaryWork TernaryWorkFor(int nranks) {
-  if (nranks <= 127) return TernaryWork::kInt8;
-  return nranks <= 32767 ? TernaryWork::kInt16 : TernaryWork::kInt32;
+TernaryWork TernaryWorkFor(int nranks, int levels) {
+  const int64_t most = static_cast<int64_t>(nranks) * levels;
+  if (most <= 127) return TernaryWork::kInt8;
+  return most <= 32767 ? TernaryWork::kInt16 : TernaryWork::kInt32;
 }
 
 void TernaryAbsMax(const TernarySource& src, size_t count, float* scales) {
@@ -229,7 +231,7 @@ void TernaryAbsMax(const TernarySource& src, size_t count, float* scales) {
 void TernaryQuantizePack(const TernarySource& src, size_t offset, size_t elems, int w,
                          void* wire) {
   uint8_t* out = static_cast<uint8_t*>(wire);
-  if (w == TernaryBits(1)) {
+  if (w == TernaryBits(1) && src.levels == 1) {
     switch (Isa()) {
       case CpuIsa::kAvx512:
         return simd::QuantizePack2Avx512(src, offset, elems, out);
@@ -253,7 +255,7 @@ void TernaryQuantizePack(const TernarySource& src, size_t offset, size_t elems, 
 void TernaryQuantizeAdd(const TernarySource& src, size_t offset, size_t elems, const void* wire,
                         int w, TernaryWork wt, void* work) {
   const uint8_t* in = static_cast<const uint8_t*>(wire);
-  if (wt == TernaryWork::kInt8 && (in == nullptr || w <= 8)) {
+  if (src.levels == 1 && wt == TernaryWork::kInt8 && (in == nullptr || w <= 8)) {
     int8_t* sums = static_cast<int8_t*>(work);
     switch (Isa()) {
       case CpuIsa::kAvx512:
@@ -384,8 +386,22 @@ void TernaryDequantizeScatter(DType dtype, TernaryWork wt, const void* sums, siz
 // One quantizing pass over `sent`; the residual holds g + e_prev and becomes
 // what the code dropped.
 void TernaryFeedbackUpdate(DType dtype, const void* sent, size_t count, size_t block,
-                           const float* scales, const PhiloxStream& rng, float* residual) {
-  const TernarySource src = TernarySourceOf(dtype, sent, nullptr, block, scales, rng);
+                           const float* scales, const PhiloxStream& rng, float* residual,
+                           int levels) {
+  TernarySource src = TernarySourceOf(dtype, sent, nullptr, block, scales, rng);
+  src.levels = levels;
+  if (levels > 1) {  // the element-by-element form: q, then the residual from the sum it holds
+    WithLoader(dtype, [&](auto l) {
+      using L = decltype(l);
+      for (size_t j = 0; j < count; ++j) {
+        const float s = scales[j / block];
+        const int32_t q =
+            TernaryQuantizeOne(L::Load(sent, j), s, levels, PhiloxOct(rng, j >> 3), rng, j);
+        residual[j] = TernaryFeedbackResidual(residual[j], s, q, levels);
+      }
+    });
+    return;
+  }
   switch (Isa()) {
     case CpuIsa::kAvx512:
       return simd::FeedbackUpdateAvx512(src, count, residual);

@@ -1,6 +1,7 @@
-// Ternary quantization kernels (DESIGN.md 1.3): block absmax, stochastic
-// quantization to {-1, 0, +1}, bit packing of integer partial sums with width
-// growth, and dequantization. The per-element arithmetic lives in the SIEVE_HD
+// Ternary and L-level quantization kernels (DESIGN.md 1.3, 1.3a): block absmax,
+// stochastic quantization to {-1, 0, +1} (L = 1) or to [-L, L] (TernarySource::levels),
+// bit packing of integer partial sums with width growth, and dequantization. One
+// set of kernels for every L: L = 1 is the ternary code, bit for bit. The per-element arithmetic lives in the SIEVE_HD
 // inlines below, shared by the CPU loops (ternary.cc) and CUDA (cuda/ternary.cu).
 //
 // Wire format of a packed range of `elems` signed integers in `w` bits
@@ -23,8 +24,12 @@ namespace sieve::kernels {
 
 // Integer type of partial sums; the value is its size in bytes.
 enum class TernaryWork : int { kInt8 = 1, kInt16 = 2, kInt32 = 4 };
-// int8 for n <= 127, int16 for n <= 32767, else int32.
-TernaryWork TernaryWorkFor(int nranks);
+// Partial sums of n ranks at L levels lie in [-nL, nL]: int8 for nL <= 127,
+// int16 for nL <= 32767, else int32.
+TernaryWork TernaryWorkFor(int nranks, int levels = 1);
+
+// Levels per sign a call may ask for (DESIGN.md 1.3a): codes fit int8.
+constexpr int kMaxLevels = 127;
 
 // Bits of a value in [-k, k]: ceil(log2(2k + 1)) (2 for k = 1, 3 for k = 2..3).
 SIEVE_HD inline int TernaryBits(int k) {
@@ -75,15 +80,41 @@ SIEVE_HD inline bool TernaryKeepFine(float x, float h, uint32_t lo) {
 }
 SIEVE_HD inline int TernaryCode(float g, bool keep) { return keep ? (g < 0.0f ? -1 : 1) : 0; }
 
-// q for element j of the stream: r = PhiloxOct(rng, j >> 3), the refinement
-// evaluated here on a tie.
-SIEVE_HD inline int TernaryQuantizeOne(float g, float s, const Philox4& r,
+// L levels (DESIGN.md 1.3a): y = L|g|/s as fl(fl(|g|/s) * L), |q| = floor(y) + [U <
+// frac(y) * 2^32], the fraction decided exactly as ternary decides p above (y - floor(y)
+// and its scaling by 2^16 are exact). Returns x = frac(y) * 2^16 and sets *base =
+// floor(y). For L = 1 this is TernaryLevel (y < 1) or base 1 with x = 0 (|g| = s), so
+// the code is ternary's bit for bit. y >= L (|g| above the scale: never from agreed
+// scales) gives base L; a NaN y (g or s NaN) or s <= 0 gives 0, as ternary does.
+SIEVE_HD inline float LevelsFraction(float g, float s, int levels, int32_t* base) {
+  *base = 0;
+  if (!(s > 0.0f)) return 0.0f;
+  const float lv = static_cast<float>(levels);
+  const float y = fabsf(g) / s * lv;
+  if (!(y < lv)) {
+    if (y >= lv) *base = levels;
+    return 0.0f;
+  }
+  const float k = floorf(y);
+  *base = static_cast<int32_t>(k);
+  return (y - k) * 65536.0f;
+}
+// The code from the sign of g, floor(y) and the fraction's keep bit.
+SIEVE_HD inline int LevelsCode(float g, int32_t base, bool keep) {
+  const int32_t m = base + (keep ? 1 : 0);
+  return g < 0.0f ? -m : m;
+}
+
+// q for element j of the stream at `levels` levels (1: ternary): r = PhiloxOct(rng,
+// j >> 3), the refinement evaluated here on a tie.
+SIEVE_HD inline int TernaryQuantizeOne(float g, float s, int levels, const Philox4& r,
                                        const PhiloxStream& rng, uint64_t j) {
-  const float x = TernaryLevel(g, s);
+  int32_t base;
+  const float x = LevelsFraction(g, s, levels, &base);
   const float h = static_cast<float>(PhiloxHalf(r, j));
   bool keep = TernaryKeepCoarse(x, h);
   if (TernaryTie(x, h)) keep = TernaryKeepFine(x, h, PhiloxHalf(PhiloxOct(rng, j >> 3, true), j));
-  return TernaryCode(g, keep);
+  return LevelsCode(g, base, keep);
 }
 
 // Element loads (float16/bfloat16 widened), stores (rounded once), and Round:
@@ -117,7 +148,7 @@ struct TernaryBf16 {
 template <typename L>
 SIEVE_HD inline void TernaryQuantizeRun(const void* in, const uint32_t* idx, uint64_t j0, int cnt,
                                         size_t block, const float* scales,
-                                        const PhiloxStream& rng, int32_t* q) {
+                                        const PhiloxStream& rng, int32_t* q, int levels = 1) {
   uint64_t oct = ~uint64_t{0};
   Philox4 r{{0, 0, 0, 0}};
   for (int i = 0; i < cnt; ++i) {
@@ -126,8 +157,8 @@ SIEVE_HD inline void TernaryQuantizeRun(const void* in, const uint32_t* idx, uin
       oct = j >> 3;
       r = PhiloxOct(rng, oct);
     }
-    q[i] = TernaryQuantizeOne(L::Load(in, idx != nullptr ? idx[j] : j), scales[j / block], r,
-                              rng, j);
+    q[i] = TernaryQuantizeOne(L::Load(in, idx != nullptr ? idx[j] : j), scales[j / block],
+                              levels, r, rng, j);
   }
 }
 
@@ -179,7 +210,8 @@ SIEVE_HD inline void TernaryUnpackGroup(const uint8_t* in, int cnt, int w, int32
   }
 }
 
-// out = s * Q (divisor 1) or (s * Q) / divisor, in float32.
+// out = s * Q (divisor 1) or (s * Q) / divisor, in float32; with L levels the
+// divisor is L (sum) or nL (avg), so L = 1 is ternary's.
 SIEVE_HD inline float TernaryDequantizeOne(int32_t sum, float s, int divisor) {
   float v = s * static_cast<float>(sum);
   return divisor == 1 ? v : v / static_cast<float>(divisor);
@@ -197,8 +229,11 @@ SIEVE_HD inline float TernaryDequantizeOne(int32_t sum, float s, int divisor) {
 // read and write of the residual and no second Philox evaluation; so each
 // element must be quantized exactly once per step (the ring and the tree do).
 // A NaN scale (non-finite input in the block) makes those residuals NaN.
+// levels: L (1..kMaxLevels; 1 = ternary); codes lie in [-L, L] and the residual is
+// g + e_prev - s * q / L.
 struct TernarySource {
   DType dtype = DType::kFloat32;  // float32, float16 or bfloat16
+  int levels = 1;
   const void* data = nullptr;
   const uint32_t* idx = nullptr;
   float* residual = nullptr;
@@ -292,7 +327,8 @@ inline void TernaryDequantize(DType dtype, TernaryWork wt, const void* sums, siz
 void TernaryAbsMaxReference(const TernarySource& src, size_t count, float* scales);
 // q[i] in {-1, 0, 1} for elements offset .. offset+elems-1: keep iff U < p * 2^32
 // compared exactly (U = 16 Philox bits : 16 refinement bits, p = |g| / s in
-// float32). With feedback, residual_out[i] gets the updated residual of element
+// float32); with src.levels = L > 1, q = sign(g) (floor(y) + [U < frac(y) * 2^32]),
+// y = fl(fl(|g| / s) * L), in [-L, L]. With feedback, residual_out[i] gets the updated residual of element
 // offset+i (src.residual is only read).
 void TernaryQuantizeReference(const TernarySource& src, size_t offset, size_t elems, int8_t* q,
                               float* residual_out = nullptr);

@@ -21,11 +21,13 @@ template <typename L>
 SIEVE_HD inline float TernaryFeedbackSum(const void* g, size_t j, float e_prev) {
   return L::Load(g, j) + e_prev;
 }
-// The residual after this rank's code q was sent against scale s. s * q is
-// exact (q in {-1, 0, 1}), so a fused multiply-add gives the same bits; a NaN
-// scale gives a NaN residual, whatever q.
-SIEVE_HD inline float TernaryFeedbackResidual(float sum, float s, int32_t q) {
-  return sum - s * static_cast<float>(q);
+// The residual after this rank's code q at L levels was sent against scale s:
+// sum - (s * q) / L. For ternary (L = 1, q in {-1, 0, 1}) s * q is exact and the
+// division by 1 too, so a fused multiply-add gives the same bits; for L > 1 the
+// division keeps the product out of any contraction (CPU and CUDA round it alike).
+// A NaN scale gives a NaN residual, whatever q.
+SIEVE_HD inline float TernaryFeedbackResidual(float sum, float s, int32_t q, int levels = 1) {
+  return sum - s * static_cast<float>(q) / static_cast<float>(levels);
 }
 
 // The host all-reduce fuses both steps into its quantizing passes
@@ -38,8 +40,10 @@ void TernaryFeedbackApply(DType dtype, const void* g, float* residual, void* out
 // residual[j] = residual[j] - s_b * q[j], where q is this rank's quantization of
 // sent[j] (the TernaryFeedbackApply output) with the agreed scales and `rng`,
 // exactly as the all-reduce quantized it.
+// levels: L of the call (1: ternary).
 void TernaryFeedbackUpdate(DType dtype, const void* sent, size_t count, size_t block,
-                           const float* scales, const PhiloxStream& rng, float* residual);
+                           const float* scales, const PhiloxStream& rng, float* residual,
+                           int levels = 1);
 
 }  // namespace sieve::kernels
 

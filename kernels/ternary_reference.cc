@@ -56,10 +56,22 @@ void TernaryQuantizeReference(const TernarySource& src, size_t offset, size_t el
     const uint64_t lo = PhiloxHalf(PhiloxOct(src.rng, j / 8, /*refine=*/true), j);
     const double u = static_cast<double>((hi << 16) | lo);  // uniform in [0, 2^32)
     int8_t v = 0;
-    if (s > 0.0f && u < static_cast<double>(std::fabs(g) / s) * 4294967296.0)  // exact
-      v = g < 0.0f ? -1 : 1;
+    if (src.levels == 1) {
+      if (s > 0.0f && u < static_cast<double>(std::fabs(g) / s) * 4294967296.0)  // exact
+        v = g < 0.0f ? -1 : 1;
+    } else if (s > 0.0f && !std::isnan(g)) {
+      // y = L|g|/s in float32 as specified; floor(y) + [U < frac(y) * 2^32] in double (exact).
+      const float y = std::fabs(g) / s * static_cast<float>(src.levels);
+      double m = src.levels;
+      if (y < static_cast<float>(src.levels)) {
+        const double fl = std::floor(static_cast<double>(y));
+        m = fl + (u < (static_cast<double>(y) - fl) * 4294967296.0 ? 1 : 0);
+      }
+      v = static_cast<int8_t>(g < 0.0f ? -m : m);
+    }
     q[i] = v;
-    if (residual_out != nullptr) residual_out[i] = sum - s * static_cast<float>(v);
+    if (residual_out != nullptr)
+      residual_out[i] = sum - s * static_cast<float>(v) / static_cast<float>(src.levels);
   }
 }
 

@@ -58,14 +58,20 @@ bool IsSubnet(OpKind kind) {
 }
 
 constexpr uint64_t kTernaryBlockMask = (uint64_t{1} << kTernaryBlockBits) - 1;
+constexpr uint64_t kTernaryLevelMask = ((uint64_t{1} << kTernaryLevelBits) - 1)
+                                       << kTernaryBlockBits;
+constexpr uint64_t kTernaryParamMask = kTernaryBlockMask | kTernaryLevelMask;
+
+uint64_t TernaryLevels(uint64_t mode) { return ((mode & kTernaryLevelMask) >> kTernaryBlockBits) + 1; }
 
 }  // namespace
 
-uint64_t TernaryMode(uint64_t seed, uint64_t step, uint64_t block) {
+uint64_t TernaryMode(uint64_t seed, uint64_t step, uint64_t block, int levels) {
   uint64_t h = seed * 0x9e3779b97f4a7c15ull;
   h ^= (step + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull;
   h ^= h >> 31;
-  return (h & ~kTernaryBlockMask) | (block & kTernaryBlockMask);
+  const uint64_t l = (static_cast<uint64_t>(levels - 1) << kTernaryBlockBits) & kTernaryLevelMask;
+  return (h & ~kTernaryParamMask) | l | (block & kTernaryBlockMask);
 }
 
 const char* OpKindName(OpKind kind) {
@@ -96,6 +102,8 @@ std::string DescribeFingerprint(const OpFingerprint& fp) {
   if (fp.kind == OpKind::kTernaryAllReduce)
     out += StrFormat(", block_size %llu",
                      static_cast<unsigned long long>(fp.mode & kTernaryBlockMask));
+  if (fp.kind == OpKind::kTernaryAllReduce && TernaryLevels(fp.mode) > 1)
+    out += StrFormat(", levels %llu", static_cast<unsigned long long>(TernaryLevels(fp.mode)));
   return out + StrFormat(", %s)", AlgoText(fp.algo));
 }
 
@@ -121,7 +129,8 @@ std::string FingerprintDiff(const OpFingerprint& a, const OpFingerprint& b, int 
   if (a.kind == OpKind::kTernaryAllReduce && b.kind == OpKind::kTernaryAllReduce) {
     add("block_size", std::to_string(a.mode & kTernaryBlockMask),
         std::to_string(b.mode & kTernaryBlockMask));
-    add("seed or step (hash)", hex(a.mode & ~kTernaryBlockMask), hex(b.mode & ~kTernaryBlockMask));
+    add("levels", std::to_string(TernaryLevels(a.mode)), std::to_string(TernaryLevels(b.mode)));
+    add("seed or step (hash)", hex(a.mode & ~kTernaryParamMask), hex(b.mode & ~kTernaryParamMask));
     return out;
   }
   if (a.kind == OpKind::kMaskedAllReduce && b.kind == OpKind::kMaskedAllReduce) {

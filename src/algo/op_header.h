@@ -48,11 +48,14 @@ struct OpFingerprint {
   uint32_t segments = 0;  // subnet layout's number of segments K, 0 for other collectives
   BitmapSource bitmaps = BitmapSource::kNone;
 };
-// The ternary all-reduce's mode word: block_size exactly in the low
-// kTernaryBlockBits bits (the API refuses larger blocks), a hash of seed and
-// step above, so a mismatch names the field.
+// The ternary (and L-level) all-reduce's mode word: block_size exactly in the low
+// kTernaryBlockBits bits (the API refuses larger blocks), levels - 1 in the next
+// kTernaryLevelBits (levels <= 128), a hash of seed and step above, so a mismatch
+// names the field. Ternary is levels 1 (zero bits), so sieveAllReduceTernary and
+// sieveAllReduceQuantized with levels 1 agree with each other.
 constexpr int kTernaryBlockBits = 35;
-uint64_t TernaryMode(uint64_t seed, uint64_t step, uint64_t block);
+constexpr int kTernaryLevelBits = 7;
+uint64_t TernaryMode(uint64_t seed, uint64_t step, uint64_t block, int levels = 1);
 
 bool operator==(const OpFingerprint& a, const OpFingerprint& b);
 inline bool operator!=(const OpFingerprint& a, const OpFingerprint& b) { return !(a == b); }

@@ -1,5 +1,6 @@
-// sieveAllReduceTernary: checks (floating dtypes, sum/avg, params), then the
-// ternary all-reduce queued like any collective.
+// sieveAllReduceTernary and sieveAllReduceQuantized (its L-level form, DESIGN.md
+// 1.3a; L = 1 is the same call): checks (floating dtypes, sum/avg, params,
+// levels), then the all-reduce queued like any collective.
 #include <map>
 #include <memory>
 #include <string>
@@ -19,6 +20,9 @@
 #include "ternary/device_ternary.h"
 #include "ternary/masked_ternary.h"
 #include "kernels/philox.h"
+#include "kernels/ternary.h"
+
+static_assert(SIEVE_MAX_LEVELS == sieve::kernels::kMaxLevels, "one bound on levels");
 
 namespace {
 
@@ -39,25 +43,25 @@ float* ResidualFor(sieve::Comm& comm, const void* send, size_t count, int dtype,
   return r.data();
 }
 
-Status CheckTernaryTypes(sieve::kernels::DType dtype, sieve::kernels::RedOp op) {
+Status CheckTernaryTypes(sieve::kernels::DType dtype, sieve::kernels::RedOp op,
+                         const char* name) {
   using sieve::kernels::DType;
   using sieve::kernels::RedOp;
   if (dtype != DType::kFloat32 && dtype != DType::kFloat16 && dtype != DType::kBfloat16)
     return Status::InvalidArgument(sieve::StrFormat(
-        "datatype %s is not supported by the ternary all-reduce (float32, float16, bfloat16)",
-        sieve::kernels::DTypeName(dtype)));
+        "datatype %s is not supported by %s (float32, float16, bfloat16)",
+        sieve::kernels::DTypeName(dtype), name));
   if (op != RedOp::kSum && op != RedOp::kAvg)
     return Status::InvalidArgument(sieve::StrFormat(
-        "op %s is not supported by the ternary all-reduce (sum, avg)",
-        sieve::kernels::RedOpName(op)));
+        "op %s is not supported by %s (sum, avg)", sieve::kernels::RedOpName(op), name));
   return Status::OK();
 }
 
-Status CheckTernaryParams(const sieveTernaryParams_t* params, size_t count) {
+Status CheckTernaryParams(const sieveTernaryParams_t* params, size_t count, const char* name) {
   if (params == nullptr) return Status::InvalidArgument("params is NULL");
   if (count > sieve::kernels::kPhiloxMaxElements)
     return Status::InvalidArgument(sieve::StrFormat(
-        "count %zu exceeds the ternary all-reduce's limit of 2^34 elements", count));
+        "count %zu exceeds the limit of %s, 2^34 elements", count, name));
   // Bounded like count (one block may cover a whole buffer), so count + block_size - 1
   // cannot wrap and block_size fits the fingerprint (algo::TernaryMode).
   if (params->block_size > sieve::kernels::kPhiloxMaxElements)
@@ -98,7 +102,8 @@ Status SubmitOnDevice(sieve::Comm* impl, sieve::coll::TernaryArgs args,
   // The flat plan (always with error feedback): every kernel on the stream,
   // packed first under a mask; only scales, wire and final sums are staged
   // (ternary/device_ternary.h, ternary/device_masked_ternary.h).
-  if (route == DeviceRoute::kKernels)
+  // The device kernels quantize ternary codes only: L > 1 stages through the host.
+  if (route == DeviceRoute::kKernels && args.levels == 1)
     return sieve::SubmitCollective(impl, [impl, args, mask, feedback, stream] {
       sieve::gpu::DeviceResidual* residual = nullptr;
       if (feedback.on)
@@ -110,7 +115,7 @@ Status SubmitOnDevice(sieve::Comm* impl, sieve::coll::TernaryArgs args,
     });
   // Masked, hierarchical (no error feedback): packed on the device, the nnz
   // kept elements staged and run through the hierarchical plan on the host.
-  if (route == DeviceRoute::kPackedOnDevice)
+  if (route == DeviceRoute::kPackedOnDevice && args.levels == 1)
     return sieve::SubmitCollective(impl, [impl, args, stream, mask] {
       return sieve::gpu::EnqueueDevicePacked(
           *impl, "masked ternary allreduce (hierarchical plan, quantized on the host)",
@@ -136,6 +141,55 @@ Status SubmitOnDevice(sieve::Comm* impl, sieve::coll::TernaryArgs args,
   });
 }
 
+// Both entry points: `name` in messages, `levels` already range-checked.
+Status AllReduceLevels(const char* name, const void* sendbuff, void* recvbuff, size_t count,
+                       sieveDataType_t datatype, sieveRedOp_t op, int levels,
+                       const sieveTernaryParams_t* params, sieveComm_t comm,
+                       sieveStream_t stream) {
+  sieve::Comm* impl = nullptr;
+  sieve::coll::TernaryArgs args;
+  args.levels = levels;
+  SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, &impl));
+  SIEVE_RETURN_IF_ERROR(sieve::CheckDataType(sieve::EnumValue(datatype), &args.base.dtype));
+  SIEVE_RETURN_IF_ERROR(sieve::CheckRedOp(sieve::EnumValue(op), &args.base.op));
+  SIEVE_RETURN_IF_ERROR(CheckTernaryTypes(args.base.dtype, args.base.op, name));
+  SIEVE_RETURN_IF_ERROR(sieve::CheckByteSize(count, 1, sieve::kernels::DTypeSize(args.base.dtype),
+                                             "count"));
+  SIEVE_RETURN_IF_ERROR(CheckTernaryParams(params, count, name));
+  SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
+  SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
+  const size_t bytes = count * sieve::kernels::DTypeSize(args.base.dtype);
+  SIEVE_RETURN_IF_ERROR(sieve::CheckOverlap(sendbuff, bytes, recvbuff, bytes,
+                                            reinterpret_cast<uintptr_t>(recvbuff),
+                                            "sendbuff == recvbuff"));
+  args.base.send = sendbuff;
+  args.base.recv = recvbuff;
+  args.base.count = count;
+  args.seed = params->seed;
+  args.step = params->step;
+  args.block = params->block_size == 0 ? 2048 : params->block_size;
+  std::shared_ptr<sieve::mask::MaskState> mask;
+  if (params->mask != nullptr)
+    SIEVE_RETURN_IF_ERROR(sieve::CheckMaskUse(params->mask, impl, count, &mask));
+  Feedback feedback;
+  feedback.on = params->error_feedback != 0;
+  feedback.mask_handle = params->mask;
+  feedback.elems = mask ? mask->idx.size() : count;  // masked: residuals of kept elements
+  // Count 0 still joins the sequence and the agreement, on the host.
+  sieve::gpu::MemoryKind memory = sieve::gpu::MemoryKind::kHost;
+  if (count > 0)
+    SIEVE_RETURN_IF_ERROR(sieve::gpu::ClassifyBuffers(
+        {{"sendbuff", sendbuff}, {"recvbuff", recvbuff}}, &memory));
+  if (memory == sieve::gpu::MemoryKind::kDevice)
+    return SubmitOnDevice(impl, args, mask, feedback, stream);
+  if (feedback.on)
+    args.residual = ResidualFor(*impl, sendbuff, count, static_cast<int>(args.base.dtype),
+                                params->mask, feedback.elems);
+  return sieve::SubmitHostCollective(impl, [impl, args, mask] {
+    return sieve::gpu::RunHostCall(*impl, [&] { return RunOnHost(impl, args, mask); });
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -145,47 +199,21 @@ sieveResult_t sieveAllReduceTernary(const void* sendbuff, void* recvbuff, size_t
                                     const sieveTernaryParams_t* params, sieveComm_t comm,
                                     sieveStream_t stream) {
   return sieve::Guard(sieve::IdleImpl(comm), "sieveAllReduceTernary", [&]() -> Status {
-    sieve::Comm* impl = nullptr;
-    sieve::coll::TernaryArgs args;
-    SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, &impl));
-    SIEVE_RETURN_IF_ERROR(sieve::CheckDataType(sieve::EnumValue(datatype), &args.base.dtype));
-    SIEVE_RETURN_IF_ERROR(sieve::CheckRedOp(sieve::EnumValue(op), &args.base.op));
-    SIEVE_RETURN_IF_ERROR(CheckTernaryTypes(args.base.dtype, args.base.op));
-    SIEVE_RETURN_IF_ERROR(sieve::CheckByteSize(count, 1, sieve::kernels::DTypeSize(args.base.dtype),
-                                               "count"));
-    SIEVE_RETURN_IF_ERROR(CheckTernaryParams(params, count));
-    SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
-    SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
-    const size_t bytes = count * sieve::kernels::DTypeSize(args.base.dtype);
-    SIEVE_RETURN_IF_ERROR(sieve::CheckOverlap(sendbuff, bytes, recvbuff, bytes,
-                                              reinterpret_cast<uintptr_t>(recvbuff),
-                                              "sendbuff == recvbuff"));
-    args.base.send = sendbuff;
-    args.base.recv = recvbuff;
-    args.base.count = count;
-    args.seed = params->seed;
-    args.step = params->step;
-    args.block = params->block_size == 0 ? 2048 : params->block_size;
-    std::shared_ptr<sieve::mask::MaskState> mask;
-    if (params->mask != nullptr)
-      SIEVE_RETURN_IF_ERROR(sieve::CheckMaskUse(params->mask, impl, count, &mask));
-    Feedback feedback;
-    feedback.on = params->error_feedback != 0;
-    feedback.mask_handle = params->mask;
-    feedback.elems = mask ? mask->idx.size() : count;  // masked: residuals of kept elements
-    // Count 0 still joins the sequence and the agreement, on the host.
-    sieve::gpu::MemoryKind memory = sieve::gpu::MemoryKind::kHost;
-    if (count > 0)
-      SIEVE_RETURN_IF_ERROR(sieve::gpu::ClassifyBuffers(
-          {{"sendbuff", sendbuff}, {"recvbuff", recvbuff}}, &memory));
-    if (memory == sieve::gpu::MemoryKind::kDevice)
-      return SubmitOnDevice(impl, args, mask, feedback, stream);
-    if (feedback.on)
-      args.residual = ResidualFor(*impl, sendbuff, count, static_cast<int>(args.base.dtype),
-                                  params->mask, feedback.elems);
-    return sieve::SubmitHostCollective(impl, [impl, args, mask] {
-      return sieve::gpu::RunHostCall(*impl, [&] { return RunOnHost(impl, args, mask); });
-    });
+    return AllReduceLevels("the ternary all-reduce", sendbuff, recvbuff, count, datatype, op, 1,
+                           params, comm, stream);
+  });
+}
+
+sieveResult_t sieveAllReduceQuantized(const void* sendbuff, void* recvbuff, size_t count,
+                                      sieveDataType_t datatype, sieveRedOp_t op, int levels,
+                                      const sieveTernaryParams_t* params, sieveComm_t comm,
+                                      sieveStream_t stream) {
+  return sieve::Guard(sieve::IdleImpl(comm), "sieveAllReduceQuantized", [&]() -> Status {
+    if (levels < 1 || levels > sieve::kernels::kMaxLevels)
+      return Status::InvalidArgument(sieve::StrFormat(
+          "levels %d is out of range (1..%d; 1 is ternary)", levels, sieve::kernels::kMaxLevels));
+    return AllReduceLevels("the quantized all-reduce", sendbuff, recvbuff, count, datatype, op,
+                           levels, params, comm, stream);
   });
 }
 

@@ -77,9 +77,10 @@ AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes) {
   return Logged(comm, OpKind::kMaskedAllReduce, packed_bytes, Flat(comm, packed_bytes));
 }
 
-AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_because) {
+AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_because,
+                                  int levels) {
   const size_t wire_bytes =
-      kernels::TernaryPackedBytes(elems, kernels::TernaryBits(comm.size()));
+      kernels::TernaryPackedBytes(elems, kernels::TernaryBits(comm.size() * levels));
   const char* hier = HierReason(comm, elems);
   if (hier != nullptr && flat_because == nullptr)
     return Logged(comm, OpKind::kTernaryAllReduce, wire_bytes,

@@ -41,8 +41,10 @@ AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes);
 // all-reduce (dense sums inside hosts, quantized once between them) unless
 // `flat_because` says why this call cannot take that plan (error feedback; a mask
 // the codec gathers; codes quantized on the device), null when it can; else the
-// tree/ring rule on the bytes a flat run puts on the wire (final sums' width).
-AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_because);
+// tree/ring rule on the bytes a flat run puts on the wire (final sums' width, which
+// grows with the call's levels L: TernaryBits(nL)).
+AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_because,
+                                  int levels = 1);
 
 // The pipelined chain, the only algorithm of these collectives so far.
 AlgoChoice ChooseBroadcast(Comm& comm, size_t bytes);

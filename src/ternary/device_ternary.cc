@@ -102,6 +102,9 @@ size_t Aligned(size_t bytes) { return (bytes + 15) & ~size_t{15}; }
 Status EnqueueDeviceTernaryRun(Comm& comm, const DeviceTernaryRun& run, CUstream_st* stream) {
   const coll::TernaryArgs& args = run.args;
   const coll::CollArgs& b = args.base;
+  if (args.levels != 1)  // api/ stages L > 1 through the host
+    return Status::Internal(StrFormat("%s on device buffers: the kernels quantize ternary codes "
+                                      "only, not %d levels", run.name, args.levels));
   if (args.residual != nullptr || args.mask_idx != nullptr ||
       (run.residual != nullptr && run.residual->elems != b.count))
     return Status::Internal(StrFormat("%s on device buffers: a host residual, a mask or a "

@@ -19,13 +19,13 @@ Status TernaryAllReduceMasked(Comm& comm, const coll::TernaryArgs& args, MaskSta
     kernels::MaskedUnpack(esize, packed, mask.bits.data(), a.count, a.recv);
     algo::OpFingerprint fp = coll::TernaryFingerprint(args);
     fp.count = 0;  // the elements quantized
-    const bool tree = plan::ChooseTernaryAllReduce(comm, 0, "the mask keeps nothing").algo ==
+    const bool tree = plan::ChooseTernaryAllReduce(comm, 0, "the mask keeps nothing", args.levels).algo ==
                       plan::Algo::kTree;
     fp.algo = tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing;
     return comm.AgreeWithoutData(fp, comm.NextSeq());
   }
   const char* flat_because = args.residual != nullptr ? "error feedback" : nullptr;
-  if (plan::ChooseTernaryAllReduce(comm, nnz, flat_because).algo == plan::Algo::kHier) {
+  if (plan::ChooseTernaryAllReduce(comm, nnz, flat_because, args.levels).algo == plan::Algo::kHier) {
     kernels::MaskedPack(esize, a.send, mask.idx.data(), nnz, packed);
     coll::TernaryArgs packed_args = args;
     packed_args.base.send = packed;

@@ -91,6 +91,7 @@ kernels::TernarySource SourceOf(Comm& comm, const TernaryArgs& a) {
   src.idx = a.mask_idx;
   src.residual = a.residual;
   src.block = a.block;
+  src.levels = a.levels;
   src.rng = kernels::PhiloxStream{
       a.seed, static_cast<uint32_t>(a.rng_rank >= 0 ? a.rng_rank : comm.rank()), a.step};
   return src;
@@ -98,21 +99,21 @@ kernels::TernarySource SourceOf(Comm& comm, const TernaryArgs& a) {
 
 // The ring or tree (`chosen`) over `elems` quantized elements of `input`, each
 // range delivered into a.base.recv (scattered through the mask, if any); or,
-// with `sums_wire`, the final sums packed there in TernaryBits(n) bits instead.
+// with `sums_wire`, the final sums packed there in TernaryBits(n * L) bits instead.
 Status RunCodec(Comm& comm, const TernaryArgs& a, const algo::TernaryInput& input,
                 size_t elems, plan::Algo chosen, void* sums_wire = nullptr) {
   const CollArgs& b = a.base;
   const int n = comm.size();
   algo::TernaryOutput output;
   output.data = sums_wire != nullptr ? nullptr : b.recv;
-  output.divisor = b.op == kernels::RedOp::kAvg ? (a.divisor > 0 ? a.divisor : n) : 1;
+  output.divisor = a.levels * (b.op == kernels::RedOp::kAvg ? (a.divisor > 0 ? a.divisor : n) : 1);
   if (a.mask_idx != nullptr) {
     output.bits = a.mask_bits;
     output.idx = a.mask_idx;
     output.nnz = a.mask_nnz;
     output.count = b.count;
   }
-  const kernels::TernaryWork wt = kernels::TernaryWorkFor(n);
+  const kernels::TernaryWork wt = kernels::TernaryWorkFor(n, a.levels);
   std::vector<char> work(elems * static_cast<size_t>(wt));
   algo::TernaryCodec codec(input, output, work.data(), n);
   if (n == 1) {
@@ -123,7 +124,7 @@ Status RunCodec(Comm& comm, const TernaryArgs& a, const algo::TernaryInput& inpu
   }
   // Work keeps every range's final sums after the exchange (algo/codec.h).
   if (sums_wire != nullptr)
-    kernels::TernaryPack(wt, work.data(), elems, kernels::TernaryBits(n), sums_wire);
+    kernels::TernaryPack(wt, work.data(), elems, kernels::TernaryBits(n * a.levels), sums_wire);
   return Status::OK();
 }
 
@@ -150,8 +151,8 @@ algo::OpFingerprint TernaryFingerprint(const TernaryArgs& a) {
   fp.count = a.mask_idx != nullptr ? a.mask_nnz : a.base.count;  // the elements quantized
   fp.dtype = static_cast<uint8_t>(a.base.dtype);
   fp.op = static_cast<uint8_t>(a.base.op);
-  // Seed, step and block must agree, or the ranks' codes do not add up.
-  fp.mode = algo::TernaryMode(a.seed, a.step, a.block);
+  // Seed, step, block and levels must agree, or the ranks' codes do not add up.
+  fp.mode = algo::TernaryMode(a.seed, a.step, a.block, a.levels);
   return fp;
 }
 
@@ -184,7 +185,8 @@ Status TernaryAllReduceQuantized(Comm& comm, const TernaryArgs& a, const float* 
   input.src.scales = scales;
   input.quantized = wire;  // the codec reads the 2-bit codes range by range
   const plan::Algo chosen =
-      plan::ChooseTernaryAllReduce(comm, a.base.count, "codes quantized on the device")
+      plan::ChooseTernaryAllReduce(comm, a.base.count, "codes quantized on the device",
+                                   a.levels)
           .algo;
   return RunCodec(comm, a, input, a.base.count, chosen, sums_wire);
 }
@@ -196,7 +198,8 @@ Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
       plan::ChooseTernaryAllReduce(comm, elems,
                                    a.residual != nullptr ? "error feedback"
                                    : masked              ? "a mask the codec gathers"
-                                                         : nullptr)
+                                                         : nullptr,
+                                   a.levels)
           .algo;
   if (chosen == plan::Algo::kHier) return HierTernary(comm, a);
   // Two passes over the input: the abs-max, then the codec's quantization

@@ -17,6 +17,9 @@ struct TernaryArgs {
   uint64_t seed = 0;
   uint64_t step = 0;
   size_t block = 2048;  // >= 1
+  // Levels per sign L (DESIGN.md 1.3a; 1..kernels::kMaxLevels): codes in [-L, L],
+  // result s_b * Q / L (sum) or s_b * Q / (nL) (avg). 1 is the ternary all-reduce.
+  int levels = 1;
   // Error feedback: this rank's residual, one float per element (nullptr: off).
   // Added to the input before quantizing and updated with what was dropped.
   float* residual = nullptr;
@@ -44,16 +47,16 @@ Status TernaryAllReduce(Comm& comm, const TernaryArgs& args);
 // the same order, so it interoperates with host ranks:
 // What every rank agrees on for the ternary call `args` (both of its steps):
 // kind, count (of elements quantized: under a mask the kept ones), datatype,
-// op and the mode word of seed, step and block_size (algo::TernaryMode), so a
+// op and the mode word of seed, step, block_size and levels (algo::TernaryMode), so a
 // mismatch names the user's field.
 algo::OpFingerprint TernaryFingerprint(const TernaryArgs& args);
 // Step 1: this rank's block abs-maxes (nblocks floats) become the agreed
 // scales, in place (the all-reduce-max), agreeing on args' fingerprint.
 Status TernaryAgreeScales(Comm& comm, const TernaryArgs& args, float* scales, size_t nblocks);
 // Step 2: the ring/tree from this rank's codes, already quantized into the
-// 2-bit wire (TernaryBits(1)) with (seed, comm.rank(), step) against `scales`.
-// Writes the final integer sums Q packed in TernaryBits(comm.size()) bits
-// into `sums_wire` (dequantized by the caller: s_b * Q, / n for avg), or, when
+// wire (TernaryBits(levels) bits) with (seed, comm.rank(), step) against `scales`.
+// Writes the final integer sums Q packed in TernaryBits(comm.size() * levels) bits
+// into `sums_wire` (dequantized by the caller: s_b * Q / L, / nL for avg), or, when
 // that is null, the result as TernaryAllReduce's into args.base.recv.
 Status TernaryAllReduceQuantized(Comm& comm, const TernaryArgs& args, const float* scales,
                                  const void* wire, void* sums_wire);

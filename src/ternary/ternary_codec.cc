@@ -12,7 +12,6 @@
 
 namespace sieve::algo {
 
-using kernels::TernaryBits;
 
 TernaryCodec::TernaryCodec(const TernaryInput& input, const TernaryOutput& output, void* work,
                            int nranks)
@@ -20,25 +19,25 @@ TernaryCodec::TernaryCodec(const TernaryInput& input, const TernaryOutput& outpu
       out_(output),
       work_(static_cast<char*>(work)),
       nranks_(nranks),
-      wt_(kernels::TernaryWorkFor(nranks)) {}
+      wt_(kernels::TernaryWorkFor(nranks, input.src.levels)) {}
 
 size_t TernaryCodec::WireBytes(size_t elems, int contributions) const {
-  return kernels::TernaryPackedBytes(elems, TernaryBits(contributions));
+  return kernels::TernaryPackedBytes(elems, Bits(contributions));
 }
 
 void TernaryCodec::LoadCodes(size_t offset, size_t elems) {
-  kernels::TernaryUnpackAt(wt_, in_.quantized, offset, elems, TernaryBits(1), /*accumulate=*/false,
+  kernels::TernaryUnpackAt(wt_, in_.quantized, offset, elems, Bits(1), /*accumulate=*/false,
                            Work(offset));
 }
 
 const void* TernaryCodec::Encode(size_t offset, size_t elems, int contributions, void* scratch) {
   if (contributions == 1 && in_.quantized != nullptr) {
     LoadCodes(offset, elems);  // the range's 2-bit image, re-aligned to bit 0 through work
-    kernels::TernaryPack(wt_, Work(offset), elems, TernaryBits(1), scratch);
+    kernels::TernaryPack(wt_, Work(offset), elems, Bits(1), scratch);
   } else if (contributions == 1) {
-    kernels::TernaryQuantizePack(in_.src, offset, elems, TernaryBits(1), scratch);
+    kernels::TernaryQuantizePack(in_.src, offset, elems, Bits(1), scratch);
   } else {
-    kernels::TernaryPack(wt_, Work(offset), elems, TernaryBits(contributions), scratch);
+    kernels::TernaryPack(wt_, Work(offset), elems, Bits(contributions), scratch);
   }
   return scratch;
 }
@@ -47,24 +46,24 @@ void TernaryCodec::ReduceInto(size_t offset, size_t elems, int contributions, co
                               bool first) {
   if (first && in_.quantized != nullptr) {
     LoadCodes(offset, elems);
-    kernels::TernaryUnpack(wt_, wire, elems, TernaryBits(contributions), /*accumulate=*/true,
+    kernels::TernaryUnpack(wt_, wire, elems, Bits(contributions), /*accumulate=*/true,
                            Work(offset));
   } else if (first) {
-    kernels::TernaryQuantizeAdd(in_.src, offset, elems, wire, TernaryBits(contributions), wt_,
+    kernels::TernaryQuantizeAdd(in_.src, offset, elems, wire, Bits(contributions), wt_,
                                 Work(offset));
   } else {
-    kernels::TernaryUnpack(wt_, wire, elems, TernaryBits(contributions), /*accumulate=*/true,
+    kernels::TernaryUnpack(wt_, wire, elems, Bits(contributions), /*accumulate=*/true,
                            Work(offset));
   }
 }
 
 void TernaryCodec::LoadInput(size_t offset, size_t elems) {
   if (in_.quantized != nullptr) return LoadCodes(offset, elems);
-  kernels::TernaryQuantizeAdd(in_.src, offset, elems, nullptr, TernaryBits(1), wt_, Work(offset));
+  kernels::TernaryQuantizeAdd(in_.src, offset, elems, nullptr, Bits(1), wt_, Work(offset));
 }
 
 void TernaryCodec::Decode(size_t offset, size_t elems, const void* wire) {
-  const int w = TernaryBits(nranks_);
+  const int w = Bits(nranks_);
   const uint8_t* in = static_cast<const uint8_t*>(wire);
   if (out_.data == nullptr) {
     kernels::TernaryUnpack(wt_, in, elems, w, /*accumulate=*/false, Work(offset));

@@ -1,6 +1,7 @@
-// TernaryCodec: the ring/tree chunk codec of the ternary all-reduce. Work holds
+// TernaryCodec: the ring/tree chunk codec of the ternary all-reduce and of its
+// generalisation to L levels (DESIGN.md 1.3a; src.levels, 1 = ternary). Work holds
 // exact integer partial sums; a wire image of k contributions is those sums
-// packed in TernaryBits(k) bits (kernels/ternary.h gives the bit layout).
+// packed in TernaryBits(k * L) bits (kernels/ternary.h gives the bit layout).
 #ifndef SIEVE_ALGO_TERNARY_CODEC_H_
 #define SIEVE_ALGO_TERNARY_CODEC_H_
 
@@ -18,8 +19,8 @@ struct TernaryInput {
   // tree read each element of the input once, so it is updated once).
   kernels::TernarySource src;
   // When set: this rank's codes, already quantized (on a device, with the same
-  // rng and scales), as the 2-bit wire image of every element; read instead of
-  // quantizing src.data (which is then unused).
+  // rng, scales and levels), as the wire image of every element in
+  // TernaryBits(src.levels) bits; read instead of quantizing src.data (then unused).
   const void* quantized = nullptr;
 };
 
@@ -28,7 +29,7 @@ struct TernaryOutput {
   // The caller's buffer (dtype of the input); null: nothing is delivered, the
   // caller reads the final sums from work afterwards (a device dequantizes).
   void* data = nullptr;
-  int divisor = 1;       // n for an average
+  int divisor = 1;       // L for a sum, nL for an average
   // Under a mask: the result is scattered to the kept positions of a buffer of
   // `count` elements and every masked-out position is zeroed (bits, idx: the
   // mask, nnz > 0 kept elements). Dense when bits is null.
@@ -40,12 +41,13 @@ struct TernaryOutput {
 
 class TernaryCodec : public Codec {
  public:
-  // work: one element of kernels::TernaryWorkFor(nranks) per quantized element.
+  // work: one element of kernels::TernaryWorkFor(nranks, input.src.levels) per
+  // quantized element.
   TernaryCodec(const TernaryInput& input, const TernaryOutput& output, void* work, int nranks);
 
   size_t WireBytes(size_t elems, int contributions) const override;
   bool EncodeUsesScratch() const override { return true; }
-  // contributions == 1: quantizes the input straight into the 2-bit wire.
+  // contributions == 1: quantizes the input straight into the wire.
   const void* Encode(size_t offset, size_t elems, int contributions, void* scratch) override;
   // first: work = q(input) + wire (quantized on the fly); else work += wire.
   void ReduceInto(size_t offset, size_t elems, int contributions, const void* wire,
@@ -65,6 +67,10 @@ class TernaryCodec : public Codec {
 
  private:
   char* Work(size_t offset) const { return work_ + offset * static_cast<size_t>(wt_); }
+  // Bits of a partial sum of k contributions: values in [-kL, kL].
+  int Bits(int contributions) const {
+    return kernels::TernaryBits(contributions * in_.src.levels);
+  }
   // work = this rank's codes for the range (quantized beforehand).
   void LoadCodes(size_t offset, size_t elems);
   // The dequantization of Deliver.
