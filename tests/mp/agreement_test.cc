@@ -329,6 +329,17 @@ INSTANTIATE_TEST_SUITE_P(
                      [](sieveComm_t c, bool odd, float* a, float* b) {
                        return Ternary(c, 7, a, b, 5003, odd ? 512 : 256);
                      },
+                     nullptr, nullptr, "max"},
+        // sieveAllReduceQuantized: the level count is part of the agreed call.
+        MismatchCase{"QuantizedLevels", "levels",
+                     [](sieveComm_t c, bool odd, float* a, float* b) {
+                       sieveTernaryParams_t p = {};
+                       p.seed = 7;
+                       p.step = 3;
+                       p.block_size = 256;
+                       return sieveAllReduceQuantized(a, b, 5003, sieveFloat32, sieveSum,
+                                                      odd ? 7 : 3, &p, c, nullptr);
+                     },
                      nullptr, nullptr, "max"}),
     [](const testing::TestParamInfo<MismatchCase>& info) { return info.param.name; });
 

@@ -137,58 +137,6 @@ TEST(TernaryStatsTest, MeanConvergesToTrueSum) {
   EXPECT_EQ(RunRanks(spec, RunUnbiased), "");
 }
 
-// Length of chunk c of count elements over n ranks (the ring's balanced split).
-size_t ChunkLen(size_t count, int n, int c) {
-  auto bound = [&](int i) {
-    return static_cast<size_t>((static_cast<unsigned __int128>(count) * i) / n);
-  };
-  return bound(c + 1) - bound(c);
-}
-
-size_t Bits(int k) {
-  size_t w = 1;
-  while ((size_t{1} << w) < 2 * static_cast<size_t>(k) + 1) ++w;
-  return w;
-}
-
-// Packed bytes of `len` elements at `bits` each.
-uint64_t Packed(size_t len, size_t bits) { return (len * bits + 7) / 8; }
-
-// Exact bytes rank r sends in one ring ternary all-reduce of `count` elements:
-// reduce-scatter step k sends chunk r-k-1 carrying k+1 contributions in
-// ceil(len * bits(k+1) / 8) bytes per segment; all-gather step k sends chunk
-// r-k with final sums in ceil(len * bits(n) / 8) bytes per segment; plus the
-// dense float32 ring all-reduce-max of nb = ceil(count / block) scales, which
-// sends every chunk of the scale vector but r (reduce-scatter) and but r+1
-// (all-gather): 4 * (2 nb - len_r - len_{r+1}) bytes.
-// Segments: a segment holds `segment_elems` elements (SIEVE_SEGMENT_BYTES of
-// float32 input; 0: one segment per chunk), so every chunk is cut into
-// ceil(largest chunk's final wire / one segment's final wire) equal parts.
-uint64_t ExpectedBytesSent(size_t count, size_t block, int n, int r, size_t segment_elems) {
-  size_t segments = 1;
-  if (segment_elems > 0) {
-    uint64_t largest = 0;
-    for (int c = 0; c < n; ++c) largest = std::max(largest, Packed(ChunkLen(count, n, c), Bits(n)));
-    uint64_t one = Packed(segment_elems, Bits(n));
-    segments = std::max<uint64_t>(1, (largest + one - 1) / one);
-  }
-  auto send = [&](int chunk, size_t bits) {
-    uint64_t bytes = 0;
-    for (size_t s = 0; s < segments; ++s)
-      bytes += Packed(ChunkLen(ChunkLen(count, n, chunk), static_cast<int>(segments),
-                               static_cast<int>(s)), bits);
-    return bytes;
-  };
-  uint64_t total = 0;
-  for (int k = 0; k < n - 1; ++k) {
-    total += send((r - k - 1 + n) % n, Bits(k + 1));
-    total += send((r - k + n) % n, Bits(n));
-  }
-  size_t nb = (count + block - 1) / block;
-  total += 4 * (2 * nb - ChunkLen(nb, n, r) - ChunkLen(nb, n, (r + 1) % n));
-  return total;
-}
-
 int RunWireWith(int rank, int n, const sieveUniqueId& id, size_t segment_elems) {
   sieveComm_t comm = Init(rank, n, id);
   RANK_CHECK(comm != nullptr, "%s", sieveGetLastError(nullptr));

@@ -3,6 +3,7 @@
 // (kernels/philox.h) are shared with the library.
 #include "support/ternary_reference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -65,9 +66,10 @@ std::vector<char> ResultOf(const TernaryCase& c, const std::vector<std::vector<f
     sieve::kernels::PhiloxStream rng{c.seed, static_cast<uint32_t>(r), step};
     for (size_t j = 0; j < count; ++j) {
       const float s = scales[j / c.block];
-      const int code = TernaryReferenceCode(rng, j, sent[r][j], s);
+      const int code = TernaryReferenceCode(rng, j, sent[r][j], s, c.levels);
       q[j] += code;
-      if (sums != nullptr) (*sums)[r][j] = (*sums)[r][j] - s * static_cast<float>(code);
+      if (sums != nullptr)
+        (*sums)[r][j] = (*sums)[r][j] - s * static_cast<float>(code) / static_cast<float>(c.levels);
     }
   }
   std::vector<char> out(c.count * es, 0);  // masked-out elements: 0 (all-zero bits)
@@ -75,11 +77,29 @@ std::vector<char> ResultOf(const TernaryCase& c, const std::vector<std::vector<f
     if (c.kept != nullptr && !(*c.kept)[j]) continue;
     float v = scales[k / c.block] * static_cast<float>(q[k]);
     ++k;
-    if (c.op == sieveAvg) v /= static_cast<float>(c.nranks);
+    const int divisor = c.levels * (c.op == sieveAvg ? c.nranks : 1);
+    if (divisor != 1) v /= static_cast<float>(divisor);
     StoreAs(c.dtype, v, out.data() + es * j);
   }
   return out;
 }
+
+// Length of chunk c of count elements over n ranks (the ring's balanced split).
+size_t ChunkLen(size_t count, int n, int c) {
+  auto bound = [&](int i) {
+    return static_cast<size_t>((static_cast<unsigned __int128>(count) * i) / n);
+  };
+  return bound(c + 1) - bound(c);
+}
+
+size_t Bits(int k) {
+  size_t w = 1;
+  while ((size_t{1} << w) < 2 * static_cast<size_t>(k) + 1) ++w;
+  return w;
+}
+
+// Packed bytes of `len` elements at `bits` each.
+uint64_t Packed(size_t len, size_t bits) { return (len * bits + 7) / 8; }
 
 }  // namespace
 
@@ -91,12 +111,17 @@ std::vector<char> TernaryCaseInput(const TernaryCase& c, int rank) {
   return in;
 }
 
-int TernaryReferenceCode(const sieve::kernels::PhiloxStream& rng, size_t j, float g, float s) {
+int TernaryReferenceCode(const sieve::kernels::PhiloxStream& rng, size_t j, float g, float s,
+                         int levels) {
   const uint64_t hi = sieve::kernels::PhiloxHalf(sieve::kernels::PhiloxOct(rng, j / 8), j);
   const uint64_t lo = sieve::kernels::PhiloxHalf(sieve::kernels::PhiloxOct(rng, j / 8, true), j);
   const double u = static_cast<double>((hi << 16) | lo);  // uniform in [0, 2^32)
-  if (!(s > 0.0f) || !(u < static_cast<double>(std::fabs(g) / s) * 4294967296.0)) return 0;
-  return g < 0.0f ? -1 : 1;
+  if (!(s > 0.0f) || std::isnan(g)) return 0;
+  const float y = std::fabs(g) / s * static_cast<float>(levels);  // float32, as specified
+  if (y >= static_cast<float>(levels)) return g < 0.0f ? -levels : levels;
+  const double whole = std::floor(static_cast<double>(y));
+  const int m = static_cast<int>(whole) + (u < (static_cast<double>(y) - whole) * 4294967296.0);
+  return g < 0.0f ? -m : m;
 }
 
 float LoadWidened(sieveDataType_t dtype, const void* buf, size_t j) {
@@ -129,7 +154,7 @@ std::vector<int> ExpectedSums(const TernaryCase& c, const std::vector<float>& sc
     sums.resize(in.size(), 0);
     sieve::kernels::PhiloxStream rng{c.seed, static_cast<uint32_t>(r), c.step};
     for (size_t j = 0; j < in.size(); ++j)
-      sums[j] += TernaryReferenceCode(rng, j, in[j], scales[j / c.block]);
+      sums[j] += TernaryReferenceCode(rng, j, in[j], scales[j / c.block], c.levels);
   }
   return sums;
 }
@@ -157,6 +182,41 @@ std::vector<std::vector<char>> ExpectedTernaryFeedback(const TernaryCase& c, int
     results.push_back(ResultOf(c, sent, c.step + static_cast<uint64_t>(t), &residual));
   }
   return results;
+}
+
+// Reduce-scatter step k sends chunk r-k-1 carrying k+1 contributions in
+// ceil(len * bits((k+1)L) / 8) bytes per segment; all-gather step k sends chunk
+// r-k with final sums in ceil(len * bits(nL) / 8) bytes per segment; plus the
+// dense float32 ring all-reduce-max of nb = ceil(count / block) scales, which
+// sends every chunk of the scale vector but r (reduce-scatter) and but r+1
+// (all-gather): 4 * (2 nb - len_r - len_{r+1}) bytes.
+// Segments: a segment holds `segment_elems` elements (SIEVE_SEGMENT_BYTES of
+// float32 input; 0: one segment per chunk), so every chunk is cut into
+// ceil(largest chunk's final wire / one segment's final wire) equal parts.
+uint64_t ExpectedBytesSent(size_t count, size_t block, int n, int r, size_t segment_elems,
+                           int levels) {
+  size_t segments = 1;
+  if (segment_elems > 0) {
+    uint64_t largest = 0;
+    for (int c = 0; c < n; ++c) largest = std::max(largest, Packed(ChunkLen(count, n, c), Bits(n * levels)));
+    uint64_t one = Packed(segment_elems, Bits(n * levels));
+    segments = std::max<uint64_t>(1, (largest + one - 1) / one);
+  }
+  auto send = [&](int chunk, size_t bits) {
+    uint64_t bytes = 0;
+    for (size_t s = 0; s < segments; ++s)
+      bytes += Packed(ChunkLen(ChunkLen(count, n, chunk), static_cast<int>(segments),
+                               static_cast<int>(s)), bits);
+    return bytes;
+  };
+  uint64_t total = 0;
+  for (int k = 0; k < n - 1; ++k) {
+    total += send((r - k - 1 + n) % n, Bits((k + 1) * levels));
+    total += send((r - k + n) % n, Bits(n * levels));
+  }
+  size_t nb = (count + block - 1) / block;
+  total += 4 * (2 * nb - ChunkLen(nb, n, r) - ChunkLen(nb, n, (r + 1) % n));
+  return total;
 }
 
 }  // namespace sieve_test

@@ -41,6 +41,9 @@ struct TernaryCase {
   size_t block = 2048;
   uint64_t seed = 0;  // Philox seed and step
   uint64_t step = 0;
+  // Levels per sign L (sieveAllReduceQuantized; 1: ternary): codes in [-L, L],
+  // result s * Q / L (sum) or s * Q / (nL) (avg), residual g + e - s * q / L.
+  int levels = 1;
   // Masked + ternary: elements j with !(*kept)[j] are dropped before
   // quantization (Philox indices and blocks count kept elements) and are 0 in
   // the result. nullptr: every element is kept.
@@ -59,7 +62,10 @@ std::vector<char> TernaryCaseInput(const TernaryCase& c, int rank);
 // q in {-1, 0, 1} of element j (Philox index) of the rank with stream `rng`
 // holding g against scale s: keep iff U < |g| / s * 2^32 (exact; U the 32-bit
 // uniform of philox.h's 16 bits and 16 refinement bits), sign of g; 0 unless s > 0.
-int TernaryReferenceCode(const sieve::kernels::PhiloxStream& rng, size_t j, float g, float s);
+// With L levels: y = (|g| / s) * L in float32, |q| = floor(y) + [U < (y - floor(y)) * 2^32]
+// (in double, exact), at most L.
+int TernaryReferenceCode(const sieve::kernels::PhiloxStream& rng, size_t j, float g, float s,
+                         int levels = 1);
 
 // Per-block agreed scales s_b = max over ranks and the block of |g| (kept
 // elements); NaN where any rank's block holds a NaN or an infinity.
@@ -70,8 +76,15 @@ std::vector<int> ExpectedSums(const TernaryCase& c, const std::vector<float>& sc
 std::vector<char> ExpectedTernary(const TernaryCase& c);
 // With error feedback from zero residuals: the results of `steps` calls with
 // the same inputs at steps c.step, c.step + 1, ... (each rank sends g + e
-// rounded to dtype and keeps e = g + e - s * q in float32).
+// rounded to dtype and keeps e = g + e - s * q / L in float32).
 std::vector<std::vector<char>> ExpectedTernaryFeedback(const TernaryCase& c, int steps);
+
+// Exact bytes rank r sends in one ring all-reduce of `count` elements at `levels`
+// levels (1: ternary) over n ranks: the bit-growth formula, partial sums of k ranks
+// in ceil(log2(2kL + 1)) bits, per segment of `segment_elems` input elements (0: one
+// segment per chunk), plus the float32 all-reduce-max of the block scales.
+uint64_t ExpectedBytesSent(size_t count, size_t block, int n, int r, size_t segment_elems,
+                           int levels = 1);
 
 }  // namespace sieve_test
 
