@@ -233,7 +233,21 @@ class Comm:
                            mask=None, error_feedback=False):
         """Unbiased stochastic ternary all-reduce (float32/float16/bfloat16, sum or avg).
         Every rank passes the same seed, step and block_size."""
-        where = "all_reduce_ternary"
+        return self._quantized("all_reduce_ternary", None, send, recv, op, seed, step,
+                               block_size, mask, error_feedback)
+
+    def all_reduce_quantized(self, send, recv=None, levels=7, op="avg", seed=1, step=0,
+                             block_size=0, mask=None, error_feedback=False):
+        """all_reduce_ternary with `levels` = L levels per sign (1..127; 1 is ternary bit
+        for bit): codes in [-L, L], exact integer sums, result s * Q / L (sum) or
+        s * Q / (n L) (avg). Every rank passes the same levels, seed, step, block_size."""
+        levels = c_int(levels, "levels", "all_reduce_quantized")
+        return self._quantized("all_reduce_quantized", levels, send, recv, op, seed, step,
+                               block_size, mask, error_feedback)
+
+    def _quantized(self, where, levels, send, recv, op, seed, step, block_size, mask,
+                   error_feedback):
+        """sieveAllReduceTernary (levels None) or sieveAllReduceQuantized."""
         op = _op(op, where)
         seed, step = c_uint64(seed, "seed", where), c_uint64(step, "step", where)
         block_size = c_size(block_size, "block_size", where)
@@ -241,9 +255,14 @@ class Comm:
         p = _lib.TernaryParams(seed, step, block_size,
                                mask._handle() if mask is not None else None,
                                1 if error_feedback else 0)
-        self._check(_lib.lib.sieveAllReduceTernary(sp, rp, n, t, op, ctypes.byref(p),
-                                                   self._handle(), None),
-                    "sieveAllReduceTernary")
+        if levels is None:
+            self._check(_lib.lib.sieveAllReduceTernary(sp, rp, n, t, op, ctypes.byref(p),
+                                                       self._handle(), None),
+                        "sieveAllReduceTernary")
+        else:
+            self._check(_lib.lib.sieveAllReduceQuantized(sp, rp, n, t, op, levels,
+                                                         ctypes.byref(p), self._handle(), None),
+                        "sieveAllReduceQuantized")
         return recv
 
     # -- subnet layouts: SDP, D2FT --------------------------------------------------------

@@ -31,8 +31,10 @@ def philox_halves(j, rank, step, seed, refine=False):
     return (words >> (np.uint64(16) * (j & np.uint64(1)))) & np.uint64(0xFFFF)
 
 
-def ternary_avg(inputs, seed, step, block=2048, kept=None):
-    """Expected float32 result of the avg ternary all-reduce of per-rank float32 vectors."""
+def ternary_avg(inputs, seed, step, block=2048, kept=None, levels=1):
+    """Expected float32 result of the avg ternary all-reduce of per-rank float32 vectors; with
+    levels = L > 1, of the L-level all-reduce (DESIGN.md 1.3a): y = (|g| / s) * L in float32,
+    q = sign(g) (floor(y) + [U < frac(y) * 2^32]), result (s * Q) / (n L)."""
     n = len(inputs)
     idx = np.arange(inputs[0].size) if kept is None else np.flatnonzero(kept)
     packed = [np.asarray(x, dtype=np.float32)[idx] for x in inputs]
@@ -51,8 +53,16 @@ def ternary_avg(inputs, seed, step, block=2048, kept=None):
         u = (philox_halves(j, r, step, seed) << np.uint64(16)) | philox_halves(j, r, step, seed, True)
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.abs(x) / s
-        hit = (s > 0) & (u.astype(np.float64) < ratio.astype(np.float64) * 4294967296.0)
-        total += np.where(hit, np.where(x < 0, -1, 1), 0)
+        if levels == 1:
+            hit = (s > 0) & (u.astype(np.float64) < ratio.astype(np.float64) * 4294967296.0)
+            total += np.where(hit, np.where(x < 0, -1, 1), 0)
+            continue
+        y = (ratio * np.float32(levels)).astype(np.float32)  # float32, as specified
+        y = np.where(s > 0, y, np.float32(0)).astype(np.float64)
+        whole = np.floor(y)
+        m = whole + (u.astype(np.float64) < (y - whole) * 4294967296.0)
+        m = np.minimum(m, levels).astype(np.int64)
+        total += np.where(x < 0, -m, m)
     out = np.zeros(inputs[0].size, dtype=np.float32)
-    out[idx] = (s * total.astype(np.float32)) / np.float32(n)
+    out[idx] = (s * total.astype(np.float32)) / np.float32(n * levels)
     return out
