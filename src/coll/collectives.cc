@@ -19,7 +19,8 @@ namespace {
 
 // The channel of one collective, with the fingerprint every rank must agree on.
 algo::Channel MakeChannel(Comm& comm, algo::OpKind kind, const CollArgs& a, uint32_t seq,
-                          algo::OpAlgo algo, bool reduces, bool rooted) {
+                          algo::OpAlgo algo, bool reduces, bool rooted,
+                          transport::MemoryType memory) {
   // A view's operation is a step of its communicator's collective (counted there).
   if (!comm.is_view()) ++comm.stats().collectives;
   algo::OpFingerprint fp;
@@ -29,7 +30,7 @@ algo::Channel MakeChannel(Comm& comm, algo::OpKind kind, const CollArgs& a, uint
   fp.op = reduces ? static_cast<uint8_t>(a.op) : 0xff;
   fp.root = rooted ? a.root : -1;
   fp.algo = algo;
-  return comm.MakeChannel(fp, seq);
+  return comm.MakeChannel(fp, seq, memory);
 }
 
 void LogChoice(Comm& comm, const char* what, const CollArgs& a, size_t bytes, const char* algo) {
@@ -50,7 +51,8 @@ const DenseMemory& HostMemory() {
       [](const void* input, void* work, const CollArgs& a, int nranks) {
         return std::unique_ptr<algo::Codec>(
             new algo::DenseCodec(input, work, a.dtype, a.op, nranks));
-      }};
+      },
+      transport::MemoryType::kHost};
   return *host;
 }
 
@@ -89,7 +91,8 @@ Status FlatAllReduceWith(Comm& comm, const CollArgs& a, const DenseMemory& memor
   }
   bool tree = UseTree(comm, bytes);
   algo::Channel ch = MakeChannel(comm, algo::OpKind::kAllReduce, a, seq,
-                                 tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing, true, false);
+                                 tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing, true, false,
+                                 memory.type);
   Status data;
   if (tree) {
     LogChoice(comm, "allreduce", a, bytes, "tree");
@@ -113,7 +116,8 @@ Status BroadcastWith(Comm& comm, const CollArgs& a, const DenseMemory& memory) {
   if (comm.size() == 1) return Status::OK();
   LogChoice(comm, "broadcast", a, bytes, "pipelined chain");
   algo::Channel ch =
-      MakeChannel(comm, algo::OpKind::kBroadcast, a, seq, algo::OpAlgo::kChain, false, true);
+      MakeChannel(comm, algo::OpKind::kBroadcast, a, seq, algo::OpAlgo::kChain, false, true,
+                  memory.type);
   return ch.Conclude(
       algo::RunChainBroadcast(ch, a.recv, bytes, a.root, comm.config().segment_bytes));
 }
@@ -135,7 +139,8 @@ Status ReduceWith(Comm& comm, const CollArgs& a, const DenseMemory& memory) {
   }
   LogChoice(comm, "reduce", a, bytes, "pipelined chain");
   algo::Channel ch =
-      MakeChannel(comm, algo::OpKind::kReduce, a, seq, algo::OpAlgo::kChain, true, true);
+      MakeChannel(comm, algo::OpKind::kReduce, a, seq, algo::OpAlgo::kChain, true, true,
+                  memory.type);
   Status data = algo::RunChainReduce(ch, *codec, a.count, a.root, comm.config().segment_bytes);
   if (data.ok()) data = codec->status();
   return ch.Conclude(data);
@@ -151,7 +156,8 @@ Status AllGatherWith(Comm& comm, const CollArgs& a, const DenseMemory& memory) {
   if (comm.size() == 1) return Status::OK();
   LogChoice(comm, "allgather", a, a.count * esize * comm.size(), "ring");
   algo::Channel ch =
-      MakeChannel(comm, algo::OpKind::kAllGather, a, seq, algo::OpAlgo::kRing, false, false);
+      MakeChannel(comm, algo::OpKind::kAllGather, a, seq, algo::OpAlgo::kRing, false, false,
+                  memory.type);
   return ch.Conclude(RingAllGather(ch, a, comm.config().segment_bytes));
 }
 
@@ -189,7 +195,8 @@ Status ReduceScatterWith(Comm& comm, const CollArgs& a, const DenseMemory& memor
   std::unique_ptr<algo::Codec> codec = memory.codec(a.send, work.data(), a, comm.size());
   LogChoice(comm, "reducescatter", a, total * esize, "ring");
   algo::Channel ch =
-      MakeChannel(comm, algo::OpKind::kReduceScatter, a, seq, algo::OpAlgo::kRing, true, false);
+      MakeChannel(comm, algo::OpKind::kReduceScatter, a, seq, algo::OpAlgo::kRing, true, false,
+                  memory.type);
   algo::RingOptions options;
   options.all_gather = false;
   options.segment_bytes = comm.config().segment_bytes;

@@ -40,6 +40,7 @@ Status RunInContext(Comm& comm, CollKind kind, const coll::CollArgs& args, Devic
     return ops->Synchronize(stream);
   };
   device.scratch = &scratch;
+  device.type = transport::MemoryType::kDevice;
   device.codec = [ops, stream, &scratch](const void* input, void* work,
                                          const coll::CollArgs& a, int nranks) {
     return std::unique_ptr<algo::Codec>(
