@@ -46,7 +46,8 @@ class LoopbackTransport : public Transport {
   int size() const override { return size_; }
   // "loopback:<pid>:<endpoint number>".
   const std::string& LocalAddress() const override { return address_; }
-  // Fails unless every peer is a loopback endpoint of this process.
+  // Fails unless every peer is a loopback endpoint of this process. A peer
+  // that already left is a failed peer.
   Status SetPeers(std::vector<PeerAddress> peers) override;
   // Without force, first waits (bounded) for its rendezvous sends to be read.
   void Shutdown(double timeout_s, bool force) override;
