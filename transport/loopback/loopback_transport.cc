@@ -26,6 +26,7 @@ struct LoopbackTransport::SendState {
   const char* buf = nullptr;  // nullptr once withdrawn (cancelled): never read again
   bool read = false;          // the receiver matched it (under mu)
   std::weak_ptr<Endpoint> sender;
+  int peer = -1;           // the receiver
   Request* req = nullptr;  // the sender thread's; only it reads this
 };
 
@@ -144,9 +145,14 @@ void LoopbackTransport::Shutdown(double timeout_s, bool force) {
   if (shut_down_) return;
   shut_down_ = true;
   if (!force) {
-    // Peers still reading our last rendezvous sends get them (as UCX's flush).
+    // Live peers still reading our last rendezvous sends get them (as UCX's flush).
     const double deadline = MonotonicSeconds() + timeout_s;
-    while (!rendezvous_.empty() && MonotonicSeconds() < deadline) {
+    auto unread = [this] {
+      for (const auto& state : rendezvous_)
+        if (PeerFailure(state->peer).empty()) return true;
+      return false;
+    };
+    while (unread() && MonotonicSeconds() < deadline) {
       if (!Progress()) WaitForEvents(1e-3);
     }
   }
@@ -193,6 +199,7 @@ Status LoopbackTransport::Isend(int peer, uint64_t tag, const void* buf, size_t 
     state = std::make_shared<SendState>();
     state->buf = static_cast<const char*>(buf);
     state->sender = self_;
+    state->peer = peer;
     state->req = req;
     m.rndv = state;
   }
