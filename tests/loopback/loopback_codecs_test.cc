@@ -236,7 +236,7 @@ int RunSubnet(int rank, int n, const sieveUniqueId& id) {
   return 0;
 }
 
-RankSpec Spec(int n, const char* algo) {
+RankSpec Spec(int n, const std::string& algo) {
   RankSpec spec;
   spec.nranks = n;
   spec.kill_after_s = 120;
@@ -244,7 +244,7 @@ RankSpec Spec(int n, const char* algo) {
   return spec;
 }
 
-class LoopbackCodecTest : public ::testing::TestWithParam<std::tuple<const char*, int>> {
+class LoopbackCodecTest : public ::testing::TestWithParam<std::tuple<std::string, int>> {
  protected:
   RankSpec spec() const { return Spec(std::get<1>(GetParam()), std::get<0>(GetParam())); }
 };
@@ -260,7 +260,7 @@ TEST_P(LoopbackCodecTest, SubnetSdpAndD2ftMatchTheFormula) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, LoopbackCodecTest,
-                         ::testing::Combine(::testing::Values("RING", "TREE"),
+                         ::testing::Combine(::testing::Values(std::string("RING"), std::string("TREE")),
                                             ::testing::Values(1, 2, 3, 5, 7, 8)));
 
 }  // namespace

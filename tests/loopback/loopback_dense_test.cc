@@ -133,7 +133,7 @@ int RunAll(int rank, int n, const sieveUniqueId& id) {
   return 0;
 }
 
-RankSpec Spec(int n, const char* algo) {
+RankSpec Spec(int n, const std::string& algo) {
   RankSpec spec;
   spec.nranks = n;
   spec.kill_after_s = 120;
@@ -173,7 +173,7 @@ int RunAllReduces(int rank, int n, const sieveUniqueId& id) {
   return 0;
 }
 
-class LoopbackForcedAlgoTest : public ::testing::TestWithParam<std::tuple<const char*, int>> {};
+class LoopbackForcedAlgoTest : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
 
 TEST_P(LoopbackForcedAlgoTest, AllReduceMatchesTheReference) {
   EXPECT_EQ(RunThreadRanks(Spec(std::get<1>(GetParam()), std::get<0>(GetParam())), RunAllReduces),
@@ -181,7 +181,7 @@ TEST_P(LoopbackForcedAlgoTest, AllReduceMatchesTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Algos, LoopbackForcedAlgoTest,
-                         ::testing::Combine(::testing::Values("RING", "TREE"),
+                         ::testing::Combine(::testing::Values(std::string("RING"), std::string("TREE")),
                                             ::testing::Values(2, 3, 5, 8)));
 
 // Send/receive in groups: an all-to-all (itself included), odd sizes both
