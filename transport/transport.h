@@ -72,8 +72,9 @@ class Transport {
   // Records every rank's address (index = rank, this rank's own included).
   virtual Status SetPeers(std::vector<PeerAddress> peers) = 0;
   // Ends the transport: flushes what is in flight (bounded by timeout_s) and
-  // disconnects; with force, disconnects at once (abort, failure). Peers then
-  // see this rank as failed. Idempotent; operations afterwards fail.
+  // disconnects; with force, disconnects at once (abort, failure). Peers find
+  // this rank failed afterwards (how soon depends on the transport: at once
+  // over the loopback). Idempotent; sends afterwards fail.
   virtual void Shutdown(double timeout_s, bool force) = 0;
 
   // Posts a send of `bytes` at `buf`, memory of `type`, to `peer` with `tag`.
