@@ -12,15 +12,16 @@ namespace sieve::transport {
 Status CreateTransport(const TransportOptions& options, int rank, int size,
                        std::unique_ptr<Transport>* out) {
   std::unique_ptr<Transport> transport;
-  if (options.kind == "UCX") {
-    std::unique_ptr<UcxTransport> ucx;
-    SIEVE_RETURN_IF_ERROR(UcxTransport::Create(rank, size, options.ucx, &ucx));
-    transport = std::move(ucx);
-  } else if (options.kind == "LOOPBACK") {
-    SIEVE_RETURN_IF_ERROR(LoopbackTransport::Create(rank, size, &transport));
-  } else {
-    return Status::InvalidArgument(
-        StrFormat("SIEVE_TRANSPORT=%s is not one of UCX|LOOPBACK", options.kind.c_str()));
+  switch (options.kind) {
+    case TransportParam::kUcx: {
+      std::unique_ptr<UcxTransport> ucx;
+      SIEVE_RETURN_IF_ERROR(UcxTransport::Create(rank, size, options.ucx, &ucx));
+      transport = std::move(ucx);
+      break;
+    }
+    case TransportParam::kLoopback:
+      SIEVE_RETURN_IF_ERROR(LoopbackTransport::Create(rank, size, &transport));
+      break;
   }
   if (!options.fault.empty()) {
     std::vector<FaultRule> rules;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "core/params.h"
 #include "core/status.h"
 #include "transport/transport.h"
 #include "transport/ucx/ucx_options.h"
@@ -15,9 +16,9 @@
 namespace sieve::transport {
 
 struct TransportOptions {
-  std::string kind = "UCX";  // SIEVE_TRANSPORT: UCX or LOOPBACK (upper case)
-  UcxOptions ucx;            // used by UCX only
-  std::string fault;         // SIEVE_FAULT: "" for none
+  TransportParam kind = TransportParam::kUcx;  // SIEVE_TRANSPORT
+  UcxOptions ucx;                              // used by UCX only
+  std::string fault;                           // SIEVE_FAULT: "" for none
 };
 
 // A transport for `rank` of `size`, not yet connected (Transport::SetPeers).

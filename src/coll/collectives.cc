@@ -1,5 +1,5 @@
-// Dense collectives: pick the algorithm, lay out chunks, run it with the
-// dense codec. One INFO line per (collective, size class) says what was chosen.
+// Dense collectives: the algorithm plan/algo_choice.h chose, chunks laid out,
+// run with the dense codec.
 #include "coll/collectives.h"
 
 #include <cstring>
@@ -11,7 +11,7 @@
 #include "algo/ring_pattern.h"
 #include "algo/tree.h"
 #include "coll/hier.h"
-#include "core/log.h"
+#include "plan/algo_choice.h"
 
 namespace sieve::coll {
 
@@ -33,12 +33,6 @@ algo::Channel MakeChannel(Comm& comm, algo::OpKind kind, const CollArgs& a, uint
   return comm.MakeChannel(fp, seq, memory);
 }
 
-void LogChoice(Comm& comm, const char* what, const CollArgs& a, size_t bytes, const char* algo) {
-  if (comm.FirstUse(what, bytes))
-    SIEVE_INFO(kLogColl, "%s of %zu bytes (%s %s) on %d ranks: %s", what, bytes,
-               kernels::DTypeName(a.dtype), kernels::RedOpName(a.op), comm.size(), algo);
-}
-
 }  // namespace
 
 const DenseMemory& HostMemory() {
@@ -56,20 +50,10 @@ const DenseMemory& HostMemory() {
   return *host;
 }
 
-bool UseTree(const Comm& comm, size_t bytes) {
-  const std::string& forced = comm.config().algo;
-  if (forced == "RING") return false;
-  if (forced == "TREE") return true;
-  return comm.size() >= 3 && bytes <= comm.config().tree_threshold;
-}
-
 Status AllReduce(Comm& comm, const CollArgs& a) {
   size_t bytes = a.count * kernels::DTypeSize(a.dtype);
-  if (UseHier(comm, a.count)) {
+  if (plan::ChooseAllReduce(comm, a.count, bytes).algo == plan::Algo::kHier) {
     ++comm.stats().collectives;
-    LogChoice(comm, "allreduce", a, bytes,
-              "hierarchical (host reduce-scatter, inter-host "
-              "all-reduce per local rank, host all-gather)");
     return HierDenseAllReduce(comm, a);
   }
   return FlatAllReduce(comm, a);
@@ -89,16 +73,18 @@ Status FlatAllReduceWith(Comm& comm, const CollArgs& a, const DenseMemory& memor
     codec.Finalize(0, a.count);
     return codec.status();
   }
-  bool tree = UseTree(comm, bytes);
+  const plan::Algo chosen = plan::ChooseAllReduce(comm, a.count, bytes).algo;
+  // AllReduce took the hierarchical plan already; the direct path never takes it.
+  if (chosen == plan::Algo::kHier)
+    return Status::Internal("flat all-reduce asked for on a hierarchical plan");
+  const bool tree = chosen == plan::Algo::kTree;
   algo::Channel ch = MakeChannel(comm, algo::OpKind::kAllReduce, a, seq,
                                  tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing, true, false,
                                  memory.type);
   Status data;
   if (tree) {
-    LogChoice(comm, "allreduce", a, bytes, "tree");
     data = algo::RunTree(ch, codec, a.count, comm.config().segment_bytes);
   } else {
-    LogChoice(comm, "allreduce", a, bytes, "ring");
     algo::RingOptions options;
     options.segment_bytes = comm.config().segment_bytes;
     data = algo::RunRing(ch, codec, algo::BalancedSplit(a.count, comm.size()), options);
@@ -114,7 +100,7 @@ Status BroadcastWith(Comm& comm, const CollArgs& a, const DenseMemory& memory) {
   size_t bytes = a.count * kernels::DTypeSize(a.dtype);
   if (comm.rank() == a.root) SIEVE_RETURN_IF_ERROR(memory.copy(a.recv, a.send, bytes));
   if (comm.size() == 1) return Status::OK();
-  LogChoice(comm, "broadcast", a, bytes, "pipelined chain");
+  plan::ChooseBroadcast(comm, bytes);  // the chain
   algo::Channel ch =
       MakeChannel(comm, algo::OpKind::kBroadcast, a, seq, algo::OpAlgo::kChain, false, true,
                   memory.type);
@@ -137,7 +123,7 @@ Status ReduceWith(Comm& comm, const CollArgs& a, const DenseMemory& memory) {
     codec->Finalize(0, a.count);
     return codec->status();
   }
-  LogChoice(comm, "reduce", a, bytes, "pipelined chain");
+  plan::ChooseReduce(comm, bytes);  // the chain
   algo::Channel ch =
       MakeChannel(comm, algo::OpKind::kReduce, a, seq, algo::OpAlgo::kChain, true, true,
                   memory.type);
@@ -154,7 +140,7 @@ Status AllGatherWith(Comm& comm, const CollArgs& a, const DenseMemory& memory) {
   char* own = static_cast<char*>(a.recv) + static_cast<size_t>(comm.rank()) * a.count * esize;
   SIEVE_RETURN_IF_ERROR(memory.copy(own, a.send, a.count * esize));
   if (comm.size() == 1) return Status::OK();
-  LogChoice(comm, "allgather", a, a.count * esize * comm.size(), "ring");
+  plan::ChooseAllGather(comm, a.count * esize * comm.size());  // the ring
   algo::Channel ch =
       MakeChannel(comm, algo::OpKind::kAllGather, a, seq, algo::OpAlgo::kRing, false, false,
                   memory.type);
@@ -193,7 +179,7 @@ Status ReduceScatterWith(Comm& comm, const CollArgs& a, const DenseMemory& memor
   algo::ScratchBuffer work(memory.scratch);
   SIEVE_RETURN_IF_ERROR(work.Reserve(total * esize));
   std::unique_ptr<algo::Codec> codec = memory.codec(a.send, work.data(), a, comm.size());
-  LogChoice(comm, "reducescatter", a, total * esize, "ring");
+  plan::ChooseReduceScatter(comm, total * esize);  // the ring
   algo::Channel ch =
       MakeChannel(comm, algo::OpKind::kReduceScatter, a, seq, algo::OpAlgo::kRing, true, false,
                   memory.type);

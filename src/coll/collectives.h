@@ -25,11 +25,7 @@ struct CollArgs {
   int root = 0;
 };
 
-// The flat all-reduce algorithm choice for `bytes` on the wire: the tree for small
-// messages on 3+ ranks (SIEVE_TREE_THRESHOLD), the ring otherwise; SIEVE_ALGO forces.
-bool UseTree(const Comm& comm, size_t bytes);
-
-// Hierarchical (coll/hier.h) when UseHier says so, else flat.
+// Hierarchical (coll/hier.h) or flat, as plan::ChooseAllReduce says.
 Status AllReduce(Comm& comm, const CollArgs& args);
 // The ring or tree over all ranks of comm (or of a view), not counted as a collective.
 Status FlatAllReduce(Comm& comm, const CollArgs& args);

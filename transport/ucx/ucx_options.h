@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/params.h"
+
 namespace sieve::transport {
 
 struct UcxOptions {
@@ -18,10 +20,10 @@ struct UcxOptions {
   std::string tls;
   std::vector<std::string> user_set;
   size_t largest_segment = 512 * 1024;
-  // SIEVE_UCX_PEER_ERRORS: "PEER" asks UCX to report failures on every
-  // endpoint (it then avoids shared memory), "NONE" never, "AUTO" only for
+  // SIEVE_UCX_PEER_ERRORS: kPeer asks UCX to report failures on every
+  // endpoint (it then avoids shared memory), kNone never, kAuto only for
   // other hosts (same-host peers are watched by pid).
-  std::string peer_errors = "AUTO";
+  PeerErrorsParam peer_errors = PeerErrorsParam::kAuto;
 };
 
 }  // namespace sieve::transport

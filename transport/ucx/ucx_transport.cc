@@ -120,7 +120,7 @@ struct UcxTransport::Impl {
 
   int rank = 0;
   int size = 0;
-  std::string peer_errors;  // SIEVE_UCX_PEER_ERRORS
+  PeerErrorsParam peer_errors = PeerErrorsParam::kAuto;
   ucp_context_h context = nullptr;
   ucp_worker_h worker = nullptr;
   int event_fd = -1;  // the worker's wake-up fd; -1: WaitForEvents only yields
@@ -409,13 +409,14 @@ Status UcxTransport::SetPeers(std::vector<PeerAddress> peers) {
     if (peers[i].address.compare(0, prefix.size(), prefix) != 0)
       return Status::InvalidUsage(StrFormat(
           "rank %zu does not use the UCX transport (SIEVE_TRANSPORT differs between ranks)", i));
-  const std::string& peer_errors = impl_->peer_errors;
+  const PeerErrorsParam peer_errors = impl_->peer_errors;
   impl_->peers.resize(peers.size());
   for (size_t i = 0; i < peers.size(); ++i) {
     Impl::Peer& p = impl_->peers[i];
     p.rank = static_cast<int>(i);
     p.address = peers[i].address.substr(prefix.size());
-    p.peer_errors = peer_errors == "PEER" || (peer_errors == "AUTO" && !peers[i].same_host);
+    p.peer_errors = peer_errors == PeerErrorsParam::kPeer ||
+                    (peer_errors == PeerErrorsParam::kAuto && !peers[i].same_host);
     p.local_pid = peers[i].same_host ? peers[i].pid : 0;
   }
   impl_->PostNoticeReceive();
@@ -629,7 +630,7 @@ std::string UcxTransport::Describe() const {
     }
   }
   std::string out = StrFormat("UCX %s (SIEVE_UCX_PEER_ERRORS=%s)", ucp_get_version_string(),
-                              impl_->peer_errors.c_str());
+                              ParamText(impl_->peer_errors));
   for (const auto& g : groups) out += StrFormat("; rank(s) %s: %s", g.second.c_str(), g.first.c_str());
   return out;
 }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/params.h"
 #include "transport/transport.h"
 #include "transport/ucx/ucx_options.h"
 
