@@ -8,12 +8,22 @@
  *  - Every call returns a sieveResult_t. On failure, sieveGetLastError() gives a
  *    message saying what was wrong (per thread; the communicator's copy is
  *    returned when a communicator is passed).
- *  - Every rank of a communicator calls collectives in the same order.
+ *  - Every rank of a communicator calls collectives in the same order. Every call takes part
+ *    in that order and in the call's agreement, including a call with count 0 (it moves no
+ *    data; its buffers may be NULL and are not looked at, so it runs as a host call even when
+ *    they are device memory): ranks that pass different arguments (count, datatype, op, root,
+ *    mode parameters) all fail with sieveInvalidUsage naming the field and the ranks, and the
+ *    communicator is then unusable.
  *  - Host buffers with a NULL stream: the call returns when the collective is
  *    complete and the output buffer holds the result (on a blocking
  *    communicator; see "Non-blocking communicators" below).
- *  - A communicator is used by one thread at a time; sieveCommAbort and
- *    sieveCommGetAsyncError may be called from any thread.
+ *  - A communicator is used by one thread at a time; sieveCommAbort,
+ *    sieveCommGetAsyncError and sieveCommWaitAsyncError may be called from any thread. A call
+ *    made while another thread is in a call on the same communicator returns sieveInvalidUsage
+ *    at once and does nothing (its message is in sieveGetLastError(NULL) of the calling thread).
+ *  - Handles (communicators, masks, layouts) are checked against the live ones before use: a
+ *    destroyed, deregistered or made-up handle is sieveInvalidArgument, never dereferenced, and
+ *    a handle value is never reused for a later object.
  *  - Outputs of a failed collective are undefined. After sieveRemoteError or
  *    sieveSystemError the communicator is unusable: destroy or abort it.
  */
@@ -103,6 +113,12 @@ const char* sieveGetLastError(sieveComm_t comm);
  * sieveRemoteError/sieveSystemError after a peer failure or timeout; sieveInProgress while a
  * non-blocking operation is pending (then its error, if it failed). */
 sieveResult_t sieveCommGetAsyncError(sieveComm_t comm, sieveResult_t* asyncError);
+
+/* Sieve extension: sieveCommGetAsyncError after sleeping until the communicator's
+ * non-blocking work is done or timeoutMs milliseconds passed (then sieveInProgress; negative:
+ * no limit, 0: at once). Lets a thread complete non-blocking operations without polling. Any
+ * thread may call it; sieveCommAbort from another thread ends the wait (sieveInvalidUsage). */
+sieveResult_t sieveCommWaitAsyncError(sieveComm_t comm, int timeoutMs, sieveResult_t* asyncError);
 
 /* ---- Communicators ------------------------------------------------------- */
 
@@ -219,17 +235,23 @@ typedef struct {
 sieveResult_t sieveCommGetCounters(sieveComm_t comm, sieveCounters_t* counters);
 
 /* Frees the communicator. Pending operations (a non-blocking one's background work too) are
- * completed first. */
+ * completed first. Calls on it still queued in an open group (of any thread) are dropped, not
+ * run: that group's sieveGroupEnd issues its other calls and returns sieveInvalidUsage saying
+ * how many were dropped. */
 sieveResult_t sieveCommDestroy(sieveComm_t comm);
 
 /* Frees the communicator without waiting for peers. Always succeeds locally;
- * may be called from another thread to make a blocked call return. */
+ * may be called from another thread to make a blocked call return. Queued calls in an open
+ * group are dropped as for sieveCommDestroy. */
 sieveResult_t sieveCommAbort(sieveComm_t comm);
 
 sieveResult_t sieveCommCount(const sieveComm_t comm, int* count);
 sieveResult_t sieveCommUserRank(const sieveComm_t comm, int* rank);
 
-/* ---- Collectives (NCCL semantics; sendbuff == recvbuff means in place) ---- */
+/* ---- Collectives (NCCL semantics; sendbuff == recvbuff means in place) ----
+ * sendbuff and recvbuff are disjoint or in place (sendbuff == recvbuff; all-gather: sendbuff ==
+ * recvbuff + rank*sendcount; reduce-scatter: recvbuff == sendbuff + rank*recvcount); any other
+ * overlap is sieveInvalidArgument. This holds for every collective below. */
 
 /* recvbuff[i] = op over ranks of sendbuff[i], on every rank. */
 sieveResult_t sieveAllReduce(const void* sendbuff, void* recvbuff, size_t count,
@@ -255,8 +277,12 @@ sieveResult_t sieveReduceScatter(const void* sendbuff, void* recvbuff, size_t re
                                  sieveDataType_t datatype, sieveRedOp_t op, sieveComm_t comm,
                                  sieveStream_t stream);
 
-/* Point to point. Sends and receives between a pair of ranks match in order.
- * Outside a group each call returns when its transfer is complete. */
+/* Point to point. Sends and receives between a pair of ranks match in order, zero-byte ones
+ * included (as in NCCL). Outside a group each call returns when its transfer is complete.
+ * A receive whose size differs from its matching send (shorter or longer) fails on the
+ * receiving rank with sieveInvalidUsage naming the peer and both sizes; the message is
+ * consumed and the communicator stays usable. The sending rank is not told: its call
+ * succeeds once its data has left. */
 sieveResult_t sieveSend(const void* sendbuff, size_t count, sieveDataType_t datatype, int peer,
                         sieveComm_t comm, sieveStream_t stream);
 sieveResult_t sieveRecv(void* recvbuff, size_t count, sieveDataType_t datatype, int peer,
@@ -285,7 +311,8 @@ typedef enum {
 } sieveMaskPolicy_t;
 
 /* Collective over comm: registers this rank's mask for buffers of `count`
- * elements. Agreement is checked with a hash compared across ranks. */
+ * elements (at most 2^32, else sieveInvalidArgument). Agreement is checked with a hash
+ * compared across ranks. */
 sieveResult_t sieveMaskRegister(sieveComm_t comm, const void* mask, sieveMaskFormat_t format,
                                 size_t count, sieveMaskPolicy_t policy, sieveMask_t* handle);
 /* Frees a mask; using it afterwards is an error, not a crash. */
@@ -306,7 +333,7 @@ sieveResult_t sieveAllReduceMasked(const void* sendbuff, void* recvbuff, size_t 
 typedef struct {
   uint64_t seed;     /* with (rank, step), keys the Philox 4x32-10 stream */
   uint64_t step;     /* e.g. the training step */
-  size_t block_size; /* elements per scale block; 0 = 2048 */
+  size_t block_size; /* elements per scale block; 0 = 2048; at most 2^34 */
   sieveMask_t mask;  /* NULL = dense; else only the kept elements are quantized and
                       * sent (packed first; Philox index j = position among kept
                       * elements, blocks over kept elements); the rest are 0 */
@@ -340,6 +367,14 @@ typedef struct {
   const int* holders; /* ranks holding the segment: ascending, no duplicates */
   int nholders;       /* 1..nranks */
 } sieveSegment_t;
+
+/* Every way of registering a layout bounds what it allocates: a layout has at most
+ * SIEVE_LAYOUT_MAX_SEGMENTS segments and SIEVE_LAYOUT_MAX_HOLDERS holder entries (the sum of
+ * nholders over its segments); beyond, the registration fails on every rank with
+ * sieveInvalidArgument saying which limit (sieveLayoutEqualSubnets: nsubnets and
+ * nsubnets * nranks). */
+#define SIEVE_LAYOUT_MAX_SEGMENTS (1 << 20)
+#define SIEVE_LAYOUT_MAX_HOLDERS (1 << 24)
 
 /* Collective over comm: every rank passes the same segments, sorted by offset
  * and partitioning [0, count) (checked; a mismatch across ranks, or an invalid

@@ -37,6 +37,7 @@ struct Request {
   size_t bytes = 0;           // requested length
   size_t received_bytes = 0;  // recv: length of the message that matched
   std::string error;          // kFailed: the transport's reason
+  bool truncated = false;     // kFailed recv: the matched message was longer than `bytes`
   bool counted = false;       // the caller already accounted for its bytes
   void* impl = nullptr;       // transport-private handle while pending
 };

@@ -51,7 +51,9 @@ Request* Channel::AddRequest(size_t bytes, Handle* handle) {
   requests_.emplace_back();
   if (handle != nullptr) *handle = requests_.size() - 1;
   Request& req = requests_.back();
-  if (bytes != 0) return &req;
+  // Point-to-point posts zero-byte messages too: a zero-byte send still pairs
+  // with its receive (as in NCCL), so a size mismatch is seen, not a shift.
+  if (bytes != 0 || p2p_) return &req;
   req.state = Request::kDone;
   return nullptr;
 }
@@ -86,6 +88,17 @@ Status Channel::Check(const Request& req) const {
   if (req.state == Request::kFailed && !req.is_recv && !AnyReceivePending() &&
       !transport_->PeerFailure(req.peer).empty())
     return Status::OK();
+  if (req.state == Request::kFailed && req.truncated) {
+    // As a short message below: the peer is fine, the sizes differ. The
+    // message was consumed whole, so nothing of it is left to match later.
+    if (control_ && control_->spec.mismatch != nullptr) *control_->spec.mismatch = true;
+    return Status::InvalidUsage(StrFormat(
+        "%s: rank %d sent %s bytes where %zu were expected: ranks called this operation with "
+        "different arguments",
+        name_.c_str(), req.peer,
+        req.received_bytes > req.bytes ? std::to_string(req.received_bytes).c_str() : "more",
+        req.bytes));
+  }
   if (req.state == Request::kFailed) {
     std::string failure = transport_->PeerFailure(req.peer);
     return Status::RemoteError(StrFormat("%s: %s rank %d failed: %s", name_.c_str(),

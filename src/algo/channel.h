@@ -77,7 +77,8 @@ class Channel {
   const std::string& name() const { return name_; }
   transport::MemoryType memory() const { return memory_; }
 
-  // Posts a message of memory(); zero-byte messages are skipped on both sides alike.
+  // Posts a message of memory(); a collective's zero-byte messages are skipped
+  // on both sides alike, point-to-point ones are posted.
   Status Send(int peer, const void* buf, size_t bytes, Handle* handle = nullptr);
   Status Recv(int peer, void* buf, size_t bytes, Handle* handle = nullptr);
   // Waits for one posted message; a receive must get exactly the posted size.
@@ -104,7 +105,7 @@ class Channel {
  private:
   int Global(int peer) const { return members_.empty() ? peer : members_[peer]; }
   // The request a Send or Recv posts (its index in *handle when handle is set), or nullptr for
-  // a zero-byte transfer, which is recorded as already done and posts nothing.
+  // a collective's zero-byte transfer, which is recorded as already done and posts nothing.
   transport::Request* AddRequest(size_t bytes, Handle* handle);
   struct Control;
   void StartControl(const OpControl& spec);

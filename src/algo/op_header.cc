@@ -57,7 +57,16 @@ bool IsSubnet(OpKind kind) {
   return kind == OpKind::kSubnetAllReduce || kind == OpKind::kD2ftAllReduce;
 }
 
+constexpr uint64_t kTernaryBlockMask = (uint64_t{1} << kTernaryBlockBits) - 1;
+
 }  // namespace
+
+uint64_t TernaryMode(uint64_t seed, uint64_t step, uint64_t block) {
+  uint64_t h = seed * 0x9e3779b97f4a7c15ull;
+  h ^= (step + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 31;
+  return (h & ~kTernaryBlockMask) | (block & kTernaryBlockMask);
+}
 
 const char* OpKindName(OpKind kind) {
   switch (kind) {
@@ -84,6 +93,9 @@ std::string DescribeFingerprint(const OpFingerprint& fp) {
   if (fp.root >= 0) out += StrFormat(", root %d", fp.root);
   if (IsSubnet(fp.kind)) out += StrFormat(", %u segments", fp.segments);
   if (fp.bitmaps != BitmapSource::kNone) out += StrFormat(", %s", BitmapText(fp.bitmaps));
+  if (fp.kind == OpKind::kTernaryAllReduce)
+    out += StrFormat(", block_size %llu",
+                     static_cast<unsigned long long>(fp.mode & kTernaryBlockMask));
   return out + StrFormat(", %s)", AlgoText(fp.algo));
 }
 
@@ -105,9 +117,20 @@ std::string FingerprintDiff(const OpFingerprint& a, const OpFingerprint& b, int 
   add("layout segments", std::to_string(a.segments), std::to_string(b.segments));
   add("D2FT bitmaps (touched or schedule, SIEVE_CHECK_SCHEDULE)", BitmapText(a.bitmaps),
       BitmapText(b.bitmaps));
+  auto hex = [](uint64_t v) { return StrFormat("%016llx", static_cast<unsigned long long>(v)); };
+  if (a.kind == OpKind::kTernaryAllReduce && b.kind == OpKind::kTernaryAllReduce) {
+    add("block_size", std::to_string(a.mode & kTernaryBlockMask),
+        std::to_string(b.mode & kTernaryBlockMask));
+    add("seed or step (hash)", hex(a.mode & ~kTernaryBlockMask), hex(b.mode & ~kTernaryBlockMask));
+    return out;
+  }
+  if (a.kind == OpKind::kMaskedAllReduce && b.kind == OpKind::kMaskedAllReduce) {
+    add("mask (kept elements)", std::to_string(a.mode), std::to_string(b.mode));
+    return out;
+  }
   // Subnet calls hash their layout here: another layout of the same count.
-  add(IsSubnet(a.kind) && IsSubnet(b.kind) ? "layout (hash)" : "mode parameters", StrFormat("%016llx", static_cast<unsigned long long>(a.mode)),
-      StrFormat("%016llx", static_cast<unsigned long long>(b.mode)));
+  add(IsSubnet(a.kind) && IsSubnet(b.kind) ? "layout (hash)" : "mode parameters", hex(a.mode),
+      hex(b.mode));
   return out;
 }
 

@@ -48,6 +48,12 @@ struct OpFingerprint {
   uint32_t segments = 0;  // subnet layout's number of segments K, 0 for other collectives
   BitmapSource bitmaps = BitmapSource::kNone;
 };
+// The ternary all-reduce's mode word: block_size exactly in the low
+// kTernaryBlockBits bits (the API refuses larger blocks), a hash of seed and
+// step above, so a mismatch names the field.
+constexpr int kTernaryBlockBits = 35;
+uint64_t TernaryMode(uint64_t seed, uint64_t step, uint64_t block);
+
 bool operator==(const OpFingerprint& a, const OpFingerprint& b);
 inline bool operator!=(const OpFingerprint& a, const OpFingerprint& b) { return !(a == b); }
 

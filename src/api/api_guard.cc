@@ -14,16 +14,43 @@ thread_local std::string tls_last_error;
 
 const char* ThreadLastError() { return tls_last_error.c_str(); }
 
-Comm* IdleImpl(sieveComm_t comm) {
-  if (comm == nullptr || comm->magic != kSieveCommMagic || comm->Busy()) return nullptr;
-  return comm->Impl();
+CommHandles& LiveComms() {
+  static auto* live = new CommHandles(  // outlives static dtors
+      "comm", "comm is not a live communicator (destroyed, never created, or corrupted)", 0x5c43);
+  return *live;
 }
 
-sieveResult_t Guard(Comm* comm, const char* call, const std::function<Status()>& body) {
+Comm* IdleImpl(sieveComm_t comm) {
+  std::shared_ptr<CommHandle> handle;
+  if (!LookupComm(comm, &handle).ok() || handle->Busy()) return nullptr;
+  return handle->Impl();
+}
+
+namespace {
+
+void Record(Comm* comm, const char* call, const Status& st) {
+  std::string message = StrFormat("%s: %s", call, st.message().c_str());
+  SIEVE_WARN("%s", message.c_str());
+  tls_last_error = message;
+  if (comm != nullptr) comm->RecordError(st.WithContext(call));
+}
+
+sieveResult_t Run(Comm* comm, bool exclusive, const char* call,
+                  const std::function<Status()>& body) {
   Status st;
   if (comm != nullptr) {
     SetLogRank(comm->rank());
-    comm->active_calls().fetch_add(1);
+    // One thread at a time (sieve.h): a second one would drive the transport
+    // concurrently (UCX aborts the process). Refused here, recorded for this thread only.
+    if (comm->active_calls().fetch_add(1) != 0 && exclusive) {
+      comm->active_calls().fetch_sub(1);
+      Record(nullptr, call,
+             Status::InvalidUsage("another thread is in a call on this communicator; a "
+                                  "communicator is used by one thread at a time (only "
+                                  "sieveCommAbort and sieveCommGetAsyncError may be called "
+                                  "meanwhile)"));
+      return sieveInvalidUsage;
+    }
   }
   try {
     st = body();
@@ -34,15 +61,20 @@ sieveResult_t Guard(Comm* comm, const char* call, const std::function<Status()>&
   } catch (...) {
     st = Status::Internal("unexpected exception");
   }
-  if (!st.ok() && st.code() != Code::kInProgress) {
-    std::string message = StrFormat("%s: %s", call, st.message().c_str());
-    SIEVE_WARN("%s", message.c_str());
-    tls_last_error = message;
-    if (comm != nullptr) comm->RecordError(st.WithContext(call));
-  }
+  if (!st.ok() && st.code() != Code::kInProgress) Record(comm, call, st);
   // Last: an abort in another thread waits for this before freeing the comm.
   if (comm != nullptr) comm->active_calls().fetch_sub(1);
   return static_cast<sieveResult_t>(st.code());
+}
+
+}  // namespace
+
+sieveResult_t Guard(Comm* comm, const char* call, const std::function<Status()>& body) {
+  return Run(comm, true, call, body);
+}
+
+sieveResult_t GuardBackground(Comm* comm, const char* call, const std::function<Status()>& body) {
+  return Run(comm, false, call, body);
 }
 
 }  // namespace sieve

@@ -5,10 +5,9 @@
 
 namespace sieve {
 
-Status CheckComm(sieveComm_t comm, Comm** out) {
-  if (comm == nullptr) return Status::InvalidArgument("comm is NULL");
-  if (comm->magic != kSieveCommMagic)
-    return Status::InvalidArgument("comm is not a live communicator (destroyed or corrupted)");
+Status CheckComm(sieveComm_t handle, Comm** out) {
+  std::shared_ptr<CommHandle> comm;
+  SIEVE_RETURN_IF_ERROR(LookupComm(handle, &comm));
   if (comm->Busy())
     return Status::InvalidUsage(
         "a non-blocking operation on this communicator is still in progress; poll "
@@ -56,9 +55,13 @@ Status CheckBuffer(const void* buffer, const char* name, size_t count) {
 Status CheckByteSize(size_t count, size_t blocks, size_t elem_size, const char* name) {
   if (count != 0 && (blocks > SIZE_MAX / count || count * blocks > SIZE_MAX / elem_size ||
                      count * blocks * elem_size > static_cast<size_t>(INT64_MAX))) {
+    // The factors, not their (wrapped) product.
     return Status::InvalidArgument(
-        StrFormat("%s %zu x %zu bytes per element overflows the addressable size", name,
-                  count * blocks, elem_size));
+        blocks == 1 ? StrFormat("%s %zu x %zu bytes per element overflows the addressable size",
+                                name, count, elem_size)
+                    : StrFormat("%s %zu x %zu ranks x %zu bytes per element overflows the "
+                                "addressable size",
+                                name, count, blocks, elem_size));
   }
   return Status::OK();
 }
@@ -68,6 +71,20 @@ Status CheckRank(int rank, int nranks, const char* name) {
     return Status::InvalidArgument(
         StrFormat("%s %d is not a rank of this communicator (0..%d)", name, rank, nranks - 1));
   return Status::OK();
+}
+
+Status CheckOverlap(const void* send, size_t send_bytes, const void* recv, size_t recv_bytes,
+                    uintptr_t in_place, const char* in_place_text) {
+  const auto s = reinterpret_cast<uintptr_t>(send), r = reinterpret_cast<uintptr_t>(recv);
+  if (send == nullptr || recv == nullptr || send_bytes == 0 || recv_bytes == 0 || s == in_place)
+    return Status::OK();
+  // Compared as distances, so no end address is formed (it could wrap).
+  const bool overlap = s >= r ? s - r < recv_bytes : r - s < send_bytes;
+  if (!overlap) return Status::OK();
+  return Status::InvalidArgument(StrFormat(
+      "sendbuff %p (%zu bytes) and recvbuff %p (%zu bytes) overlap; buffers must be disjoint "
+      "or in place (%s)",
+      send, send_bytes, recv, recv_bytes, in_place_text));
 }
 
 }  // namespace sieve

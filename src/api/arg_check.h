@@ -4,6 +4,7 @@
 #define SIEVE_API_ARG_CHECK_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 
 #include "api/api_guard.h"
@@ -29,6 +30,12 @@ Status CheckBuffer(const void* buffer, const char* name, size_t count);
 // count * blocks elements of elem_size bytes must fit in size_t.
 Status CheckByteSize(size_t count, size_t blocks, size_t elem_size, const char* name);
 Status CheckRank(int rank, int nranks, const char* name);
+// sendbuff (send_bytes) and recvbuff (recv_bytes) of one call must not overlap,
+// except when sendbuff is exactly `in_place` (the call's in-place position,
+// described by `in_place_text`, e.g. "sendbuff == recvbuff"). Empty or NULL
+// buffers are not checked.
+Status CheckOverlap(const void* send, size_t send_bytes, const void* recv, size_t recv_bytes,
+                    uintptr_t in_place, const char* in_place_text);
 
 }  // namespace sieve
 

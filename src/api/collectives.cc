@@ -33,6 +33,17 @@ Status CheckCommon(sieveComm_t comm, int datatype, const void* sendbuff, const v
   return Status::OK();
 }
 
+// sendbuff and recvbuff disjoint, or in place: sendbuff at recvbuff + send_at
+// bytes (all-gather: recvbuff + rank * sendcount; 0 for the others), or recvbuff
+// at sendbuff + recv_at (reduce-scatter: sendbuff + rank * recvcount).
+Status CheckInPlace(const CollArgs& a, size_t send_elems, size_t recv_elems, size_t send_at,
+                    size_t recv_at, const char* in_place_text) {
+  const size_t es = DTypeSize(a.dtype);
+  const uintptr_t in_place = reinterpret_cast<uintptr_t>(a.recv) + send_at * es - recv_at * es;
+  return sieve::CheckOverlap(a.send, send_elems * es, a.recv, recv_elems * es, in_place,
+                             in_place_text);
+}
+
 using CollFn = Status (*)(Comm&, const CollArgs&);
 using sieve::gpu::CollKind;
 using sieve::gpu::MemoryKind;
@@ -59,9 +70,10 @@ bool GoesDirect(Comm& comm, CollKind kind, const CollArgs& a) {
 // buffers; `buffers` are those this rank uses (all host or all device).
 Status Submit(Comm* impl, CollFn fn, const CollArgs& args, CollKind kind, sieveStream_t stream,
               std::initializer_list<sieve::gpu::NamedBuffer> buffers) {
-  if (args.count == 0) return Status::OK();  // as NCCL: nothing to do, nothing exchanged
+  // Count 0 moves no data but still takes its sequence number and joins the
+  // agreement (DESIGN.md 1.6), on the host: the buffers are not looked at.
   MemoryKind memory = MemoryKind::kHost;
-  SIEVE_RETURN_IF_ERROR(sieve::gpu::ClassifyBuffers(buffers, &memory));
+  if (args.count > 0) SIEVE_RETURN_IF_ERROR(sieve::gpu::ClassifyBuffers(buffers, &memory));
   SIEVE_TRACE(sieve::kLogCall, "send %p recv %p count %zu dtype %d op %d root %d (%s)", args.send,
               args.recv, args.count, static_cast<int>(args.dtype), static_cast<int>(args.op),
               args.root, sieve::gpu::MemoryKindName(memory));
@@ -97,6 +109,7 @@ sieveResult_t sieveAllReduce(const void* sendbuff, void* recvbuff, size_t count,
     SIEVE_RETURN_IF_ERROR(sieve::CheckRedOp(sieve::EnumValue(op), &args.op));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
+    SIEVE_RETURN_IF_ERROR(CheckInPlace(args, count, count, 0, 0, "sendbuff == recvbuff"));
     return Submit(impl, sieve::mask::ModeAllReduce, args, CollKind::kAllReduce, stream,
                   {{"sendbuff", sendbuff}, {"recvbuff", recvbuff}});
   });
@@ -116,6 +129,8 @@ sieveResult_t sieveBroadcast(const void* sendbuff, void* recvbuff, size_t count,
       SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
     bool is_root = impl->rank() == root;
+    if (is_root)  // sendbuff is read on the root only
+      SIEVE_RETURN_IF_ERROR(CheckInPlace(args, count, count, 0, 0, "sendbuff == recvbuff"));
     return Submit(impl, sieve::coll::Broadcast, args, CollKind::kBroadcast, stream,
                   {{"sendbuff", is_root ? sendbuff : nullptr}, {"recvbuff", recvbuff}});
   });
@@ -136,6 +151,8 @@ sieveResult_t sieveReduce(const void* sendbuff, void* recvbuff, size_t count,
     if (impl->rank() == root)
       SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
     bool is_root = impl->rank() == root;
+    if (is_root)  // recvbuff is written on the root only
+      SIEVE_RETURN_IF_ERROR(CheckInPlace(args, count, count, 0, 0, "sendbuff == recvbuff"));
     return Submit(impl, sieve::coll::Reduce, args, CollKind::kReduce, stream,
                   {{"sendbuff", sendbuff}, {"recvbuff", is_root ? recvbuff : nullptr}});
   });
@@ -150,6 +167,9 @@ sieveResult_t sieveAllGather(const void* sendbuff, void* recvbuff, size_t sendco
         CheckCommon(comm, sieve::EnumValue(datatype), sendbuff, recvbuff, sendcount, &impl, &args));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", sendcount));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", sendcount));
+    const size_t n = static_cast<size_t>(impl->size()), r = static_cast<size_t>(impl->rank());
+    SIEVE_RETURN_IF_ERROR(CheckInPlace(args, sendcount, sendcount * n, r * sendcount, 0,
+                                       "sendbuff == recvbuff + rank * sendcount"));
     return Submit(impl, sieve::coll::AllGather, args, CollKind::kAllGather, stream,
                   {{"sendbuff", sendbuff}, {"recvbuff", recvbuff}});
   });
@@ -166,6 +186,9 @@ sieveResult_t sieveReduceScatter(const void* sendbuff, void* recvbuff, size_t re
     SIEVE_RETURN_IF_ERROR(sieve::CheckRedOp(sieve::EnumValue(op), &args.op));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", recvcount));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", recvcount));
+    const size_t n = static_cast<size_t>(impl->size()), r = static_cast<size_t>(impl->rank());
+    SIEVE_RETURN_IF_ERROR(CheckInPlace(args, recvcount * n, recvcount, 0, r * recvcount,
+                                       "recvbuff == sendbuff + rank * recvcount"));
     return Submit(impl, sieve::coll::ReduceScatter, args, CollKind::kReduceScatter, stream,
                   {{"sendbuff", sendbuff}, {"recvbuff", recvbuff}});
   });

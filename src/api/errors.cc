@@ -1,6 +1,21 @@
 // Error reporting entry points and the version.
 #include "api/api_guard.h"
 #include "api/arg_check.h"
+#include "api/nonblocking.h"
+
+namespace {
+
+sieveResult_t AsyncErrorCall(const char* call, sieveComm_t handle, int timeout_ms,
+                             sieveResult_t* asyncError) {
+  return sieve::Guard(nullptr, call, [&]() -> sieve::Status {
+    if (asyncError == nullptr) return sieve::Status::InvalidArgument("asyncError is NULL");
+    std::shared_ptr<sieve::CommHandle> comm;  // alive while this call waits
+    SIEVE_RETURN_IF_ERROR(sieve::LookupComm(handle, &comm));
+    return sieve::WaitAsyncError(comm.get(), timeout_ms, asyncError);
+  });
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -36,8 +51,9 @@ const char* sieveGetErrorString(sieveResult_t result) {
   }
 }
 
-const char* sieveGetLastError(sieveComm_t comm) {
-  if (comm != nullptr && comm->magic == kSieveCommMagic) {
+const char* sieveGetLastError(sieveComm_t handle) {
+  std::shared_ptr<sieve::CommHandle> comm;
+  if (handle != nullptr && sieve::LookupComm(handle, &comm).ok()) {
     // Copied to thread-local storage so the pointer stays valid after later errors.
     static thread_local std::string copy;
     if (sieve::Comm* impl = comm->Impl()) {
@@ -52,30 +68,22 @@ const char* sieveGetLastError(sieveComm_t comm) {
   return sieve::ThreadLastError();
 }
 
-sieveResult_t sieveCommGetAsyncError(sieveComm_t comm, sieveResult_t* asyncError) {
-  return sieve::Guard(nullptr, "sieveCommGetAsyncError", [&]() -> sieve::Status {
-    if (asyncError == nullptr) return sieve::Status::InvalidArgument("asyncError is NULL");
-    if (comm == nullptr || comm->magic != kSieveCommMagic)
-      return sieve::Status::InvalidArgument("comm is not a live communicator");
-    if (comm->Busy()) {
-      *asyncError = sieveInProgress;
-    } else if (sieve::Comm* impl = comm->Impl()) {
-      *asyncError = static_cast<sieveResult_t>(impl->AsyncError());
-    } else {
-      std::lock_guard<std::mutex> lock(comm->async->mu);
-      *asyncError = static_cast<sieveResult_t>(comm->async->init_error.code());
-    }
-    return sieve::Status::OK();
-  });
+sieveResult_t sieveCommGetAsyncError(sieveComm_t handle, sieveResult_t* asyncError) {
+  return AsyncErrorCall("sieveCommGetAsyncError", handle, 0, asyncError);
 }
 
-sieveResult_t sieveCommGetCounters(sieveComm_t comm, sieveCounters_t* counters) {
+sieveResult_t sieveCommWaitAsyncError(sieveComm_t handle, int timeoutMs,
+                                      sieveResult_t* asyncError) {
+  return AsyncErrorCall("sieveCommWaitAsyncError", handle, timeoutMs, asyncError);
+}
+
+sieveResult_t sieveCommGetCounters(sieveComm_t handle, sieveCounters_t* counters) {
   return sieve::Guard(nullptr, "sieveCommGetCounters", [&]() -> sieve::Status {
     if (counters == nullptr) return sieve::Status::InvalidArgument("counters is NULL");
-    if (comm == nullptr || comm->magic != kSieveCommMagic)
-      return sieve::Status::InvalidArgument("comm is not a live communicator");
+    std::shared_ptr<sieve::CommHandle> comm;
+    SIEVE_RETURN_IF_ERROR(sieve::LookupComm(handle, &comm));
     // Counters are written by the background work: read them once it is done.
-    sieve::Comm* impl = sieve::IdleImpl(comm);
+    sieve::Comm* impl = sieve::IdleImpl(handle);
     if (impl == nullptr)
       return sieve::Status::InvalidUsage(
           comm->Busy() ? "a non-blocking operation is in progress; poll sieveCommGetAsyncError first"

@@ -62,15 +62,15 @@ Status InitRank(sieveComm_t* out, int nranks, const char id[128], int rank, cons
     return args;
   }
   if (options.blocking == 0) {
-    sieveComm* handle = sieve::NewPendingHandle(rank, nranks);
+    std::shared_ptr<sieve::CommHandle> handle = sieve::NewPendingHandle(rank, nranks);
     std::string id_copy(id, SIEVE_UNIQUE_ID_BYTES);
     std::string name = options.name;
     sieve::CreateInBackground(
-        handle->worker.get(), handle, {handle->async},
+        handle->worker.get(), handle.get(), {handle->async},
         [id_copy, nranks, rank, config, name](std::unique_ptr<Comm>* created) {
           return CreateComm(id_copy.data(), nranks, rank, config, name, created);
         });
-    *out = handle;
+    *out = sieve::LiveComms().Publish(std::move(handle));
     return Status::InProgress("the communicator is being created in the background");
   }
   std::unique_ptr<Comm> impl;
@@ -79,11 +79,12 @@ Status InitRank(sieveComm_t* out, int nranks, const char id[128], int rank, cons
   return Status::OK();
 }
 
-void Release(sieveComm_t comm) {
-  comm->magic = 0;  // a later call with this handle fails cleanly while memory is reused rarely
+// Frees the communicator of a handle already removed from the table (a later
+// call with its value fails as not live); the handle itself goes with the
+// last reference to it.
+void Release(sieve::CommHandle* comm) {
   comm->live.store(nullptr);
   comm->impl.reset();
-  delete comm;
 }
 
 }  // namespace
@@ -200,16 +201,11 @@ std::chrono::steady_clock::time_point AbortDeadline() {
   return std::chrono::steady_clock::now() + std::chrono::milliseconds(4500);
 }
 
-Status CheckHandle(const sieveComm_t comm) {
-  if (comm == nullptr || comm->magic != kSieveCommMagic)
-    return Status::InvalidArgument("comm is not a live communicator");
-  return Status::OK();
-}
-
 // Rank or size for Count/UserRank: the communicator's, or while a non-blocking
 // init runs the ones it was given (a split's are known only when it is done).
-Status RankOrSize(const sieveComm_t comm, bool want_rank, int* out) {
-  SIEVE_RETURN_IF_ERROR(CheckHandle(comm));
+Status RankOrSize(const sieveComm_t handle, bool want_rank, int* out) {
+  std::shared_ptr<sieve::CommHandle> comm;
+  SIEVE_RETURN_IF_ERROR(sieve::LookupComm(handle, &comm));
   if (Comm* impl = comm->Impl()) {
     *out = want_rank ? impl->rank() : impl->size();
     return Status::OK();
@@ -229,11 +225,12 @@ Status RankOrSize(const sieveComm_t comm, bool want_rank, int* out) {
 
 extern "C" {
 
-sieveResult_t sieveCommDestroy(sieveComm_t comm) {
-  if (comm == nullptr || comm->magic != kSieveCommMagic) {
-    return sieve::Guard(nullptr, "sieveCommDestroy",
-                        [] { return Status::InvalidArgument("comm is not a live communicator"); });
-  }
+sieveResult_t sieveCommDestroy(sieveComm_t handle) {
+  // Removed first: of two threads destroying it, the second is told it is not live.
+  std::shared_ptr<sieve::CommHandle> owned;
+  Status removed = sieve::LiveComms().Remove(handle, &owned);
+  if (!removed.ok()) return sieve::Guard(nullptr, "sieveCommDestroy", [&] { return removed; });
+  sieve::CommHandle* comm = owned.get();
   // A non-blocking communicator's queued work completes (or fails) first.
   sieve::FinishBackground(comm);
   // Work still in flight in another thread: it cannot complete once we are
@@ -244,8 +241,10 @@ sieveResult_t sieveCommDestroy(sieveComm_t comm) {
   return sieveSuccess;
 }
 
-sieveResult_t sieveCommAbort(sieveComm_t comm) {
-  if (comm == nullptr || comm->magic != kSieveCommMagic) return sieveSuccess;
+sieveResult_t sieveCommAbort(sieveComm_t handle) {
+  std::shared_ptr<sieve::CommHandle> owned;
+  if (!sieve::LiveComms().Remove(handle, &owned).ok()) return sieveSuccess;
+  sieve::CommHandle* comm = owned.get();
   auto deadline = AbortDeadline();
   double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
   bool background_done = sieve::AbandonBackground(comm, left);
@@ -264,14 +263,15 @@ sieveResult_t sieveCommAbort(sieveComm_t comm) {
 }
 
 sieveResult_t sieveCommCount(const sieveComm_t comm, int* count) {
-  return sieve::Guard(nullptr, "sieveCommCount", [&]() -> Status {
+  // The communicator's last error says why this call failed (IdleImpl: null when not live).
+  return sieve::Guard(sieve::IdleImpl(comm), "sieveCommCount", [&]() -> Status {
     if (count == nullptr) return Status::InvalidArgument("count is NULL");
     return RankOrSize(comm, false, count);
   });
 }
 
 sieveResult_t sieveCommUserRank(const sieveComm_t comm, int* rank) {
-  return sieve::Guard(nullptr, "sieveCommUserRank", [&]() -> Status {
+  return sieve::Guard(sieve::IdleImpl(comm), "sieveCommUserRank", [&]() -> Status {
     if (rank == nullptr) return Status::InvalidArgument("rank is NULL");
     return RankOrSize(comm, true, rank);
   });

@@ -1,8 +1,10 @@
-// The table of live handles of one kind (masks, layouts): a handle is looked
-// up before it is read, so a freed, foreign or corrupted pointer is reported,
-// never dereferenced. A handle is a struct with a `magic` word and a
-// `std::shared_ptr<...> state`; the state outlives the handle while a queued
-// collective holds it.
+// The table of live handles of one kind (communicators, masks, layouts). A
+// handle is not an address: it is a number used once for the life of the
+// process (a kind tag and a serial, the handle's generation), looked up here
+// before anything is read. A destroyed handle is reported as such, never
+// dereferenced, and never mistaken for a later one (no address is reused).
+// The state behind a handle is held by shared_ptr: it outlives the handle
+// while a queued collective or a call in progress holds it.
 #ifndef SIEVE_API_LIVE_HANDLES_H_
 #define SIEVE_API_LIVE_HANDLES_H_
 
@@ -10,7 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_set>
+#include <unordered_map>
 #include <utility>
 
 #include "comm/comm.h"
@@ -18,63 +20,69 @@
 
 namespace sieve {
 
-template <typename Handle, uint64_t kMagic>
+// Handle: the opaque C type (`struct sieveMask`, never defined); State: what it stands for.
+template <typename Handle, typename State>
 class LiveHandles {
  public:
-  using State = typename decltype(Handle::state)::element_type;
-
-  // `what` names the kind in messages ("mask", "layout").
-  explicit LiveHandles(const char* what) : what_(what) {}
+  // `what` names the argument in messages ("mask"), `not_live` says what is wrong with one
+  // that is not NULL; `tag` (16 bits, distinct per kind) fills the value's top bits, so no
+  // handle is a canonical address and a handle of one kind is never found in another's table.
+  LiveHandles(const char* what, const char* not_live, uint16_t tag)
+      : what_(what), not_live_(not_live), tag_(uint64_t{tag} << 48) {}
 
   // The state of a live handle; InvalidArgument for NULL or anything else.
-  Status Lookup(const Handle* handle, std::shared_ptr<State>* out) {
+  Status Lookup(const Handle* handle, std::shared_ptr<State>* out) const {
     std::lock_guard<std::mutex> lock(mu_);
-    SIEVE_RETURN_IF_ERROR(CheckLive(handle));
-    *out = handle->state;
+    auto it = live_.find(Value(handle));
+    if (it == live_.end()) return NotLive(handle);
+    *out = it->second;
     return Status::OK();
   }
 
-  // A new live handle holding `state`.
+  // A new live handle for `state`.
   Handle* Publish(std::shared_ptr<State> state) {
-    auto* handle = new Handle;
-    handle->state = std::move(state);
     std::lock_guard<std::mutex> lock(mu_);
-    live_.insert(handle);
-    return handle;
+    const uint64_t value = tag_ | (next_serial_++ & kSerialMask);
+    live_.emplace(value, std::move(state));
+    return reinterpret_cast<Handle*>(static_cast<uintptr_t>(value));
   }
 
   // Ends a live handle, checked and removed under one lock (of two threads
-  // removing it, the second is told it is not registered). Queued
-  // collectives keep their own reference to the state.
-  Status Remove(Handle* handle) {
+  // removing it, the second is told it is not live); its state, if wanted,
+  // in *removed. Queued collectives keep their own reference to the state.
+  Status Remove(const Handle* handle, std::shared_ptr<State>* removed = nullptr) {
     std::lock_guard<std::mutex> lock(mu_);
-    SIEVE_RETURN_IF_ERROR(CheckLive(handle));
-    live_.erase(handle);
-    handle->magic = 0;
-    delete handle;
+    auto it = live_.find(Value(handle));
+    if (it == live_.end()) return NotLive(handle);
+    if (removed != nullptr) *removed = std::move(it->second);
+    live_.erase(it);
     return Status::OK();
   }
 
  private:
-  Status CheckLive(const Handle* handle) const {  // REQUIRES: mu_ held
-    if (handle == nullptr) return Status::InvalidArgument(what_ + " is NULL");
-    if (live_.count(handle) == 0 || handle->magic != kMagic)
-      return Status::InvalidArgument(
-          StrFormat("%s is not a registered %s (deregistered, never registered, or corrupted)",
-                    what_.c_str(), what_.c_str()));
-    return Status::OK();
+  static constexpr uint64_t kSerialMask = (uint64_t{1} << 48) - 1;
+
+  static uint64_t Value(const Handle* handle) {
+    return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(handle));
   }
 
-  const std::string what_;
-  std::mutex mu_;
-  std::unordered_set<const Handle*> live_;
+  Status NotLive(const Handle* handle) const {
+    if (handle == nullptr) return Status::InvalidArgument(what_ + " is NULL");
+    return Status::InvalidArgument(not_live_);
+  }
+
+  const std::string what_, not_live_;
+  const uint64_t tag_;
+  mutable std::mutex mu_;
+  uint64_t next_serial_ = 1;  // REQUIRES: mu_; 2^48 handles per kind before values repeat
+  std::unordered_map<uint64_t, std::shared_ptr<State>> live_;
 };
 
 // A registered handle is used on the communicator and count it was registered
 // for; InvalidArgument naming `what` otherwise.
-inline Status CheckRegisteredFor(const char* what, const Comm* owner, size_t registered_count,
+inline Status CheckRegisteredFor(const char* what, uint64_t owner_serial, size_t registered_count,
                                  const Comm* comm, size_t count) {
-  if (owner != comm)
+  if (owner_serial != comm->serial())
     return Status::InvalidArgument(StrFormat("%s was registered on another communicator", what));
   if (registered_count != count)
     return Status::InvalidArgument(

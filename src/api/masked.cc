@@ -1,5 +1,5 @@
-// Masked all-reduce entry points: mask handles (a magic plus a table of live
-// handles, so a freed or foreign pointer is reported, never dereferenced),
+// Masked all-reduce entry points: mask handles (values looked up in a table of
+// live handles, so a stale or foreign one is reported, never dereferenced),
 // registration, and sieveAllReduceMasked queued like any collective.
 #include <memory>
 
@@ -13,20 +13,15 @@
 #include "mask/masked_allreduce.h"
 #include "plan/device_choice.h"
 
-constexpr uint64_t kSieveMaskMagic = 0x53494556454d534bull;  // "SIEVEMSK"
-
-struct sieveMask {
-  uint64_t magic = kSieveMaskMagic;
-  std::shared_ptr<sieve::mask::MaskState> state;
-};
-
 namespace {
 
 using sieve::Status;
-using Masks = sieve::LiveHandles<sieveMask, kSieveMaskMagic>;
+using Masks = sieve::LiveHandles<sieveMask, sieve::mask::MaskState>;
 
 Masks& LiveMasks() {
-  static auto* live = new Masks("mask");  // outlives static dtors
+  static auto* live = new Masks(
+      "mask", "mask is not a registered mask (deregistered, never registered, or corrupted)",
+      0x5c4d);  // outlives static dtors
   return *live;
 }
 
@@ -47,7 +42,7 @@ namespace sieve {
 Status CheckMaskUse(sieveMask_t mask, const sieve::Comm* impl, size_t count,
                     std::shared_ptr<sieve::mask::MaskState>* state) {
   SIEVE_RETURN_IF_ERROR(LiveMasks().Lookup(mask, state));
-  return CheckRegisteredFor("mask", (*state)->comm, (*state)->count, impl, count);
+  return CheckRegisteredFor("mask", (*state)->comm_serial, (*state)->count, impl, count);
 }
 
 }  // namespace sieve
@@ -63,6 +58,11 @@ sieveResult_t sieveMaskRegister(sieveComm_t comm, const void* mask, sieveMaskFor
     const int fmt = sieve::EnumValue(format), pol = sieve::EnumValue(policy);
     SIEVE_RETURN_IF_ERROR(CheckMaskEnums(fmt, pol));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(mask, "mask", count));
+    // Kept positions are 32-bit indices; bounding count also keeps the bitmap's
+    // size arithmetic ((count + 63) / 64 words) from wrapping.
+    if (count > sieve::mask::kMaxMaskCount)
+      return Status::InvalidArgument(sieve::StrFormat(
+          "count %zu exceeds the masked all-reduce's limit of 2^32 elements", count));
     if (sieve::InGroup())
       return Status::InvalidUsage("sieveMaskRegister cannot be called inside a group");
     sieve::gpu::MemoryKind memory = sieve::gpu::MemoryKind::kHost;
@@ -105,15 +105,22 @@ sieveResult_t sieveAllReduceMasked(const void* sendbuff, void* recvbuff, size_t 
     SIEVE_RETURN_IF_ERROR(sieve::CheckRedOp(sieve::EnumValue(op), &args.op));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckByteSize(count, 1, sieve::kernels::DTypeSize(args.dtype),
+                                               "count"));
+    const size_t bytes = count * sieve::kernels::DTypeSize(args.dtype);
+    SIEVE_RETURN_IF_ERROR(sieve::CheckOverlap(sendbuff, bytes, recvbuff, bytes,
+                                              reinterpret_cast<uintptr_t>(recvbuff),
+                                              "sendbuff == recvbuff"));
     std::shared_ptr<sieve::mask::MaskState> state;
     SIEVE_RETURN_IF_ERROR(sieve::CheckMaskUse(mask, impl, count, &state));
-    if (count == 0) return Status::OK();
     args.send = sendbuff;
     args.recv = recvbuff;
     args.count = count;
+    // Count 0 still joins the sequence and the agreement, on the host.
     sieve::gpu::MemoryKind memory = sieve::gpu::MemoryKind::kHost;
-    SIEVE_RETURN_IF_ERROR(sieve::gpu::ClassifyBuffers(
-        {{"sendbuff", sendbuff}, {"recvbuff", recvbuff}}, &memory));
+    if (count > 0)
+      SIEVE_RETURN_IF_ERROR(sieve::gpu::ClassifyBuffers(
+          {{"sendbuff", sendbuff}, {"recvbuff", recvbuff}}, &memory));
     auto host = [impl, state](const sieve::coll::CollArgs& a) {
       Status st = sieve::mask::AllReduceMasked(*impl, a, *state);
       if (st.ok()) impl->LogTransportOnce();

@@ -23,19 +23,19 @@ Comm::BackgroundSubmit MakeSubmitter(BackgroundWorker* worker, std::shared_ptr<A
     state->pending.fetch_add(1);
     worker->Submit([state, comm, op = std::move(op)] {
       Status result;
-      Guard(comm, "non-blocking operation", [&] {
+      GuardBackground(comm, "non-blocking operation", [&] {
         result = op();
         return result;
       });
       if (!result.ok()) comm->RecordAsyncError(result);
-      state->pending.fetch_sub(1, std::memory_order_release);
+      state->TaskDone();
     });
   };
 }
 
 // The last step of a background creation: the handle gets its communicator
 // (or the error), unless an abort freed the handle meanwhile.
-void Publish(sieveComm* handle, AsyncState& state, std::unique_ptr<Comm> created,
+void Publish(CommHandle* handle, AsyncState& state, std::unique_ptr<Comm> created,
              const Status& status) {
   std::lock_guard<std::mutex> lock(state.mu);
   if (state.abandoned) {
@@ -80,22 +80,22 @@ Status ReadCommConfig(const sieveConfig_t* config, CommOptions* out) {
   return Status::OK();
 }
 
-sieveComm* NewReadyHandle(std::unique_ptr<Comm> impl) {
-  auto handle = std::make_unique<sieveComm>();
+sieveComm_t NewReadyHandle(std::unique_ptr<Comm> impl) {
+  auto handle = std::make_shared<CommHandle>();
   handle->live.store(impl.get(), std::memory_order_release);
   handle->impl = std::move(impl);
-  return handle.release();
+  return LiveComms().Publish(std::move(handle));
 }
 
-sieveComm* NewPendingHandle(int rank, int size) {
-  auto handle = std::make_unique<sieveComm>();
+std::shared_ptr<CommHandle> NewPendingHandle(int rank, int size) {
+  auto handle = std::make_shared<CommHandle>();
   handle->worker = std::make_unique<BackgroundWorker>();
   handle->pending_rank = rank;
   handle->pending_size = size;
-  return handle.release();
+  return handle;
 }
 
-void CreateInBackground(BackgroundWorker* worker, sieveComm* handle,
+void CreateInBackground(BackgroundWorker* worker, CommHandle* handle,
                         std::vector<std::shared_ptr<AsyncState>> holds, CreateFn create) {
   for (const auto& state : holds) state->pending.fetch_add(1);
   std::shared_ptr<AsyncState> own = handle != nullptr ? handle->async : nullptr;
@@ -107,21 +107,43 @@ void CreateInBackground(BackgroundWorker* worker, sieveComm* handle,
       return status;
     });
     if (own) Publish(handle, *own, std::move(created), status);
-    for (const auto& state : holds) state->pending.fetch_sub(1, std::memory_order_release);
+    for (const auto& state : holds) state->TaskDone();
   });
 }
 
-void FinishBackground(sieveComm* comm) {
+Status WaitAsyncError(CommHandle* comm, int timeout_ms, sieveResult_t* out) {
+  std::shared_ptr<AsyncState> state = comm->async;
+  std::unique_lock<std::mutex> lock(state->mu);
+  auto settled = [&] { return !state->Busy() || state->abandoned; };
+  if (timeout_ms < 0)
+    state->changed.wait(lock, settled);
+  else
+    state->changed.wait_for(lock, std::chrono::milliseconds(timeout_ms), settled);
+  // Under the lock: an abort marks the state abandoned (here, with the lock) before freeing.
+  if (state->abandoned)
+    return Status::InvalidUsage("the communicator was aborted while this call waited for it");
+  if (state->Busy()) {
+    *out = sieveInProgress;
+  } else if (Comm* impl = comm->Impl()) {
+    *out = static_cast<sieveResult_t>(impl->AsyncError());
+  } else {
+    *out = static_cast<sieveResult_t>(state->init_error.code());
+  }
+  return Status::OK();
+}
+
+void FinishBackground(CommHandle* comm) {
   // Background work of this communicator may run on another's thread (a split).
   while (comm->Busy()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   comm->worker.reset();
 }
 
-bool AbandonBackground(sieveComm* comm, double deadline_s) {
+bool AbandonBackground(CommHandle* comm, double deadline_s) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(deadline_s);
   {
     std::lock_guard<std::mutex> lock(comm->async->mu);
     comm->async->abandoned = true;  // a creation still running keeps what it makes
+    comm->async->changed.notify_all();  // waiters leave without touching the handle
   }
   // Work on the communicator sees the abort and stops; a creation (bootstrap)
   // cannot be interrupted, so it is not waited for: it finishes on its own.

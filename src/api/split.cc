@@ -140,9 +140,10 @@ class ParentCall {
 
 // Non-blocking: the split runs on the new communicator's thread (or, for SIEVE_SPLIT_NOCOLOR,
 // the parent's); parent and child are in progress until it is done.
-Status SplitInBackground(sieveComm_t parent_handle, Comm* parent, int color, int key,
+Status SplitInBackground(sieve::CommHandle* parent_handle, Comm* parent, int color, int key,
                          const std::string& name, sieveComm_t* newcomm) {
-  sieveComm* child = color == SIEVE_SPLIT_NOCOLOR ? nullptr : sieve::NewPendingHandle(-1, -1);
+  std::shared_ptr<sieve::CommHandle> child =
+      color == SIEVE_SPLIT_NOCOLOR ? nullptr : sieve::NewPendingHandle(-1, -1);
   sieve::BackgroundWorker* worker =
       child != nullptr ? child->worker.get() : parent_handle->worker.get();
   if (worker == nullptr) {
@@ -153,14 +154,14 @@ Status SplitInBackground(sieveComm_t parent_handle, Comm* parent, int color, int
   std::vector<std::shared_ptr<sieve::AsyncState>> holds{parent_handle->async};
   if (child != nullptr) holds.push_back(child->async);
   sieve::CreateInBackground(
-      worker, child, holds, [parent, color, key, name](std::unique_ptr<Comm>* created) {
+      worker, child.get(), holds, [parent, color, key, name](std::unique_ptr<Comm>* created) {
         ParentCall call(parent);
         if (!name.empty()) SIEVE_INFO(sieve::kLogInit, "split into communicator \"%s\"", name.c_str());
         Status st = Split(*parent, color, key, created);
         if (!st.ok()) parent->RecordError(st.WithContext("sieveCommSplit"));
         return st;
       });
-  *newcomm = child;
+  if (child != nullptr) *newcomm = sieve::LiveComms().Publish(std::move(child));
   return Status::InProgress("the split runs in the background");
 }
 
@@ -171,13 +172,16 @@ extern "C" sieveResult_t sieveCommSplitConfig(sieveComm_t comm, int color, int k
   return sieve::Guard(sieve::IdleImpl(comm), "sieveCommSplit", [&]() -> Status {
     Comm* impl = nullptr;
     SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, &impl));
+    std::shared_ptr<sieve::CommHandle> parent;
+    SIEVE_RETURN_IF_ERROR(sieve::LookupComm(comm, &parent));
     if (newcomm == nullptr) return Status::InvalidArgument("newcomm is NULL");
     *newcomm = nullptr;
     sieve::CommOptions options;
     SIEVE_RETURN_IF_ERROR(sieve::ReadCommConfig(config, &options));
-    bool blocking = options.blocking == SIEVE_CONFIG_UNDEF_INT ? comm->worker == nullptr
+    bool blocking = options.blocking == SIEVE_CONFIG_UNDEF_INT ? parent->worker == nullptr
                                                                : options.blocking != 0;
-    if (!blocking) return SplitInBackground(comm, impl, color, key, options.name, newcomm);
+    if (!blocking)
+      return SplitInBackground(parent.get(), impl, color, key, options.name, newcomm);
     std::unique_ptr<Comm> created;
     SIEVE_RETURN_IF_ERROR(Split(*impl, color, key, &created));
     if (created) *newcomm = sieve::NewReadyHandle(std::move(created));

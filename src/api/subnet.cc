@@ -1,5 +1,5 @@
-// Subnet layout entry points (SDP, D2FT): layout handles (a magic plus a table
-// of live handles, so a freed or foreign pointer is reported, never
+// Subnet layout entry points (SDP, D2FT): layout handles (values looked up in a
+// table of live handles, so a stale or foreign one is reported, never
 // dereferenced), the three collective ways to register one, and the two
 // all-reduces queued like any collective.
 #include <functional>
@@ -14,13 +14,6 @@
 #include "kernels/coverage_average.h"
 #include "subnet/subnet_allreduce.h"
 
-constexpr uint64_t kSieveLayoutMagic = 0x534945564c41594full;  // "SIEVLAYO"
-
-struct sieveLayout {
-  uint64_t magic = kSieveLayoutMagic;
-  std::shared_ptr<sieve::subnet::LayoutState> state;
-};
-
 namespace {
 
 using sieve::Status;
@@ -28,10 +21,12 @@ using sieve::StrFormat;
 using sieve::subnet::LayoutState;
 using sieve::subnet::SegmentSpec;
 
-using Layouts = sieve::LiveHandles<sieveLayout, kSieveLayoutMagic>;
+using Layouts = sieve::LiveHandles<sieveLayout, LayoutState>;
 
 Layouts& LiveLayouts() {
-  static auto* live = new Layouts("layout");  // outlives static dtors
+  static auto* live = new Layouts(
+      "layout", "layout is not a registered layout (deregistered, never registered, or corrupted)",
+      0x5c4c);  // outlives static dtors
   return *live;
 }
 
@@ -65,7 +60,9 @@ Status CopySegments(const sieveSegment_t* segments, int nsegments, int nranks,
                     std::vector<SegmentSpec>* out) {
   if (nsegments < 1) return Status::InvalidArgument(StrFormat("nsegments %d < 1", nsegments));
   if (segments == nullptr) return Status::InvalidArgument("segments is NULL");
+  SIEVE_RETURN_IF_ERROR(sieve::subnet::CheckLayoutSize(static_cast<size_t>(nsegments), 0));
   out->resize(static_cast<size_t>(nsegments));
+  size_t holder_entries = 0;
   for (int k = 0; k < nsegments; ++k) {
     const sieveSegment_t& s = segments[k];
     if (s.nholders < 1 || s.nholders > nranks)
@@ -73,6 +70,9 @@ Status CopySegments(const sieveSegment_t* segments, int nsegments, int nranks,
           StrFormat("segment %d has nholders %d; it needs 1..%d", k, s.nholders, nranks));
     if (s.holders == nullptr)
       return Status::InvalidArgument(StrFormat("segment %d: holders is NULL", k));
+    holder_entries += static_cast<size_t>(s.nholders);
+    SIEVE_RETURN_IF_ERROR(sieve::subnet::CheckLayoutSize(static_cast<size_t>(nsegments),
+                                                         holder_entries));
     (*out)[k].offset = s.offset;
     (*out)[k].length = s.length;
     (*out)[k].holders.assign(s.holders, s.holders + s.nholders);
@@ -93,11 +93,15 @@ Status CheckSubnetCall(sieveComm_t comm, const void* sendbuff, void* recvbuff, s
                   sieve::kernels::DTypeName(args->dtype), call));
   SIEVE_RETURN_IF_ERROR(LiveLayouts().Lookup(layout, state));
   SIEVE_RETURN_IF_ERROR(
-      sieve::CheckRegisteredFor("layout", (*state)->comm, (*state)->count, *impl, count));
+      sieve::CheckRegisteredFor("layout", (*state)->comm_serial, (*state)->count, *impl, count));
   SIEVE_RETURN_IF_ERROR(
       sieve::CheckByteSize(count, 1, sieve::kernels::DTypeSize(args->dtype), "count"));
   SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
   SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
+  const size_t bytes = count * sieve::kernels::DTypeSize(args->dtype);
+  SIEVE_RETURN_IF_ERROR(sieve::CheckOverlap(sendbuff, bytes, recvbuff, bytes,
+                                            reinterpret_cast<uintptr_t>(recvbuff),
+                                            "sendbuff == recvbuff"));
   sieve::gpu::MemoryKind memory = sieve::gpu::MemoryKind::kHost;
   SIEVE_RETURN_IF_ERROR(sieve::gpu::ClassifyBuffers(
       {{"sendbuff", sendbuff}, {"recvbuff", recvbuff}}, &memory));

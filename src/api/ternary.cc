@@ -58,6 +58,12 @@ Status CheckTernaryParams(const sieveTernaryParams_t* params, size_t count) {
   if (count > sieve::kernels::kPhiloxMaxElements)
     return Status::InvalidArgument(sieve::StrFormat(
         "count %zu exceeds the ternary all-reduce's limit of 2^34 elements", count));
+  // Bounded like count (one block may cover a whole buffer), so count + block_size - 1
+  // cannot wrap and block_size fits the fingerprint (algo::TernaryMode).
+  if (params->block_size > sieve::kernels::kPhiloxMaxElements)
+    return Status::InvalidArgument(sieve::StrFormat(
+        "params->block_size %zu exceeds the limit of 2^34 elements (0 means 2048)",
+        params->block_size));
   return Status::OK();
 }
 
@@ -150,7 +156,10 @@ sieveResult_t sieveAllReduceTernary(const void* sendbuff, void* recvbuff, size_t
     SIEVE_RETURN_IF_ERROR(CheckTernaryParams(params, count));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
-    if (count == 0) return Status::OK();
+    const size_t bytes = count * sieve::kernels::DTypeSize(args.base.dtype);
+    SIEVE_RETURN_IF_ERROR(sieve::CheckOverlap(sendbuff, bytes, recvbuff, bytes,
+                                              reinterpret_cast<uintptr_t>(recvbuff),
+                                              "sendbuff == recvbuff"));
     args.base.send = sendbuff;
     args.base.recv = recvbuff;
     args.base.count = count;
@@ -164,9 +173,11 @@ sieveResult_t sieveAllReduceTernary(const void* sendbuff, void* recvbuff, size_t
     feedback.on = params->error_feedback != 0;
     feedback.mask_handle = params->mask;
     feedback.elems = mask ? mask->idx.size() : count;  // masked: residuals of kept elements
+    // Count 0 still joins the sequence and the agreement, on the host.
     sieve::gpu::MemoryKind memory = sieve::gpu::MemoryKind::kHost;
-    SIEVE_RETURN_IF_ERROR(sieve::gpu::ClassifyBuffers(
-        {{"sendbuff", sendbuff}, {"recvbuff", recvbuff}}, &memory));
+    if (count > 0)
+      SIEVE_RETURN_IF_ERROR(sieve::gpu::ClassifyBuffers(
+          {{"sendbuff", sendbuff}, {"recvbuff", recvbuff}}, &memory));
     if (memory == sieve::gpu::MemoryKind::kDevice)
       return SubmitOnDevice(impl, args, mask, feedback, stream);
     if (feedback.on)

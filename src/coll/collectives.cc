@@ -24,11 +24,15 @@ algo::Channel MakeChannel(Comm& comm, algo::OpKind kind, const CollArgs& a, uint
   // A view's operation is a step of its communicator's collective (counted there).
   if (!comm.is_view()) ++comm.stats().collectives;
   algo::OpFingerprint fp;
-  fp.kind = kind;
-  fp.count = a.count;
-  fp.dtype = static_cast<uint8_t>(a.dtype);
-  fp.op = reduces ? static_cast<uint8_t>(a.op) : 0xff;
-  fp.root = rooted ? a.root : -1;
+  if (a.call != nullptr) {
+    fp = *a.call;
+  } else {
+    fp.kind = kind;
+    fp.count = a.count;
+    fp.dtype = static_cast<uint8_t>(a.dtype);
+    fp.op = reduces ? static_cast<uint8_t>(a.op) : 0xff;
+    fp.root = rooted ? a.root : -1;
+  }
   fp.algo = algo;
   return comm.MakeChannel(fp, seq, memory);
 }

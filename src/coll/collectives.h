@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "algo/codec.h"
+#include "algo/op_header.h"
 #include "algo/scratch.h"
 #include "comm/comm.h"
 #include "kernels/dtype.h"
@@ -23,6 +24,10 @@ struct CollArgs {
   kernels::DType dtype = kernels::DType::kFloat32;
   kernels::RedOp op = kernels::RedOp::kSum;
   int root = 0;
+  // Set when this collective is a step of a larger call (the ternary scales):
+  // the ranks agree on that call's fingerprint (with this step's algorithm),
+  // so a mismatch is reported in the terms of the call the user made.
+  const algo::OpFingerprint* call = nullptr;
 };
 
 // Hierarchical (coll/hier.h) or flat, as plan::ChooseAllReduce says.

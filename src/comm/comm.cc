@@ -49,7 +49,9 @@ topo::Placement PlaceRank(const Config& config, int rank) {
 
 Status Comm::Create(const char id[128], int nranks, int rank, const Config& config,
                     std::unique_ptr<Comm>* out) {
+  static std::atomic<uint64_t> serials{0};
   std::unique_ptr<Comm> comm(new Comm());
+  comm->serial_ = ++serials;
   comm->rank_ = rank;
   comm->size_ = nranks;
   comm->config_ = config;
@@ -157,6 +159,11 @@ algo::Channel Comm::MakeChannel(algo::OpFingerprint fp, uint32_t seq,
   control.agree = config_.agreement;
   return algo::Channel(transport(), seq, StrFormat("%s #%u", algo::OpKindName(fp.kind), seq),
                        WaitOptions(), &root_->stats_.traffic, nullptr, &control, members_, memory);
+}
+
+Status Comm::AgreeWithoutData(algo::OpFingerprint fp, uint32_t seq) {
+  if (size_ == 1) return Status::OK();
+  return MakeChannel(fp, seq).Conclude(Status::OK());
 }
 
 algo::Channel Comm::MakeP2pChannel() {

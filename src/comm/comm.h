@@ -35,6 +35,9 @@ class Comm {
   ~Comm();
 
   int rank() const { return rank_; }
+  // Unique among the communicators this process ever created (never reused, unlike an
+  // address): what masks and layouts remember to tell their communicator from a later one.
+  uint64_t serial() const { return serial_; }
   int size() const { return size_; }
   const Config& config() const { return config_; }
   // The transport operations go through (transport/factory.h: SIEVE_TRANSPORT's,
@@ -58,6 +61,9 @@ class Comm {
   algo::Channel MakeChannel(algo::OpFingerprint fp, uint32_t seq,
                             transport::MemoryType memory = transport::MemoryType::kHost);
   algo::Channel MakeP2pChannel();
+  // A collective that moves no data here (count 0, or a mask keeping nothing)
+  // still takes part in the agreement: fingerprint out, verdicts in (DESIGN.md 1.6).
+  Status AgreeWithoutData(algo::OpFingerprint fp, uint32_t seq);
 
   // Statistics readable through sieveCommGetCounters.
   struct Stats {
@@ -131,6 +137,10 @@ class Comm {
   // Calls in flight, so an abort from another thread waits for them to leave.
   std::atomic<int>& active_calls() { return active_calls_; }
 
+  // Expires when the communicator is destroyed: work queued for it (an open
+  // group's) checks this before it runs.
+  std::weak_ptr<void> lifetime() const { return lifetime_; }
+
  private:
   Comm() = default;
 
@@ -145,6 +155,7 @@ class Comm {
   std::unique_ptr<Comm> host_view_, cross_view_;
   int rank_ = 0;
   int size_ = 1;
+  uint64_t serial_ = 0;
   Config config_;
   std::unique_ptr<transport::Transport> transport_;  // null in a view
   uint32_t seq_ = 0;
@@ -168,6 +179,7 @@ class Comm {
   std::atomic<bool> abort_{false};
   std::atomic<int> async_error_{0};
   std::atomic<int> active_calls_{0};
+  std::shared_ptr<void> lifetime_ = std::make_shared<char>(0);
   mutable std::mutex error_mu_;
   std::string last_error_;
   std::string fatal_error_;

@@ -13,15 +13,24 @@ namespace sieve {
 
 namespace {
 
+// A queued call remembers its communicator's lifetime: one destroyed or
+// aborted before sieveGroupEnd is never touched.
 struct QueuedCollective {
   Comm* comm;
+  std::weak_ptr<void> alive;
   std::function<Status()> op;
+  bool device;  // only enqueues on a stream: runs on the caller's thread
+};
+
+struct QueuedP2p {
+  P2pOp op;
+  std::weak_ptr<void> alive;
 };
 
 struct GroupState {
   int depth = 0;
   std::vector<QueuedCollective> collectives;
-  std::vector<P2pOp> p2p;
+  std::vector<QueuedP2p> p2p;
 };
 
 thread_local GroupState tls_group;
@@ -29,18 +38,29 @@ thread_local GroupState tls_group;
 // One communicator's sends and receives: on device buffers enqueued on their
 // stream, on host buffers run (after the device work queued before them).
 Status RunP2p(Comm* comm, const std::vector<P2pOp>& ops) {
-  size_t device = 0, total = 0;
+  // A zero-byte op has no buffer to speak of: it goes with the others.
+  size_t device = 0, host = 0;
   for (const P2pOp& op : ops) {
-    if (op.comm != comm) continue;
-    ++total;
-    if (op.device) ++device;
+    if (op.comm != comm || op.bytes == 0) continue;
+    ++(op.device ? device : host);
   }
   if (device == 0) return gpu::RunHostCall(*comm, [&] { return RunP2pNow(comm, ops); });
-  if (device != total)
+  if (host != 0)
     return Status::InvalidUsage(
         "a group mixes send/recv on host and on device buffers on one communicator; use "
         "separate groups");
   return gpu::EnqueueDeviceP2p(*comm, ops);
+}
+
+// Removes the calls whose communicator is gone; returns how many there were.
+size_t DropDead(GroupState& group) {
+  const size_t before = group.collectives.size() + group.p2p.size();
+  auto dead = [](const auto& queued) { return queued.alive.expired(); };
+  group.collectives.erase(
+      std::remove_if(group.collectives.begin(), group.collectives.end(), dead),
+      group.collectives.end());
+  group.p2p.erase(std::remove_if(group.p2p.begin(), group.p2p.end(), dead), group.p2p.end());
+  return before - group.collectives.size() - group.p2p.size();
 }
 
 Status RunQueued(GroupState& group) {
@@ -48,17 +68,20 @@ Status RunQueued(GroupState& group) {
   for (QueuedCollective& c : group.collectives) {
     Status st = c.op();
     if (!st.ok()) {
-      c.comm->RecordError(st);
+      c.comm->RecordError(st.WithContext("sieveGroupEnd"));
       if (first_error.ok()) first_error = st;
     }
   }
+  std::vector<P2pOp> ops;
   std::vector<Comm*> comms;
-  for (const P2pOp& op : group.p2p)
-    if (std::find(comms.begin(), comms.end(), op.comm) == comms.end()) comms.push_back(op.comm);
+  for (const QueuedP2p& q : group.p2p) {
+    ops.push_back(q.op);
+    if (std::find(comms.begin(), comms.end(), q.op.comm) == comms.end()) comms.push_back(q.op.comm);
+  }
   for (Comm* comm : comms) {
-    Status st = RunP2p(comm, group.p2p);
+    Status st = RunP2p(comm, ops);
     if (!st.ok()) {
-      comm->RecordError(st);
+      comm->RecordError(st.WithContext("sieveGroupEnd"));
       if (first_error.ok()) first_error = st;
     }
   }
@@ -72,8 +95,38 @@ std::vector<Comm*> CommsOf(const GroupState& group) {
     if (std::find(comms.begin(), comms.end(), c) == comms.end()) comms.push_back(c);
   };
   for (const QueuedCollective& c : group.collectives) add(c.comm);
-  for (const P2pOp& op : group.p2p) add(op.comm);
+  for (const QueuedP2p& q : group.p2p) add(q.op.comm);
   return comms;
+}
+
+// Runs a group (its calls all on live communicators): here, or on the
+// background thread of its non-blocking communicator.
+Status IssueGroup(const std::shared_ptr<GroupState>& group) {
+  std::vector<Comm*> comms = CommsOf(*group);
+  Comm* nonblocking = nullptr;
+  for (Comm* comm : comms)
+    if (comm->background()) nonblocking = comm;
+  if (nonblocking == nullptr) return RunQueued(*group);
+  // Device-buffer work only enqueues, and must be enqueued here, in call
+  // order and in the caller's CUDA context (the background thread has none,
+  // and would enqueue after this returned).
+  bool device = false, host = false;
+  for (const QueuedCollective& c : group->collectives) (c.device ? device : host) = true;
+  for (const QueuedP2p& q : group->p2p) (q.op.device ? device : host) = true;
+  if (device && host)
+    return Status::InvalidUsage(
+        "a group on a non-blocking communicator mixes calls on host and on device buffers; "
+        "use separate groups; nothing of it was run");
+  if (device) return RunQueued(*group);
+  // One background thread runs the group; another communicator in it would
+  // be used from that thread while its owner may use it too.
+  if (comms.size() > 1)
+    return Status::InvalidUsage(StrFormat(
+        "a group with a non-blocking communicator may use only that communicator (this one "
+        "used %zu); nothing of it was run",
+        comms.size()));
+  nonblocking->background()([group] { return RunQueued(*group); });
+  return Status::InProgress("the group runs in the background");
 }
 
 }  // namespace
@@ -98,39 +151,36 @@ Status GroupEnd() {
   if (--tls_group.depth > 0) return Status::OK();
   auto group = std::make_shared<GroupState>();
   std::swap(*group, tls_group);
-  std::vector<Comm*> comms = CommsOf(*group);
-  Comm* nonblocking = nullptr;
-  for (Comm* comm : comms)
-    if (comm->background()) nonblocking = comm;
-  if (nonblocking == nullptr) return RunQueued(*group);
-  // One background thread runs the group; another communicator in it would
-  // be used from that thread while its owner may use it too.
-  if (comms.size() > 1)
-    return Status::InvalidUsage(StrFormat(
-        "a group with a non-blocking communicator may use only that communicator (this one "
-        "used %zu); nothing of it was run",
-        comms.size()));
-  nonblocking->background()([group] { return RunQueued(*group); });
-  return Status::InProgress("the group runs in the background");
+  const size_t dropped = DropDead(*group);
+  Status ran = IssueGroup(group);
+  if (dropped == 0) return ran;
+  return Status::InvalidUsage(StrFormat(
+      "%zu call(s) queued in this group on a communicator destroyed or aborted before "
+      "sieveGroupEnd were dropped; the group's other calls were issued (%s)",
+      dropped, ran.ok() ? "and succeeded" : ran.ToString().c_str()));
 }
 
 bool InGroup() { return tls_group.depth > 0; }
 
 Status SubmitCollective(Comm* comm, std::function<Status()> op) {
   if (!InGroup()) return op();
-  tls_group.collectives.push_back({comm, std::move(op)});
+  tls_group.collectives.push_back({comm, comm->lifetime(), std::move(op), true});
   return Status::OK();
 }
 
 Status SubmitHostCollective(Comm* comm, std::function<Status()> op) {
-  if (InGroup() || !comm->background()) return SubmitCollective(comm, std::move(op));
+  if (InGroup()) {
+    tls_group.collectives.push_back({comm, comm->lifetime(), std::move(op), false});
+    return Status::OK();
+  }
+  if (!comm->background()) return op();
   comm->background()(std::move(op));
   return Status::InProgress("the operation runs in the background");
 }
 
 Status SubmitP2p(const P2pOp& op) {
   if (InGroup()) {
-    tls_group.p2p.push_back(op);
+    tls_group.p2p.push_back({op, op.comm->lifetime()});
     return Status::OK();
   }
   auto run = [op] { return RunP2p(op.comm, {op}); };

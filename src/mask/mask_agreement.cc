@@ -6,7 +6,7 @@
 namespace sieve::mask {
 
 MaskVerdict CompareMaskDigests(const uint64_t* all, int nranks) {
-  constexpr size_t kWidth = 2;  // {count, MaskHash} per rank
+  constexpr size_t kWidth = kMaskDigestWords;  // {count, policy, MaskHash} per rank
   MaskVerdict v;
   v.ranks = coll::RanksDifferingFromRank0(all, nranks, kWidth, 0);
   if (!v.ranks.empty()) {
@@ -14,6 +14,11 @@ MaskVerdict CompareMaskDigests(const uint64_t* all, int nranks) {
     return v;
   }
   v.ranks = coll::RanksDifferingFromRank0(all, nranks, kWidth, 1);
+  if (!v.ranks.empty()) {
+    v.kind = MaskVerdict::kPolicyDiffers;
+    return v;
+  }
+  v.ranks = coll::RanksDifferingFromRank0(all, nranks, kWidth, 2);
   v.kind = v.ranks.empty() ? MaskVerdict::kSame : MaskVerdict::kMaskDiffers;
   return v;
 }

@@ -10,13 +10,15 @@
 
 namespace sieve::mask {
 
-// Registration: every rank all-gathers {count, MaskHash}; rank r's pair is all[2r], all[2r+1].
+// Registration: every rank all-gathers {count, policy, MaskHash}; rank r's words are
+// all[kMaskDigestWords * r + f].
+constexpr size_t kMaskDigestWords = 3;
 struct MaskVerdict {
-  enum Kind { kSame, kCountDiffers, kMaskDiffers };
+  enum Kind { kSame, kCountDiffers, kPolicyDiffers, kMaskDiffers };
   Kind kind = kSame;
-  std::string ranks;  // "2, 5": the ranks whose field differs from rank 0's (count first)
+  std::string ranks;  // "2, 5": the ranks whose field differs from rank 0's (count, then policy)
 };
-// REQUIRES: all holds 2 * nranks words, nranks >= 1.
+// REQUIRES: all holds kMaskDigestWords * nranks words, nranks >= 1.
 MaskVerdict CompareMaskDigests(const uint64_t* all, int nranks);
 
 // Tracker: the max over ranks of {in masked state, in learning state, unstable or strayed}

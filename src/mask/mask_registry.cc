@@ -30,6 +30,8 @@ Status OrAllReduce(Comm& comm, std::vector<uint64_t>* bits) {
       algo::RunRing(ch, codec, algo::BalancedSplit(bits->size(), comm.size()), options));
 }
 
+const char* PolicyName(Policy p) { return p == Policy::kStrict ? "sieveMaskStrict" : "sieveMaskUnion"; }
+
 }  // namespace
 
 char* MaskState::Work(size_t bytes) {
@@ -56,9 +58,11 @@ void MaskState::BuildPackedView() {
 Status AgreeOnMask(Comm& comm, Policy policy, size_t count, std::vector<uint64_t>* bits) {
   const int n = comm.size();
   if (n == 1) return Status::OK();
-  const uint64_t mine[2] = {count, MaskHash(count, *bits)};
+  // The policy is agreed on too: a union rank would otherwise run an OR the others never join.
+  const uint64_t mine[kMaskDigestWords] = {count, static_cast<uint64_t>(policy),
+                                           MaskHash(count, *bits)};
   std::vector<uint64_t> all;
-  SIEVE_RETURN_IF_ERROR(coll::AllGatherWords(comm, mine, 2, &all));
+  SIEVE_RETURN_IF_ERROR(coll::AllGatherWords(comm, mine, kMaskDigestWords, &all));
   MaskVerdict verdict = CompareMaskDigests(all.data(), n);
   if (verdict.kind == MaskVerdict::kSame) return Status::OK();
   ++comm.stats().mask_mismatches;
@@ -66,6 +70,12 @@ Status AgreeOnMask(Comm& comm, Policy policy, size_t count, std::vector<uint64_t
     return Status::InvalidUsage(StrFormat(
         "count differs across ranks: rank 0 passed %llu, rank(s) %s passed "
         "another count", static_cast<unsigned long long>(all[0]), verdict.ranks.c_str()));
+  }
+  if (verdict.kind == MaskVerdict::kPolicyDiffers) {
+    return Status::InvalidUsage(StrFormat(
+        "policy differs across ranks: rank 0 passed %s, rank(s) %s passed %s",
+        PolicyName(static_cast<Policy>(all[1])), verdict.ranks.c_str(),
+        PolicyName(all[1] == 0 ? Policy::kUnion : Policy::kStrict)));
   }
   if (policy == Policy::kStrict) {
     return Status::InvalidUsage(StrFormat(
@@ -80,6 +90,7 @@ Status Register(Comm& comm, const void* mask, Format format, size_t count, Polic
                 std::shared_ptr<MaskState>* out) {
   auto state = std::make_shared<MaskState>();
   state->comm = &comm;
+  state->comm_serial = comm.serial();
   state->count = count;
   Normalize(mask, format, count, &state->bits);
   SIEVE_RETURN_IF_ERROR(AgreeOnMask(comm, policy, count, &state->bits));

@@ -15,8 +15,12 @@ namespace sieve::mask {
 
 enum class Policy { kStrict = 0, kUnion = 1 };
 
+// Elements a mask may cover: kept positions are 32-bit indices.
+constexpr size_t kMaxMaskCount = size_t{1} << 32;
+
 struct MaskState {
-  const Comm* comm = nullptr;    // the communicator it was registered on (compared, not used)
+  const Comm* comm = nullptr;    // the communicator it was registered on (placement of `work`)
+  uint64_t comm_serial = 0;      // and its Comm::serial(), compared before any use
   size_t count = 0;              // elements of the buffers it applies to
   std::vector<uint64_t> bits;    // the agreed mask
   std::vector<uint32_t> idx;     // kept indices, increasing: nnz = idx.size()

@@ -55,6 +55,7 @@ Status AgreeOnFlags(Comm& comm, uint8_t flags[3]) {
 Status StartMasking(Comm& comm, size_t count, std::vector<uint64_t> bits, Entry* e) {
   auto state = std::make_shared<MaskState>();
   state->comm = &comm;
+  state->comm_serial = comm.serial();
   state->count = count;
   state->bits = std::move(bits);
   SIEVE_RETURN_IF_ERROR(AgreeOnMask(comm, Policy::kUnion, count, &state->bits));

@@ -14,18 +14,24 @@
 namespace sieve::mask {
 namespace {
 
+// What the ranks agree on: the call's count (unpacked), datatype, op, and the
+// mask's number of kept elements.
+algo::OpFingerprint Fingerprint(const coll::CollArgs& a, size_t nnz, bool tree) {
+  algo::OpFingerprint fp;
+  fp.kind = algo::OpKind::kMaskedAllReduce;
+  fp.count = a.count;
+  fp.dtype = static_cast<uint8_t>(a.dtype);
+  fp.op = static_cast<uint8_t>(a.op);
+  fp.algo = tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing;
+  fp.mode = nnz;
+  return fp;
+}
+
 // The ring or tree (`tree`: plan::ChooseMaskedAllReduce's flat choice).
 Status Exchange(Comm& comm, uint32_t seq, const coll::CollArgs& a, MaskedCodec& codec, size_t nnz,
                 bool tree) {
   ++comm.stats().collectives;
-  algo::OpFingerprint fp;
-  fp.kind = algo::OpKind::kMaskedAllReduce;
-  fp.count = nnz;
-  fp.dtype = static_cast<uint8_t>(a.dtype);
-  fp.op = static_cast<uint8_t>(a.op);
-  fp.algo = tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing;
-  fp.mode = a.count;  // the unpacked length
-  algo::Channel ch = comm.MakeChannel(fp, seq);
+  algo::Channel ch = comm.MakeChannel(Fingerprint(a, nnz, tree), seq);
   if (tree) return ch.Conclude(algo::RunTree(ch, codec, nnz, comm.config().segment_bytes));
   algo::RingOptions options;
   options.segment_bytes = comm.config().segment_bytes;
@@ -62,9 +68,10 @@ Status AllReduceMasked(Comm& comm, const coll::CollArgs& a, MaskState& mask) {
   const size_t esize = kernels::DTypeSize(a.dtype);
   const size_t nnz = mask.idx.size();
   char* packed = mask.Work(nnz * esize);
-  if (nnz == 0) {  // nothing travels: the result is all zeros
+  if (nnz == 0) {  // nothing travels: the result is all zeros; the call is still agreed on
     kernels::MaskedUnpack(esize, packed, mask.bits.data(), a.count, a.recv);
-    return Status::OK();
+    const bool tree = plan::ChooseMaskedAllReduce(comm, 0, 0).algo == plan::Algo::kTree;
+    return comm.AgreeWithoutData(Fingerprint(a, 0, tree), seq);
   }
   const plan::Algo chosen = plan::ChooseMaskedAllReduce(comm, nnz, nnz * esize).algo;
   if (chosen == plan::Algo::kHier) {

@@ -46,6 +46,19 @@ std::string HolderList(const std::vector<int>& holders) {
 
 }  // namespace
 
+Status CheckLayoutSize(size_t segments, size_t holder_entries) {
+  if (segments > kMaxLayoutSegments)
+    return Status::InvalidArgument(StrFormat(
+        "a layout of %zu segments exceeds the limit of %zu per layout", segments,
+        kMaxLayoutSegments));
+  if (holder_entries > kMaxLayoutHolders)
+    return Status::InvalidArgument(StrFormat(
+        "a layout with %zu holder entries (the sum of nholders over its segments) exceeds the "
+        "limit of %zu per layout",
+        holder_entries, kMaxLayoutHolders));
+  return Status::OK();
+}
+
 Status ValidateSegments(size_t count, const std::vector<SegmentSpec>& segments, int nranks) {
   if (segments.empty()) return Status::InvalidArgument("a layout needs at least one segment");
   size_t expect = 0;
@@ -85,11 +98,16 @@ Status SegmentsFromMaskMatrix(const unsigned char* matrix, int nranks, size_t nb
                               size_t block_size, size_t count, std::vector<SegmentSpec>* out) {
   out->clear();
   if (block_size == 0) return Status::InvalidArgument("block_size is 0");
-  if (nblocks != (count + block_size - 1) / block_size)
+  const size_t needed = count / block_size + (count % block_size != 0);  // no count + block - 1
+  if (nblocks != needed)
     return Status::InvalidArgument(
         StrFormat("nblocks %zu does not match count %zu with block_size %zu (needs %zu)", nblocks,
-                  count, block_size, (count + block_size - 1) / block_size));
+                  count, block_size, needed));
+  if (nblocks > SIZE_MAX / static_cast<size_t>(nranks))
+    return Status::InvalidArgument(StrFormat(
+        "a mask matrix of %d ranks x %zu blocks overflows the addressable size", nranks, nblocks));
   std::vector<int> holders;
+  size_t holder_entries = 0;
   for (size_t b = 0; b < nblocks; ++b) {
     holders.clear();
     for (int r = 0; r < nranks; ++r)
@@ -100,6 +118,8 @@ Status SegmentsFromMaskMatrix(const unsigned char* matrix, int nranks, size_t nb
     if (!out->empty() && out->back().holders == holders) {
       out->back().length += length;
     } else {
+      holder_entries += holders.size();
+      SIEVE_RETURN_IF_ERROR(CheckLayoutSize(out->size() + 1, holder_entries));
       out->push_back({begin, length, holders});
     }
   }
@@ -111,6 +131,8 @@ Status EqualSubnetSegments(size_t count, int nsubnets, int nranks, std::vector<S
   if (nsubnets < 1 || static_cast<size_t>(nsubnets) > count)
     return Status::InvalidArgument(
         StrFormat("nsubnets %d must be in 1..count (%zu)", nsubnets, count));
+  SIEVE_RETURN_IF_ERROR(CheckLayoutSize(static_cast<size_t>(nsubnets),
+                                        static_cast<size_t>(nsubnets) * static_cast<size_t>(nranks)));
   std::vector<int> everyone(static_cast<size_t>(nranks));
   for (int r = 0; r < nranks; ++r) everyone[r] = r;
   const size_t size = count / static_cast<size_t>(nsubnets);
@@ -142,7 +164,7 @@ Status Register(Comm& comm, size_t count, std::vector<SegmentSpec> segments, Sta
   SIEVE_RETURN_IF_ERROR(agreed);
 
   auto state = std::make_shared<LayoutState>();
-  state->comm = &comm;
+  state->comm_serial = comm.serial();
   state->count = count;
   state->hash = hash;
   std::vector<SegmentRole> roles(segments.size());

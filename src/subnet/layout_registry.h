@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "comm/comm.h"
+#include "sieve.h"
 #include "subnet/subnet_plan.h"
 
 namespace sieve::subnet {
@@ -21,7 +22,7 @@ struct SegmentSpec {
 };
 
 struct LayoutState {
-  const Comm* comm = nullptr;             // registered on (compared, not used)
+  uint64_t comm_serial = 0;               // Comm::serial() of the communicator it was registered on
   size_t count = 0;                       // elements of the buffers it applies to
   uint64_t hash = 0;                      // LayoutHash: the layout's identity in fingerprints
   std::vector<size_t> offsets;            // K+1 entries: segment k = [offsets[k], offsets[k+1])
@@ -31,6 +32,15 @@ struct LayoutState {
 
   int num_segments() const { return static_cast<int>(holders.size()); }
 };
+
+// What one layout may hold, so that what a registration allocates is bounded
+// (about 100 bytes per segment and 8 per holder entry): at most
+// kMaxLayoutSegments segments and kMaxLayoutHolders holder entries (the sum of
+// nholders over the segments). Beyond: InvalidArgument saying so.
+// (SIEVE_LAYOUT_MAX_SEGMENTS and SIEVE_LAYOUT_MAX_HOLDERS in sieve.h).
+constexpr size_t kMaxLayoutSegments = SIEVE_LAYOUT_MAX_SEGMENTS;
+constexpr size_t kMaxLayoutHolders = SIEVE_LAYOUT_MAX_HOLDERS;
+Status CheckLayoutSize(size_t segments, size_t holder_entries);
 
 // Checks that `segments` partition [0, count) in offset order with holder sets
 // of ranks 0..nranks-1 (ascending, no duplicates, non-empty).

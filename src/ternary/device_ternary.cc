@@ -33,17 +33,17 @@ StagedOp OneChunk(const char* name, cu::Stream stream, StagedChunk chunk) {
 }
 
 // Op 1: the block maxima in, the agreed scales out (and kept for op 2).
-StagedOp ScalesOp(Comm& comm, cu::Stream stream, float* d_scales, size_t nblocks,
-                  std::shared_ptr<Agreed> agreed) {
+StagedOp ScalesOp(Comm& comm, const coll::TernaryArgs& args, cu::Stream stream, float* d_scales,
+                  size_t nblocks, std::shared_ptr<Agreed> agreed) {
   const size_t bytes = nblocks * sizeof(float);
   StagedChunk c;
   c.bytes = bytes;
   c.in.push_back({0, d_scales, bytes});
   c.out.push_back({0, d_scales, bytes});
   Comm* cm = &comm;
-  c.run = [cm, nblocks, agreed](char* staging) {
+  c.run = [cm, args, nblocks, agreed](char* staging) {
     auto* scales = reinterpret_cast<float*>(staging);
-    SIEVE_RETURN_IF_ERROR(coll::TernaryAgreeScales(*cm, scales, nblocks));
+    SIEVE_RETURN_IF_ERROR(coll::TernaryAgreeScales(*cm, args, scales, nblocks));
     agreed->scales.assign(scales, scales + nblocks);
     agreed->ok = true;
     return Status::OK();
@@ -107,7 +107,7 @@ Status EnqueueDeviceTernaryRun(Comm& comm, const DeviceTernaryRun& run, CUstream
     return Status::Internal(StrFormat("%s on device buffers: a host residual, a mask or a "
                                       "residual of another size", run.name));
   ProgressEngine* engine = nullptr;
-  SIEVE_RETURN_IF_ERROR(EngineFor(comm, &engine));
+  SIEVE_RETURN_IF_ERROR(EngineFor(comm, {b.send, b.recv}, &engine));
   DeviceOps* ops = Runtime().ops;
   const size_t nblocks = (b.count + args.block - 1) / args.block;
   const size_t scale_bytes = nblocks * sizeof(float);
@@ -144,7 +144,7 @@ Status EnqueueDeviceTernaryRun(Comm& comm, const DeviceTernaryRun& run, CUstream
     if (st.ok()) run.residual->fresh = false;  // written by that kernel
   }
   if (st.ok()) st = ops->TernaryAbsMax(b.dtype, in, b.count, args.block, d_scales, stream);
-  if (st.ok()) st = engine->Enqueue(ScalesOp(comm, stream, d_scales, nblocks, agreed));
+  if (st.ok()) st = engine->Enqueue(ScalesOp(comm, args, stream, d_scales, nblocks, agreed));
   if (st.ok())
     st = run.residual != nullptr
              ? ops->TernaryQuantizeFeedback(b.dtype, in, b.count, args.block, d_scales, rng,

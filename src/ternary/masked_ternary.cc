@@ -15,9 +15,14 @@ Status TernaryAllReduceMasked(Comm& comm, const coll::TernaryArgs& args, MaskSta
   const size_t nnz = mask.idx.size();
   char* packed = mask.Work(nnz * esize);
   ++comm.stats().masked_collectives;
-  if (nnz == 0) {  // nothing travels: the result is all zeros
+  if (nnz == 0) {  // nothing travels: the result is all zeros; the call is still agreed on
     kernels::MaskedUnpack(esize, packed, mask.bits.data(), a.count, a.recv);
-    return Status::OK();
+    algo::OpFingerprint fp = coll::TernaryFingerprint(args);
+    fp.count = 0;  // the elements quantized
+    const bool tree = plan::ChooseTernaryAllReduce(comm, 0, "the mask keeps nothing").algo ==
+                      plan::Algo::kTree;
+    fp.algo = tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing;
+    return comm.AgreeWithoutData(fp, comm.NextSeq());
   }
   const char* flat_because = args.residual != nullptr ? "error feedback" : nullptr;
   if (plan::ChooseTernaryAllReduce(comm, nnz, flat_because).algo == plan::Algo::kHier) {

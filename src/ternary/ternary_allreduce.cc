@@ -38,7 +38,7 @@ Status AgreeOnScales(Comm& comm, const TernaryArgs& a, const void* in, const uin
   kernels::TernaryAbsMax(a.base.dtype, in, idx, elems, a.block, scales->data());
   const double absmax_ms = MsSince(start);
   const Clock::time_point agreeing = Clock::now();
-  Status st = TernaryAgreeScales(comm, scales->data(), scales->size());
+  Status st = TernaryAgreeScales(comm, a, scales->data(), scales->size());
   SIEVE_TRACE(kLogColl, "ternary scales: abs-max %.2f ms, all-reduce-max of %zu %.2f ms",
               absmax_ms, scales->size(), MsSince(agreeing));
   return st;
@@ -61,14 +61,8 @@ Status Exchange(Comm& comm, const TernaryArgs& a, algo::TernaryCodec& codec, siz
                 bool tree) {
   const int n = comm.size();
   uint32_t seq = comm.NextSeq();
-  algo::OpFingerprint fp;
-  fp.kind = algo::OpKind::kTernaryAllReduce;
-  fp.count = elems;
-  fp.dtype = static_cast<uint8_t>(a.base.dtype);
-  fp.op = static_cast<uint8_t>(a.base.op);
+  algo::OpFingerprint fp = TernaryFingerprint(a);
   fp.algo = tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing;
-  // Seed, step and block must agree, or the ranks' codes do not add up.
-  fp.mode = a.seed * 0x9e3779b97f4a7c15ull ^ (a.step << 20) ^ a.block;
   algo::Channel ch = comm.MakeChannel(fp, seq);
   const size_t segment_bytes = SegmentWireBytes(comm, codec, a.base.dtype);
   const Clock::time_point start = Clock::now();
@@ -146,9 +140,22 @@ Status HierTernary(Comm& comm, const TernaryArgs& a) {
 
 }  // namespace
 
-Status TernaryAgreeScales(Comm& comm, float* scales, size_t nblocks) {
+algo::OpFingerprint TernaryFingerprint(const TernaryArgs& a) {
+  algo::OpFingerprint fp;
+  fp.kind = algo::OpKind::kTernaryAllReduce;
+  fp.count = a.mask_idx != nullptr ? a.mask_nnz : a.base.count;  // the elements quantized
+  fp.dtype = static_cast<uint8_t>(a.base.dtype);
+  fp.op = static_cast<uint8_t>(a.base.op);
+  // Seed, step and block must agree, or the ranks' codes do not add up.
+  fp.mode = algo::TernaryMode(a.seed, a.step, a.block);
+  return fp;
+}
+
+Status TernaryAgreeScales(Comm& comm, const TernaryArgs& a, float* scales, size_t nblocks) {
   if (comm.size() == 1) return Status::OK();
+  const algo::OpFingerprint call = TernaryFingerprint(a);
   CollArgs max;
+  max.call = &call;
   max.send = scales;
   max.recv = scales;
   max.count = nblocks;

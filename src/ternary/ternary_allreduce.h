@@ -42,9 +42,14 @@ Status TernaryAllReduce(Comm& comm, const TernaryArgs& args);
 // The device path (ternary/device_ternary.h) runs TernaryAllReduce's flat plan
 // in two steps around its own kernels, with the same network operations in
 // the same order, so it interoperates with host ranks:
+// What every rank agrees on for the ternary call `args` (both of its steps):
+// kind, count (of elements quantized: under a mask the kept ones), datatype,
+// op and the mode word of seed, step and block_size (algo::TernaryMode), so a
+// mismatch names the user's field.
+algo::OpFingerprint TernaryFingerprint(const TernaryArgs& args);
 // Step 1: this rank's block abs-maxes (nblocks floats) become the agreed
-// scales, in place (the all-reduce-max).
-Status TernaryAgreeScales(Comm& comm, float* scales, size_t nblocks);
+// scales, in place (the all-reduce-max), agreeing on args' fingerprint.
+Status TernaryAgreeScales(Comm& comm, const TernaryArgs& args, float* scales, size_t nblocks);
 // Step 2: the ring/tree from this rank's codes, already quantized into the
 // 2-bit wire (TernaryBits(1)) with (seed, comm.rank(), step) against `scales`.
 // Writes the final integer sums Q packed in TernaryBits(comm.size()) bits

@@ -48,6 +48,30 @@ TEST(OpHeaderTest, FingerprintRoundTripsAndNamesEveryDifferingField) {
   EXPECT_EQ(diff.find("datatype"), std::string::npos) << diff;
 }
 
+// The ternary mode word keeps block_size exactly (up to the API's 2^34) and tells a
+// block_size mismatch from a seed or step one; a masked call's kept count is named as such.
+TEST(OpHeaderTest, TernaryAndMaskedModesAreNamedInTheUsersTerms) {
+  algo::OpFingerprint a, b;
+  a.kind = b.kind = algo::OpKind::kTernaryAllReduce;
+  a.mode = algo::TernaryMode(7, 3, uint64_t{1} << 34);
+  b.mode = algo::TernaryMode(7, 3, 256);
+  std::string diff = algo::FingerprintDiff(a, b, 2);
+  EXPECT_EQ(diff, "block_size 17179869184 here, 256 on rank 2");
+  EXPECT_NE(algo::DescribeFingerprint(b).find("block_size 256"), std::string::npos);
+  for (uint64_t step : {4u, 5u, 1000u}) {
+    b.mode = algo::TernaryMode(7, step, uint64_t{1} << 34);
+    diff = algo::FingerprintDiff(a, b, 1);
+    EXPECT_EQ(diff.find("block_size"), std::string::npos) << diff;
+    EXPECT_NE(diff.find("seed or step"), std::string::npos) << step;
+  }
+  b.mode = algo::TernaryMode(8, 3, uint64_t{1} << 34);
+  EXPECT_NE(algo::FingerprintDiff(a, b, 1).find("seed or step"), std::string::npos);
+  a.kind = b.kind = algo::OpKind::kMaskedAllReduce;
+  a.mode = 10;
+  b.mode = 12;
+  EXPECT_EQ(algo::FingerprintDiff(a, b, 1), "mask (kept elements) 10 here, 12 on rank 1");
+}
+
 TEST(OpHeaderTest, SubnetFieldsTravelAndAreNamed) {
   algo::OpFingerprint a, b;
   a.kind = b.kind = algo::OpKind::kD2ftAllReduce;

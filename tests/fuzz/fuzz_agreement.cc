@@ -1,6 +1,6 @@
 // Fuzzes the verdicts ranks draw from agreement messages, each checked against a direct reading:
-// the tracker's three flag bytes, the all-gathered (count, hash) pairs of mask registration and
-// the (valid, count, segments, hash) words of subnet layout registration.
+// the tracker's three flag bytes, the all-gathered (count, policy, hash) words of mask
+// registration and the (valid, count, segments, hash) words of subnet layout registration.
 #include <string>
 #include <vector>
 
@@ -53,19 +53,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!flags[0]) FUZZ_CHECK(step == TrackedStep::kLearning || step == TrackedStep::kStartMasking);
   if (step == TrackedStep::kMasked) FUZZ_CHECK(flags[0] && !flags[1] && !flags[2]);
 
-  int n = 1 + static_cast<int>(in.left() / 16);
+  int n = 1 + static_cast<int>(in.left() / 24);
   if (n > 256) n = 256;
-  std::vector<uint64_t> all(2 * static_cast<size_t>(n));
+  constexpr size_t kW = sieve::mask::kMaskDigestWords;
+  std::vector<uint64_t> all(kW * static_cast<size_t>(n));
   for (auto& w : all) w = in.Take<uint64_t>();
   MaskVerdict v = CompareMaskDigests(all.data(), n);
-  // Direct reading: which ranks' count, then hash, differ from rank 0's.
-  std::string counts, hashes;
+  // Direct reading: which ranks' count, then policy, then hash, differ from rank 0's.
+  std::string counts, policies, hashes;
   for (int r = 1; r < n; ++r) {
-    if (all[2 * r] != all[0]) counts += (counts.empty() ? "" : ", ") + std::to_string(r);
-    if (all[2 * r + 1] != all[1]) hashes += (hashes.empty() ? "" : ", ") + std::to_string(r);
+    if (all[kW * r] != all[0]) counts += (counts.empty() ? "" : ", ") + std::to_string(r);
+    if (all[kW * r + 1] != all[1]) policies += (policies.empty() ? "" : ", ") + std::to_string(r);
+    if (all[kW * r + 2] != all[2]) hashes += (hashes.empty() ? "" : ", ") + std::to_string(r);
   }
   if (!counts.empty()) {
     FUZZ_CHECK(v.kind == MaskVerdict::kCountDiffers && v.ranks == counts);
+  } else if (!policies.empty()) {
+    FUZZ_CHECK(v.kind == MaskVerdict::kPolicyDiffers && v.ranks == policies);
   } else if (!hashes.empty()) {
     FUZZ_CHECK(v.kind == MaskVerdict::kMaskDiffers && v.ranks == hashes);
   } else {

@@ -50,6 +50,7 @@ void Finish(void* request, ucs_status_t status, size_t received, void* user_data
       req->state = Request::kDone;
     } else {
       req->state = Request::kFailed;
+      req->truncated = status == UCS_ERR_MESSAGE_TRUNCATED;
       req->error = status == UCS_ERR_MESSAGE_TRUNCATED
                        ? "message longer than the posted receive"
                        : ucs_status_string(status);
