@@ -208,6 +208,22 @@ void WithWork(TernaryWork wt, Fn&& fn) {
 
 CpuIsa Isa() { return ActiveCpuIsa(); }
 
+// The codes at src.levels > 1 levels through the batch loops of the active ISA.
+void QuantizeLevels(const TernarySource& src, size_t offset, size_t elems,
+                    batch::LevelsSink sink, void* ctx) {
+  switch (Isa()) {
+    case CpuIsa::kAvx512:
+      return simd::QuantizeLevelsAvx512(src, offset, elems, sink, ctx);
+    case CpuIsa::kAvx2:
+      return simd::QuantizeLevelsAvx2(src, offset, elems, sink, ctx);
+    case CpuIsa::kPortable:
+      break;
+  }
+  WithLoader(src.dtype, [&](auto l) {
+    batch::QuantizeLevels<PortableOps, decltype(l)>(src, offset, elems, sink, ctx);
+  });
+}
+
 }  // namespace
 
 TernaryWork TernaryWorkFor(int nranks, int levels) {
@@ -231,7 +247,18 @@ void TernaryAbsMax(const TernarySource& src, size_t count, float* scales) {
 void TernaryQuantizePack(const TernarySource& src, size_t offset, size_t elems, int w,
                          void* wire) {
   uint8_t* out = static_cast<uint8_t*>(wire);
-  if (w == TernaryBits(1) && src.levels == 1) {
+  if (src.levels > 1) {  // each batch (a multiple of 8 elements but the last) packed in w bits
+    struct Ctx {
+      uint8_t* out;
+      int w;
+    } ctx{out, w};
+    QuantizeLevels(src, offset, elems, [](void* c, size_t i, const int8_t* q, int n) {
+      const Ctx& x = *static_cast<const Ctx*>(c);
+      TernaryPack(TernaryWork::kInt8, q, static_cast<size_t>(n), x.w, x.out + i / kGroup * x.w);
+    }, &ctx);
+    return;
+  }
+  if (w == TernaryBits(1)) {
     switch (Isa()) {
       case CpuIsa::kAvx512:
         return simd::QuantizePack2Avx512(src, offset, elems, out);
@@ -255,7 +282,23 @@ void TernaryQuantizePack(const TernarySource& src, size_t offset, size_t elems, 
 void TernaryQuantizeAdd(const TernarySource& src, size_t offset, size_t elems, const void* wire,
                         int w, TernaryWork wt, void* work) {
   const uint8_t* in = static_cast<const uint8_t*>(wire);
-  if (src.levels == 1 && wt == TernaryWork::kInt8 && (in == nullptr || w <= 8)) {
+  if (src.levels > 1) {  // the codes widened into work, then the wire added
+    struct Ctx {
+      TernaryWork wt;
+      void* work;
+    } ctx{wt, work};
+    QuantizeLevels(src, offset, elems, [](void* c, size_t i, const int8_t* q, int n) {
+      const Ctx& x = *static_cast<const Ctx*>(c);
+      WithWork(x.wt, [&](auto t) {
+        using T = decltype(t);
+        T* out = static_cast<T*>(x.work) + i;
+        for (int k = 0; k < n; ++k) out[k] = static_cast<T>(q[k]);
+      });
+    }, &ctx);
+    if (in != nullptr) TernaryUnpack(wt, in, elems, w, /*accumulate=*/true, work);
+    return;
+  }
+  if (wt == TernaryWork::kInt8 && (in == nullptr || w <= 8)) {
     int8_t* sums = static_cast<int8_t*>(work);
     switch (Isa()) {
       case CpuIsa::kAvx512:

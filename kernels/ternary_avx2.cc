@@ -448,6 +448,12 @@ SIEVE_AVX2_FN void FeedbackUpdateAvx2(const TernarySource& sent, size_t count, f
   SIEVE_BY_LOADER(sent.dtype, (batch::FeedbackUpdate<Avx2Ops, L>(sent, count, residual)));
 }
 
+SIEVE_AVX2_FN void QuantizeLevelsAvx2(const TernarySource& src, size_t offset, size_t elems,
+                          void (*sink)(void*, size_t, const int8_t*, int), void* ctx) {
+  SIEVE_BY_LOADER(src.dtype,
+                  (batch::QuantizeLevels<Avx2Ops, L>(src, offset, elems, sink, ctx)));
+}
+
 SIEVE_AVX2_FN void PackInt8Avx2(const int8_t* work, size_t elems, int w, uint8_t* wire) {
   batch::PackRange<Avx2Ops>(work, elems, w, wire);
 }
@@ -482,6 +488,8 @@ void AbsMaxAvx2(const TernarySource&, size_t, float*) {}
 void QuantizePack2Avx2(const TernarySource&, size_t, size_t, uint8_t*) {}
 void QuantizeAddInt8Avx2(const TernarySource&, size_t, size_t, const uint8_t*, int, int8_t*) {}
 void FeedbackUpdateAvx2(const TernarySource&, size_t, float*) {}
+void QuantizeLevelsAvx2(const TernarySource&, size_t, size_t,
+                    void (*)(void*, size_t, const int8_t*, int), void*) {}
 void PackInt8Avx2(const int8_t*, size_t, int, uint8_t*) {}
 void UnpackInt8Avx2(const uint8_t*, size_t, int, bool, int8_t*) {}
 void DequantizeInt8Avx2(DType, const int8_t*, size_t, size_t, size_t, const float*, int, void*) {}

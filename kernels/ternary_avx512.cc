@@ -383,6 +383,12 @@ SIEVE_AVX512_FN void FeedbackUpdateAvx512(const TernarySource& sent, size_t coun
   SIEVE_BY_LOADER(sent.dtype, (batch::FeedbackUpdate<Avx512Ops, L>(sent, count, residual)));
 }
 
+SIEVE_AVX512_FN void QuantizeLevelsAvx512(const TernarySource& src, size_t offset, size_t elems,
+                          void (*sink)(void*, size_t, const int8_t*, int), void* ctx) {
+  SIEVE_BY_LOADER(src.dtype,
+                  (batch::QuantizeLevels<Avx512Ops, L>(src, offset, elems, sink, ctx)));
+}
+
 SIEVE_AVX512_FN void PackInt8Avx512(const int8_t* work, size_t elems, int w, uint8_t* wire) {
   batch::PackRange<Avx512Ops>(work, elems, w, wire);
 }
@@ -417,6 +423,8 @@ void AbsMaxAvx512(const TernarySource&, size_t, float*) {}
 void QuantizePack2Avx512(const TernarySource&, size_t, size_t, uint8_t*) {}
 void QuantizeAddInt8Avx512(const TernarySource&, size_t, size_t, const uint8_t*, int, int8_t*) {}
 void FeedbackUpdateAvx512(const TernarySource&, size_t, float*) {}
+void QuantizeLevelsAvx512(const TernarySource&, size_t, size_t,
+                    void (*)(void*, size_t, const int8_t*, int), void*) {}
 void PackInt8Avx512(const int8_t*, size_t, int, uint8_t*) {}
 void UnpackInt8Avx512(const uint8_t*, size_t, int, bool, int8_t*) {}
 void DequantizeInt8Avx512(DType, const int8_t*, size_t, size_t, size_t, const float*, int, void*) {}

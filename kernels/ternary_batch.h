@@ -114,12 +114,20 @@ SIEVE_TK_INLINE void ResolveTies(const TernarySource& src, uint64_t j0, int n, c
 
 // One batch's masks: the values (in place or staged), the Philox bits, the
 // scales. Returns the values' pointer; *sum is the staged float32 sums (feedback).
+//
+// L > 1 levels (src.levels): per element the shared LevelsFraction gives floor(y)
+// (kept signed in `base`) and the fraction's level x; the masks then run on
+// frac = +-x / 2^16 against the scale 1, for which TernaryLevel is x again
+// (exactly: both scalings are by powers of two), so keep is the fraction's bit
+// and q = base + Code(keep, neg) (keep implies x > 0, so neg is g's sign).
 template <class Ops, class L>
 struct Quantizer {
   OctWords<Ops> oct;
   alignas(64) float staged[kBatch];
   alignas(64) float sums[kBatch];
   alignas(64) float sc_buf[kBatch];
+  alignas(64) float frac[kBatch];  // L > 1 only
+  alignas(64) int8_t base[kBatch];  // L > 1 only: sign(g) * floor(y)
   alignas(64) uint64_t keep[kChunks], neg[kChunks], lt[kChunks];
   const float* sc = nullptr;
   float s = 0.0f;
@@ -139,6 +147,18 @@ struct Quantizer {
     sc = BatchScales(src, j0, n, sc_buf, &s);
     if (sc != nullptr)
       for (int k = n; k < 64 * n64; ++k) sc_buf[k] = 0.0f;
+    if (src.levels > 1) {
+      for (int k = 0; k < 64 * n64; ++k) {
+        int32_t b;
+        const float x = LevelsFraction(g[k], sc != nullptr ? sc[k] : s, src.levels, &b);
+        const bool negative = g[k] < 0.0f;
+        frac[k] = (negative ? -x : x) * (1.0f / 65536.0f);
+        base[k] = static_cast<int8_t>(negative ? -b : b);
+      }
+      Ops::Masks(frac, nullptr, 1.0f, h, n64, keep, neg, lt);
+      ResolveTies<L>(src, j0, n, frac, nullptr, 1.0f, h, keep, lt);
+      return g;
+    }
     Ops::Masks(g, sc, s, h, n64, keep, neg, lt);
     ResolveTies<L>(src, j0, n, g, sc, s, h, keep, lt);
     return g;
@@ -259,6 +279,33 @@ SIEVE_TK_INLINE void FeedbackUpdate(const TernarySource& sent, size_t count, flo
     const int n = static_cast<int>(std::min<size_t>(kBatch, count - i));
     qz.Run(sent, i, n);
     UpdateResiduals(qz, residual + i, n, residual + i);
+  }
+}
+
+// The codes of elements offset .. offset+elems-1 at src.levels > 1 levels, one
+// batch at a time: sink(ctx, i, q, n) receives q[0 .. n) (int8, in [-L, L]) of
+// elements offset+i ..; with error feedback the residuals are updated first.
+using LevelsSink = void (*)(void* ctx, size_t i, const int8_t* q, int n);
+
+template <class Ops, class L>
+SIEVE_TK_INLINE void QuantizeLevels(const TernarySource& src, size_t offset, size_t elems,
+                                    LevelsSink sink, void* ctx) {
+  Quantizer<Ops, L> qz;
+  alignas(64) int8_t q[kBatch];
+  for (size_t i = 0; i < elems; i += kBatch) {
+    const int n = static_cast<int>(std::min<size_t>(kBatch, elems - i));
+    const uint64_t j0 = offset + i;
+    qz.Run(src, j0, n);
+    const int n64 = (n + 63) / 64;
+    Ops::Codes(qz.keep, qz.neg, n64, q);
+    for (int k = 0; k < 64 * n64; ++k) q[k] = static_cast<int8_t>(q[k] + qz.base[k]);
+    if (src.residual != nullptr) {
+      float* res = src.residual + j0;
+      for (int k = 0; k < n; ++k)
+        res[k] = TernaryFeedbackResidual(qz.sums[k], qz.sc != nullptr ? qz.sc[k] : qz.s, q[k],
+                                         src.levels);
+    }
+    sink(ctx, i, q, n);
   }
 }
 

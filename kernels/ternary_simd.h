@@ -21,6 +21,9 @@ namespace sieve::kernels::simd {
   void QuantizeAddInt8##ISA(const TernarySource& src, size_t offset, size_t elems,               \
                             const uint8_t* wire, int w, int8_t* work);                           \
   void FeedbackUpdate##ISA(const TernarySource& sent, size_t count, float* residual);            \
+  /* The codes at src.levels > 1 levels, batch by batch (batch::QuantizeLevels). */               \
+  void QuantizeLevels##ISA(const TernarySource& src, size_t offset, size_t elems,                \
+                           void (*sink)(void*, size_t, const int8_t*, int), void* ctx);          \
   /* TernaryPack of int8 work in w <= 6 bits, TernaryUnpack in w <= 8. */               \
   void PackInt8##ISA(const int8_t* work, size_t elems, int w, uint8_t* wire);                    \
   void UnpackInt8##ISA(const uint8_t* wire, size_t elems, int w, bool accumulate, int8_t* work); \

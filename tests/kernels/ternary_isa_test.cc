@@ -158,6 +158,118 @@ TEST(TernaryIsaTest, QuantizersMatchReferences) {
         }
 }
 
+// L > 1 levels: quantize + pack (first hop, TernaryBits(L) bits), quantize + add
+// (int8 or int16 work, a received partial sum of one rank) and the residuals, on
+// every path against TernaryQuantizeReference's definition; the split feedback
+// update too. Scales below the largest |g| of a few blocks hit q = +-L.
+void CheckLevels(const Case& c, int levels, std::mt19937_64& rng) {
+  SCOPED_TRACE("levels " + std::to_string(levels) + " " + DTypeName(c.dtype) + " count " +
+               std::to_string(c.count) + " block " + std::to_string(c.block) + " offset " +
+               std::to_string(c.offset) + (c.gather ? " gathered" : "") +
+               (c.feedback ? " feedback" : ""));
+  const size_t dense = c.gather ? c.count * 2 + 5 : c.count;
+  std::vector<float> f = RandomValues(dense, rng);
+  std::vector<char> data = AsDType(c.dtype, f);
+  std::vector<uint32_t> idx;
+  if (c.gather)
+    for (size_t k = 0; k < c.count; ++k) idx.push_back(static_cast<uint32_t>(2 * k + rng() % 2));
+  std::vector<float> residual(c.count);
+  for (float& e : residual) e = std::uniform_real_distribution<float>(-0.5f, 0.5f)(rng);
+  TernarySource src;
+  src.dtype = c.dtype;
+  src.levels = levels;
+  src.data = data.data();
+  src.idx = c.gather ? idx.data() : nullptr;
+  src.residual = c.feedback ? residual.data() : nullptr;
+  src.block = c.block;
+  src.rng = PhiloxStream{rng(), static_cast<uint32_t>(rng() % 9), rng()};
+  std::vector<float> scales((c.count + c.block - 1) / c.block);
+  TernaryAbsMaxReference(src, c.count, scales.data());
+  for (size_t b = 0; b < scales.size(); b += 5) scales[b] *= 0.75f;  // some |g| above s
+  src.scales = scales.data();
+  std::vector<int8_t> q(c.elems);
+  std::vector<float> want_residual(c.elems);
+  TernaryQuantizeReference(src, c.offset, c.elems, q.data(), want_residual.data());
+  std::vector<int32_t> q32(q.begin(), q.end());
+  bool saw_top = false;
+  for (int32_t v : q32) {
+    ASSERT_LE(std::abs(v), levels);
+    saw_top = saw_top || std::abs(v) == levels;
+  }
+  const int w1 = TernaryBits(levels), w2 = TernaryBits(2 * levels);
+  std::vector<uint8_t> want_wire(TernaryPackedBytes(c.elems, w1));
+  TernaryPackReference(q32.data(), c.elems, w1, want_wire.data());
+  std::vector<int32_t> recv(c.elems);
+  for (int32_t& v : recv) v = static_cast<int32_t>(rng() % (2 * levels + 1)) - levels;
+  std::vector<uint8_t> recv_wire(TernaryPackedBytes(c.elems, w1));
+  TernaryPackReference(recv.data(), c.elems, w1, recv_wire.data());
+  const TernaryWork wt = TernaryWorkFor(2, levels);
+  ForEachIsa([&] {
+    auto expect_residual = [&](const std::vector<float>& got, const char* what) {
+      for (size_t i = 0; i < c.elems; ++i)
+        ASSERT_TRUE(SameFloat(got[c.offset + i], want_residual[i]))
+            << what << " residual " << i << ": " << got[c.offset + i] << " vs " << want_residual[i];
+    };
+    TernarySource s = src;
+    std::vector<float> res = residual;
+    if (c.feedback) s.residual = res.data();
+    std::vector<uint8_t> wire(want_wire.size() + 1, 0xee);
+    TernaryQuantizePack(s, c.offset, c.elems, w1, wire.data());
+    ASSERT_TRUE(std::equal(want_wire.begin(), want_wire.end(), wire.begin()));
+    ASSERT_EQ(wire.back(), 0xee);
+    if (c.feedback) expect_residual(res, "pack");
+    res = residual;
+    std::vector<int32_t> sums(c.elems + 1, 77);
+    if (wt == TernaryWork::kInt8) {
+      std::vector<int8_t> work(c.elems + 1, 77);
+      TernaryQuantizeAdd(s, c.offset, c.elems, recv_wire.data(), w1, wt, work.data());
+      std::copy(work.begin(), work.end(), sums.begin());
+    } else {
+      std::vector<int16_t> work(c.elems + 1, 77);
+      TernaryQuantizeAdd(s, c.offset, c.elems, recv_wire.data(), w1, wt, work.data());
+      std::copy(work.begin(), work.end(), sums.begin());
+    }
+    for (size_t i = 0; i < c.elems; ++i) ASSERT_EQ(sums[i], q[i] + recv[i]) << i;
+    ASSERT_EQ(sums.back(), 77);
+    if (c.feedback) expect_residual(res, "add");
+    res = residual;
+    std::vector<int32_t> work32(c.elems);
+    TernaryQuantizeAdd(s, c.offset, c.elems, nullptr, w2, TernaryWork::kInt32, work32.data());
+    for (size_t i = 0; i < c.elems; ++i) ASSERT_EQ(work32[i], q[i]) << i;
+    if (c.feedback) expect_residual(res, "add32");
+    if (c.feedback || c.gather || c.offset != 0) return;
+    std::vector<float> upd(c.count);
+    for (size_t j = 0; j < c.count; ++j) upd[j] = f[j];
+    TernaryFeedbackUpdate(c.dtype, data.data(), c.count, c.block, scales.data(), src.rng,
+                          upd.data(), levels);
+    for (size_t j = 0; j < c.elems; ++j)
+      ASSERT_TRUE(SameFloat(upd[j], f[j] - scales[j / c.block] * static_cast<float>(q[j]) /
+                                               static_cast<float>(levels)))
+          << "update " << j;
+  });
+  if (c.elems > 200) EXPECT_TRUE(saw_top) << "no code reached +-L";
+}
+
+TEST(TernaryIsaTest, LevelsQuantizersMatchReferences) {
+  std::mt19937_64 rng(15);
+  for (int levels : {2, 3, 7, 127})
+    for (DType dtype : kTypes)
+      for (bool gather : {false, true})
+        for (bool feedback : {false, true})
+          for (int t = 0; t < 3; ++t) {
+            Case c;
+            c.dtype = dtype;
+            c.count = 1 + rng() % (t == 0 ? 40 : 3000);
+            c.block = t == 1 ? 1 + rng() % 9 : 1 + rng() % 700;
+            c.offset = t == 2 ? 0 : rng() % c.count;
+            c.elems = c.count - c.offset - rng() % (c.count - c.offset + 1) / 2;
+            c.gather = gather;
+            c.feedback = feedback;
+            CheckLevels(c, levels, rng);
+            if (HasFatalFailure()) return;
+          }
+}
+
 TEST(TernaryIsaTest, PackUnpackEveryWidthMatchesReference) {
   std::mt19937_64 rng(6);
   ForEachIsa([&] {
