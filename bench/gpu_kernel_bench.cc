@@ -106,7 +106,7 @@ int BenchSize(CudaDeviceOps& k, size_t mib) {
         return Ok(k.TernaryAbsMax(DType::kFloat32, da, n, block, dscales, s));
       }), copy_gbs);
   Row("ternary quantize + 2-bit pack (fused)", bytes, MedianMs(s, [&] {
-        return Ok(k.TernaryQuantize(DType::kFloat32, da, n, block, dscales, philox, dout, s));
+        return Ok(k.TernaryQuantize(DType::kFloat32, da, n, block, dscales, philox, 1, dout, s));
       }), copy_gbs);
   // The device masked+ternary encoder as libsieve runs it: pack the kept
   // elements, then quantize them (what a GPU rank stages: 2 bits each).
@@ -114,7 +114,7 @@ int BenchSize(CudaDeviceOps& k, size_t mib) {
         int r = Ok(k.MaskedPack(4, da, didx, idx.size(), db, s));
         return r != 0 ? r
                       : Ok(k.TernaryQuantize(DType::kFloat32, db, idx.size(), block, dscales,
-                                             philox, dout, s));
+                                             philox, 1, dout, s));
       }), copy_gbs);
   // Error feedback on the device: g + e_prev (reads g and the residual,
   // writes both), then the quantize pass that also updates the residual.
@@ -122,8 +122,8 @@ int BenchSize(CudaDeviceOps& k, size_t mib) {
         return Ok(k.TernaryFeedbackApply(DType::kFloat32, da, db, false, dout, n, s));
       }), copy_gbs);
   Row("ternary quantize + residual update", bytes, MedianMs(s, [&] {
-        return Ok(k.TernaryQuantizeFeedback(DType::kFloat32, da, n, block, dscales, philox, dout,
-                                            db, s));
+        return Ok(k.TernaryQuantizeFeedback(DType::kFloat32, da, n, block, dscales, philox, 1,
+                                            dout, db, s));
       }), copy_gbs);
   Row("ternary dequantize (3-bit sums)", bytes, MedianMs(s, [&] {
         return Ok(k.TernaryDequantize(DType::kFloat32, dsums, 3, n, block, dscales, 1, dout, s));

@@ -380,8 +380,8 @@ sieveResult_t sieveAllReduceTernary(const void* sendbuff, void* recvbuff, size_t
  * (s_b * Q[j]) / (nranks * L) (avg), in float32, then rounded to datatype. Every rank
  * passes the same levels (a mismatch is an error naming the field). Masks, error
  * feedback (residual e = g + e_prev - (s * q) / L) and the non-finite contract are
- * those of sieveAllReduceTernary. Device buffers: with L > 1 the buffer is staged
- * through host memory and quantized there (the device kernels quantize L = 1). */
+ * those of sieveAllReduceTernary, and so is the handling of device buffers (the
+ * device kernels quantize at L levels with the same per-element formula). */
 sieveResult_t sieveAllReduceQuantized(const void* sendbuff, void* recvbuff, size_t count,
                                       sieveDataType_t datatype, sieveRedOp_t op, int levels,
                                       const sieveTernaryParams_t* params, sieveComm_t comm,

@@ -59,16 +59,17 @@ SIEVE_NONZERO_ENTRIES(8, uint64_t)
   }                                                                                            \
   extern "C" __global__ void sieve_ternary_quantize_##NAME(                                    \
       const void* in, size_t count, size_t block, const float* scales,                         \
-      sieve::kernels::PhiloxStream rng, uint8_t* wire) {                                       \
+      sieve::kernels::PhiloxStream rng, uint8_t* wire, int levels) {                           \
     sieve::kernels::TernaryQuantizePackBody<L>(in, nullptr, 0, count, block, scales, rng,    \
-                                               sieve::kernels::TernaryBits(1), wire);        \
+                                               sieve::kernels::TernaryBits(levels), wire,    \
+                                               nullptr, levels);                             \
   }                                                                                            \
   extern "C" __global__ void sieve_ternary_quantize_feedback_##NAME(                           \
       const void* in, size_t count, size_t block, const float* scales,                         \
-      sieve::kernels::PhiloxStream rng, uint8_t* wire, float* residual) {                      \
+      sieve::kernels::PhiloxStream rng, uint8_t* wire, float* residual, int levels) {          \
     sieve::kernels::TernaryQuantizePackBody<L>(in, nullptr, 0, count, block, scales, rng,    \
-                                               sieve::kernels::TernaryBits(1), wire,         \
-                                               residual);                                    \
+                                               sieve::kernels::TernaryBits(levels), wire,    \
+                                               residual, levels);                            \
   }                                                                                            \
   extern "C" __global__ void sieve_ternary_feedback_apply_##NAME(                              \
       const void* g, float* residual, int fresh, void* out, size_t count) {                    \

@@ -47,7 +47,8 @@ __device__ __forceinline__ void TernaryAbsMaxBody(const void* in, const uint32_t
 }
 
 // Grid-stride over groups of 8 elements: quantize elements offset.. with the
-// rank's Philox stream and pack them in w bits each. With error feedback
+// rank's Philox stream at `levels` levels (1: ternary) and pack them in w bits
+// each (TernaryBits(levels) for a rank's codes). With error feedback
 // (`residual` not null, residual[i] for element offset+i, holding the sum
 // sent), the residual becomes what the code dropped (kernels::TernaryFeedbackUpdate)
 // from the same q, so no second quantization pass.
@@ -56,7 +57,8 @@ __device__ __forceinline__ void TernaryQuantizePackBody(const void* in, const ui
                                                         size_t offset, size_t elems, size_t block,
                                                         const float* scales, PhiloxStream rng,
                                                         int w, uint8_t* wire,
-                                                        float* residual = nullptr) {
+                                                        float* residual = nullptr,
+                                                        int levels = 1) {
   int32_t q[kTernaryGroup];
   size_t groups = (elems + kTernaryGroup - 1) / kTernaryGroup;
   size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
@@ -64,12 +66,12 @@ __device__ __forceinline__ void TernaryQuantizePackBody(const void* in, const ui
        g += stride) {
     size_t left = elems - g * kTernaryGroup;
     int cnt = static_cast<int>(left < kTernaryGroup ? left : kTernaryGroup);
-    TernaryQuantizeRun<L>(in, idx, offset + g * kTernaryGroup, cnt, block, scales, rng, q);
+    TernaryQuantizeRun<L>(in, idx, offset + g * kTernaryGroup, cnt, block, scales, rng, q, levels);
     TernaryPackGroup(q, cnt, w, wire + g * w);
     if (residual == nullptr) continue;
     for (int k = 0; k < cnt; ++k) {
       size_t i = g * kTernaryGroup + k;
-      residual[i] = TernaryFeedbackResidual(residual[i], scales[(offset + i) / block], q[k]);
+      residual[i] = TernaryFeedbackResidual(residual[i], scales[(offset + i) / block], q[k], levels);
     }
   }
 }

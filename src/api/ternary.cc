@@ -102,8 +102,7 @@ Status SubmitOnDevice(sieve::Comm* impl, sieve::coll::TernaryArgs args,
   // The flat plan (always with error feedback): every kernel on the stream,
   // packed first under a mask; only scales, wire and final sums are staged
   // (ternary/device_ternary.h, ternary/device_masked_ternary.h).
-  // The device kernels quantize ternary codes only: L > 1 stages through the host.
-  if (route == DeviceRoute::kKernels && args.levels == 1)
+  if (route == DeviceRoute::kKernels)
     return sieve::SubmitCollective(impl, [impl, args, mask, feedback, stream] {
       sieve::gpu::DeviceResidual* residual = nullptr;
       if (feedback.on)
@@ -115,7 +114,7 @@ Status SubmitOnDevice(sieve::Comm* impl, sieve::coll::TernaryArgs args,
     });
   // Masked, hierarchical (no error feedback): packed on the device, the nnz
   // kept elements staged and run through the hierarchical plan on the host.
-  if (route == DeviceRoute::kPackedOnDevice && args.levels == 1)
+  if (route == DeviceRoute::kPackedOnDevice)
     return sieve::SubmitCollective(impl, [impl, args, stream, mask] {
       return sieve::gpu::EnqueueDevicePacked(
           *impl, "masked ternary allreduce (hierarchical plan, quantized on the host)",

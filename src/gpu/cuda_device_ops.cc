@@ -247,12 +247,13 @@ Status CudaDeviceOps::TernaryAbsMax(kernels::DType dtype, const void* in, size_t
 
 Status CudaDeviceOps::TernaryQuantize(kernels::DType dtype, const void* in, size_t count,
                                       size_t block, const float* scales,
-                                      kernels::PhiloxStream rng, void* wire, cu::Stream stream) {
+                                      kernels::PhiloxStream rng, int levels, void* wire,
+                                      cu::Stream stream) {
   if (count == 0) return Status::OK();
   const KernelFunctions* fns = nullptr;
   int i = 0;
   SIEVE_RETURN_IF_ERROR(TernaryFunctions(dtype, &fns, &i));
-  void* params[] = {&in, &count, &block, &scales, &rng, &wire};
+  void* params[] = {&in, &count, &block, &scales, &rng, &wire, &levels};
   // One thread per packed group of 8 elements.
   return Launch("cuLaunchKernel(sieve_ternary_quantize)", fns->ternary_quantize[i],
                 (count + 7) / 8, params, stream);
@@ -260,13 +261,13 @@ Status CudaDeviceOps::TernaryQuantize(kernels::DType dtype, const void* in, size
 
 Status CudaDeviceOps::TernaryQuantizeFeedback(kernels::DType dtype, const void* in, size_t count,
                                               size_t block, const float* scales,
-                                              kernels::PhiloxStream rng, void* wire,
+                                              kernels::PhiloxStream rng, int levels, void* wire,
                                               float* residual, cu::Stream stream) {
   if (count == 0) return Status::OK();
   const KernelFunctions* fns = nullptr;
   int i = 0;
   SIEVE_RETURN_IF_ERROR(TernaryFunctions(dtype, &fns, &i));
-  void* params[] = {&in, &count, &block, &scales, &rng, &wire, &residual};
+  void* params[] = {&in, &count, &block, &scales, &rng, &wire, &residual, &levels};
   return Launch("cuLaunchKernel(sieve_ternary_quantize_feedback)",
                 fns->ternary_quantize_feedback[i], (count + 7) / 8, params, stream);
 }

@@ -46,13 +46,13 @@ class CudaDeviceOps : public DeviceOps {
   Status TernaryAbsMax(kernels::DType dtype, const void* in, size_t count, size_t block,
                        float* scales, cu::Stream stream) override;
   Status TernaryQuantize(kernels::DType dtype, const void* in, size_t count, size_t block,
-                         const float* scales, kernels::PhiloxStream rng, void* wire,
+                         const float* scales, kernels::PhiloxStream rng, int levels, void* wire,
                          cu::Stream stream) override;
   Status TernaryFeedbackApply(kernels::DType dtype, const void* g, float* residual, bool fresh,
                               void* out, size_t count, cu::Stream stream) override;
   Status TernaryQuantizeFeedback(kernels::DType dtype, const void* in, size_t count, size_t block,
-                                 const float* scales, kernels::PhiloxStream rng, void* wire,
-                                 float* residual, cu::Stream stream) override;
+                                 const float* scales, kernels::PhiloxStream rng, int levels,
+                                 void* wire, float* residual, cu::Stream stream) override;
   Status TernaryDequantize(kernels::DType dtype, const void* wire, int w, size_t count,
                            size_t block, const float* scales, int divisor, void* out,
                            cu::Stream stream) override;

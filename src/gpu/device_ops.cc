@@ -41,7 +41,7 @@ Status DeviceOps::TernaryAbsMax(kernels::DType, const void*, size_t, size_t, flo
   return NoKernels(*this, "ternary block abs-max");
 }
 Status DeviceOps::TernaryQuantize(kernels::DType, const void*, size_t, size_t, const float*,
-                                  kernels::PhiloxStream, void*, cu::Stream) {
+                                  kernels::PhiloxStream, int, void*, cu::Stream) {
   return NoKernels(*this, "ternary quantize");
 }
 Status DeviceOps::TernaryFeedbackApply(kernels::DType, const void*, float*, bool, void*, size_t,
@@ -49,7 +49,7 @@ Status DeviceOps::TernaryFeedbackApply(kernels::DType, const void*, float*, bool
   return NoKernels(*this, "ternary error feedback");
 }
 Status DeviceOps::TernaryQuantizeFeedback(kernels::DType, const void*, size_t, size_t,
-                                          const float*, kernels::PhiloxStream, void*, float*,
+                                          const float*, kernels::PhiloxStream, int, void*, float*,
                                           cu::Stream) {
   return NoKernels(*this, "ternary quantize with error feedback");
 }

@@ -103,13 +103,14 @@ class DeviceOps {
                                    size_t count, uint32_t* any, cu::Stream stream);
   // Dense ternary (float32/float16/bfloat16), kernels::TernaryAbsMax and
   // kernels::TernaryQuantizePack over all `count` elements on the device:
-  // scales[b] = max |in| of block b; wire = the 2-bit codes of this rank's
-  // Philox stream `rng` against the agreed `scales` (TernaryBits(1)).
+  // scales[b] = max |in| of block b; wire = the codes at `levels` levels (1:
+  // ternary) of this rank's Philox stream `rng` against the agreed `scales`, in
+  // TernaryBits(levels) bits each.
   virtual Status TernaryAbsMax(kernels::DType dtype, const void* in, size_t count, size_t block,
                                float* scales, cu::Stream stream);
   virtual Status TernaryQuantize(kernels::DType dtype, const void* in, size_t count,
                                  size_t block, const float* scales, kernels::PhiloxStream rng,
-                                 void* wire, cu::Stream stream);
+                                 int levels, void* wire, cu::Stream stream);
   // Error feedback (kernels/ternary_feedback.h) on the device; `residual`
   // holds one float per element, in device memory.
   // out = g + e_prev rounded to dtype, residual = that sum in float32; `fresh`:
@@ -117,11 +118,11 @@ class DeviceOps {
   virtual Status TernaryFeedbackApply(kernels::DType dtype, const void* g, float* residual,
                                       bool fresh, void* out, size_t count, cu::Stream stream);
   // TernaryQuantize of `in` (the sum sent), and in the same pass the residual
-  // update residual[j] -= s_b * q[j] (kernels::TernaryFeedbackUpdate).
+  // update residual[j] -= s_b * q[j] / levels (kernels::TernaryFeedbackUpdate).
   virtual Status TernaryQuantizeFeedback(kernels::DType dtype, const void* in, size_t count,
                                          size_t block, const float* scales,
-                                         kernels::PhiloxStream rng, void* wire, float* residual,
-                                         cu::Stream stream);
+                                         kernels::PhiloxStream rng, int levels, void* wire,
+                                         float* residual, cu::Stream stream);
   // out[j] = s_b * Q[j] (/ divisor) in dtype, Q the final sums packed in `w`
   // bits each (kernels::TernaryUnpack, then kernels::TernaryDequantizeRange).
   virtual Status TernaryDequantize(kernels::DType dtype, const void* wire, int w, size_t count,

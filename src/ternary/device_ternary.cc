@@ -70,8 +70,8 @@ void LogPath(Comm& comm, const DeviceTernaryRun& run, size_t scale_bytes, size_t
              scale_bytes, wire_bytes, sums_bytes, run.dense_bytes);
 }
 
-// Op 2: this rank's 2-bit wire in, the final sums' wire (TernaryBits(n) bits
-// an element) out, dequantized on the stream afterwards.
+// Op 2: this rank's wire in, the final sums' wire (TernaryBits(nL) bits an
+// element) out, dequantized on the stream afterwards.
 StagedOp WireOp(Comm& comm, const DeviceTernaryRun& run, cu::Stream stream, void* d_wire,
                 size_t wire_bytes, void* d_sums, size_t sums_bytes,
                 std::shared_ptr<Agreed> agreed) {
@@ -102,9 +102,6 @@ size_t Aligned(size_t bytes) { return (bytes + 15) & ~size_t{15}; }
 Status EnqueueDeviceTernaryRun(Comm& comm, const DeviceTernaryRun& run, CUstream_st* stream) {
   const coll::TernaryArgs& args = run.args;
   const coll::CollArgs& b = args.base;
-  if (args.levels != 1)  // api/ stages L > 1 through the host
-    return Status::Internal(StrFormat("%s on device buffers: the kernels quantize ternary codes "
-                                      "only, not %d levels", run.name, args.levels));
   if (args.residual != nullptr || args.mask_idx != nullptr ||
       (run.residual != nullptr && run.residual->elems != b.count))
     return Status::Internal(StrFormat("%s on device buffers: a host residual, a mask or a "
@@ -114,12 +111,14 @@ Status EnqueueDeviceTernaryRun(Comm& comm, const DeviceTernaryRun& run, CUstream
   DeviceOps* ops = Runtime().ops;
   const size_t nblocks = (b.count + args.block - 1) / args.block;
   const size_t scale_bytes = nblocks * sizeof(float);
-  const size_t wire_bytes = kernels::TernaryPackedBytes(b.count, kernels::TernaryBits(1));
+  const int levels = args.levels;  // 1: ternary
+  const size_t wire_bytes = kernels::TernaryPackedBytes(b.count, kernels::TernaryBits(levels));
   const int n = comm.size();
-  const int sums_bits = kernels::TernaryBits(n);
+  const int sums_bits = kernels::TernaryBits(n * levels);
   const size_t sums_bytes = kernels::TernaryPackedBytes(b.count, sums_bits);
   const size_t sent_bytes = run.residual != nullptr ? b.count * kernels::DTypeSize(b.dtype) : 0;
-  const int divisor = b.op == kernels::RedOp::kAvg ? (args.divisor > 0 ? args.divisor : n) : 1;
+  const int divisor =
+      levels * (b.op == kernels::RedOp::kAvg ? (args.divisor > 0 ? args.divisor : n) : 1);
   const kernels::PhiloxStream rng{
       args.seed, static_cast<uint32_t>(args.rng_rank >= 0 ? args.rng_rank : comm.rank()),
       args.step};
@@ -151,9 +150,9 @@ Status EnqueueDeviceTernaryRun(Comm& comm, const DeviceTernaryRun& run, CUstream
   if (st.ok())
     st = run.residual != nullptr
              ? ops->TernaryQuantizeFeedback(b.dtype, in, b.count, args.block, d_scales, rng,
-                                            d_wire, run.residual->data, stream)
-             : ops->TernaryQuantize(b.dtype, in, b.count, args.block, d_scales, rng, d_wire,
-                                    stream);
+                                            levels, d_wire, run.residual->data, stream)
+             : ops->TernaryQuantize(b.dtype, in, b.count, args.block, d_scales, rng, levels,
+                                    d_wire, stream);
   if (st.ok())
     st = engine->Enqueue(
         WireOp(comm, run, stream, d_wire, wire_bytes, d_sums, sums_bytes, agreed));

@@ -5,12 +5,12 @@
 //   stream:   block abs-max kernel -> copy count/block maxima to pinned staging ...
 //   progress:     agree the scales: the all-reduce-max of the host path  [op 1]
 //   stream:   ... scales back -> quantize kernel (this rank's Philox stream,
-//             2-bit wire; with error feedback e = sent - s_b * q in the same
-//             pass) -> copy the wire (count/4 bytes) to staging ...
+//             L levels (1: ternary), TernaryBits(L)-bit wire; with error feedback
+//             e = sent - s_b * q / L in the same pass) -> copy the wire to staging ...
 //   progress:     the host path's ring/tree from that wire; the final
-//                 integer sums packed in TernaryBits(n) bits            [op 2]
-//   stream:   ... copy the sums' wire back -> dequantize kernel (s_b * Q,
-//             / n for avg) into the output (under a mask: scattered to the
+//                 integer sums packed in TernaryBits(nL) bits           [op 2]
+//   stream:   ... copy the sums' wire back -> dequantize kernel (s_b * Q / L,
+//             / nL for avg) into the output (under a mask: scattered to the
 //             kept positions, the others zero-filled) -> free scratch
 //
 // The two progress operations are the host path's two network operations in

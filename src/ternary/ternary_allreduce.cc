@@ -183,7 +183,7 @@ Status TernaryAllReduceQuantized(Comm& comm, const TernaryArgs& a, const float* 
   algo::TernaryInput input;
   input.src = SourceOf(comm, a);
   input.src.scales = scales;
-  input.quantized = wire;  // the codec reads the 2-bit codes range by range
+  input.quantized = wire;  // the codec reads the codes (TernaryBits(L) bits) range by range
   const plan::Algo chosen =
       plan::ChooseTernaryAllReduce(comm, a.base.count, "codes quantized on the device",
                                    a.levels)

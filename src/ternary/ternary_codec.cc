@@ -32,7 +32,7 @@ void TernaryCodec::LoadCodes(size_t offset, size_t elems) {
 
 const void* TernaryCodec::Encode(size_t offset, size_t elems, int contributions, void* scratch) {
   if (contributions == 1 && in_.quantized != nullptr) {
-    LoadCodes(offset, elems);  // the range's 2-bit image, re-aligned to bit 0 through work
+    LoadCodes(offset, elems);  // the range's code image, re-aligned to bit 0 through work
     kernels::TernaryPack(wt_, Work(offset), elems, Bits(1), scratch);
   } else if (contributions == 1) {
     kernels::TernaryQuantizePack(in_.src, offset, elems, Bits(1), scratch);

@@ -239,6 +239,8 @@ TEST(DeviceFakeMp, MaskedStagesOnlyThePackedElementsBlocking) {
 // and later work on the stream sees the result, which equals the host path.
 // Error feedback takes the device path too (the residual in device memory,
 // updated in the quantize pass); without device kernels the whole buffer is staged.
+// The same at L = 7 levels (sieveAllReduceQuantized): codes in TernaryBits(7) bits,
+// final sums in TernaryBits(7n).
 int DenseTernaryStagesCompressed(int rank, int nranks, const sieveUniqueId& id) {
   ScopedFakeRuntime rt;
   FakeMemory mem(&rt);
@@ -247,15 +249,28 @@ int DenseTernaryStagesCompressed(int rank, int nranks, const sieveUniqueId& id) 
   const char* sync_env = std::getenv("SIEVE_GPU_SYNC");
   const bool blocking = sync_env != nullptr && std::string(sync_env) == "1";
   const size_t count = 40009, block = 1000;
-  const size_t nblocks = (count + block - 1) / block, wire = (count + 3) / 4;
-  const size_t sums = sieve::kernels::TernaryPackedBytes(
-      count, sieve::kernels::TernaryBits(nranks));
+  const size_t nblocks = (count + block - 1) / block;
   enum Path { kKernels, kNoKernels, kFeedback };
+  std::vector<std::vector<char>> inputs;  // residuals are per buffer: every input kept alive
+  for (int levels : {1, 7})
   for (Path path : {kKernels, kNoKernels, kFeedback}) {
+    const size_t wire =
+        sieve::kernels::TernaryPackedBytes(count, sieve::kernels::TernaryBits(levels));
+    const size_t sums =
+        sieve::kernels::TernaryPackedBytes(count, sieve::kernels::TernaryBits(nranks * levels));
+    auto all_reduce = [&](const void* send, void* recv, sieveDataType_t t,
+                          const sieveTernaryParams_t* p, sieveStream_t stream) {
+      return levels == 1
+                 ? sieveAllReduceTernary(send, recv, count, t, sieveAvg, p, comm, stream)
+                 : sieveAllReduceQuantized(send, recv, count, t, sieveAvg, levels, p, comm,
+                                           stream);
+    };
     rt.ops.kernels = path != kNoKernels;
     for (sieveDataType_t t : {sieveFloat32, sieveFloat16, sieveBfloat16}) {
       const size_t es = TypeSize(t), bytes = count * es;
-      std::vector<char> in(bytes), want(bytes), after(bytes);
+      inputs.emplace_back(bytes);
+      std::vector<char>& in = inputs.back();
+      std::vector<char> want(bytes), after(bytes);
       FillTernaryInput(900 + static_cast<uint64_t>(t), rank, t, count, in.data());
       sieveTernaryParams_t p = {};
       p.seed = 31;
@@ -263,8 +278,7 @@ int DenseTernaryStagesCompressed(int rank, int nranks, const sieveUniqueId& id) 
       p.block_size = block;
       p.error_feedback = path == kFeedback;
       // The reference: the host path (its own residual under error feedback).
-      RANK_CHECK(sieveAllReduceTernary(in.data(), want.data(), count, t, sieveAvg, &p, comm,
-                                       nullptr) == sieveSuccess, "host: %s",
+      RANK_CHECK(all_reduce(in.data(), want.data(), t, &p, nullptr) == sieveSuccess, "host: %s",
                  sieveGetLastError(comm));
       char* d = static_cast<char*>(mem.Alloc(bytes));
       mem.Upload(d, in.data(), bytes);
@@ -276,8 +290,8 @@ int DenseTernaryStagesCompressed(int rank, int nranks, const sieveUniqueId& id) 
       const int quantize_fb_before = rt.ops.ternary_quantize_feedback.load();
       const int apply_before = rt.ops.ternary_feedback_apply.load();
       mem.fake_stream().Pause(!blocking);  // the blocking path waits for the stream
-      RANK_CHECK(sieveAllReduceTernary(d, d, count, t, sieveAvg, &p, comm, mem.stream()) ==
-                     sieveSuccess, "device: %s", sieveGetLastError(comm));
+      RANK_CHECK(all_reduce(d, d, t, &p, mem.stream()) == sieveSuccess, "device: %s",
+                 sieveGetLastError(comm));
       mem.fake_stream().Push([&] {  // later work on the stream
         std::memcpy(after.data(), d, bytes);
         return true;
@@ -289,13 +303,13 @@ int DenseTernaryStagesCompressed(int rank, int nranks, const sieveUniqueId& id) 
       mem.Synchronize();
       size_t first = 0;
       size_t bad = CountMismatches(after.data(), want.data(), count, es, &first);
-      RANK_CHECK(bad == 0, "%s path %d: %zu elements differ from the host path (first %zu)",
-                 TypeName(t), path, bad, first);
+      RANK_CHECK(bad == 0, "L %d %s path %d: %zu elements differ from the host path (first %zu)",
+                 levels, TypeName(t), path, bad, first);
       const bool device = path != kNoKernels, feedback = path == kFeedback;
       const size_t staged = rt.ops.bytes_to_host.load() - staged_before;
       const size_t expect_staged = device ? nblocks * 4 + wire : bytes;
-      RANK_CHECK(staged == expect_staged, "%s path %d: %zu bytes staged, expected %zu",
-                 TypeName(t), path, staged, expect_staged);
+      RANK_CHECK(staged == expect_staged, "L %d %s path %d: %zu bytes staged, expected %zu",
+                 levels, TypeName(t), path, staged, expect_staged);
       const size_t back = rt.ops.bytes_to_device.load() - back_before;
       const size_t expect_back = device ? nblocks * 4 + sums : bytes;
       RANK_CHECK(back == expect_back, "%s path %d: %zu bytes copied back, expected %zu",

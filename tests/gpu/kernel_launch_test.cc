@@ -129,10 +129,14 @@ cu::Result LaunchTernary(const std::string& name, void** p) {
     const size_t count = Arg<size_t>(p, 1), block = Arg<size_t>(p, 2);
     const auto* scales = Arg<const float*>(p, 3);
     const auto ph = Arg<sieve::kernels::PhiloxStream>(p, 4);
-    sieve::kernels::TernaryQuantizePack(dt, Arg<const void*>(p, 0), 0, count, block, scales, ph,
-                                        sieve::kernels::TernaryBits(1), Arg<void*>(p, 5));
+    const int levels = Arg<int>(p, 7);
+    sieve::kernels::TernarySource src =
+        sieve::kernels::TernarySourceOf(dt, Arg<const void*>(p, 0), nullptr, block, scales, ph);
+    src.levels = levels;
+    sieve::kernels::TernaryQuantizePack(src, 0, count, sieve::kernels::TernaryBits(levels),
+                                        Arg<void*>(p, 5));
     sieve::kernels::TernaryFeedbackUpdate(dt, Arg<const void*>(p, 0), count, block, scales, ph,
-                                          Arg<float*>(p, 6));
+                                          Arg<float*>(p, 6), levels);
   } else if (name.rfind("sieve_ternary_feedback_apply_", 0) == 0) {
     auto* residual = Arg<float*>(p, 1);
     const size_t count = Arg<size_t>(p, 4);
@@ -156,10 +160,13 @@ cu::Result LaunchTernary(const std::string& name, void** p) {
     sieve::kernels::TernaryAbsMax(dt, Arg<const void*>(p, 0), Arg<size_t>(p, 1),
                                   Arg<size_t>(p, 2), Arg<float*>(p, 3));
   } else if (name.rfind("sieve_ternary_quantize_", 0) == 0) {
-    sieve::kernels::TernaryQuantizePack(dt, Arg<const void*>(p, 0), 0, Arg<size_t>(p, 1),
-                                        Arg<size_t>(p, 2), Arg<const float*>(p, 3),
-                                        Arg<sieve::kernels::PhiloxStream>(p, 4),
-                                        sieve::kernels::TernaryBits(1), Arg<void*>(p, 5));
+    const int levels = Arg<int>(p, 6);
+    sieve::kernels::TernarySource src = sieve::kernels::TernarySourceOf(
+        dt, Arg<const void*>(p, 0), nullptr, Arg<size_t>(p, 2), Arg<const float*>(p, 3),
+        Arg<sieve::kernels::PhiloxStream>(p, 4));
+    src.levels = levels;
+    sieve::kernels::TernaryQuantizePack(src, 0, Arg<size_t>(p, 1),
+                                        sieve::kernels::TernaryBits(levels), Arg<void*>(p, 5));
   } else if (name.rfind("sieve_ternary_dequantize_", 0) == 0) {
     const size_t count = Arg<size_t>(p, 1);
     std::vector<int32_t> sums(count);
@@ -411,7 +418,7 @@ TEST(KernelLaunch, TernaryArgumentsMatchTheEntries) {
     ASSERT_TRUE(ops.TernaryAbsMax(t.dtype, in.data(), count, block, scales.data(), g_stream).ok());
     sieve::kernels::TernaryAbsMax(t.dtype, in.data(), count, block, want_scales.data());
     EXPECT_EQ(scales, want_scales) << t.suffix;
-    ASSERT_TRUE(ops.TernaryQuantize(t.dtype, in.data(), count, block, scales.data(), ph,
+    ASSERT_TRUE(ops.TernaryQuantize(t.dtype, in.data(), count, block, scales.data(), ph, 1,
                                     wire.data(), g_stream).ok());
     sieve::kernels::TernaryQuantizePack(t.dtype, in.data(), 0, count, block, want_scales.data(),
                                         ph, 2, want_wire.data());
@@ -479,7 +486,7 @@ TEST(KernelLaunch, TernaryFeedbackArgumentsMatchTheEntries) {
       const size_t wire_bytes = sieve::kernels::TernaryPackedBytes(count, 2);
       std::vector<uint8_t> wire(wire_bytes, 0xee), want_wire(wire_bytes, 0xee);
       ASSERT_TRUE(ops.TernaryQuantizeFeedback(t.dtype, sent.data(), count, block, scales.data(),
-                                              ph, wire.data(), residual.data(), g_stream).ok());
+                                              ph, 1, wire.data(), residual.data(), g_stream).ok());
       sieve::kernels::TernaryQuantizePack(t.dtype, want_sent.data(), 0, count, block,
                                           scales.data(), ph, 2, want_wire.data());
       sieve::kernels::TernaryFeedbackUpdate(t.dtype, want_sent.data(), count, block,

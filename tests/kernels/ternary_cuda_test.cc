@@ -93,7 +93,7 @@ TEST_P(TernaryCudaTest, MatchesCpuBitForBit) {
     std::vector<char> wire(TernaryPackedBytes(count, 2));
     TernaryQuantizePack(dtype, in.data(), 0, count, block, scales.data(), rng, 2, wire.data());
     DeviceBuf dwire(nullptr, wire.size());
-    ASSERT_TRUE(k->TernaryQuantize(dtype, din.p, count, block, ds, rng, dwire.p, nullptr).ok());
+    ASSERT_TRUE(k->TernaryQuantize(dtype, din.p, count, block, ds, rng, 1, dwire.p, nullptr).ok());
     ASSERT_EQ(dwire.Get(), wire) << "block " << block;
     // The final sums of 5 ranks in their wire width, dequantized (avg: / 5).
     for (int ranks : {2, 5}) {
@@ -142,7 +142,7 @@ TEST_P(TernaryCudaTest, FeedbackMatchesCpuBitForBit) {
     TernaryFeedbackUpdate(dtype, sent.data(), count, block, scales.data(), ph, residual.data());
     DeviceBuf dwire(nullptr, wire.size());
     ASSERT_TRUE(k->TernaryQuantizeFeedback(dtype, dsent.p, count, block,
-                                           static_cast<const float*>(dscales.p), ph, dwire.p,
+                                           static_cast<const float*>(dscales.p), ph, 1, dwire.p,
                                            static_cast<float*>(dres.p), nullptr).ok());
     ASSERT_EQ(dwire.Get(), wire) << "step " << step;
     ASSERT_EQ(dres.Get(), Bytes(residual)) << "residual, step " << step;
@@ -245,8 +245,46 @@ TEST_P(TernaryCudaTest, TiesAndNonFiniteInputMatchCpu) {
   TernaryQuantizePack(dtype, in.data(), 0, count, block, scales.data(), rng, 2, wire.data());
   DeviceBuf dwire(nullptr, wire.size());
   ASSERT_TRUE(k->TernaryQuantize(dtype, din.p, count, block, static_cast<const float*>(dsc.p),
-                                 rng, dwire.p, nullptr).ok());
+                                 rng, 1, dwire.p, nullptr).ok());
   ASSERT_EQ(dwire.Get(), wire);
+}
+
+// L > 1 levels (sieveAllReduceQuantized): the codes in TernaryBits(L) bits and, with
+// error feedback, the residuals g + e - s * q / L, equal to the CPU kernels byte for
+// byte; some scales below the block's max so codes reach +-L.
+TEST_P(TernaryCudaTest, LevelsMatchCpuBitForBit) {
+  std::string why;
+  CudaDeviceOps* k = sieve_test::ShippedKernels(&why);
+  if (k == nullptr) GTEST_SKIP() << "needs a GPU: " << why;
+  const DType dtype = GetParam();
+  const size_t count = (1 << 16) + 5, block = 257, nb = (count + block - 1) / block;
+  std::vector<char> in = Input(dtype, count);
+  std::vector<float> scales(nb);
+  TernaryAbsMax(dtype, in.data(), count, block, scales.data());
+  for (size_t b = 0; b < nb; b += 3) scales[b] *= 0.75f;
+  DeviceBuf din(in.data(), in.size()), dsc(scales.data(), nb * sizeof(float));
+  const PhiloxStream rng{5, 3, 99};
+  for (int levels : {3, 7, 127}) {
+    TernarySource src = TernarySourceOf(dtype, in.data(), nullptr, block, scales.data(), rng);
+    src.levels = levels;
+    const int w = TernaryBits(levels);
+    std::vector<char> wire(TernaryPackedBytes(count, w));
+    TernaryQuantizePack(src, 0, count, w, wire.data());
+    DeviceBuf dwire(nullptr, wire.size());
+    ASSERT_TRUE(k->TernaryQuantize(dtype, din.p, count, block, static_cast<const float*>(dsc.p),
+                                   rng, levels, dwire.p, nullptr).ok());
+    ASSERT_EQ(dwire.Get(), wire) << "levels " << levels;
+    std::vector<float> residual(count);
+    for (size_t j = 0; j < count; ++j) residual[j] = 0.001f * static_cast<float>(j % 17);
+    DeviceBuf dres(residual.data(), count * sizeof(float)), dwire2(nullptr, wire.size());
+    TernaryFeedbackUpdate(dtype, in.data(), count, block, scales.data(), rng, residual.data(),
+                          levels);
+    ASSERT_TRUE(k->TernaryQuantizeFeedback(dtype, din.p, count, block,
+                                           static_cast<const float*>(dsc.p), rng, levels,
+                                           dwire2.p, static_cast<float*>(dres.p), nullptr).ok());
+    ASSERT_EQ(dwire2.Get(), wire) << "levels " << levels;
+    ASSERT_EQ(dres.Get(), Bytes(residual)) << "residual, levels " << levels;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, TernaryCudaTest,

@@ -514,13 +514,15 @@ Status FakeDeviceOps::TernaryAbsMax(sieve::kernels::DType dtype, const void* in,
 
 Status FakeDeviceOps::TernaryQuantize(sieve::kernels::DType dtype, const void* in, size_t count,
                                       size_t block, const float* scales,
-                                      sieve::kernels::PhiloxStream rng, void* wire,
+                                      sieve::kernels::PhiloxStream rng, int levels, void* wire,
                                       CUstream_st* stream) {
   SIEVE_RETURN_IF_ERROR(Launch("sieve_ternary_quantize", stream, {in, scales, wire}));
   ++ternary_quantize;
   StreamOf(stream)->Push([=] {
-    sieve::kernels::TernaryQuantizePack(dtype, in, 0, count, block, scales, rng,
-                                        sieve::kernels::TernaryBits(1), wire);
+    sieve::kernels::TernarySource src =
+        sieve::kernels::TernarySourceOf(dtype, in, nullptr, block, scales, rng);
+    src.levels = levels;
+    sieve::kernels::TernaryQuantizePack(src, 0, count, sieve::kernels::TernaryBits(levels), wire);
     return true;
   });
   return Status::OK();
@@ -541,15 +543,17 @@ Status FakeDeviceOps::TernaryFeedbackApply(sieve::kernels::DType dtype, const vo
 
 Status FakeDeviceOps::TernaryQuantizeFeedback(sieve::kernels::DType dtype, const void* in,
                                               size_t count, size_t block, const float* scales,
-                                              sieve::kernels::PhiloxStream rng, void* wire,
-                                              float* residual, CUstream_st* stream) {
+                                              sieve::kernels::PhiloxStream rng, int levels,
+                                              void* wire, float* residual, CUstream_st* stream) {
   SIEVE_RETURN_IF_ERROR(
       Launch("sieve_ternary_quantize_feedback", stream, {in, scales, wire, residual}));
   ++ternary_quantize_feedback;
   StreamOf(stream)->Push([=] {
-    sieve::kernels::TernaryQuantizePack(dtype, in, 0, count, block, scales, rng,
-                                        sieve::kernels::TernaryBits(1), wire);
-    sieve::kernels::TernaryFeedbackUpdate(dtype, in, count, block, scales, rng, residual);
+    sieve::kernels::TernarySource src =
+        sieve::kernels::TernarySourceOf(dtype, in, nullptr, block, scales, rng);
+    src.levels = levels;
+    sieve::kernels::TernaryQuantizePack(src, 0, count, sieve::kernels::TernaryBits(levels), wire);
+    sieve::kernels::TernaryFeedbackUpdate(dtype, in, count, block, scales, rng, residual, levels);
     return true;
   });
   return Status::OK();

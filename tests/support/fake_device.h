@@ -112,7 +112,7 @@ class FakeDeviceOps : public sieve::gpu::DeviceOps {
                               size_t block, float* scales, CUstream_st* stream) override;
   sieve::Status TernaryQuantize(sieve::kernels::DType dtype, const void* in, size_t count,
                                 size_t block, const float* scales,
-                                sieve::kernels::PhiloxStream rng, void* wire,
+                                sieve::kernels::PhiloxStream rng, int levels, void* wire,
                                 CUstream_st* stream) override;
   // Error feedback: the CPU kernels (kernels/ternary_feedback.h); a fresh
   // residual is zeroed first (device scratch starts as junk here).
@@ -121,8 +121,9 @@ class FakeDeviceOps : public sieve::gpu::DeviceOps {
                                      CUstream_st* stream) override;
   sieve::Status TernaryQuantizeFeedback(sieve::kernels::DType dtype, const void* in, size_t count,
                                         size_t block, const float* scales,
-                                        sieve::kernels::PhiloxStream rng, void* wire,
-                                        float* residual, CUstream_st* stream) override;
+                                        sieve::kernels::PhiloxStream rng, int levels,
+                                        void* wire, float* residual,
+                                        CUstream_st* stream) override;
   // The host path's TernaryDequantizeScatter on the unpacked sums.
   sieve::Status TernaryDequantizeScatter(sieve::kernels::DType dtype, const void* wire, int w,
                                          size_t nnz, size_t block, const float* scales,
