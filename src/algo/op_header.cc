@@ -35,6 +35,8 @@ const char* AlgoText(OpAlgo a) {
       return "tree";
     case OpAlgo::kChain:
       return "chain";
+    case OpAlgo::kDirect:
+      return "direct";
   }
   return "?";
 }
@@ -58,6 +60,8 @@ bool IsSubnet(OpKind kind) {
 }
 
 }  // namespace
+
+const char* OpAlgoName(OpAlgo a) { return AlgoText(a); }
 
 const char* OpKindName(OpKind kind) {
   switch (kind) {

@@ -12,6 +12,7 @@
 #include "algo/tree.h"
 #include "coll/hier.h"
 #include "core/log.h"
+#include "plan/link_probe.h"
 
 namespace sieve::coll {
 
@@ -54,11 +55,26 @@ const DenseMemory& HostMemory() {
   return *host;
 }
 
-bool UseTree(const Comm& comm, size_t bytes) {
+algo::AllReduceRun PlanAllReduce(const Comm& comm, size_t bytes, size_t segment_bytes,
+                                 std::string* why) {
+  return PlanAllReduce(comm, comm.size(), bytes, segment_bytes, why);
+}
+
+algo::AllReduceRun PlanAllReduce(const Comm& comm, int n, size_t bytes, size_t segment_bytes,
+                                 std::string* why) {
+  const plan::Link link = plan::LinkOf(comm);
+  algo::AllReduceRun run;
+  run.segment_bytes = segment_bytes;
+  run.inflight_bytes = plan::InflightBytes(link, segment_bytes);
   const std::string& forced = comm.config().algo;
-  if (forced == "RING") return false;
-  if (forced == "TREE") return true;
-  return comm.size() >= 3 && bytes <= comm.config().tree_threshold;
+  if (forced == "RING" || forced == "TREE" || forced == "DIRECT") {
+    run.algo = forced == "RING" ? algo::OpAlgo::kRing
+               : forced == "TREE" ? algo::OpAlgo::kTree : algo::OpAlgo::kDirect;
+    *why = std::string(algo::OpAlgoName(run.algo)) + " (SIEVE_ALGO)";
+    return run;
+  }
+  run.algo = plan::ChooseAllReduce(n, bytes, comm.config().tree_threshold, link, why);
+  return run;
 }
 
 Status AllReduce(Comm& comm, const CollArgs& a) {
@@ -87,19 +103,11 @@ Status FlatAllReduceWith(Comm& comm, const CollArgs& a, const DenseMemory& memor
     codec.Finalize(0, a.count);
     return codec.status();
   }
-  bool tree = UseTree(comm, bytes);
-  algo::Channel ch = MakeChannel(comm, algo::OpKind::kAllReduce, a, seq,
-                                 tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing, true, false);
-  Status data;
-  if (tree) {
-    LogChoice(comm, "allreduce", a, bytes, "tree");
-    data = algo::RunTree(ch, codec, a.count, comm.config().segment_bytes);
-  } else {
-    LogChoice(comm, "allreduce", a, bytes, "ring");
-    algo::RingOptions options;
-    options.segment_bytes = comm.config().segment_bytes;
-    data = algo::RunRing(ch, codec, algo::BalancedSplit(a.count, comm.size()), options);
-  }
+  std::string why;
+  algo::AllReduceRun run = PlanAllReduce(comm, bytes, comm.config().segment_bytes, &why);
+  algo::Channel ch = MakeChannel(comm, algo::OpKind::kAllReduce, a, seq, run.algo, true, false);
+  LogChoice(comm, "allreduce", a, bytes, why.c_str());
+  Status data = algo::RunAllReduce(ch, codec, a.count, run);
   if (data.ok()) data = codec.status();
   return ch.Conclude(data);
 }

@@ -60,6 +60,8 @@ Status Comm::Create(const char id[128], int nranks, int rank, const Config& conf
   ucx.tls = foreign.ucx_tls;
   ucx.user_set = foreign.ucx_set;
   ucx.largest_segment = config.segment_bytes;
+  ucx.link_rtt_s = config.link_rtt_s;
+  ucx.link_rate_Bps = static_cast<double>(config.link_rate);
   SIEVE_RETURN_IF_ERROR(transport::UcxTransport::Create(rank, nranks, ucx, &comm->transport_));
 
   // host_id is "<host>#<pid>": ranks on one host find each other by name

@@ -76,6 +76,10 @@ class Comm {
   // Every rank's host identity hash, as the bootstrap exchanged it (index = rank).
   const std::vector<uint64_t>& bootstrap_host_ids() const { return bootstrap_host_ids_; }
   Comm* host_view() const { return root_->host_view_.get(); }
+  // Round trip between the ranks in seconds, as plan/link_probe.h set it at init
+  // (0: one host, or not measured); the plan chooses and sizes from it.
+  double link_rtt_s() const { return root_->link_rtt_s_; }
+  void SetLinkRtt(double seconds) { root_->link_rtt_s_ = seconds; }
   bool is_view() const { return root_ != this; }
   Comm* cross_view() const { return root_->cross_view_.get(); }
   // State a mode keeps per communicator (the mask tracker), owned here
@@ -159,6 +163,7 @@ class Comm {
   // failure notice we send names the first we will not complete).
   uint32_t completed_seq_ = 0;
   std::vector<uint64_t> bootstrap_host_ids_;
+  double link_rtt_s_ = 0;
   bool mismatch_ = false;  // ranks called different collectives: unusable
   std::atomic<bool> abort_{false};
   std::atomic<int> async_error_{0};

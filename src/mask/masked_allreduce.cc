@@ -17,22 +17,21 @@ namespace {
 Status Exchange(Comm& comm, uint32_t seq, const coll::CollArgs& a, MaskedCodec& codec, size_t nnz,
                 size_t packed_bytes) {
   ++comm.stats().collectives;
-  bool tree = coll::UseTree(comm, packed_bytes);  // the dense choice, on the packed size
+  std::string why;  // the dense choice, on the packed size
+  const algo::AllReduceRun run =
+      coll::PlanAllReduce(comm, packed_bytes, comm.config().segment_bytes, &why);
   algo::OpFingerprint fp;
   fp.kind = algo::OpKind::kMaskedAllReduce;
   fp.count = nnz;
   fp.dtype = static_cast<uint8_t>(a.dtype);
   fp.op = static_cast<uint8_t>(a.op);
-  fp.algo = tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing;
+  fp.algo = run.algo;
   fp.mode = a.count;  // the unpacked length
   algo::Channel ch = comm.MakeChannel(fp, seq);
   if (comm.FirstUse("masked allreduce", packed_bytes))
     SIEVE_INFO(kLogColl, "masked allreduce of %zu packed bytes on %d ranks: %s", packed_bytes,
-               comm.size(), tree ? "tree" : "ring");
-  if (tree) return ch.Conclude(algo::RunTree(ch, codec, nnz, comm.config().segment_bytes));
-  algo::RingOptions options;
-  options.segment_bytes = comm.config().segment_bytes;
-  return ch.Conclude(algo::RunRing(ch, codec, algo::BalancedSplit(nnz, comm.size()), options));
+               comm.size(), why.c_str());
+  return ch.Conclude(algo::RunAllReduce(ch, codec, nnz, run));
 }
 
 // The hierarchical all-reduce of nnz packed elements, in place in `packed`.

@@ -59,34 +59,28 @@ Status Exchange(Comm& comm, const TernaryArgs& a, algo::TernaryCodec& codec, siz
   const int n = comm.size();
   uint32_t seq = comm.NextSeq();
   size_t wire = codec.WireBytes(elems, n);
-  bool tree = UseTree(comm, wire);
+  const size_t segment_bytes = SegmentWireBytes(comm, codec, a.base.dtype);
+  std::string why;
+  const algo::AllReduceRun run = PlanAllReduce(comm, wire, segment_bytes, &why);
   algo::OpFingerprint fp;
   fp.kind = algo::OpKind::kTernaryAllReduce;
   fp.count = elems;
   fp.dtype = static_cast<uint8_t>(a.base.dtype);
   fp.op = static_cast<uint8_t>(a.base.op);
-  fp.algo = tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing;
+  fp.algo = run.algo;
   // Seed, step and block must agree, or the ranks' codes do not add up.
   fp.mode = a.seed * 0x9e3779b97f4a7c15ull ^ (a.step << 20) ^ a.block;
   algo::Channel ch = comm.MakeChannel(fp, seq);
   if (comm.FirstUse("allreduce-ternary", wire))
     SIEVE_INFO(kLogColl, "ternary allreduce of %zu elements (%s, block %zu) on %d ranks: %s",
-               elems, kernels::DTypeName(a.base.dtype), a.block, n, tree ? "tree" : "ring");
-  const size_t segment_bytes = SegmentWireBytes(comm, codec, a.base.dtype);
+               elems, kernels::DTypeName(a.base.dtype), a.block, n, why.c_str());
   const Clock::time_point start = Clock::now();
-  Status data;
-  if (tree) {
-    data = algo::RunTree(ch, codec, elems, segment_bytes);
-  } else {
-    algo::RingOptions options;
-    options.segment_bytes = segment_bytes;
-    data = algo::RunRing(ch, codec, algo::BalancedSplit(elems, n), options);
-  }
+  Status data = algo::RunAllReduce(ch, codec, elems, run);
   const double data_ms = MsSince(start);
   const Clock::time_point concluding = Clock::now();
   Status st = ch.Conclude(data);
   SIEVE_TRACE(kLogColl, "ternary #%u: %s of %zu segment bytes %.2f ms, agreement %.2f ms", seq,
-              tree ? "tree" : "ring", segment_bytes, data_ms, MsSince(concluding));
+              algo::OpAlgoName(run.algo), segment_bytes, data_ms, MsSince(concluding));
   return st;
 }
 

@@ -87,7 +87,7 @@ TEST_P(TernaryExactTest, MatchesReferenceBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Algos, TernaryExactTest,
-                         ::testing::Combine(::testing::Values("ring", "tree"),
+                         ::testing::Combine(::testing::Values("ring", "tree", "direct"),
                                             ::testing::Values(2, 3, 4, 8)));
 
 // Unbiasedness: M steps of the same inputs with fresh steps; the mean of the
@@ -419,7 +419,7 @@ TEST_P(MaskedTernarySweepTest, EveryDensityTypeOpAndPlacementMatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Algos, MaskedTernarySweepTest,
-                         ::testing::Combine(::testing::Values("ring", "tree"),
+                         ::testing::Combine(::testing::Values("ring", "tree", "direct"),
                                             ::testing::Values(2, 3, 4)));
 
 }  // namespace

@@ -28,6 +28,10 @@ struct UcxOptions {
   std::string tls;
   std::vector<std::string> user_set;
   size_t largest_segment = 512 * 1024;
+  // The link as the user stated it (SIEVE_LINK_RTT, SIEVE_LINK_RATE; 0: unknown),
+  // for TCP socket buffers that cover its bandwidth-delay product.
+  double link_rtt_s = 0;
+  double link_rate_Bps = 0;
 };
 
 class UcxTransport : public Transport {

@@ -1,0 +1,24 @@
+// Measures the round trip between a new communicator's ranks, so the plan can
+// choose and size for the link (plan/link_model.h), and agrees on one value,
+// since every rank must make the same choice.
+#ifndef SIEVE_PLAN_LINK_PROBE_H_
+#define SIEVE_PLAN_LINK_PROBE_H_
+
+#include "comm/comm.h"
+#include "plan/link_model.h"
+
+namespace sieve::plan {
+
+// Sets comm.link_rtt_s(): SIEVE_LINK_RTT when set; else, where the ranks span
+// hosts, the largest over ranks of each rank's median round trip to up to 8
+// neighbours (best of 3 pings each, then a max-dissemination in log2(n) steps);
+// else 0 (one host). Tiny messages on the point-to-point tag space, not counted
+// as traffic or collectives. Called on every rank at init.
+Status ProbeLink(Comm& comm);
+
+// The link as the plan sees it: the round trip above and SIEVE_LINK_RATE.
+Link LinkOf(const Comm& comm);
+
+}  // namespace sieve::plan
+
+#endif  // SIEVE_PLAN_LINK_PROBE_H_

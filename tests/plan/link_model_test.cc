@@ -1,0 +1,66 @@
+// The plan's link model (plan/link_model.h): its estimates match the issue's
+// arithmetic, a local link keeps the old size rule (tree up to the threshold on
+// 3+ ranks, else ring), latency picks the direct exchange, and the bytes in
+// flight cover the bandwidth-delay product within their bounds.
+#include "plan/link_model.h"
+
+#include <gtest/gtest.h>
+
+namespace sieve::plan {
+namespace {
+
+constexpr double kGbit = 1e9 / 8, kMbit = 1e6 / 8;
+
+TEST(LinkModelTest, EstimatesFollowTheIssuesArithmetic) {
+  // 4 ranks, 16 MiB at 1 Gbit/s, 50 ms RTT: the ring's bound is 351 ms, the
+  // direct exchange's (the physical limit with latency) 251 ms.
+  AllReduceEstimate e = EstimateAllReduce(4, 16 << 20, Link{0.05, kGbit});
+  EXPECT_NEAR(e.ring_s, 0.3513, 1e-3);
+  EXPECT_NEAR(e.direct_s, 0.2513, 1e-3);
+  // The tree on 4 ranks has 2 levels: 4 one-way delays and 3 x the bytes.
+  EXPECT_NEAR(e.tree_s, 4 * 0.025 + 3.0 * (16 << 20) / kGbit, 1e-9);
+}
+
+TEST(LinkModelTest, LocalLinkKeepsTheSizeRule) {
+  std::string why;
+  for (double rtt : {0.0, 1e-4, 0.9e-3}) {
+    Link lan{rtt, 0};
+    EXPECT_EQ(ChooseAllReduce(4, 64 << 10, 64 << 10, lan, &why), algo::OpAlgo::kTree);
+    EXPECT_EQ(ChooseAllReduce(4, (64 << 10) + 1, 64 << 10, lan, &why), algo::OpAlgo::kRing);
+    EXPECT_EQ(ChooseAllReduce(2, 4 << 10, 64 << 10, lan, &why), algo::OpAlgo::kRing);
+    EXPECT_EQ(ChooseAllReduce(8, 64 << 20, 64 << 10, lan, &why), algo::OpAlgo::kRing);
+  }
+  EXPECT_NE(why.find("local"), std::string::npos) << why;
+}
+
+TEST(LinkModelTest, LatencyPicksTheDirectExchange) {
+  std::string why;
+  const Link wan{0.05, kGbit};
+  EXPECT_EQ(ChooseAllReduce(4, 64 << 10, 64 << 10, wan, &why), algo::OpAlgo::kDirect);
+  EXPECT_EQ(ChooseAllReduce(4, 16 << 20, 64 << 10, wan, &why), algo::OpAlgo::kDirect);
+  EXPECT_NE(why.find("direct: rtt 50 ms"), std::string::npos) << why;
+  // Two ranks: the ring already pays two delays, so it stays.
+  EXPECT_EQ(ChooseAllReduce(2, 16 << 20, 64 << 10, wan, &why), algo::OpAlgo::kRing);
+  // Where the bytes dominate, saving 2(n-2) delays is under 10%: the ring stays.
+  EXPECT_EQ(ChooseAllReduce(4, 1 << 30, 64 << 10, Link{0.01, 100 * kMbit}, &why),
+            algo::OpAlgo::kRing);
+  // An unknown rate is taken as fast: the measured latency decides.
+  EXPECT_EQ(ChooseAllReduce(4, 16 << 20, 64 << 10, Link{0.05, 0}, &why), algo::OpAlgo::kDirect);
+  EXPECT_NE(why.find("assumed"), std::string::npos) << why;
+}
+
+TEST(LinkModelTest, InflightCoversTheBandwidthDelayProduct) {
+  const size_t seg = 512 << 10;
+  EXPECT_EQ(InflightBytes(Link{0, 0}, seg), kMinInflightBytes);          // a LAN: as before
+  EXPECT_EQ(InflightBytes(Link{1e-4, 10 * kGbit}, seg), kMinInflightBytes);
+  // 1 Gbit/s x 50 ms = 6.25 MB, plus two segments.
+  EXPECT_EQ(InflightBytes(Link{0.05, kGbit}, seg), static_cast<size_t>(0.05 * kGbit) + 2 * seg);
+  EXPECT_EQ(InflightBytes(Link{0.05, 100 * kMbit}, seg), kMinInflightBytes);  // 625 KB
+  EXPECT_EQ(InflightBytes(Link{1.0, 100 * kGbit}, seg), kMaxInflightBytes);
+  // Unknown rate: the assumed one.
+  EXPECT_EQ(InflightBytes(Link{0.05, 0}, seg),
+            static_cast<size_t>(0.05 * kAssumedRateBps) + 2 * seg);
+}
+
+}  // namespace
+}  // namespace sieve::plan
