@@ -156,13 +156,13 @@ algo::Channel Comm::MakeChannel(const char* what, uint32_t seq) {
                        &root_->stats_.traffic, nullptr, nullptr, members_);
 }
 
-algo::Channel Comm::MakeChannel(algo::OpFingerprint fp, uint32_t seq) {
+algo::Channel Comm::MakeChannel(algo::OpFingerprint fp, uint32_t seq, bool verdicts) {
   algo::Channel::OpControl control;
   if (fp.segment_bytes == 0) fp.segment_bytes = config_.segment_bytes;
   control.fingerprint = fp;
   control.completed_seq = &root_->completed_seq_;
   control.mismatch = &root_->mismatch_;
-  control.agree = config_.agreement;
+  control.agree = config_.agreement && verdicts;
   return algo::Channel(transport(), seq, StrFormat("%s #%u", algo::OpKindName(fp.kind), seq),
                        WaitOptions(), &root_->stats_.traffic, nullptr, &control, members_);
 }

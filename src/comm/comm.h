@@ -51,8 +51,9 @@ class Comm {
   algo::Channel MakeChannel(const char* what, uint32_t seq);
   // A collective's channel with agreement: fingerprints are exchanged now and
   // the caller ends the operation with Channel::Conclude. `fp.segment_bytes`
-  // is filled in from the config.
-  algo::Channel MakeChannel(algo::OpFingerprint fp, uint32_t seq);
+  // is filled in from the config. verdicts = false: no verdict round (a step
+  // of a call whose last step has one, e.g. the ternary scales).
+  algo::Channel MakeChannel(algo::OpFingerprint fp, uint32_t seq, bool verdicts = true);
   algo::Channel MakeP2pChannel();
 
   // Statistics readable through sieveCommGetCounters.

@@ -63,4 +63,9 @@ size_t InflightBytes(const Link& link, size_t segment_bytes) {
   return std::max(kMinInflightBytes, static_cast<size_t>(want));
 }
 
+bool ScalesInOneExchange(int n, size_t scale_bytes, const Link& link) {
+  return n >= 2 && link.rtt_s >= kLocalRttS &&
+         static_cast<double>(n - 1) * static_cast<double>(scale_bytes) <= kOneExchangeBytes;
+}
+
 }  // namespace sieve::plan

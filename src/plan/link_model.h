@@ -54,6 +54,14 @@ constexpr size_t kMinInflightBytes = 2 << 20;
 constexpr size_t kMaxInflightBytes = 256 << 20;
 size_t InflightBytes(const Link& link, size_t segment_bytes);
 
+// Whether the ternary scales (an all-reduce-max of `scale_bytes` per rank) go in
+// one exchange: every rank sends them to every other, one one-way delay and no
+// verdict round of their own (the data step's verdict covers the call), instead
+// of a dense all-reduce's two delays and its verdict. Where latency matters and
+// the copies stay small ((n-1) x scale_bytes <= kOneExchangeBytes).
+constexpr size_t kOneExchangeBytes = 1 << 20;
+bool ScalesInOneExchange(int n, size_t scale_bytes, const Link& link);
+
 }  // namespace sieve::plan
 
 #endif  // SIEVE_PLAN_LINK_MODEL_H_

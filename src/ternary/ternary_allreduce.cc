@@ -15,6 +15,8 @@
 #include "coll/hier.h"
 #include "core/log.h"
 #include "kernels/masked_pack.h"
+#include "kernels/reduce.h"
+#include "plan/link_probe.h"
 #include "kernels/ternary_feedback.h"
 
 namespace sieve::coll {
@@ -145,10 +147,48 @@ Status HierTernary(Comm& comm, const TernaryArgs& a) {
                        });
 }
 
+// The scales' all-reduce-max as one exchange (plan::ScalesInOneExchange): our
+// scales to every rank, theirs from every rank, the maximum taken in rank order
+// (the same bits everywhere, NaN included). Fingerprints still checked; the
+// verdict is the data step's.
+Status ExchangeScalesMax(Comm& comm, float* scales, size_t nblocks) {
+  const int n = comm.size(), me = comm.rank();
+  const uint32_t seq = comm.NextSeq();
+  if (!comm.is_view()) ++comm.stats().collectives;
+  algo::OpFingerprint fp;
+  fp.kind = algo::OpKind::kAllReduce;
+  fp.count = nblocks;
+  fp.dtype = static_cast<uint8_t>(kernels::DType::kFloat32);
+  fp.op = static_cast<uint8_t>(kernels::RedOp::kMax);
+  fp.algo = algo::OpAlgo::kDirect;
+  algo::Channel ch = comm.MakeChannel(fp, seq, /*verdicts=*/false);
+  if (comm.FirstUse("ternary scales", nblocks * sizeof(float)))
+    SIEVE_INFO(kLogColl, "ternary scales (%zu blocks) on %d ranks: one exchange with every rank "
+               "(round trip %.3g ms)", nblocks, n, comm.link_rtt_s() * 1e3);
+  const size_t bytes = nblocks * sizeof(float);
+  std::vector<float> all(nblocks * static_cast<size_t>(n));
+  std::copy(scales, scales + nblocks, all.begin() + static_cast<size_t>(me) * nblocks);
+  Status data;
+  for (int p = 0; p < n && data.ok(); ++p)
+    if (p != me) data = ch.Recv(p, all.data() + static_cast<size_t>(p) * nblocks, bytes);
+  for (int p = 0; p < n && data.ok(); ++p)
+    if (p != me) data = ch.Send(p, scales, bytes);
+  if (data.ok()) data = ch.WaitAll();
+  if (data.ok()) {
+    std::copy(all.begin(), all.begin() + nblocks, scales);
+    for (int p = 1; p < n; ++p)
+      kernels::Reduce(kernels::DType::kFloat32, kernels::RedOp::kMax, scales,
+                      all.data() + static_cast<size_t>(p) * nblocks, scales, nblocks);
+  }
+  return ch.Conclude(data);
+}
+
 }  // namespace
 
 Status TernaryAgreeScales(Comm& comm, float* scales, size_t nblocks) {
   if (comm.size() == 1) return Status::OK();
+  if (plan::ScalesInOneExchange(comm.size(), nblocks * sizeof(float), plan::LinkOf(comm)))
+    return ExchangeScalesMax(comm, scales, nblocks);
   CollArgs max;
   max.send = scales;
   max.recv = scales;
