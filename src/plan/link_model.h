@@ -27,8 +27,9 @@ struct Link {
   double rate_Bps = 0;  // bytes per second a rank sends; 0: unknown (kAssumedRateBps)
 };
 
-// Round trips below this are a LAN's: the latency terms do not decide.
-constexpr double kLocalRttS = 1e-3;
+// Round trips below this are a LAN's (a data centre's are < 0.5 ms; 2 ms leaves
+// room for a loaded host's scheduling): the latency terms do not decide.
+constexpr double kLocalRttS = 2e-3;
 // The rate assumed when none is known: a fast link, so the model's bandwidth
 // terms stay small and the latency it measured decides.
 constexpr double kAssumedRateBps = 1.25e9;

@@ -15,7 +15,7 @@ namespace sieve::plan {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int kRounds = 3;
+constexpr int kRounds = 5;
 constexpr int kNeighbours = 4;  // each side
 
 // Peers pinged by `rank`: r +- 1..4 (a symmetric relation, so every ping has a listener).
@@ -70,9 +70,9 @@ Status PingRound(algo::Channel& ch, const std::vector<int>& peers, std::vector<d
   return ch.WaitAll();
 }
 
-// The largest value over all ranks: in step j, send ours to r + 2^j and take
-// the one from r - 2^j (a dissemination; max does not mind duplicates).
-Status AgreeMax(algo::Channel& ch, double* value) {
+// The smallest value over all ranks: in step j, send ours to r + 2^j and take
+// the one from r - 2^j (a dissemination; min does not mind duplicates).
+Status AgreeMin(algo::Channel& ch, double* value) {
   const int n = ch.size(), rank = ch.rank();
   for (int dist = 1; dist < n; dist *= 2) {
     double theirs = 0, mine = *value;
@@ -81,7 +81,7 @@ Status AgreeMax(algo::Channel& ch, double* value) {
     SIEVE_RETURN_IF_ERROR(ch.Send(algo::Mod(rank + dist, n), &mine, sizeof(mine)));
     SIEVE_RETURN_IF_ERROR(ch.Wait(h));
     SIEVE_RETURN_IF_ERROR(ch.WaitAll());
-    *value = std::max(*value, theirs);
+    *value = std::min(*value, theirs);
   }
   return Status::OK();
 }
@@ -111,10 +111,10 @@ Status ProbeLink(Comm& comm) {
   std::sort(best.begin(), best.end());
   double rtt = best[best.size() / 2];
   const double mine = rtt;
-  SIEVE_RETURN_IF_ERROR(AgreeMax(ch, &rtt).WithContext("link probe"));
+  SIEVE_RETURN_IF_ERROR(AgreeMin(ch, &rtt).WithContext("link probe"));
   comm.SetLinkRtt(rtt);
   SIEVE_INFO(kLogInit,
-             "link: round trip %.3f ms (the largest of the ranks' medians to up to %d "
+             "link: round trip %.3f ms (the smallest of the ranks' medians to up to %d "
              "neighbours; here %.3f ms); SIEVE_LINK_RTT sets it",
              rtt * 1e3, 2 * kNeighbours, mine * 1e3);
   return Status::OK();

@@ -10,10 +10,13 @@
 namespace sieve::plan {
 
 // Sets comm.link_rtt_s(): SIEVE_LINK_RTT when set; else, where the ranks span
-// hosts, the largest over ranks of each rank's median round trip to up to 8
-// neighbours (best of 3 pings each, then a max-dissemination in log2(n) steps);
-// else 0 (one host). Tiny messages on the point-to-point tag space, not counted
-// as traffic or collectives. Called on every rank at init.
+// hosts, the smallest over ranks of each rank's median round trip to up to 8
+// neighbours (best of 5 pings each, then a min-dissemination in log2(n) steps);
+// else 0 (one host). The median sees a remote site among the neighbours; the
+// best-of and the minimum keep a loaded machine's scheduling delays (which only
+// ever add) from making a LAN look like a WAN. Tiny messages on the
+// point-to-point tag space, not counted as traffic or collectives. Called on
+// every rank at init.
 Status ProbeLink(Comm& comm);
 
 // The link as the plan sees it: the round trip above and SIEVE_LINK_RATE.

@@ -23,7 +23,7 @@ TEST(LinkModelTest, EstimatesFollowTheIssuesArithmetic) {
 
 TEST(LinkModelTest, LocalLinkKeepsTheSizeRule) {
   std::string why;
-  for (double rtt : {0.0, 1e-4, 0.9e-3}) {
+  for (double rtt : {0.0, 1e-4, 1.9e-3}) {
     Link lan{rtt, 0};
     EXPECT_EQ(ChooseAllReduce(4, 64 << 10, 64 << 10, lan, &why), algo::OpAlgo::kTree);
     EXPECT_EQ(ChooseAllReduce(4, (64 << 10) + 1, 64 << 10, lan, &why), algo::OpAlgo::kRing);
