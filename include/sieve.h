@@ -115,7 +115,12 @@ sieveResult_t sieveGetUniqueId(sieveUniqueId* uniqueId);
  * Collective over all ranks; fails within SIEVE_TIMEOUT if a rank is missing. */
 sieveResult_t sieveCommInitRank(sieveComm_t* comm, int nranks, sieveUniqueId commId, int rank);
 
-/* One process driving several devices. Host-only builds return sieveInvalidUsage. */
+/* NCCL's one process driving several devices. Not supported by any build: always
+ * returns sieveInvalidUsage and leaves *comm untouched. NCCL's contract has one
+ * thread issue every rank's calls inside a group, which Sieve cannot serve (a group's
+ * calls run one after another, and a host-buffer collective returns only when every
+ * rank has joined it). Start one process per rank (sieve-run) and call
+ * sieveCommInitRank. */
 sieveResult_t sieveCommInitAll(sieveComm_t* comm, int ndev, const int* devlist);
 
 /* ---- Communicator configuration and non-blocking communicators ------------
@@ -380,7 +385,11 @@ sieveResult_t sieveAllReduceSubnet(const void* sendbuff, void* recvbuff, size_t 
  * row). For segment k with contributors T_k: T_k empty: no bytes move and
  * recvbuff is not written on any rank; else every holder receives
  * (1/|T_k|) * sum over r in T_k of sendbuff_r, and only contributors send.
- * Plans are cached per bitmap pattern. Datatypes as sieveAllReduceSubnet. */
+ * Plans are cached per bitmap pattern. Datatypes as sieveAllReduceSubnet.
+ *
+ * Both subnet calls take host buffers only: device buffers are refused with
+ * sieveInvalidUsage (staging the whole buffer would rewrite segments D2FT must
+ * leave untouched). */
 sieveResult_t sieveAllReduceD2ft(const void* sendbuff, void* recvbuff, size_t count,
                                  sieveDataType_t datatype, sieveLayout_t layout,
                                  const unsigned char* touched, const unsigned char* schedule,

@@ -65,26 +65,11 @@ const char* OpAlgoName(OpAlgo a) { return AlgoText(a); }
 
 const char* OpKindName(OpKind kind) {
   switch (kind) {
-    case OpKind::kAllReduce:
-      return "allreduce";
-    case OpKind::kBroadcast:
-      return "broadcast";
-    case OpKind::kReduce:
-      return "reduce";
-    case OpKind::kAllGather:
-      return "allgather";
-    case OpKind::kReduceScatter:
-      return "reducescatter";
-    case OpKind::kMaskedAllReduce:
-      return "masked allreduce";
-    case OpKind::kTernaryAllReduce:
-      return "allreduce-ternary";
-    case OpKind::kMaskUnion:
-      return "mask union";
-    case OpKind::kSubnetAllReduce:
-      return "subnet allreduce";
-    case OpKind::kD2ftAllReduce:
-      return "d2ft allreduce";
+#define SIEVE_COLLECTIVE(name, wire, text, device) \
+  case OpKind::k##name:                            \
+    return text;
+#include "core/collectives.def"
+#undef SIEVE_COLLECTIVE
   }
   return "unknown collective";
 }

@@ -16,18 +16,13 @@
 
 namespace sieve::algo {
 
+// Which collective: core/collectives.def's rows, numbered by their wire byte.
 enum class OpKind : uint8_t {
-  kAllReduce = 1,
-  kBroadcast,
-  kReduce,
-  kAllGather,
-  kReduceScatter,
-  kMaskedAllReduce,
-  kTernaryAllReduce,
-  kMaskUnion,
-  kSubnetAllReduce,
-  kD2ftAllReduce,
+#define SIEVE_COLLECTIVE(name, wire, text, device) k##name = wire,
+#include "core/collectives.def"
+#undef SIEVE_COLLECTIVE
 };
+// The row's name ("allreduce", "masked allreduce"); "unknown collective" for other bytes.
 const char* OpKindName(OpKind kind);
 
 enum class OpAlgo : uint8_t { kRing = 1, kTree, kChain, kDirect };

@@ -7,7 +7,10 @@
 #include "comm/group.h"
 #include "core/log.h"
 #include "gpu/device_collectives.h"
+#include "gpu/direct_collectives.h"
+#include "gpu/direct_path.h"
 #include "mask/mask_tracker.h"
+#include "plan/device_choice.h"
 
 using sieve::Comm;
 using sieve::Status;
@@ -38,7 +41,18 @@ using sieve::gpu::MemoryKind;
 // can be pipelined in chunks), rather than a mode that needs the whole buffer.
 bool PlainDenseAllReduce(const Comm& comm) {
   const sieve::Config& config = comm.config();
-  return !config.auto_mask && (!comm.serving_nccl() || config.nccl_mode == "dense");
+  return !config.auto_mask &&
+         (!comm.serving_nccl() || config.nccl_mode == sieve::NcclMode::kDense);
+}
+
+// Device buffers of a plain dense collective: direct or staged, as
+// plan::ChooseDenseOnDevice says given the communicator's direct path.
+bool GoesDirect(Comm& comm, CollKind kind, const CollArgs& a) {
+  std::string why;
+  const bool path = sieve::gpu::DirectPath(comm, &why);
+  return sieve::plan::ChooseDenseOnDevice(comm, sieve::gpu::OpKindOf(kind), a.count,
+                                          a.count * DTypeSize(a.dtype), path, why)
+             .route == sieve::plan::DeviceRoute::kDirect;
 }
 
 // Runs the collective on host buffers, or enqueues it on `stream` for device
@@ -59,6 +73,8 @@ Status Submit(Comm* impl, CollFn fn, const CollArgs& args, CollKind kind, sieveS
   if (memory == MemoryKind::kDevice) {
     if (kind == CollKind::kAllReduce && !PlainDenseAllReduce(*impl)) kind = CollKind::kAllReduceWhole;
     return sieve::SubmitCollective(impl, [impl, args, kind, stream, host] {
+      if (kind != CollKind::kAllReduceWhole && GoesDirect(*impl, kind, args))
+        return sieve::gpu::EnqueueDirect(*impl, kind, args, stream);
       return sieve::gpu::EnqueueDeviceCollective(*impl, kind, args, stream, host);
     });
   }

@@ -125,8 +125,9 @@ sieveResult_t sieveCommInitRankConfig(sieveComm_t* comm, int nranks, sieveUnique
 sieveResult_t sieveCommInitAll(sieveComm_t* comm, int ndev, const int* devlist) {
   return sieve::Guard(nullptr, "sieveCommInitAll", [&]() -> Status {
     return Status::InvalidUsage(
-        "sieveCommInitAll (one process driving several GPUs) is not supported by this host "
-        "build; start one process per rank (sieve-run) and use sieveCommInitRank");
+        "sieveCommInitAll (one process driving several devices) is not supported: NCCL's "
+        "contract has one thread issue every rank's calls in a group, which Sieve cannot "
+        "serve; start one process per rank (sieve-run) and use sieveCommInitRank");
   });
 }
 

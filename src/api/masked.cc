@@ -11,6 +11,7 @@
 #include "gpu/device_collectives.h"
 #include "mask/device_masked.h"
 #include "mask/masked_allreduce.h"
+#include "plan/device_choice.h"
 
 constexpr uint64_t kSieveMaskMagic = 0x53494556454d534bull;  // "SIEVEMSK"
 
@@ -120,8 +121,10 @@ sieveResult_t sieveAllReduceMasked(const void* sendbuff, void* recvbuff, size_t 
     };
     // Packed on the device when kernels are built in (only nnz elements are
     // staged); else the whole dense buffer is staged and packed on the host.
-    if (memory == sieve::gpu::MemoryKind::kDevice && !state->idx.empty() &&
-        sieve::gpu::CanPackOnDevice())
+    if (memory == sieve::gpu::MemoryKind::kDevice &&
+        sieve::plan::ChooseMaskedOnDevice(*impl, state->idx.size(),
+                                          sieve::gpu::CanPackOnDevice())
+                .route == sieve::plan::DeviceRoute::kPackedOnDevice)
       return sieve::SubmitCollective(impl, [impl, args, stream, state] {
         return sieve::gpu::EnqueueDevicePacked(
             *impl, "masked allreduce", args, state, stream,

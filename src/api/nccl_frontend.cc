@@ -15,12 +15,12 @@ extern "C" sieveResult_t sieveCommServeNccl(sieveComm_t comm, const char** mode)
     Comm* impl = nullptr;
     SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, &impl));
     if (mode == nullptr) return Status::InvalidArgument("mode is NULL");
-    *mode = impl->config().nccl_mode.c_str();
+    *mode = sieve::ParamText(impl->config().nccl_mode);
     impl->MarkServingNccl();
     static std::once_flag logged;
     std::call_once(logged, [impl] {
       SIEVE_INFO(sieve::kLogInit, "Sieve serving NCCL calls (mode %s)",
-                 impl->config().nccl_mode.c_str());
+                 sieve::ParamText(impl->config().nccl_mode));
     });
     return Status::OK();
   });

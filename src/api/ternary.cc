@@ -11,9 +11,9 @@
 #include "ternary/ternary_allreduce.h"
 #include "api/mask_handle.h"
 #include "comm/group.h"
-#include "core/log.h"
 #include "gpu/device_collectives.h"
 #include "mask/device_masked.h"
+#include "plan/device_choice.h"
 #include "ternary/device_masked_ternary.h"
 #include "ternary/device_residuals.h"
 #include "ternary/device_ternary.h"
@@ -79,23 +79,20 @@ struct Feedback {
   size_t elems = 0;
 };
 
-// Why a ternary all-reduce on device buffers stages the whole buffer.
-const char* WholeBufferReason(bool kernels, size_t elems) {
-  if (!kernels) return "no device kernels in this libsieve or driver";
-  if (elems == 0) return "the mask keeps nothing";
-  return "hierarchical plan: dense sums inside hosts, quantized between hosts";
-}
-
 // A ternary all-reduce of device buffers, queued on `stream`.
 Status SubmitOnDevice(sieve::Comm* impl, sieve::coll::TernaryArgs args,
                       std::shared_ptr<sieve::mask::MaskState> mask, const Feedback& feedback,
                       sieveStream_t stream) {
-  const bool kernels = sieve::gpu::CanPackOnDevice();
+  using sieve::plan::DeviceRoute;
   const size_t elems = mask ? mask->idx.size() : args.base.count;  // quantized elements
+  const DeviceRoute route = sieve::plan::ChooseTernaryOnDevice(*impl, elems, feedback.on,
+                                                               mask != nullptr,
+                                                               sieve::gpu::CanPackOnDevice())
+                                .route;
   // The flat plan (always with error feedback): every kernel on the stream,
   // packed first under a mask; only scales, wire and final sums are staged
   // (ternary/device_ternary.h, ternary/device_masked_ternary.h).
-  if (kernels && elems > 0 && sieve::coll::TernaryIsFlat(*impl, elems, feedback.on))
+  if (route == DeviceRoute::kKernels)
     return sieve::SubmitCollective(impl, [impl, args, mask, feedback, stream] {
       sieve::gpu::DeviceResidual* residual = nullptr;
       if (feedback.on)
@@ -107,7 +104,7 @@ Status SubmitOnDevice(sieve::Comm* impl, sieve::coll::TernaryArgs args,
     });
   // Masked, hierarchical (no error feedback): packed on the device, the nnz
   // kept elements staged and run through the hierarchical plan on the host.
-  if (kernels && elems > 0 && mask)
+  if (route == DeviceRoute::kPackedOnDevice)
     return sieve::SubmitCollective(impl, [impl, args, stream, mask] {
       return sieve::gpu::EnqueueDevicePacked(
           *impl, "masked ternary allreduce (hierarchical plan, quantized on the host)",
@@ -122,19 +119,14 @@ Status SubmitOnDevice(sieve::Comm* impl, sieve::coll::TernaryArgs args,
     args.residual = ResidualFor(*impl, args.base.send, args.base.count,
                                 static_cast<int>(args.base.dtype), feedback.mask_handle,
                                 feedback.elems);
-  const char* why = WholeBufferReason(kernels, elems);
-  return sieve::SubmitCollective(impl, [impl, args, stream, mask, why] {
-    auto logged = [impl, args, mask, why](const sieve::coll::CollArgs& staged) {
-      if (impl->FirstUse(std::string("ternary allreduce on device buffers, whole: ") + why, 0))
-        SIEVE_INFO(sieve::kLogInit,  // on the progress thread, as the device paths' lines
-                   "ternary allreduce on device buffers: whole buffer staged and quantized on "
-                   "the host (%s)", why);
+  return sieve::SubmitCollective(impl, [impl, args, stream, mask] {
+    auto host = [impl, args, mask](const sieve::coll::CollArgs& staged) {
       sieve::coll::TernaryArgs t = args;
       t.base = staged;
       return RunOnHost(impl, t, mask);
     };
     return sieve::gpu::EnqueueDeviceCollective(*impl, sieve::gpu::CollKind::kAllReduceWhole,
-                                               args.base, stream, logged);
+                                               args.base, stream, host);
   });
 }
 

@@ -1,5 +1,5 @@
-// Dense collectives: pick the algorithm, lay out chunks, run it with the
-// dense codec. One INFO line per (collective, size class) says what was chosen.
+// Dense collectives: the algorithm plan/algo_choice.h chose, chunks laid out,
+// run with the dense codec.
 #include "coll/collectives.h"
 
 #include <cstring>
@@ -11,8 +11,7 @@
 #include "algo/ring_pattern.h"
 #include "algo/tree.h"
 #include "coll/hier.h"
-#include "core/log.h"
-#include "plan/link_probe.h"
+#include "plan/algo_choice.h"
 
 namespace sieve::coll {
 
@@ -33,12 +32,6 @@ algo::Channel MakeChannel(Comm& comm, algo::OpKind kind, const CollArgs& a, uint
   return comm.MakeChannel(fp, seq);
 }
 
-void LogChoice(Comm& comm, const char* what, const CollArgs& a, size_t bytes, const char* algo) {
-  if (comm.FirstUse(what, bytes))
-    SIEVE_INFO(kLogColl, "%s of %zu bytes (%s %s) on %d ranks: %s", what, bytes,
-               kernels::DTypeName(a.dtype), kernels::RedOpName(a.op), comm.size(), algo);
-}
-
 }  // namespace
 
 const DenseMemory& HostMemory() {
@@ -55,35 +48,10 @@ const DenseMemory& HostMemory() {
   return *host;
 }
 
-algo::AllReduceRun PlanAllReduce(const Comm& comm, size_t bytes, size_t segment_bytes,
-                                 std::string* why) {
-  return PlanAllReduce(comm, comm.size(), bytes, segment_bytes, why);
-}
-
-algo::AllReduceRun PlanAllReduce(const Comm& comm, int n, size_t bytes, size_t segment_bytes,
-                                 std::string* why) {
-  const plan::Link link = plan::LinkOf(comm);
-  algo::AllReduceRun run;
-  run.segment_bytes = segment_bytes;
-  run.inflight_bytes = plan::InflightBytes(link, segment_bytes);
-  const std::string& forced = comm.config().algo;
-  if (forced == "RING" || forced == "TREE" || forced == "DIRECT") {
-    run.algo = forced == "RING" ? algo::OpAlgo::kRing
-               : forced == "TREE" ? algo::OpAlgo::kTree : algo::OpAlgo::kDirect;
-    *why = std::string(algo::OpAlgoName(run.algo)) + " (SIEVE_ALGO)";
-    return run;
-  }
-  run.algo = plan::ChooseAllReduce(n, bytes, comm.config().tree_threshold, link, why);
-  return run;
-}
-
 Status AllReduce(Comm& comm, const CollArgs& a) {
   size_t bytes = a.count * kernels::DTypeSize(a.dtype);
-  if (UseHier(comm, a.count)) {
+  if (plan::ChooseAllReduce(comm, a.count, bytes).algo == plan::Algo::kHier) {
     ++comm.stats().collectives;
-    LogChoice(comm, "allreduce", a, bytes,
-              "hierarchical (host reduce-scatter, inter-host "
-              "all-reduce per local rank, host all-gather)");
     return HierDenseAllReduce(comm, a);
   }
   return FlatAllReduce(comm, a);
@@ -103,10 +71,12 @@ Status FlatAllReduceWith(Comm& comm, const CollArgs& a, const DenseMemory& memor
     codec.Finalize(0, a.count);
     return codec.status();
   }
-  std::string why;
-  algo::AllReduceRun run = PlanAllReduce(comm, bytes, comm.config().segment_bytes, &why);
+  const plan::Algo chosen = plan::ChooseAllReduce(comm, a.count, bytes).algo;
+  // AllReduce took the hierarchical plan already; the direct path never takes it.
+  if (chosen == plan::Algo::kHier)
+    return Status::Internal("flat all-reduce asked for on a hierarchical plan");
+  const algo::AllReduceRun run = plan::FlatRun(comm, chosen, comm.config().segment_bytes);
   algo::Channel ch = MakeChannel(comm, algo::OpKind::kAllReduce, a, seq, run.algo, true, false);
-  LogChoice(comm, "allreduce", a, bytes, why.c_str());
   Status data = algo::RunAllReduce(ch, codec, a.count, run);
   if (data.ok()) data = codec.status();
   return ch.Conclude(data);
@@ -119,7 +89,7 @@ Status BroadcastWith(Comm& comm, const CollArgs& a, const DenseMemory& memory) {
   size_t bytes = a.count * kernels::DTypeSize(a.dtype);
   if (comm.rank() == a.root) SIEVE_RETURN_IF_ERROR(memory.copy(a.recv, a.send, bytes));
   if (comm.size() == 1) return Status::OK();
-  LogChoice(comm, "broadcast", a, bytes, "pipelined chain");
+  plan::ChooseBroadcast(comm, bytes);  // the chain
   algo::Channel ch =
       MakeChannel(comm, algo::OpKind::kBroadcast, a, seq, algo::OpAlgo::kChain, false, true);
   return ch.Conclude(
@@ -141,7 +111,7 @@ Status ReduceWith(Comm& comm, const CollArgs& a, const DenseMemory& memory) {
     codec->Finalize(0, a.count);
     return codec->status();
   }
-  LogChoice(comm, "reduce", a, bytes, "pipelined chain");
+  plan::ChooseReduce(comm, bytes);  // the chain
   algo::Channel ch =
       MakeChannel(comm, algo::OpKind::kReduce, a, seq, algo::OpAlgo::kChain, true, true);
   Status data = algo::RunChainReduce(ch, *codec, a.count, a.root, comm.config().segment_bytes);
@@ -157,7 +127,7 @@ Status AllGatherWith(Comm& comm, const CollArgs& a, const DenseMemory& memory) {
   char* own = static_cast<char*>(a.recv) + static_cast<size_t>(comm.rank()) * a.count * esize;
   SIEVE_RETURN_IF_ERROR(memory.copy(own, a.send, a.count * esize));
   if (comm.size() == 1) return Status::OK();
-  LogChoice(comm, "allgather", a, a.count * esize * comm.size(), "ring");
+  plan::ChooseAllGather(comm, a.count * esize * comm.size());  // the ring
   algo::Channel ch =
       MakeChannel(comm, algo::OpKind::kAllGather, a, seq, algo::OpAlgo::kRing, false, false);
   return ch.Conclude(RingAllGather(ch, a, comm.config().segment_bytes));
@@ -195,7 +165,7 @@ Status ReduceScatterWith(Comm& comm, const CollArgs& a, const DenseMemory& memor
   algo::ScratchBuffer work(memory.scratch);
   SIEVE_RETURN_IF_ERROR(work.Reserve(total * esize));
   std::unique_ptr<algo::Codec> codec = memory.codec(a.send, work.data(), a, comm.size());
-  LogChoice(comm, "reducescatter", a, total * esize, "ring");
+  plan::ChooseReduceScatter(comm, total * esize);  // the ring
   algo::Channel ch =
       MakeChannel(comm, algo::OpKind::kReduceScatter, a, seq, algo::OpAlgo::kRing, true, false);
   algo::RingOptions options;

@@ -9,7 +9,6 @@
 #include <memory>
 #include <vector>
 
-#include "algo/allreduce.h"
 #include "algo/codec.h"
 #include "algo/scratch.h"
 #include "comm/comm.h"
@@ -26,18 +25,7 @@ struct CollArgs {
   int root = 0;
 };
 
-// The flat all-reduce for `bytes` on the wire in pieces of `segment_bytes`: the
-// algorithm SIEVE_ALGO forces, or plan/link_model.h's choice from the link's round
-// trip and rate and the size (the tree for small messages on a local link, the
-// direct exchange where latency dominates, else the ring), and the bytes in
-// flight for the link; *why says why, for the INFO line.
-algo::AllReduceRun PlanAllReduce(const Comm& comm, size_t bytes, size_t segment_bytes,
-                                 std::string* why);
-// The same among `n` of comm's ranks (a subnet group's ring).
-algo::AllReduceRun PlanAllReduce(const Comm& comm, int n, size_t bytes, size_t segment_bytes,
-                                 std::string* why);
-
-// Hierarchical (coll/hier.h) when UseHier says so, else flat.
+// Hierarchical (coll/hier.h) or flat, as plan::ChooseAllReduce says.
 Status AllReduce(Comm& comm, const CollArgs& args);
 // The ring or tree over all ranks of comm (or of a view), not counted as a collective.
 Status FlatAllReduce(Comm& comm, const CollArgs& args);

@@ -29,13 +29,6 @@ Status LearnHosts(Comm& comm) {
   return Status::OK();
 }
 
-bool UseHier(const Comm& comm, size_t count) {
-  const std::string& algo = comm.config().algo;
-  if (algo != "AUTO" && algo != "HIER") return false;
-  if (comm.is_view() || comm.host_view() == nullptr) return false;
-  return count >= static_cast<size_t>(comm.hosts().max_local);
-}
-
 std::vector<size_t> HierBounds(size_t count, int parts, size_t align) {
   std::vector<size_t> bounds = algo::BalancedSplit((count + align - 1) / align, parts);
   for (size_t& b : bounds) b = std::min(count, b * align);

@@ -18,11 +18,6 @@ namespace sieve::coll {
 // Not counted as traffic or as a collective. One INFO line with the layout.
 Status LearnHosts(Comm& comm);
 
-// Whether an all-reduce of `count` elements runs hierarchically: SIEVE_ALGO
-// AUTO or HIER on a hierarchical layout (comm.hosts()) with at least one
-// element per local rank; never on a view.
-bool UseHier(const Comm& comm, size_t count);
-
 // Slice boundaries (local ranks + 1 entries) over `count` elements, cut at
 // multiples of `align` elements (1: balanced).
 std::vector<size_t> HierBounds(size_t count, int parts, size_t align);

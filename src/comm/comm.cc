@@ -31,7 +31,7 @@ topo::Placement PlaceRank(const Config& config, int rank) {
   req.user_reason = foreign.ucx_net_devices_set ? "UCX_NET_DEVICES" : "SIEVE_SOCKET_IFNAME";
   req.local_rank = foreign.local_rank >= 0 ? foreign.local_rank : rank;
   topo::Placement p = topo::ChoosePlacement(machine, ports, req);
-  if (config.bind == "NONE") p.numa = -1;
+  if (config.bind == BindParam::kNone) p.numa = -1;
   SIEVE_INFO(kLogInit, "topology: %s%s%s", machine.Summary().c_str(),
              hwloc_note.empty() ? "" : "; ", hwloc_note.c_str());
   if (!rdma_note.empty()) SIEVE_INFO(kLogInit, "RDMA: %s", rdma_note.c_str());
@@ -97,7 +97,7 @@ Status Comm::Create(const char id[128], int nranks, int rank, const Config& conf
     }
   }
   SIEVE_INFO(kLogInit, "rank %d of %d joined (timeout %.1f s, algo %s, segment %zu bytes)", rank,
-             nranks, config.timeout_s, config.algo.c_str(), config.segment_bytes);
+             nranks, config.timeout_s, ParamText(config.algo), config.segment_bytes);
   *out = std::move(comm);
   return Status::OK();
 }
@@ -175,6 +175,7 @@ algo::Channel Comm::MakeP2pChannel() {
 bool Comm::FirstUse(const std::string& collective, size_t bytes) {
   int size_class = 0;
   while (size_class < 63 && (size_t{1} << (size_class + 1)) <= bytes) ++size_class;
+  std::lock_guard<std::mutex> lock(logged_mu_);
   return logged_choices_.insert(collective + "/" + std::to_string(size_class)).second;
 }
 
@@ -182,7 +183,7 @@ void Comm::LogTransportOnce() {
   if (transport_logged_ || size_ == 1) return;
   transport_logged_ = true;
   SIEVE_INFO(kLogNet, "transport: %s (SIEVE_UCX_PEER_ERRORS=%s)",
-             active_transport_->Describe().c_str(), config_.ucx_peer_errors.c_str());
+             active_transport_->Describe().c_str(), ParamText(config_.ucx_peer_errors));
   if (host_view_ == nullptr) return;
   // Hierarchical: say what UCX picked for a same-host peer (shared memory is
   // expected) and for a peer on another host (the NIC).

@@ -84,7 +84,8 @@ class Comm {
   bool is_view() const { return root_ != this; }
   Comm* cross_view() const { return root_->cross_view_.get(); }
   // State a mode keeps per communicator (the mask tracker), owned here
-  // type-erased so comm/ does not depend on the modes built on top of it.
+  // type-erased: comm/ includes no mode's header, but it names each mode's slot
+  // (these and the ternary ones below), so a mode with state of its own adds one.
   std::shared_ptr<void>& mask_tracker_state() { return mask_tracker_state_; }
   // Set when the NCCL shim serves this communicator: SIEVE_NCCL_MODE applies.
   // (Atomic: the shim may mark a non-blocking communicator from the thread that polls it.)
@@ -102,6 +103,7 @@ class Comm {
   std::shared_ptr<void>& gpu_state() { return gpu_state_; }
 
   // True the first time (collective, size class) is seen: one INFO line each.
+  // Thread-safe: choices are made on the calling and on the progress thread.
   bool FirstUse(const std::string& collective, size_t bytes);
 
   // Logs the transports UCX chose, once, after the first completed operation
@@ -158,6 +160,7 @@ class Comm {
   std::atomic<bool> serving_nccl_{false};
   BackgroundSubmit background_;
   uint64_t ternary_step_ = 0;
+  std::mutex logged_mu_;
   std::set<std::string> logged_choices_;
   bool transport_logged_ = false;
   // Collectives before this sequence number succeeded on every rank (the

@@ -66,9 +66,7 @@ LoggerState& State() {
     Config config;
     // A bad SIEVE_* value is reported by communicator init; logging keeps defaults then.
     if (!LoadConfig(&config).ok()) config = DefaultConfig();
-    if (config.debug == "NONE") s->level = LogLevel::kNone;
-    else if (config.debug == "INFO") s->level = LogLevel::kInfo;
-    else if (config.debug == "TRACE") s->level = LogLevel::kTrace;
+    s->level = config.debug;
     s->mask = ParseSubsys(config.debug_subsys);
     if (!config.debug_file.empty()) {
       std::string path = ExpandFileName(config.debug_file, s->host);

@@ -8,7 +8,7 @@
 
 namespace sieve {
 
-enum class LogLevel : int { kNone = 0, kWarn = 1, kInfo = 2, kTrace = 3 };
+enum class LogLevel : int { kNone = 0, kWarn = 1, kInfo = 2, kTrace = 3, kLast = kTrace };
 
 enum LogSubsys : unsigned {
   kLogInit = 1u << 0,

@@ -1,5 +1,6 @@
-// The single place that reads environment variables: the SIEVE_* registry and
-// the launcher variables (RANK/WORLD_SIZE, OMPI_COMM_WORLD_*).
+// The single place in libsieve that reads environment variables: the SIEVE_*
+// registry, the launchers' variables (RANK/WORLD_SIZE, OMPI_COMM_WORLD_*, ...) and
+// the UCX_* variables Sieve must respect.
 #include "core/params.h"
 
 #include <cerrno>
@@ -7,38 +8,69 @@
 #include <cstring>
 #include <sstream>
 #include <strings.h>
+#include <type_traits>
 #include <unistd.h>
 
 namespace sieve {
 
 namespace {
 
-enum Kind { kEnum, kString, kBytes, kCount, kSeconds, kBool };
+enum Kind { kEnum, kString, kBytes, kCount, kInteger, kSeconds, kBool };
 
-Status ParseInto(std::string* out, Kind kind, const char* env, const std::string& text,
-                 const char* values) {
-  if (kind == kString) {
-    *out = text;
-    return Status::OK();
-  }
-  // kEnum: case-insensitive match against the '|' list; stored upper-case.
+// The '|'-separated values of an enum row, in order.
+std::vector<std::string> SplitValues(const char* values) {
+  std::vector<std::string> out;
   std::string list(values);
   size_t start = 0;
-  while (start <= list.size()) {
+  while (true) {
     size_t bar = list.find('|', start);
-    std::string choice = list.substr(start, bar == std::string::npos ? std::string::npos : bar - start);
-    if (strcasecmp(choice.c_str(), text.c_str()) == 0) {
-      *out = choice;
+    out.push_back(list.substr(start, bar == std::string::npos ? std::string::npos : bar - start));
+    if (bar == std::string::npos) return out;
+    start = bar + 1;
+  }
+}
+
+constexpr size_t CountValues(const char* values) {
+  size_t n = 1;
+  for (const char* c = values; *c != '\0'; ++c) n += *c == '|';
+  return n;
+}
+
+Status ParseInto(std::string* out, Kind, const char*, const std::string& text, const char*) {
+  *out = text;
+  return Status::OK();
+}
+
+// kEnum: a case-insensitive match against the '|' list; the i-th value is enumerator i.
+template <typename E, typename = std::enable_if_t<std::is_enum<E>::value>>
+Status ParseInto(E* out, Kind, const char* env, const std::string& text, const char* values) {
+  std::vector<std::string> choices = SplitValues(values);
+  for (size_t i = 0; i < choices.size(); ++i) {
+    if (strcasecmp(choices[i].c_str(), text.c_str()) == 0) {
+      *out = static_cast<E>(i);
       return Status::OK();
     }
-    if (bar == std::string::npos) break;
-    start = bar + 1;
   }
   return Status::InvalidArgument(
       StrFormat("%s=%s is not one of %s", env, text.c_str(), values));
 }
 
+// kInteger: decimal digits only (a seed, not a size: "4k" is refused).
+Status ParseInteger(uint64_t* out, const char* env, const std::string& text) {
+  errno = 0;
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0)
+    return Status::InvalidArgument(StrFormat(
+        "%s=%s is not a decimal integer between 0 and 18446744073709551615", env, text.c_str()));
+  *out = static_cast<uint64_t>(v);
+  return Status::OK();
+}
+
+// size_t and uint64_t are one type here: the kind tells a count, an integer and a size apart.
 Status ParseInto(size_t* out, Kind kind, const char* env, const std::string& text, const char*) {
+  static_assert(std::is_same<size_t, uint64_t>::value, "kInteger rows are uint64_t");
+  if (kind == kInteger) return ParseInteger(out, env, text);
   if (kind == kCount) {
     char* end = nullptr;
     unsigned long long v = std::strtoull(text.c_str(), &end, 10);
@@ -92,12 +124,30 @@ Status ParseInto(bool* out, Kind, const char* env, const std::string& text, cons
   return Status::OK();
 }
 
+// The value as DumpConfig prints it; an enum as its row lists it.
 template <typename T>
-std::string ValueText(const T& v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
+std::string ValueText(const T& v, const char* values) {
+  if constexpr (std::is_enum<T>::value) {
+    return SplitValues(values)[static_cast<size_t>(v)];
+  } else {
+    std::ostringstream os;
+    os << v;
+    return os.str();
+  }
 }
+
+// Compile-time checks of the enum rows: as many enumerators as listed values.
+template <typename T>
+constexpr bool EnumMatches(Kind kind, const char* values) {
+  if constexpr (std::is_enum<T>::value)
+    return kind == kEnum && static_cast<size_t>(T::kLast) + 1 == CountValues(values);
+  else
+    return kind != kEnum;
+}
+#define SIEVE_PARAM(field, type, kind, env, def, values, doc) \
+  static_assert(EnumMatches<type>(kind, values), env ": enum and listed values differ");
+#include "core/params.def"
+#undef SIEVE_PARAM
 
 Status ParseInt(const char* env, const char* text, int* out) {
   char* end = nullptr;
@@ -136,13 +186,33 @@ std::string DumpConfig(const Config& config) {
   std::ostringstream os;
   Config defaults = DefaultConfig();
 #define SIEVE_PARAM(field, type, kind, env, def, values, doc)                          \
-  os << env << " = " << (std::strstr(env, "SECRET") ? "<hidden>" : ValueText(config.field)) \
-     << (ValueText(config.field) == ValueText(defaults.field) ? " (default)" : " (set)") \
+  os << env << " = "                                                                   \
+     << (std::strstr(env, "SECRET") ? "<hidden>" : ValueText(config.field, values))    \
+     << (ValueText(config.field, values) == ValueText(defaults.field, values) ? " (default)" \
+                                                                                : " (set)") \
      << "  -- " << doc << "\n";
 #include "core/params.def"
 #undef SIEVE_PARAM
   return os.str();
 }
+
+// ParamText<E> for the type of every enum row (each enum serves one row).
+#define SIEVE_PARAM_TEXT_kEnum(type, values)                                 \
+  template <>                                                                \
+  const char* ParamText<type>(type value) {                                  \
+    static const std::vector<std::string>* names =                           \
+        new std::vector<std::string>(SplitValues(values));  /* never freed */ \
+    return (*names)[static_cast<size_t>(value)].c_str();                     \
+  }
+#define SIEVE_PARAM_TEXT_kString(type, values)
+#define SIEVE_PARAM_TEXT_kBytes(type, values)
+#define SIEVE_PARAM_TEXT_kCount(type, values)
+#define SIEVE_PARAM_TEXT_kInteger(type, values)
+#define SIEVE_PARAM_TEXT_kSeconds(type, values)
+#define SIEVE_PARAM_TEXT_kBool(type, values)
+#define SIEVE_PARAM(field, type, kind, env, def, values, doc) SIEVE_PARAM_TEXT_##kind(type, values)
+#include "core/params.def"
+#undef SIEVE_PARAM
 
 namespace {
 

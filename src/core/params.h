@@ -4,13 +4,30 @@
 #define SIEVE_CORE_PARAMS_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "core/log.h"
 #include "core/status.h"
 
 namespace sieve {
+
+// The enum-valued parameters (params.def's kEnum rows; SIEVE_DEBUG is core/log.h's
+// LogLevel). The i-th value listed in the row is the i-th enumerator; kLast is the
+// last one, so params.cc checks the counts at compile time. Every other file
+// compares these enums, never the text.
+enum class AlgoParam : uint8_t { kAuto, kFlat, kHier, kRing, kTree, kDirect, kLast = kDirect };
+enum class BindParam : uint8_t { kAuto, kNone, kLast = kNone };
+enum class PeerErrorsParam : uint8_t { kAuto, kPeer, kNone, kLast = kNone };
+enum class NcclMode : uint8_t { kDense, kAutoMask, kTernary, kAutoMaskTernary,
+                                kLast = kAutoMaskTernary };
+enum class GpuDirectParam : uint8_t { kAuto, kOff, kForce, kLast = kForce };
+
+// The value as params.def spells it ("RING", "auto-mask+ternary"): for messages.
+template <typename E>
+const char* ParamText(E value);
 
 struct Config {
 #define SIEVE_PARAM(field, type, kind, env, def, values, doc) type field{};

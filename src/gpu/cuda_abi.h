@@ -1,6 +1,6 @@
 // The few CUDA driver API types and constants the GPU path uses, declared here
-// so Sieve builds without the CUDA toolkit; cuda_abi_check.cc static_asserts
-// them against the real cuda.h wherever the toolkit is installed.
+// so Sieve builds without the CUDA toolkit; gpu/cuda_abi_check.cc static_asserts
+// them against the real cuda.h wherever CMake finds the toolkit.
 #ifndef SIEVE_GPU_CUDA_ABI_H_
 #define SIEVE_GPU_CUDA_ABI_H_
 

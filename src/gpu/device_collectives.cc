@@ -6,14 +6,13 @@
 // block the same way: chunk c holds elements [off, off+len) of every block.
 // Whole-buffer all-reduces (mask tracker, ternary, masked) are one chunk whose
 // staging address stays the same for the same device buffer. The plain dense
-// collectives go direct instead where UCX reads device memory
+// collectives go direct instead where plan::ChooseDenseOnDevice says so
 // (gpu/direct_collectives.h).
 #include "gpu/device_collectives.h"
 
 #include <algorithm>
 
 #include "gpu/comm_engine.h"
-#include "gpu/direct_collectives.h"
 #include "gpu/gpu_runtime.h"
 #include "gpu/stream_plan.h"
 
@@ -82,14 +81,31 @@ StagedChunk Blocked(const CollArgs& a, CollKind kind, int rank, int n, size_t of
 
 }  // namespace
 
+algo::OpKind OpKindOf(CollKind kind) {
+  switch (kind) {
+#define SIEVE_DEVICE_ROW_0(name)
+#define SIEVE_DEVICE_ROW_1(name) \
+  case CollKind::k##name:        \
+    return algo::OpKind::k##name;
+#define SIEVE_COLLECTIVE(name, wire, text, device) SIEVE_DEVICE_ROW_##device(name)
+#include "core/collectives.def"
+#undef SIEVE_COLLECTIVE
+#undef SIEVE_DEVICE_ROW_0
+#undef SIEVE_DEVICE_ROW_1
+    case CollKind::kAllReduceWhole:
+      return algo::OpKind::kAllReduce;
+  }
+  return algo::OpKind::kAllReduce;
+}
+
+const char* CollKindName(CollKind kind) { return algo::OpKindName(OpKindOf(kind)); }
+
 Status ClassifyBuffers(std::initializer_list<NamedBuffer> buffers, MemoryKind* out) {
   return ClassifyCall(*Runtime().classifier, buffers, out);
 }
 
 Status EnqueueDeviceCollective(Comm& comm, CollKind kind, const CollArgs& args,
                                CUstream_st* stream, HostCollective host) {
-  // Plain dense collectives with a UCX that reads device memory: nothing staged.
-  if (UseDirect(comm, kind, args)) return EnqueueDirect(comm, kind, args, stream);
   ProgressEngine* engine = nullptr;
   SIEVE_RETURN_IF_ERROR(EngineFor(comm, &engine));
   const Config& cfg = comm.config();
@@ -100,7 +116,7 @@ Status EnqueueDeviceCollective(Comm& comm, CollKind kind, const CollArgs& args,
   op.depth = cfg.gpu_pipeline;
   switch (kind) {
     case CollKind::kAllReduceWhole: {
-      op.name = "allreduce";
+      op.name = CollKindName(kind);
       op.key = args.send;
       StagedChunk c = Elementwise(args, kind, rank, 0, args.count, host);
       op.chunks.push_back(std::move(c));
@@ -109,8 +125,7 @@ Status EnqueueDeviceCollective(Comm& comm, CollKind kind, const CollArgs& args,
     case CollKind::kAllReduce:
     case CollKind::kBroadcast:
     case CollKind::kReduce: {
-      op.name = kind == CollKind::kAllReduce ? "allreduce"
-                : kind == CollKind::kBroadcast ? "broadcast" : "reduce";
+      op.name = CollKindName(kind);
       size_t off = 0;
       for (size_t len : SplitEven(args.count, std::max<size_t>(1, cfg.gpu_chunk_bytes / es))) {
         op.chunks.push_back(Elementwise(args, kind, rank, off, len, host));
@@ -120,7 +135,7 @@ Status EnqueueDeviceCollective(Comm& comm, CollKind kind, const CollArgs& args,
     }
     case CollKind::kAllGather:
     case CollKind::kReduceScatter: {
-      op.name = kind == CollKind::kAllGather ? "allgather" : "reducescatter";
+      op.name = CollKindName(kind);
       size_t per_chunk = std::max<size_t>(1, cfg.gpu_chunk_bytes / (es * static_cast<size_t>(n)));
       size_t off = 0;
       for (size_t len : SplitEven(args.count, per_chunk)) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <initializer_list>
 
+#include "algo/op_header.h"
 #include "coll/collectives.h"
 #include "gpu/memory_kind.h"
 
@@ -14,16 +15,23 @@ struct CUstream_st;
 
 namespace sieve::gpu {
 
+// The plain dense collectives of core/collectives.def (its rows with device 1), as
+// device buffers run them, and one more shape of the all-reduce.
+#define SIEVE_DEVICE_KIND_0(name)
+#define SIEVE_DEVICE_KIND_1(name) k##name,
 enum class CollKind {
-  kAllReduce,       // elementwise: pipelined in chunks
+#define SIEVE_COLLECTIVE(name, wire, text, device) SIEVE_DEVICE_KIND_##device(name)
+#include "core/collectives.def"
+#undef SIEVE_COLLECTIVE
   kAllReduceWhole,  // one piece with a stable staging address (mask tracker, hierarchical
                     // dense ternary, and masked or ternary where libsieve has no device
                     // kernels: mask/device_masked.h, ternary/device_ternary.h)
-  kBroadcast,
-  kReduce,
-  kAllGather,
-  kReduceScatter,
 };
+#undef SIEVE_DEVICE_KIND_0
+#undef SIEVE_DEVICE_KIND_1
+// The table's row (kAllReduce for kAllReduceWhole too) and its name ("allreduce").
+algo::OpKind OpKindOf(CollKind kind);
+const char* CollKindName(CollKind kind);
 
 // Runs the host algorithm on host (staging) buffers.
 using HostCollective = std::function<Status(const coll::CollArgs& staged)>;
@@ -31,7 +39,7 @@ using HostCollective = std::function<Status(const coll::CollArgs& staged)>;
 // Host or device for this call's buffers (null ones skipped); mixed: an error.
 Status ClassifyBuffers(std::initializer_list<NamedBuffer> buffers, MemoryKind* out);
 
-// Enqueues `kind` over the device buffers of `args` on `stream` and returns.
+// Enqueues `kind` over the device buffers of `args` on `stream`, staged, and returns.
 Status EnqueueDeviceCollective(Comm& comm, CollKind kind, const coll::CollArgs& args,
                                CUstream_st* stream, HostCollective host);
 

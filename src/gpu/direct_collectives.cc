@@ -5,26 +5,14 @@
 #include <memory>
 #include <string>
 
-#include "coll/hier.h"
 #include "gpu/comm_engine.h"
 #include "gpu/device_dense_codec.h"
 #include "gpu/device_scratch.h"
-#include "gpu/direct_path.h"
 #include "gpu/gpu_runtime.h"
 
 namespace sieve::gpu {
 
 namespace {
-
-const char* NameOf(CollKind kind) {
-  switch (kind) {
-    case CollKind::kBroadcast: return "broadcast";
-    case CollKind::kReduce: return "reduce";
-    case CollKind::kAllGather: return "allgather";
-    case CollKind::kReduceScatter: return "reducescatter";
-    default: return "allreduce";
-  }
-}
 
 // On the progress thread, with the caller's context current.
 Status RunInContext(Comm& comm, CollKind kind, const coll::CollArgs& args, DeviceOps* ops,
@@ -67,13 +55,6 @@ Status RunDirect(Comm& comm, CollKind kind, const coll::CollArgs& args, DeviceOp
 
 }  // namespace
 
-bool UseDirect(Comm& comm, CollKind kind, const coll::CollArgs& args) {
-  if (kind == CollKind::kAllReduceWhole) return false;  // compressed or tracked modes
-  std::string why;
-  if (!DirectPath(comm, &why)) return false;
-  return kind != CollKind::kAllReduce || !coll::UseHier(comm, args.count);
-}
-
 Status EnqueueDirect(Comm& comm, CollKind kind, const coll::CollArgs& args, cu::Stream stream) {
   ProgressEngine* engine = nullptr;
   SIEVE_RETURN_IF_ERROR(EngineFor(comm, &engine));
@@ -82,7 +63,7 @@ Status EnqueueDirect(Comm& comm, CollKind kind, const coll::CollArgs& args, cu::
   cu::Context ctx = nullptr;
   SIEVE_RETURN_IF_ERROR(ops->CurrentContext(&ctx));
   StagedOp op;
-  op.name = NameOf(kind);
+  op.name = CollKindName(kind);
   op.stream = stream;
   op.depth = 1;
   StagedChunk chunk;  // no bytes, no copies: only the handshake

@@ -18,11 +18,8 @@
 
 namespace sieve::gpu {
 
-// Whether this call goes direct: DirectPath holds, `kind` is a plain dense
-// collective, and an all-reduce's plan is flat.
-bool UseDirect(Comm& comm, CollKind kind, const coll::CollArgs& args);
-
-// Enqueues the collective over the device buffers of `args` on `stream` and returns.
+// Enqueues the collective (not kAllReduceWhole; an all-reduce whose plan is flat:
+// plan::ChooseDenseOnDevice) over the device buffers of `args` on `stream` and returns.
 Status EnqueueDirect(Comm& comm, CollKind kind, const coll::CollArgs& args, cu::Stream stream);
 
 }  // namespace sieve::gpu

@@ -6,8 +6,8 @@
 namespace sieve::gpu {
 
 bool DirectPath(Comm& comm, std::string* why) {
-  const std::string& mode = comm.config().gpu_direct;
-  if (mode == "0") {
+  const GpuDirectParam mode = comm.config().gpu_direct;
+  if (mode == GpuDirectParam::kOff) {
     *why = "SIEVE_GPU_DIRECT=0";
     return false;
   }
@@ -17,7 +17,7 @@ bool DirectPath(Comm& comm, std::string* why) {
     *why = "no device kernels for the reductions: " + no_kernels;
     return false;
   }
-  if (mode == "FORCE") {
+  if (mode == GpuDirectParam::kForce) {
     *why = "SIEVE_GPU_DIRECT=FORCE, tests only: UCX's CUDA memory support not checked";
     return true;
   }

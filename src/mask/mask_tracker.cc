@@ -86,9 +86,11 @@ bool TernaryEligible(const coll::CollArgs& a) {
 
 Status ModeAllReduce(Comm& comm, const coll::CollArgs& a) {
   const Config& config = comm.config();
-  const std::string& mode = comm.serving_nccl() ? config.nccl_mode : std::string("dense");
-  bool auto_mask = config.auto_mask || mode.find("auto-mask") != std::string::npos;
-  bool ternary = mode.find("ternary") != std::string::npos && TernaryEligible(a);
+  const NcclMode mode = comm.serving_nccl() ? config.nccl_mode : NcclMode::kDense;
+  bool auto_mask =
+      config.auto_mask || mode == NcclMode::kAutoMask || mode == NcclMode::kAutoMaskTernary;
+  bool ternary =
+      (mode == NcclMode::kTernary || mode == NcclMode::kAutoMaskTernary) && TernaryEligible(a);
   if (!ternary) return auto_mask ? TrackedAllReduce(comm, a) : coll::AllReduce(comm, a);
   coll::TernaryArgs t;
   t.base = a;

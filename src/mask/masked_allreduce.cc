@@ -7,19 +7,18 @@
 #include "algo/ring_pattern.h"
 #include "algo/tree.h"
 #include "coll/hier.h"
-#include "core/log.h"
 #include "kernels/masked_pack.h"
 #include "mask/masked_codec.h"
+#include "plan/algo_choice.h"
 
 namespace sieve::mask {
 namespace {
 
+// The ring, tree or direct exchange (`chosen`: plan::ChooseMaskedAllReduce's flat choice).
 Status Exchange(Comm& comm, uint32_t seq, const coll::CollArgs& a, MaskedCodec& codec, size_t nnz,
-                size_t packed_bytes) {
+                plan::Algo chosen) {
   ++comm.stats().collectives;
-  std::string why;  // the dense choice, on the packed size
-  const algo::AllReduceRun run =
-      coll::PlanAllReduce(comm, packed_bytes, comm.config().segment_bytes, &why);
+  const algo::AllReduceRun run = plan::FlatRun(comm, chosen, comm.config().segment_bytes);
   algo::OpFingerprint fp;
   fp.kind = algo::OpKind::kMaskedAllReduce;
   fp.count = nnz;
@@ -28,36 +27,29 @@ Status Exchange(Comm& comm, uint32_t seq, const coll::CollArgs& a, MaskedCodec& 
   fp.algo = run.algo;
   fp.mode = a.count;  // the unpacked length
   algo::Channel ch = comm.MakeChannel(fp, seq);
-  if (comm.FirstUse("masked allreduce", packed_bytes))
-    SIEVE_INFO(kLogColl, "masked allreduce of %zu packed bytes on %d ranks: %s", packed_bytes,
-               comm.size(), why.c_str());
   return ch.Conclude(algo::RunAllReduce(ch, codec, nnz, run));
 }
 
 // The hierarchical all-reduce of nnz packed elements, in place in `packed`.
 Status HierPacked(Comm& comm, const coll::CollArgs& a, void* packed, size_t nnz) {
-  const size_t esize = kernels::DTypeSize(a.dtype);
   coll::CollArgs p = a;
   p.send = packed;
   p.recv = packed;
   p.count = nnz;
-  if (comm.FirstUse("masked allreduce-hier", nnz * esize))
-    SIEVE_INFO(kLogColl, "masked allreduce of %zu packed bytes on %s: hierarchical", nnz * esize,
-               comm.hosts().Describe().c_str());
   ++comm.stats().collectives;
   return coll::HierDenseAllReduce(comm, p);
 }
 
-// The ring or tree with the masked codec (one rank: the codec's own passes).
+// The flat choice with the masked codec (one rank: the codec's own passes).
 Status RunCodec(Comm& comm, uint32_t seq, const coll::CollArgs& a, MaskedCodec& codec,
-                size_t nnz) {
+                size_t nnz, plan::Algo chosen) {
   if (comm.size() == 1) {
     codec.LoadInput(0, nnz);
     codec.Finalize(0, nnz);
     codec.Deliver(0, nnz);
     return Status::OK();
   }
-  return Exchange(comm, seq, a, codec, nnz, nnz * kernels::DTypeSize(a.dtype));
+  return Exchange(comm, seq, a, codec, nnz, chosen);
 }
 
 }  // namespace
@@ -72,7 +64,8 @@ Status AllReduceMasked(Comm& comm, const coll::CollArgs& a, MaskState& mask) {
     kernels::MaskedUnpack(esize, packed, mask.bits.data(), a.count, a.recv);
     return Status::OK();
   }
-  if (coll::UseHier(comm, nnz)) {
+  const plan::Algo chosen = plan::ChooseMaskedAllReduce(comm, nnz, nnz * esize).algo;
+  if (chosen == plan::Algo::kHier) {
     // Packing is lossless: pack once, the hierarchical all-reduce of the kept
     // elements, then one unpack pass (the hierarchical plan has no codec hop).
     kernels::MaskedPack(esize, a.send, mask.idx.data(), nnz, packed);
@@ -82,7 +75,7 @@ Status AllReduceMasked(Comm& comm, const coll::CollArgs& a, MaskState& mask) {
   }
   MaskedCodec::View view{mask.idx.data(), mask.bits.data(), nnz, a.count};
   MaskedCodec codec(a.send, a.recv, packed, view, a.dtype, a.op, comm.size());
-  return RunCodec(comm, seq, a, codec, nnz);
+  return RunCodec(comm, seq, a, codec, nnz, chosen);
 }
 
 Status AllReduceMaskedPacked(Comm& comm, const coll::CollArgs& p, MaskState& mask) {
@@ -95,13 +88,14 @@ Status AllReduceMaskedPacked(Comm& comm, const coll::CollArgs& p, MaskState& mas
                                       p.count, nnz));
   coll::CollArgs dense = p;  // what the fingerprint names: the unpacked length
   dense.count = mask.count;
-  if (coll::UseHier(comm, nnz)) return HierPacked(comm, dense, p.recv, nnz);
+  const plan::Algo chosen = plan::ChooseMaskedAllReduce(comm, nnz, nnz * esize).algo;
+  if (chosen == plan::Algo::kHier) return HierPacked(comm, dense, p.recv, nnz);
   // The codec over the packed vector: its own mask keeps all nnz elements, so
   // the gather and the unpack are copies and the arithmetic is unchanged.
   mask.BuildPackedView();
   MaskedCodec::View view{mask.packed_idx.data(), mask.packed_bits.data(), nnz, nnz};
   MaskedCodec codec(p.recv, p.recv, mask.Work(nnz * esize), view, p.dtype, p.op, comm.size());
-  return RunCodec(comm, seq, dense, codec, nnz);
+  return RunCodec(comm, seq, dense, codec, nnz, chosen);
 }
 
 }  // namespace sieve::mask

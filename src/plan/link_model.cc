@@ -30,13 +30,9 @@ AllReduceEstimate EstimateAllReduce(int n, size_t wire_bytes, const Link& link) 
   return e;
 }
 
-algo::OpAlgo ChooseAllReduce(int n, size_t wire_bytes, size_t tree_threshold, const Link& link,
-                             std::string* why) {
-  if (link.rtt_s < kLocalRttS) {
-    bool tree = n >= 3 && wire_bytes <= tree_threshold;
-    *why = tree ? "tree: small on a local link (SIEVE_TREE_THRESHOLD)" : "ring: local link";
-    return tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing;
-  }
+bool LatencyMatters(const Link& link) { return link.rtt_s >= kLocalRttS; }
+
+algo::OpAlgo ChooseForLink(int n, size_t wire_bytes, const Link& link, std::string* why) {
   const AllReduceEstimate e = EstimateAllReduce(n, wire_bytes, link);
   algo::OpAlgo pick = algo::OpAlgo::kRing;
   double best = e.ring_s;
@@ -48,9 +44,9 @@ algo::OpAlgo ChooseAllReduce(int n, size_t wire_bytes, size_t tree_threshold, co
     pick = algo::OpAlgo::kTree;
     best = e.tree_s;
   }
-  *why = StrFormat("%s: rtt %.3g ms, %s %.3g Gbit/s; model ring %.3g ms, tree %.3g ms, direct "
-                   "%.3g ms",
-                   algo::OpAlgoName(pick), link.rtt_s * 1e3,
+  *why = StrFormat("round trip %.3g ms, %s %.3g Gbit/s: model ring %.3g ms, tree %.3g ms, "
+                   "direct %.3g ms",
+                   link.rtt_s * 1e3,
                    link.rate_Bps > 0 ? "rate" : "rate unknown, assumed", RateOf(link) * 8e-9,
                    e.ring_s * 1e3, e.tree_s * 1e3, e.direct_s * 1e3);
   return pick;

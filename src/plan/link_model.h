@@ -42,10 +42,14 @@ struct AllReduceEstimate {
 };
 AllReduceEstimate EstimateAllReduce(int n, size_t wire_bytes, const Link& link);
 
-// The flat all-reduce algorithm for `wire_bytes` on n >= 2 ranks (kRing, kTree or
-// kDirect) and, in *why, the reason for the INFO line.
-algo::OpAlgo ChooseAllReduce(int n, size_t wire_bytes, size_t tree_threshold, const Link& link,
-                             std::string* why);
+// Whether the link's latency decides the flat all-reduce (round trip at least
+// kLocalRttS); below, plan/algo_choice.h keeps the LAN's size rule.
+bool LatencyMatters(const Link& link);
+
+// The flat all-reduce on a link with latency: the model's cheapest of kRing,
+// kTree (3+ ranks) and kDirect (where it saves kDirectGain over the ring) for
+// `wire_bytes` on n >= 2 ranks; in *why the reason for the INFO line.
+algo::OpAlgo ChooseForLink(int n, size_t wire_bytes, const Link& link, std::string* why);
 
 // Bytes the ring or the direct exchange keeps in flight: the link's bandwidth-
 // delay product (rate x rtt) plus two segments, so segments keep the link busy

@@ -91,13 +91,12 @@ Status AgreeMin(algo::Channel& ch, double* value) {
 Status ProbeLink(Comm& comm) {
   const int n = comm.size();
   if (n < 2) return Status::OK();
-  if (comm.config().link_rtt_s > 0) {
-    comm.SetLinkRtt(comm.config().link_rtt_s);
-    SIEVE_INFO(kLogInit, "link: round trip %.3f ms (SIEVE_LINK_RTT)", comm.link_rtt_s() * 1e3);
-    return Status::OK();
-  }
+  // Where the ranks span hosts every rank probes, SIEVE_LINK_RTT or not: a rank
+  // that skipped it while others probe would leave them waiting.
   if (comm.hosts().nhosts < 2) {
-    comm.SetLinkRtt(0);
+    comm.SetLinkRtt(comm.config().link_rtt_s);
+    if (comm.config().link_rtt_s > 0)
+      SIEVE_INFO(kLogInit, "link: round trip %.3f ms (SIEVE_LINK_RTT)", comm.link_rtt_s() * 1e3);
     return Status::OK();
   }
   // The point-to-point tag space and counters (both sides post the same
@@ -112,6 +111,12 @@ Status ProbeLink(Comm& comm) {
   double rtt = best[best.size() / 2];
   const double mine = rtt;
   SIEVE_RETURN_IF_ERROR(AgreeMin(ch, &rtt).WithContext("link probe"));
+  if (comm.config().link_rtt_s > 0) {
+    SIEVE_INFO(kLogInit, "link: round trip %.3f ms (SIEVE_LINK_RTT; measured %.3f ms)",
+               comm.config().link_rtt_s * 1e3, rtt * 1e3);
+    comm.SetLinkRtt(comm.config().link_rtt_s);
+    return Status::OK();
+  }
   comm.SetLinkRtt(rtt);
   SIEVE_INFO(kLogInit,
              "link: round trip %.3f ms (the smallest of the ranks' medians to up to %d "

@@ -9,7 +9,8 @@
 
 namespace sieve::plan {
 
-// Sets comm.link_rtt_s(): SIEVE_LINK_RTT when set; else, where the ranks span
+// Sets comm.link_rtt_s(): SIEVE_LINK_RTT when set (measured anyway where the
+// ranks span hosts, so every rank takes part alike); else, where the ranks span
 // hosts, the smallest over ranks of each rank's median round trip to up to 8
 // neighbours (best of 5 pings each, then a min-dissemination in log2(n) steps);
 // else 0 (one host). The median sees a remote site among the neighbours; the

@@ -8,9 +8,9 @@
 
 #include "algo/allreduce.h"
 #include "algo/ring_pattern.h"
-#include "coll/collectives.h"
 #include "core/log.h"
 #include "kernels/dtype.h"
+#include "plan/algo_choice.h"
 #include "subnet/subnet_codec.h"
 
 namespace sieve::subnet {
@@ -44,11 +44,10 @@ class GroupRun {
       ring_ch_->SetMembers(group.senders);
       // Ring or direct as for a dense all-reduce among the senders (every
       // member plans alike); the tree has no steps to interleave: ring.
-      std::string why;
-      algo::AllReduceRun run = coll::PlanAllReduce(
+      const plan::AlgoChoice choice = plan::ChooseGroupExchange(
           comm, static_cast<int>(group.senders.size()),
-          group.elems * kernels::DTypeSize(args.dtype), comm.config().segment_bytes, &why);
-      if (run.algo == algo::OpAlgo::kTree) run.algo = algo::OpAlgo::kRing;
+          group.elems * kernels::DTypeSize(args.dtype));
+      algo::AllReduceRun run = plan::FlatRun(comm, choice.algo, comm.config().segment_bytes);
       run.inflight_bytes /= std::max<size_t>(1, rings);
       ring_ = algo::MakeSteps(*ring_ch_, codec_, bounds_, run);
     }

@@ -20,7 +20,7 @@ struct CUstream_st;
 namespace sieve::gpu {
 
 // args.base: the caller's device buffers (count == mask->count); mask->idx
-// non-empty; coll::TernaryIsFlat(nnz) holds; residual: nnz elements, or null.
+// non-empty; plan::ChooseTernaryAllReduce(nnz) is flat; residual: nnz elements, or null.
 Status EnqueueDeviceMaskedTernary(Comm& comm, const coll::TernaryArgs& args,
                                   std::shared_ptr<mask::MaskState> mask, DeviceResidual* residual,
                                   CUstream_st* stream);

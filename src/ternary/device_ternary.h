@@ -17,7 +17,7 @@
 // the same order (same fingerprints), so device and host ranks interoperate
 // and results (and residuals) equal the host path bit for bit. The vector is
 // a dense buffer, or a mask's packed kept elements (device_masked_ternary.h).
-// Only the hierarchical plan stays off it (coll::TernaryIsFlat).
+// Only the hierarchical plan stays off it (plan::ChooseTernaryAllReduce).
 #ifndef SIEVE_GPU_DEVICE_TERNARY_H_
 #define SIEVE_GPU_DEVICE_TERNARY_H_
 
@@ -31,7 +31,7 @@ namespace sieve::gpu {
 // One ternary all-reduce of device memory.
 struct DeviceTernaryRun {
   // base.send: the vector quantized, base.recv: where s_b * Q goes (may be
-  // the same), base.count: its elements; coll::TernaryIsFlat holds.
+  // the same), base.count: its elements; plan::ChooseTernaryAllReduce is flat.
   // args.residual and the mask fields are unused (must be null).
   coll::TernaryArgs args;
   // A mask's packed vector (device copies of its kept positions and bitmap):

@@ -5,6 +5,7 @@
 #include "ternary/masked_ternary.h"
 
 #include "kernels/masked_pack.h"
+#include "plan/algo_choice.h"
 
 namespace sieve::mask {
 
@@ -18,7 +19,8 @@ Status TernaryAllReduceMasked(Comm& comm, const coll::TernaryArgs& args, MaskSta
     kernels::MaskedUnpack(esize, packed, mask.bits.data(), a.count, a.recv);
     return Status::OK();
   }
-  if (!coll::TernaryIsFlat(comm, nnz, args.residual != nullptr)) {
+  const char* flat_because = args.residual != nullptr ? "error feedback" : nullptr;
+  if (plan::ChooseTernaryAllReduce(comm, nnz, flat_because).algo == plan::Algo::kHier) {
     kernels::MaskedPack(esize, a.send, mask.idx.data(), nnz, packed);
     coll::TernaryArgs packed_args = args;
     packed_args.base.send = packed;

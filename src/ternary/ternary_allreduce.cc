@@ -14,6 +14,7 @@
 #include "algo/tree.h"
 #include "coll/hier.h"
 #include "core/log.h"
+#include "plan/algo_choice.h"
 #include "kernels/masked_pack.h"
 #include "kernels/reduce.h"
 #include "plan/link_probe.h"
@@ -57,13 +58,12 @@ size_t SegmentWireBytes(const Comm& comm, const algo::TernaryCodec& codec, kerne
   return codec.WireBytes(elems, comm.size());
 }
 
-Status Exchange(Comm& comm, const TernaryArgs& a, algo::TernaryCodec& codec, size_t elems) {
-  const int n = comm.size();
+// The ring, tree or direct exchange (`chosen`, plan::ChooseTernaryAllReduce's flat choice).
+Status Exchange(Comm& comm, const TernaryArgs& a, algo::TernaryCodec& codec, size_t elems,
+                plan::Algo chosen) {
   uint32_t seq = comm.NextSeq();
-  size_t wire = codec.WireBytes(elems, n);
   const size_t segment_bytes = SegmentWireBytes(comm, codec, a.base.dtype);
-  std::string why;
-  const algo::AllReduceRun run = PlanAllReduce(comm, wire, segment_bytes, &why);
+  const algo::AllReduceRun run = plan::FlatRun(comm, chosen, segment_bytes);
   algo::OpFingerprint fp;
   fp.kind = algo::OpKind::kTernaryAllReduce;
   fp.count = elems;
@@ -73,9 +73,6 @@ Status Exchange(Comm& comm, const TernaryArgs& a, algo::TernaryCodec& codec, siz
   // Seed, step and block must agree, or the ranks' codes do not add up.
   fp.mode = a.seed * 0x9e3779b97f4a7c15ull ^ (a.step << 20) ^ a.block;
   algo::Channel ch = comm.MakeChannel(fp, seq);
-  if (comm.FirstUse("allreduce-ternary", wire))
-    SIEVE_INFO(kLogColl, "ternary allreduce of %zu elements (%s, block %zu) on %d ranks: %s",
-               elems, kernels::DTypeName(a.base.dtype), a.block, n, why.c_str());
   const Clock::time_point start = Clock::now();
   Status data = algo::RunAllReduce(ch, codec, elems, run);
   const double data_ms = MsSince(start);
@@ -96,11 +93,11 @@ algo::TernaryInput InputOf(Comm& comm, const TernaryArgs& a, const float* scales
   return input;
 }
 
-// The ring or tree over `elems` quantized elements of `input`, each range
-// delivered into a.base.recv (scattered through the mask, if any); or, with
-// `sums_wire`, the final sums packed there in TernaryBits(n) bits instead.
+// The flat choice (`chosen`) over `elems` quantized elements of `input`, each
+// range delivered into a.base.recv (scattered through the mask, if any); or,
+// with `sums_wire`, the final sums packed there in TernaryBits(n) bits instead.
 Status RunCodec(Comm& comm, const TernaryArgs& a, const algo::TernaryInput& input,
-                size_t elems, void* sums_wire = nullptr) {
+                size_t elems, plan::Algo chosen, void* sums_wire = nullptr) {
   const CollArgs& b = a.base;
   const int n = comm.size();
   algo::TernaryOutput output;
@@ -119,7 +116,7 @@ Status RunCodec(Comm& comm, const TernaryArgs& a, const algo::TernaryInput& inpu
     codec.LoadInput(0, elems);
     codec.Deliver(0, elems);
   } else {
-    SIEVE_RETURN_IF_ERROR(Exchange(comm, a, codec, elems));
+    SIEVE_RETURN_IF_ERROR(Exchange(comm, a, codec, elems, chosen));
   }
   // Work keeps every range's final sums after the exchange (algo/codec.h).
   if (sums_wire != nullptr)
@@ -130,11 +127,6 @@ Status RunCodec(Comm& comm, const TernaryArgs& a, const algo::TernaryInput& inpu
 // Slices cut at block boundaries so every block has one scale, as on a flat run.
 Status HierTernary(Comm& comm, const TernaryArgs& a) {
   const int root_rank = comm.rank(), n = comm.size();
-  if (comm.FirstUse("allreduce-ternary-hier", a.base.count * kernels::DTypeSize(a.base.dtype)))
-    SIEVE_INFO(kLogColl,
-               "ternary allreduce of %zu elements on %s: hierarchical (dense inside "
-               "hosts, ternary between hosts)",
-               a.base.count, comm.hosts().Describe().c_str());
   return HierAllReduce(comm, a.base, HierBounds(a.base.count, comm.hosts().max_local, a.block),
                        [&](Comm& cross, void* slice, size_t, size_t count) -> Status {
                          TernaryArgs s = a;
@@ -198,10 +190,6 @@ Status TernaryAgreeScales(Comm& comm, float* scales, size_t nblocks) {
   return AllReduce(comm, max);
 }
 
-bool TernaryIsFlat(Comm& comm, size_t elems, bool error_feedback) {
-  return error_feedback || !UseHier(comm, elems);
-}
-
 Status TernaryAllReduceQuantized(Comm& comm, const TernaryArgs& a, const float* scales,
                                  const void* wire, void* sums_wire) {
   // The codec reads codes in its work type: widen the 2-bit wire once.
@@ -211,16 +199,24 @@ Status TernaryAllReduceQuantized(Comm& comm, const TernaryArgs& a, const float* 
                          codes.data());
   algo::TernaryInput input = InputOf(comm, a, scales);
   input.quantized = codes.data();
-  return RunCodec(comm, a, input, a.base.count, sums_wire);
+  const plan::Algo chosen =
+      plan::ChooseTernaryAllReduce(comm, a.base.count, "codes quantized on the device")
+          .algo;
+  return RunCodec(comm, a, input, a.base.count, chosen, sums_wire);
 }
 
 Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
-  if (a.mask_idx == nullptr && !TernaryIsFlat(comm, a.base.count, a.residual != nullptr))
-    return HierTernary(comm, a);
   const CollArgs& b = a.base;
   const size_t es = kernels::DTypeSize(b.dtype);
   const bool masked = a.mask_idx != nullptr;
   const size_t elems = masked ? a.mask_nnz : b.count;  // elements quantized
+  const plan::Algo chosen =
+      plan::ChooseTernaryAllReduce(comm, elems,
+                                   a.residual != nullptr ? "error feedback"
+                                   : masked              ? "a mask the codec gathers"
+                                                         : nullptr)
+          .algo;
+  if (chosen == plan::Algo::kHier) return HierTernary(comm, a);
   // Read straight from sendbuff (gathered through the mask), except with error
   // feedback: then the rank quantizes g + e_prev, rounded to the datatype, built
   // here in one buffer (gathered first under a mask).
@@ -243,7 +239,7 @@ Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
   algo::TernaryInput input = InputOf(comm, a, scales.data());
   input.data = in;
   input.idx = gather;
-  SIEVE_RETURN_IF_ERROR(RunCodec(comm, a, input, elems));
+  SIEVE_RETURN_IF_ERROR(RunCodec(comm, a, input, elems, chosen));
   if (a.residual != nullptr)
     kernels::TernaryFeedbackUpdate(b.dtype, in, elems, a.block, scales.data(), input.rng,
                                    a.residual);

@@ -33,19 +33,15 @@ struct TernaryArgs {
   size_t mask_nnz = 0;
 };
 
-// Hierarchical when coll::UseHier says so, error feedback is off and there is
-// no mask (masked + ternary packs first for that path): the host
-// sums (exact up to the datatype's rounding) are quantized, once, for the
-// inter-host step only.
+// The plan plan::ChooseTernaryAllReduce picks: hierarchical without error
+// feedback and without a mask (masked + ternary packs first for that plan): the
+// host sums (exact up to the datatype's rounding) are quantized, once, for the
+// inter-host step only. Else the flat ring or tree.
 Status TernaryAllReduce(Comm& comm, const TernaryArgs& args);
 
 // The device path (ternary/device_ternary.h) runs TernaryAllReduce's flat plan
 // in two steps around its own kernels, with the same network operations in
 // the same order, so it interoperates with host ranks:
-// Whether the all-reduce of `elems` quantized elements (dense, or a mask's
-// kept ones) takes that plan: always with error feedback, else unless
-// UseHier (the hierarchical plan reduces dense sums inside hosts).
-bool TernaryIsFlat(Comm& comm, size_t elems, bool error_feedback);
 // Step 1: this rank's block abs-maxes (nblocks floats) become the agreed
 // scales, in place (the all-reduce-max).
 Status TernaryAgreeScales(Comm& comm, float* scales, size_t nblocks);

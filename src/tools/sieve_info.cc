@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
                 p.net_device.empty() ? "UCX's choice" : p.net_device.c_str(), p.reason.c_str(),
                 q.ok() ? Join(mine.resources).c_str() : q.ToString().c_str());
     std::string bind = machine.numa_nodes < 2  ? "not bound (one NUMA node)"
-                       : config.bind == "NONE" ? "not bound (SIEVE_BIND=NONE)"
+                       : config.bind == sieve::BindParam::kNone ? "not bound (SIEVE_BIND=NONE)"
                        : p.numa < 0            ? "not bound (no NUMA node nearest the NIC)"
                                                : "NUMA node " + std::to_string(p.numa);
     // The same node for all three (src/mask, src/gpu): the progress thread's

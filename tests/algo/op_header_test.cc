@@ -1,10 +1,11 @@
-// Fingerprint/verdict wire format and the SIEVE_FAULT rule parser.
+// Fingerprint/verdict wire format, the table of collectives and the SIEVE_FAULT rule parser.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <random>
 
 #include "algo/op_header.h"
+#include "gpu/device_collectives.h"
 #include "transport/fault_transport.h"
 
 namespace sieve {
@@ -131,6 +132,46 @@ TEST(FaultRulesTest, BadRulesAreErrorsNamingThem) {
     EXPECT_EQ(st.code(), Code::kInvalidArgument) << bad;
     EXPECT_NE(st.message().find("SIEVE_FAULT"), std::string::npos) << st.message();
   }
+}
+
+// core/collectives.def: the fingerprint bytes ranks compare and the names in messages
+// stay what every released build sends and prints.
+TEST(CollectiveTable, WireBytesAndNamesArePinned) {
+  struct Row {
+    algo::OpKind kind;
+    int wire;
+    const char* name;
+  } rows[] = {{algo::OpKind::kAllReduce, 1, "allreduce"},
+              {algo::OpKind::kBroadcast, 2, "broadcast"},
+              {algo::OpKind::kReduce, 3, "reduce"},
+              {algo::OpKind::kAllGather, 4, "allgather"},
+              {algo::OpKind::kReduceScatter, 5, "reducescatter"},
+              {algo::OpKind::kMaskedAllReduce, 6, "masked allreduce"},
+              {algo::OpKind::kTernaryAllReduce, 7, "allreduce-ternary"},
+              {algo::OpKind::kMaskUnion, 8, "mask union"},
+              {algo::OpKind::kSubnetAllReduce, 9, "subnet allreduce"},
+              {algo::OpKind::kD2ftAllReduce, 10, "d2ft allreduce"}};
+  for (const Row& r : rows) {
+    EXPECT_EQ(static_cast<int>(r.kind), r.wire) << r.name;
+    EXPECT_STREQ(algo::OpKindName(r.kind), r.name);
+  }
+  EXPECT_STREQ(algo::OpKindName(static_cast<algo::OpKind>(0)), "unknown collective");
+  EXPECT_STREQ(algo::OpKindName(static_cast<algo::OpKind>(11)), "unknown collective");
+}
+
+// The device kinds are the table's dense rows, named as the table names them.
+TEST(CollectiveTable, DeviceKindsShareTheTableNames) {
+  using gpu::CollKind;
+  struct Row {
+    CollKind device;
+    algo::OpKind kind;
+  } rows[] = {{CollKind::kAllReduce, algo::OpKind::kAllReduce},
+              {CollKind::kBroadcast, algo::OpKind::kBroadcast},
+              {CollKind::kReduce, algo::OpKind::kReduce},
+              {CollKind::kAllGather, algo::OpKind::kAllGather},
+              {CollKind::kReduceScatter, algo::OpKind::kReduceScatter},
+              {CollKind::kAllReduceWhole, algo::OpKind::kAllReduce}};
+  for (const Row& r : rows) EXPECT_STREQ(gpu::CollKindName(r.device), algo::OpKindName(r.kind));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -27,6 +28,8 @@ std::vector<std::string> RegistryNames() {
 }
 
 bool HasPrefix(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+std::string LineOf(const std::string& dump, const std::string& name);
 
 // Clears every variable these tests read, for the test's duration.
 class ParamsTest : public ::testing::Test {
@@ -72,11 +75,11 @@ void ExpectSameConfig(const Config& a, const Config& b) {
 
 TEST_F(ParamsTest, DefaultsMatchRegistry) {
   Config d = DefaultConfig();
-  EXPECT_EQ(d.debug, "WARN");
+  EXPECT_EQ(d.debug, LogLevel::kWarn);
   EXPECT_EQ(d.debug_subsys, "ALL");
   EXPECT_EQ(d.debug_file, "");
   EXPECT_DOUBLE_EQ(d.timeout_s, 60.0);
-  EXPECT_EQ(d.algo, "AUTO");
+  EXPECT_EQ(d.algo, AlgoParam::kAuto);
   EXPECT_EQ(d.tree_threshold, 64u * 1024u);
   EXPECT_EQ(d.segment_bytes, 512u * 1024u);
   EXPECT_EQ(d.socket_ifname, "");
@@ -86,7 +89,7 @@ TEST_F(ParamsTest, DefaultsMatchRegistry) {
 TEST_F(ParamsTest, LoadWithEmptyEnvironmentEqualsDefaults) {
   Config c;
   c.timeout_s = 123;  // must be overwritten
-  c.algo = "garbage";
+  c.algo = AlgoParam::kTree;  // must be overwritten too
   ASSERT_TRUE(LoadConfig(&c).ok());
   ExpectSameConfig(c, DefaultConfig());
 }
@@ -129,14 +132,14 @@ TEST_F(ParamsTest, ParsesEnumCaseInsensitively) {
     local.Set("SIEVE_ALGO", text);
     Config c;
     ASSERT_TRUE(LoadConfig(&c).ok()) << text;
-    EXPECT_EQ(c.algo, "RING") << text;
+    EXPECT_EQ(c.algo, AlgoParam::kRing) << text;
   }
   Set("SIEVE_ALGO", "tree");
   Set("SIEVE_DEBUG", "info");
   Config c;
   ASSERT_TRUE(LoadConfig(&c).ok());
-  EXPECT_EQ(c.algo, "TREE");
-  EXPECT_EQ(c.debug, "INFO");
+  EXPECT_EQ(c.algo, AlgoParam::kTree);
+  EXPECT_EQ(c.debug, LogLevel::kInfo);
 }
 
 TEST_F(ParamsTest, ParsesBoolAndString) {
@@ -177,6 +180,105 @@ TEST_F(ParamsTest, BadEnumListsAcceptedValues) {
   ExpectBad("SIEVE_DEBUG", "verbose");
   // A prefix of an accepted value is not accepted.
   ExpectBad("SIEVE_ALGO", "rin");
+}
+
+// Every listed value of every enum parameter lands on the enumerator of that name
+// (the mapping is by position: a reordered enum or list fails here).
+TEST_F(ParamsTest, EnumValuesMapToTheirEnumerators) {
+  struct Case {
+    const char* var;
+    const char* text;
+    std::function<bool(const Config&)> holds;
+  } cases[] = {
+      {"SIEVE_DEBUG", "NONE", [](const Config& c) { return c.debug == LogLevel::kNone; }},
+      {"SIEVE_DEBUG", "WARN", [](const Config& c) { return c.debug == LogLevel::kWarn; }},
+      {"SIEVE_DEBUG", "INFO", [](const Config& c) { return c.debug == LogLevel::kInfo; }},
+      {"SIEVE_DEBUG", "TRACE", [](const Config& c) { return c.debug == LogLevel::kTrace; }},
+      {"SIEVE_ALGO", "AUTO", [](const Config& c) { return c.algo == AlgoParam::kAuto; }},
+      {"SIEVE_ALGO", "FLAT", [](const Config& c) { return c.algo == AlgoParam::kFlat; }},
+      {"SIEVE_ALGO", "HIER", [](const Config& c) { return c.algo == AlgoParam::kHier; }},
+      {"SIEVE_ALGO", "RING", [](const Config& c) { return c.algo == AlgoParam::kRing; }},
+      {"SIEVE_ALGO", "TREE", [](const Config& c) { return c.algo == AlgoParam::kTree; }},
+      {"SIEVE_BIND", "AUTO", [](const Config& c) { return c.bind == BindParam::kAuto; }},
+      {"SIEVE_BIND", "NONE", [](const Config& c) { return c.bind == BindParam::kNone; }},
+      {"SIEVE_UCX_PEER_ERRORS", "AUTO",
+       [](const Config& c) { return c.ucx_peer_errors == PeerErrorsParam::kAuto; }},
+      {"SIEVE_UCX_PEER_ERRORS", "PEER",
+       [](const Config& c) { return c.ucx_peer_errors == PeerErrorsParam::kPeer; }},
+      {"SIEVE_UCX_PEER_ERRORS", "NONE",
+       [](const Config& c) { return c.ucx_peer_errors == PeerErrorsParam::kNone; }},
+      {"SIEVE_NCCL_MODE", "dense",
+       [](const Config& c) { return c.nccl_mode == NcclMode::kDense; }},
+      {"SIEVE_NCCL_MODE", "auto-mask",
+       [](const Config& c) { return c.nccl_mode == NcclMode::kAutoMask; }},
+      {"SIEVE_NCCL_MODE", "TERNARY",
+       [](const Config& c) { return c.nccl_mode == NcclMode::kTernary; }},
+      {"SIEVE_NCCL_MODE", "Auto-Mask+Ternary",
+       [](const Config& c) { return c.nccl_mode == NcclMode::kAutoMaskTernary; }},
+      {"SIEVE_GPU_DIRECT", "AUTO",
+       [](const Config& c) { return c.gpu_direct == GpuDirectParam::kAuto; }},
+      {"SIEVE_GPU_DIRECT", "0", [](const Config& c) { return c.gpu_direct == GpuDirectParam::kOff; }},
+      {"SIEVE_GPU_DIRECT", "force",
+       [](const Config& c) { return c.gpu_direct == GpuDirectParam::kForce; }},
+  };
+  for (const Case& k : cases) {
+    ScopedEnvSet local;
+    local.Set(k.var, k.text);
+    Config c;
+    ASSERT_TRUE(LoadConfig(&c).ok()) << k.var << "=" << k.text;
+    EXPECT_TRUE(k.holds(c)) << k.var << "=" << k.text;
+  }
+}
+
+// ParamText gives the value as the registry lists it, whatever case the user wrote.
+TEST_F(ParamsTest, ParamTextSpellsTheListedValue) {
+  Set("SIEVE_NCCL_MODE", "AUTO-MASK+TERNARY");
+  Set("SIEVE_ALGO", "hier");
+  Set("SIEVE_GPU_DIRECT", "0");
+  Config c;
+  ASSERT_TRUE(LoadConfig(&c).ok());
+  EXPECT_STREQ(ParamText(c.nccl_mode), "auto-mask+ternary");
+  EXPECT_STREQ(ParamText(c.algo), "HIER");
+  EXPECT_STREQ(ParamText(c.gpu_direct), "0");
+  EXPECT_STREQ(ParamText(c.debug), "WARN");
+  EXPECT_STREQ(ParamText(NcclMode::kDense), "dense");
+  EXPECT_NE(LineOf(DumpConfig(c), "SIEVE_NCCL_MODE").find("auto-mask+ternary (set)"),
+            std::string::npos);
+}
+
+TEST_F(ParamsTest, EveryBadEnumNamesTheVariableAndItsValues) {
+  struct Case {
+    const char* var;
+    const char* bad;
+    std::vector<const char*> values;
+  } cases[] = {{"SIEVE_DEBUG", "verbose", {"NONE", "WARN", "INFO", "TRACE"}},
+               {"SIEVE_BIND", "numa", {"AUTO", "NONE"}},
+               {"SIEVE_UCX_PEER_ERRORS", "all", {"AUTO", "PEER", "NONE"}},
+               {"SIEVE_NCCL_MODE", "auto", {"dense", "auto-mask", "ternary", "auto-mask+ternary"}},
+               {"SIEVE_NCCL_MODE", "mask+ternary", {"auto-mask+ternary"}},
+               {"SIEVE_GPU_DIRECT", "1", {"AUTO", "0", "FORCE"}}};
+  for (const Case& k : cases) {
+    std::string msg = ExpectBad(k.var, k.bad);
+    for (const char* v : k.values) EXPECT_NE(msg.find(v), std::string::npos) << msg;
+  }
+}
+
+// A seed is a number, not a size: no k/m/g suffix, no sign; every 64-bit value.
+TEST_F(ParamsTest, TernarySeedIsADecimalInteger) {
+  for (const char* bad : {"4k", "1m", "-1", " 7", "0x10", "1.5", "18446744073709551616"})
+    ExpectBad("SIEVE_TERNARY_SEED", bad);
+  struct Case {
+    const char* text;
+    uint64_t value;
+  } cases[] = {{"0", 0}, {"4096", 4096}, {"18446744073709551615", ~uint64_t{0}}};
+  for (const Case& k : cases) {
+    ScopedEnvSet local;
+    local.Set("SIEVE_TERNARY_SEED", k.text);
+    Config c;
+    ASSERT_TRUE(LoadConfig(&c).ok()) << k.text;
+    EXPECT_EQ(c.ternary_seed, k.value) << k.text;
+  }
+  EXPECT_EQ(DefaultConfig().ternary_seed, 1u);
 }
 
 TEST_F(ParamsTest, BadBoolNamesTheVariable) {

@@ -1,7 +1,7 @@
 // The plan's link model (plan/link_model.h): its estimates match the issue's
-// arithmetic, a local link keeps the old size rule (tree up to the threshold on
-// 3+ ranks, else ring), latency picks the direct exchange, and the bytes in
-// flight cover the bandwidth-delay product within their bounds.
+// arithmetic, a round trip below 2 ms leaves the choice to the LAN's size rule,
+// latency picks the direct exchange, and the bytes in flight cover the
+// bandwidth-delay product within their bounds.
 #include "plan/link_model.h"
 
 #include <gtest/gtest.h>
@@ -21,31 +21,24 @@ TEST(LinkModelTest, EstimatesFollowTheIssuesArithmetic) {
   EXPECT_NEAR(e.tree_s, 4 * 0.025 + 3.0 * (16 << 20) / kGbit, 1e-9);
 }
 
-TEST(LinkModelTest, LocalLinkKeepsTheSizeRule) {
-  std::string why;
-  for (double rtt : {0.0, 1e-4, 1.9e-3}) {
-    Link lan{rtt, 0};
-    EXPECT_EQ(ChooseAllReduce(4, 64 << 10, 64 << 10, lan, &why), algo::OpAlgo::kTree);
-    EXPECT_EQ(ChooseAllReduce(4, (64 << 10) + 1, 64 << 10, lan, &why), algo::OpAlgo::kRing);
-    EXPECT_EQ(ChooseAllReduce(2, 4 << 10, 64 << 10, lan, &why), algo::OpAlgo::kRing);
-    EXPECT_EQ(ChooseAllReduce(8, 64 << 20, 64 << 10, lan, &why), algo::OpAlgo::kRing);
-  }
-  EXPECT_NE(why.find("local"), std::string::npos) << why;
+TEST(LinkModelTest, BelowTwoMillisecondsTheLinkIsLocal) {
+  for (double rtt : {0.0, 1e-4, 1.9e-3}) EXPECT_FALSE(LatencyMatters(Link{rtt, kGbit})) << rtt;
+  for (double rtt : {2e-3, 0.05}) EXPECT_TRUE(LatencyMatters(Link{rtt, 0})) << rtt;
 }
 
 TEST(LinkModelTest, LatencyPicksTheDirectExchange) {
   std::string why;
   const Link wan{0.05, kGbit};
-  EXPECT_EQ(ChooseAllReduce(4, 64 << 10, 64 << 10, wan, &why), algo::OpAlgo::kDirect);
-  EXPECT_EQ(ChooseAllReduce(4, 16 << 20, 64 << 10, wan, &why), algo::OpAlgo::kDirect);
-  EXPECT_NE(why.find("direct: rtt 50 ms"), std::string::npos) << why;
+  EXPECT_EQ(ChooseForLink(4, 64 << 10, wan, &why), algo::OpAlgo::kDirect);
+  EXPECT_EQ(ChooseForLink(4, 16 << 20, wan, &why), algo::OpAlgo::kDirect);
+  EXPECT_NE(why.find("round trip 50 ms"), std::string::npos) << why;
   // Two ranks: the ring already pays two delays, so it stays.
-  EXPECT_EQ(ChooseAllReduce(2, 16 << 20, 64 << 10, wan, &why), algo::OpAlgo::kRing);
+  EXPECT_EQ(ChooseForLink(2, 16 << 20, wan, &why), algo::OpAlgo::kRing);
   // Where the bytes dominate, saving 2(n-2) delays is under 10%: the ring stays.
-  EXPECT_EQ(ChooseAllReduce(4, 1 << 30, 64 << 10, Link{0.01, 100 * kMbit}, &why),
+  EXPECT_EQ(ChooseForLink(4, 1 << 30, Link{0.01, 100 * kMbit}, &why),
             algo::OpAlgo::kRing);
   // An unknown rate is taken as fast: the measured latency decides.
-  EXPECT_EQ(ChooseAllReduce(4, 16 << 20, 64 << 10, Link{0.05, 0}, &why), algo::OpAlgo::kDirect);
+  EXPECT_EQ(ChooseForLink(4, 16 << 20, Link{0.05, 0}, &why), algo::OpAlgo::kDirect);
   EXPECT_NE(why.find("assumed"), std::string::npos) << why;
 }
 

@@ -2,7 +2,7 @@
 # Interposition: nccl_app (real nccl.h, linked against the real libnccl.so) runs as 3 processes
 # with libsieve-nccl.so preloaded and must pass, served by Sieve, with the INFO line at init;
 # then runs without the preload and must fail at init (the real NCCL has no GPU here).
-# Usage: run_shim_test.sh LIBSIEVE_NCCL NCCL_APP [PRELOAD_FIRST]   (NCCL_APP "": skipped)
+# Usage: run_shim_test.sh LIBSIEVE_NCCL NCCL_APP [PRELOAD_FIRST]   (NCCL_APP "": skipped, exit 77)
 # PRELOAD_FIRST: a sanitizer runtime a sanitized shim needs ahead of it (leak checks off: the
 # program and the real libnccl are not ours).
 set -uo pipefail
@@ -16,7 +16,7 @@ fi
 nranks=3
 if [[ -z "$app" || ! -x "$app" ]]; then
   echo "skipped: nccl_app was not built (needs \$CUDA_HOME/include/nccl.h and libnccl.so)"
-  exit 0
+  exit 77  # CTest's SKIP_RETURN_CODE (tests/shim/CMakeLists.txt)
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

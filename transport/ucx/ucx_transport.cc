@@ -366,7 +366,7 @@ void UcxTransport::Shutdown(double timeout_s, bool force) {
 
 const std::string& UcxTransport::LocalAddress() const { return impl_->local_address; }
 
-Status UcxTransport::SetPeers(std::vector<PeerAddress> peers, const std::string& peer_errors) {
+Status UcxTransport::SetPeers(std::vector<PeerAddress> peers, PeerErrorsParam peer_errors) {
   if (static_cast<int>(peers.size()) != impl_->size)
     return Status::Internal("address table size differs from the communicator size");
   impl_->peers.resize(peers.size());
@@ -374,7 +374,8 @@ Status UcxTransport::SetPeers(std::vector<PeerAddress> peers, const std::string&
     Impl::Peer& p = impl_->peers[i];
     p.rank = static_cast<int>(i);
     p.address = std::move(peers[i].worker_address);
-    p.peer_errors = peer_errors == "PEER" || (peer_errors == "AUTO" && !peers[i].same_host);
+    p.peer_errors = peer_errors == PeerErrorsParam::kPeer ||
+                    (peer_errors == PeerErrorsParam::kAuto && !peers[i].same_host);
     p.local_pid = peers[i].same_host ? peers[i].pid : 0;
   }
   impl_->PostNoticeReceive();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/params.h"
 #include "transport/transport.h"
 
 namespace sieve::transport {
@@ -54,9 +55,9 @@ class UcxTransport : public Transport {
     int pid = 0;
   };
   // Records every rank's address (index = rank); endpoints connect on first use.
-  // peer_errors: "PEER" asks UCX to report failures on every endpoint (it then
-  // avoids shared memory), "NONE" never, "AUTO" only for other hosts.
-  Status SetPeers(std::vector<PeerAddress> peers, const std::string& peer_errors);
+  // peer_errors (SIEVE_UCX_PEER_ERRORS): kPeer asks UCX to report failures on every
+  // endpoint (it then avoids shared memory), kNone never, kAuto only for other hosts.
+  Status SetPeers(std::vector<PeerAddress> peers, PeerErrorsParam peer_errors);
   // Flushes outstanding operations (bounded by timeout_s) and closes
   // endpoints; with force, closes at once without flushing (abort, failure).
   void Shutdown(double timeout_s, bool force);

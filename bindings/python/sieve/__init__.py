@@ -1,6 +1,6 @@
 """sieve: Python bindings of the Sieve collective-communication library (ctypes over
 libsieve.so), DDP communication hooks, and the trainer-side pieces of PacTrain, SDP
-and D2FT. See bindings/python/README section in the repository README."""
+and D2FT. See docs/python.md in the repository."""
 from ._lib import path as library_path
 from .errors import SieveError
 from .comm import (Comm, Mask, Layout, version, get_unique_id, unique_id_to_string,

@@ -1,0 +1,145 @@
+// The algorithm rules of plan/algo_choice.h and their INFO lines.
+#include "plan/algo_choice.h"
+
+#include "algo/op_header.h"
+#include "core/log.h"
+#include "kernels/ternary.h"
+#include "plan/link_probe.h"
+
+namespace sieve::plan {
+
+namespace {
+
+using algo::OpKind;
+
+AlgoChoice Logged(Comm& comm, OpKind kind, size_t bytes, AlgoChoice choice) {
+  const char* what = algo::OpKindName(kind);
+  // Keyed by the algorithm too: calls of one size class may choose differently.
+  if (comm.FirstUse(std::string(what) + ": " + AlgoName(choice.algo), bytes))
+    SIEVE_INFO(kLogColl, "%s of %zu bytes on %d ranks: %s (%s)", what, bytes, comm.size(),
+               AlgoName(choice.algo), choice.why.c_str());
+  return choice;
+}
+
+// Hierarchical, or why not (null): the layout's and SIEVE_ALGO's part of the rule.
+const char* HierReason(const Comm& comm, size_t count) {
+  const AlgoParam algo = comm.config().algo;
+  if (algo != AlgoParam::kAuto && algo != AlgoParam::kHier) return nullptr;
+  if (comm.is_view() || comm.host_view() == nullptr) return nullptr;
+  if (count < static_cast<size_t>(comm.hosts().max_local)) return nullptr;
+  return algo == AlgoParam::kHier ? "SIEVE_ALGO=HIER, hosts with the same number of ranks each"
+                                  : "several hosts with the same number of ranks each";
+}
+
+Algo FromOpAlgo(algo::OpAlgo a) {
+  return a == algo::OpAlgo::kTree ? Algo::kTree
+         : a == algo::OpAlgo::kDirect ? Algo::kDirect : Algo::kRing;
+}
+
+// Ring, tree or direct among n ranks of comm for `bytes` on the wire.
+AlgoChoice Flat(const Comm& comm, int n, size_t bytes) {
+  const Config& config = comm.config();
+  if (config.algo == AlgoParam::kRing) return {Algo::kRing, "SIEVE_ALGO=RING"};
+  if (config.algo == AlgoParam::kTree) return {Algo::kTree, "SIEVE_ALGO=TREE"};
+  if (config.algo == AlgoParam::kDirect) return {Algo::kDirect, "SIEVE_ALGO=DIRECT"};
+  const Link link = LinkOf(comm);
+  if (LatencyMatters(link)) {
+    AlgoChoice c;
+    c.algo = FromOpAlgo(ChooseForLink(n, bytes, link, &c.why));
+    return c;
+  }
+  if (n < 3) return {Algo::kRing, "fewer than 3 ranks"};
+  if (bytes <= config.tree_threshold)
+    return {Algo::kTree, StrFormat("at most SIEVE_TREE_THRESHOLD (%zu) bytes on 3 or more ranks",
+                                   config.tree_threshold)};
+  return {Algo::kRing, StrFormat("more than SIEVE_TREE_THRESHOLD (%zu) bytes",
+                                 config.tree_threshold)};
+}
+
+}  // namespace
+
+const char* AlgoName(Algo algo) {
+  switch (algo) {
+    case Algo::kRing:
+      return "ring";
+    case Algo::kTree:
+      return "tree";
+    case Algo::kChain:
+      return "pipelined chain";
+    case Algo::kHier:
+      return "hierarchical";
+    case Algo::kDirect:
+      return "direct";
+  }
+  return "?";
+}
+
+AlgoChoice ChooseAllReduce(Comm& comm, size_t count, size_t bytes) {
+  if (const char* hier = HierReason(comm, count))
+    return Logged(comm, OpKind::kAllReduce, bytes,
+                  {Algo::kHier, StrFormat("%s: host reduce-scatter, inter-host all-reduce per "
+                                          "local rank, host all-gather",
+                                          hier)});
+  return Logged(comm, OpKind::kAllReduce, bytes, Flat(comm, comm.size(), bytes));
+}
+
+AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes) {
+  if (const char* hier = HierReason(comm, nnz))
+    return Logged(comm, OpKind::kMaskedAllReduce, packed_bytes,
+                  {Algo::kHier, StrFormat("%s: packed once, the dense hierarchical all-reduce "
+                                          "of the kept elements, unpacked once",
+                                          hier)});
+  return Logged(comm, OpKind::kMaskedAllReduce, packed_bytes, Flat(comm, comm.size(), packed_bytes));
+}
+
+AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_because) {
+  const size_t wire_bytes =
+      kernels::TernaryPackedBytes(elems, kernels::TernaryBits(comm.size()));
+  const char* hier = HierReason(comm, elems);
+  if (hier != nullptr && flat_because == nullptr)
+    return Logged(comm, OpKind::kTernaryAllReduce, wire_bytes,
+                  {Algo::kHier, StrFormat("%s: dense sums inside hosts, quantized once between "
+                                          "hosts",
+                                          hier)});
+  AlgoChoice flat = Flat(comm, comm.size(), wire_bytes);
+  if (hier != nullptr) flat.why += StrFormat("; not hierarchical: %s", flat_because);
+  return Logged(comm, OpKind::kTernaryAllReduce, wire_bytes, std::move(flat));
+}
+
+AlgoChoice ChooseGroupExchange(const Comm& comm, int n, size_t bytes) {
+  AlgoChoice c = Flat(comm, n, bytes);
+  if (c.algo == Algo::kTree) {
+    c.algo = Algo::kRing;
+    c.why += "; the ring, as a group's exchange interleaves step by step";
+  }
+  return c;
+}
+
+algo::AllReduceRun FlatRun(const Comm& comm, Algo algo, size_t segment_bytes) {
+  algo::AllReduceRun run;
+  run.algo = algo == Algo::kTree     ? algo::OpAlgo::kTree
+             : algo == Algo::kDirect ? algo::OpAlgo::kDirect
+                                     : algo::OpAlgo::kRing;
+  run.segment_bytes = segment_bytes;
+  run.inflight_bytes = InflightBytes(LinkOf(comm), segment_bytes);
+  return run;
+}
+
+AlgoChoice ChooseBroadcast(Comm& comm, size_t bytes) {
+  return Logged(comm, OpKind::kBroadcast, bytes, {Algo::kChain, "the only broadcast algorithm"});
+}
+
+AlgoChoice ChooseReduce(Comm& comm, size_t bytes) {
+  return Logged(comm, OpKind::kReduce, bytes, {Algo::kChain, "the only reduce algorithm"});
+}
+
+AlgoChoice ChooseAllGather(Comm& comm, size_t bytes) {
+  return Logged(comm, OpKind::kAllGather, bytes, {Algo::kRing, "the only allgather algorithm"});
+}
+
+AlgoChoice ChooseReduceScatter(Comm& comm, size_t bytes) {
+  return Logged(comm, OpKind::kReduceScatter, bytes,
+                {Algo::kRing, "the only reducescatter algorithm"});
+}
+
+}  // namespace sieve::plan

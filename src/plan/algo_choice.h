@@ -1,0 +1,70 @@
+// Which algorithm runs a collective, and why: one function per collective. Each
+// depends only on the communicator (SIEVE_ALGO, SIEVE_TREE_THRESHOLD, size, host
+// layout) and the call's size, so every rank chooses alike (the fingerprint carries
+// the algorithm, and catches a rank that did not). Each logs its choice with the
+// reason at INFO once per communicator, collective, algorithm and size class.
+#ifndef SIEVE_PLAN_ALGO_CHOICE_H_
+#define SIEVE_PLAN_ALGO_CHOICE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "algo/allreduce.h"
+#include "comm/comm.h"
+
+namespace sieve::plan {
+
+enum class Algo : uint8_t {
+  kRing,   // reduce-scatter + all-gather around all ranks (algo/ring.h)
+  kTree,   // reduce up and broadcast down a binary tree (algo/tree.h)
+  kChain,  // a pipelined chain from or to the root (algo/chain.h)
+  kHier,   // host reduce-scatter, inter-host all-reduce per local rank, host all-gather
+  kDirect,  // reduce-scatter + all-gather with every rank at once (algo/direct.h)
+};
+const char* AlgoName(Algo algo);
+
+struct AlgoChoice {
+  Algo algo = Algo::kRing;
+  std::string why;  // for the INFO line: "at most SIEVE_TREE_THRESHOLD (65536) bytes on 3+ ranks"
+};
+
+// The dense all-reduce of `count` elements, `bytes` of them: hierarchical on a
+// hierarchical layout (SIEVE_ALGO AUTO or HIER, at least one element per local
+// rank, never on a view); else flat: on a local link (round trip below
+// plan::kLocalRttS, plan/link_model.h) the tree for small calls on 3+ ranks
+// (SIEVE_TREE_THRESHOLD) and the ring otherwise; on a link with latency the
+// cheapest of ring, tree and direct by the link model; SIEVE_ALGO=RING/TREE/DIRECT
+// forces.
+AlgoChoice ChooseAllReduce(Comm& comm, size_t count, size_t bytes);
+
+// The masked all-reduce of `nnz` kept elements (`packed_bytes` packed): the dense
+// rules on the packed vector (the hierarchical plan packs first).
+AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes);
+
+// The ternary all-reduce of `elems` quantized elements: hierarchical as the dense
+// all-reduce (dense sums inside hosts, quantized once between them) unless
+// `flat_because` says why this call cannot take that plan (error feedback; a mask
+// the codec gathers; codes quantized on the device), null when it can; else the
+// tree/ring rule on the bytes a flat run puts on the wire (final sums' width).
+AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_because);
+
+// A subnet group's exchange among `n` of comm's ranks, `bytes` each: the flat
+// rule, but the ring where it says tree (groups interleave step by step, and the
+// tree has no steps). Not logged (a layout has many groups).
+AlgoChoice ChooseGroupExchange(const Comm& comm, int n, size_t bytes);
+
+// How a flat choice (kRing, kTree, kDirect) runs: its OpAlgo, pieces of
+// `segment_bytes`, and the bytes in flight the link needs (plan::InflightBytes).
+algo::AllReduceRun FlatRun(const Comm& comm, Algo algo, size_t segment_bytes);
+
+// The pipelined chain, the only algorithm of these collectives so far.
+AlgoChoice ChooseBroadcast(Comm& comm, size_t bytes);
+AlgoChoice ChooseReduce(Comm& comm, size_t bytes);
+// The ring, the only algorithm of these collectives so far.
+AlgoChoice ChooseAllGather(Comm& comm, size_t bytes);
+AlgoChoice ChooseReduceScatter(Comm& comm, size_t bytes);
+
+}  // namespace sieve::plan
+
+#endif  // SIEVE_PLAN_ALGO_CHOICE_H_

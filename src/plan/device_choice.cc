@@ -1,0 +1,82 @@
+// The device-buffer rules of plan/device_choice.h and their INFO lines.
+#include "plan/device_choice.h"
+
+#include "core/log.h"
+#include "plan/algo_choice.h"
+
+namespace sieve::plan {
+
+namespace {
+
+DeviceChoice Logged(Comm& comm, algo::OpKind kind, size_t bytes, DeviceChoice choice) {
+  const std::string what = std::string(algo::OpKindName(kind)) + " on device buffers";
+  if (comm.FirstUse(what + ": " + DeviceRouteName(choice.route), bytes))
+    SIEVE_INFO(kLogColl, "%s (%zu bytes): %s (%s)", what.c_str(), bytes,
+               DeviceRouteName(choice.route), choice.why.c_str());
+  return choice;
+}
+
+}  // namespace
+
+const char* DeviceRouteName(DeviceRoute route) {
+  switch (route) {
+    case DeviceRoute::kDirect:
+      return "direct";
+    case DeviceRoute::kStaged:
+      return "staged in chunks";
+    case DeviceRoute::kWholeStaged:
+      return "whole buffer staged, run on the host";
+    case DeviceRoute::kKernels:
+      return "device kernels, small parts staged";
+    case DeviceRoute::kPackedOnDevice:
+      return "packed on the device, kept elements staged";
+  }
+  return "?";
+}
+
+DeviceChoice ChooseDenseOnDevice(Comm& comm, algo::OpKind kind, size_t count, size_t bytes,
+                                 bool direct_path, const std::string& path_why) {
+  if (!direct_path) return Logged(comm, kind, bytes, {DeviceRoute::kStaged, path_why});
+  if (kind == algo::OpKind::kAllReduce &&
+      ChooseAllReduce(comm, count, bytes).algo == Algo::kHier)
+    return Logged(comm, kind, bytes,
+                  {DeviceRoute::kStaged, "the hierarchical all-reduce runs on host memory"});
+  return Logged(comm, kind, bytes, {DeviceRoute::kDirect, path_why});
+}
+
+DeviceChoice ChooseMaskedOnDevice(Comm& comm, size_t nnz, bool kernels) {
+  const algo::OpKind kind = algo::OpKind::kMaskedAllReduce;
+  if (!kernels)
+    return Logged(comm, kind, 0,
+                  {DeviceRoute::kWholeStaged, "no device kernels in this libsieve or driver"});
+  if (nnz == 0)
+    return Logged(comm, kind, 0, {DeviceRoute::kWholeStaged, "the mask keeps nothing"});
+  return Logged(comm, kind, 0,
+                {DeviceRoute::kPackedOnDevice, "only the kept elements cross to the host"});
+}
+
+DeviceChoice ChooseTernaryOnDevice(Comm& comm, size_t elems, bool error_feedback, bool masked,
+                                   bool kernels) {
+  const algo::OpKind kind = algo::OpKind::kTernaryAllReduce;
+  if (!kernels)
+    return Logged(comm, kind, 0,
+                  {DeviceRoute::kWholeStaged, "no device kernels in this libsieve or driver"});
+  if (elems == 0)
+    return Logged(comm, kind, 0, {DeviceRoute::kWholeStaged, "the mask keeps nothing"});
+  const bool hier =
+      ChooseTernaryAllReduce(comm, elems, error_feedback ? "error feedback" : nullptr).algo ==
+      Algo::kHier;
+  if (!hier)
+    return Logged(comm, kind, 0,
+                  {DeviceRoute::kKernels, error_feedback ? "flat plan (error feedback)"
+                                                         : "flat plan"});
+  if (masked)
+    return Logged(comm, kind, 0,
+                  {DeviceRoute::kPackedOnDevice,
+                   "hierarchical plan: the kept elements quantized on the host"});
+  return Logged(comm, kind, 0,
+                {DeviceRoute::kWholeStaged,
+                 "hierarchical plan: dense sums inside hosts, quantized between hosts"});
+}
+
+}  // namespace sieve::plan

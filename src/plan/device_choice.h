@@ -1,0 +1,55 @@
+// How a collective on device buffers runs, and why: one function per kind of
+// call. The device's abilities come in as arguments (gpu/ asks the driver and
+// UCX), so plan/ stays below gpu/. Each logs its choice with the reason at INFO
+// once per communicator, collective, route and size class.
+#ifndef SIEVE_PLAN_DEVICE_CHOICE_H_
+#define SIEVE_PLAN_DEVICE_CHOICE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "algo/op_header.h"
+#include "comm/comm.h"
+
+namespace sieve::plan {
+
+enum class DeviceRoute : uint8_t {
+  kDirect,          // device memory handed to UCX, device kernels reduce (gpu/direct_collectives.h)
+  kStaged,          // through pinned host memory in chunks (gpu/device_collectives.h)
+  kWholeStaged,     // the whole buffer staged, the mode run on the host copy
+  kKernels,         // the mode's kernels on the caller's stream; only scales, wire and
+                    // final sums staged (ternary/device_ternary.h)
+  kPackedOnDevice,  // packed by the mask on the device, the nnz kept elements staged and
+                    // the host plan run on them (mask/device_masked.h)
+};
+const char* DeviceRouteName(DeviceRoute route);
+
+struct DeviceChoice {
+  DeviceRoute route = DeviceRoute::kStaged;
+  std::string why;
+};
+
+// A plain dense collective (`kind`: a row of core/collectives.def with a device
+// kind) of `count` elements, `bytes` of them: direct when the communicator's
+// direct path is open (`direct_path`, `path_why`: gpu::DirectPath) unless it is an
+// all-reduce whose plan is hierarchical; else staged in chunks.
+DeviceChoice ChooseDenseOnDevice(Comm& comm, algo::OpKind kind, size_t count, size_t bytes,
+                                 bool direct_path, const std::string& path_why);
+
+// The masked all-reduce keeping `nnz` elements: packed on the device when libsieve
+// has its device kernels (`kernels`) and the mask keeps something; else the whole
+// buffer staged and packed on the host.
+DeviceChoice ChooseMaskedOnDevice(Comm& comm, size_t nnz, bool kernels);
+
+// The ternary all-reduce quantizing `elems` elements (a mask's kept ones when
+// `masked`): the device kernels when libsieve has them (`kernels`), elems > 0 and
+// the ternary plan is flat (always with error feedback); packed on the device and
+// run through the hierarchical plan on the host when masked; else the whole buffer
+// staged and quantized on the host.
+DeviceChoice ChooseTernaryOnDevice(Comm& comm, size_t elems, bool error_feedback, bool masked,
+                                   bool kernels);
+
+}  // namespace sieve::plan
+
+#endif  // SIEVE_PLAN_DEVICE_CHOICE_H_
