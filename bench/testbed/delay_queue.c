@@ -17,7 +17,9 @@ struct record {
   uint32_t unused;
 };
 
-static size_t record_bytes(size_t len) { return (kHeader + len + kAlign - 1) & ~(size_t)(kAlign - 1); }
+static size_t record_bytes(size_t len) {
+  return (kHeader + len + kAlign - 1) & ~(size_t)(kAlign - 1);
+}
 
 static struct record *at(const struct dq *q, size_t off) { return (struct record *)(q->buf + off); }
 

@@ -45,7 +45,8 @@ static void on_stop(int sig) { (void)sig; g_stop = 1; }
 static void usage(void) {
   fprintf(stderr,
           "usage: sieve-delay --dev NAME --delay TIME [--loss P] [--queue BYTES] [--seed N]\n"
-          "                   [--no-offload] [--realtime] [--daemon] [--pidfile FILE] [--log FILE]\n");
+          "                   [--no-offload] [--realtime] [--daemon] [--pidfile FILE]\n"
+          "                   [--log FILE]\n");
   exit(2);
 }
 

@@ -89,7 +89,8 @@ AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes) {
                   {Algo::kHier, StrFormat("%s: packed once, the dense hierarchical all-reduce "
                                           "of the kept elements, unpacked once",
                                           hier)});
-  return Logged(comm, OpKind::kMaskedAllReduce, packed_bytes, Flat(comm, comm.size(), packed_bytes));
+  return Logged(comm, OpKind::kMaskedAllReduce, packed_bytes,
+                Flat(comm, comm.size(), packed_bytes));
 }
 
 AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_because) {

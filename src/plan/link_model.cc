@@ -9,7 +9,9 @@ namespace sieve::plan {
 
 namespace {
 
-double RateOf(const Link& link) { return link.rate_Bps > 0 ? link.rate_Bps : kAssumedRateBps; }
+double RateOr(const Link& link, double assumed) {
+  return link.rate_Bps > 0 ? link.rate_Bps : assumed;
+}
 
 // Levels of the binary tree below its root (algo/tree.h: children 2r+1, 2r+2).
 int TreeDepth(int n) {
@@ -21,7 +23,8 @@ int TreeDepth(int n) {
 }  // namespace
 
 AllReduceEstimate EstimateAllReduce(int n, size_t wire_bytes, const Link& link) {
-  const double a = link.rtt_s / 2, r = RateOf(link), b = static_cast<double>(wire_bytes);
+  const double a = link.rtt_s / 2, r = RateOr(link, kChoiceRateBps);
+  const double b = static_cast<double>(wire_bytes);
   const double ring_bytes = 2.0 * (n - 1) / n * b;
   AllReduceEstimate e;
   e.ring_s = 2.0 * (n - 1) * a + ring_bytes / r;
@@ -47,13 +50,14 @@ algo::OpAlgo ChooseForLink(int n, size_t wire_bytes, const Link& link, std::stri
   *why = StrFormat("round trip %.3g ms, %s %.3g Gbit/s: model ring %.3g ms, tree %.3g ms, "
                    "direct %.3g ms",
                    link.rtt_s * 1e3,
-                   link.rate_Bps > 0 ? "rate" : "rate unknown, assumed", RateOf(link) * 8e-9,
+                   link.rate_Bps > 0 ? "rate" : "rate unknown (SIEVE_LINK_RATE), assumed",
+                   RateOr(link, kChoiceRateBps) * 8e-9,
                    e.ring_s * 1e3, e.tree_s * 1e3, e.direct_s * 1e3);
   return pick;
 }
 
 size_t InflightBytes(const Link& link, size_t segment_bytes) {
-  const double bdp = RateOf(link) * link.rtt_s;
+  const double bdp = RateOr(link, kAssumedRateBps) * link.rtt_s;
   const double want = bdp + 2.0 * static_cast<double>(segment_bytes);
   if (!(want < static_cast<double>(kMaxInflightBytes))) return kMaxInflightBytes;
   return std::max(kMinInflightBytes, static_cast<size_t>(want));

@@ -37,9 +37,12 @@ TEST(LinkModelTest, LatencyPicksTheDirectExchange) {
   // Where the bytes dominate, saving 2(n-2) delays is under 10%: the ring stays.
   EXPECT_EQ(ChooseForLink(4, 1 << 30, Link{0.01, 100 * kMbit}, &why),
             algo::OpAlgo::kRing);
-  // An unknown rate is taken as fast: the measured latency decides.
-  EXPECT_EQ(ChooseForLink(4, 16 << 20, Link{0.05, 0}, &why), algo::OpAlgo::kDirect);
-  EXPECT_NE(why.find("assumed"), std::string::npos) << why;
+  // An unknown rate is taken as slow (100 Mbit/s) for the choice: the direct
+  // exchange where latency dominates even there, the ring for 16 MiB.
+  EXPECT_EQ(ChooseForLink(4, 64 << 10, Link{0.05, 0}, &why), algo::OpAlgo::kDirect);
+  EXPECT_EQ(ChooseForLink(4, 4 << 20, Link{0.05, 0}, &why), algo::OpAlgo::kDirect);
+  EXPECT_EQ(ChooseForLink(4, 16 << 20, Link{0.05, 0}, &why), algo::OpAlgo::kRing);
+  EXPECT_NE(why.find("assumed 0.1 Gbit/s"), std::string::npos) << why;
 }
 
 TEST(LinkModelTest, InflightCoversTheBandwidthDelayProduct) {
@@ -50,7 +53,7 @@ TEST(LinkModelTest, InflightCoversTheBandwidthDelayProduct) {
   EXPECT_EQ(InflightBytes(Link{0.05, kGbit}, seg), static_cast<size_t>(0.05 * kGbit) + 2 * seg);
   EXPECT_EQ(InflightBytes(Link{0.05, 100 * kMbit}, seg), kMinInflightBytes);  // 625 KB
   EXPECT_EQ(InflightBytes(Link{1.0, 100 * kGbit}, seg), kMaxInflightBytes);
-  // Unknown rate: the assumed one.
+  // Unknown rate: a fast one is assumed (memory is the only cost).
   EXPECT_EQ(InflightBytes(Link{0.05, 0}, seg),
             static_cast<size_t>(0.05 * kAssumedRateBps) + 2 * seg);
 }
