@@ -35,6 +35,8 @@ const char* AlgoText(OpAlgo a) {
       return "tree";
     case OpAlgo::kChain:
       return "chain";
+    case OpAlgo::kDirect:
+      return "direct";
   }
   return "?";
 }
@@ -73,6 +75,8 @@ uint64_t TernaryMode(uint64_t seed, uint64_t step, uint64_t block, int levels) {
   const uint64_t l = (static_cast<uint64_t>(levels - 1) << kTernaryBlockBits) & kTernaryLevelMask;
   return (h & ~kTernaryParamMask) | l | (block & kTernaryBlockMask);
 }
+
+const char* OpAlgoName(OpAlgo a) { return AlgoText(a); }
 
 const char* OpKindName(OpKind kind) {
   switch (kind) {
