@@ -1,6 +1,6 @@
 // sieveAllReduceQuantized (L levels, DESIGN.md 1.3a) on real processes: bit-exact
 // against the one-process reference for L in {1, 3, 7, 127} x dtypes x sum/avg x
-// masked/unmasked x odd counts x ring/tree x n; L = 1 equal to sieveAllReduceTernary;
+// masked/unmasked x odd counts x ring/tree/direct x n; L = 1 equal to sieveAllReduceTernary;
 // error feedback step by step; unbiased for each L; wire bytes equal to the
 // bit-growth formula; the variance of L = 7 against ternary on Gaussian gradients,
 // measured and compared with the formula; levels out of range or differing across
@@ -132,8 +132,17 @@ TEST_P(LevelsExactTest, MatchesReferenceBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Algos, LevelsExactTest,
-                         ::testing::Combine(::testing::Values("ring", "tree"),
+                         ::testing::Combine(::testing::Values("ring", "tree", "direct"),
                                             ::testing::Values(2, 3, 4, 8)));
+
+// A link with latency (SIEVE_LINK_RTT): the plan's own choice (direct exchange,
+// scales in one exchange), still bit for bit at every L.
+TEST(LevelsLatencyTest, LinkWithLatencyMatchesReferenceBitForBit) {
+  RankSpec spec;
+  spec.nranks = 4;
+  spec.env = {{"SIEVE_LINK_RTT", "0.05"}, {"SIEVE_SEGMENT_BYTES", "4k"}};
+  EXPECT_EQ(RunRanks(spec, RunExactness), "");
+}
 
 // Error feedback at L levels, bit for bit: three steps on the same input, each
 // equal to the oracle's (e = g + e - s * q / L per rank), dense and masked.
