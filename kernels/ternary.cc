@@ -328,6 +328,10 @@ void TernaryQuantizeAdd(const TernarySource& src, size_t offset, size_t elems, c
 
 void TernaryPack(TernaryWork wt, const void* work, size_t elems, int w, void* wire) {
   uint8_t* out = static_cast<uint8_t*>(wire);
+  if (wt == TernaryWork::kInt8 && w == 8) {  // two's complement bytes: the image itself
+    std::memcpy(out, work, elems);
+    return;
+  }
   if (wt == TernaryWork::kInt8 && w <= 6) {  // the wide packs' multiply-adds hold 6 bits
     const int8_t* sums = static_cast<const int8_t*>(work);
     switch (Isa()) {

@@ -115,8 +115,8 @@ SIEVE_TK_INLINE void ResolveTies(const TernarySource& src, uint64_t j0, int n, c
 // One batch's masks: the values (in place or staged), the Philox bits, the
 // scales. Returns the values' pointer; *sum is the staged float32 sums (feedback).
 //
-// L > 1 levels (src.levels): per element the shared LevelsFraction gives floor(y)
-// (kept signed in `base`) and the fraction's level x; the masks then run on
+// L > 1 levels (src.levels): per element LevelsFraction's floor(y) (kept signed in
+// `base`) and the fraction's level x (computed branch-free below); the masks then run on
 // frac = +-x / 2^16 against the scale 1, for which TernaryLevel is x again
 // (exactly: both scalings are by powers of two), so keep is the fraction's bit
 // and q = base + Code(keep, neg) (keep implies x > 0, so neg is g's sign).
@@ -127,7 +127,7 @@ struct Quantizer {
   alignas(64) float sums[kBatch];
   alignas(64) float sc_buf[kBatch];
   alignas(64) float frac[kBatch];  // L > 1 only
-  alignas(64) int8_t base[kBatch];  // L > 1 only: sign(g) * floor(y)
+  alignas(64) int32_t base[kBatch];  // L > 1 only: sign(g) * floor(y)
   alignas(64) uint64_t keep[kChunks], neg[kChunks], lt[kChunks];
   const float* sc = nullptr;
   float s = 0.0f;
@@ -148,12 +148,35 @@ struct Quantizer {
     if (sc != nullptr)
       for (int k = n; k < 64 * n64; ++k) sc_buf[k] = 0.0f;
     if (src.levels > 1) {
+      // LevelsFraction in two branch-free loops (so both vectorize), the same bits:
+      // y outside [0, L) (s <= 0, NaN, |g| above s) counts as 0, or as base L when
+      // y >= L (marked -1 in between); frac = +-(y - floor(y)) = +-x / 2^16 exactly.
+      // The floor goes through memory: GCC turns (float)(int)y into a truncf call
+      // it does not vectorize under a function's target attribute.
+      const int levels = src.levels;
+      const float lv = static_cast<float>(levels);
+      float* fr = frac;
+      int32_t* bs = base;
+      const float* scv = sc;
+      if (scv == nullptr) {  // one scale: spread, so the loops have one shape
+        for (int k = 0; k < 64 * n64; ++k) sc_buf[k] = s;
+        scv = sc_buf;
+      }
       for (int k = 0; k < 64 * n64; ++k) {
-        int32_t b;
-        const float x = LevelsFraction(g[k], sc != nullptr ? sc[k] : s, src.levels, &b);
+        const float sk = scv[k];
+        const float y = fabsf(g[k]) / sk * lv;
+        const bool positive = sk > 0.0f;  // & rather than &&: no branch in the loop
+        const float in = (positive & (y < lv)) ? y : 0.0f;
+        fr[k] = in;
+        bs[k] = (positive & (y >= lv)) ? -1 : static_cast<int32_t>(in);  // floor: 0 <= in < L
+      }
+      for (int k = 0; k < 64 * n64; ++k) {
+        const int32_t whole = bs[k] < 0 ? 0 : bs[k];
+        const float f = fr[k] - static_cast<float>(whole);
+        const int32_t b = bs[k] < 0 ? levels : whole;
         const bool negative = g[k] < 0.0f;
-        frac[k] = (negative ? -x : x) * (1.0f / 65536.0f);
-        base[k] = static_cast<int8_t>(negative ? -b : b);
+        fr[k] = negative ? -f : f;
+        bs[k] = negative ? -b : b;
       }
       Ops::Masks(frac, nullptr, 1.0f, h, n64, keep, neg, lt);
       ResolveTies<L>(src, j0, n, frac, nullptr, 1.0f, h, keep, lt);
