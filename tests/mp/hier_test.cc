@@ -249,7 +249,8 @@ void StoreRounded(sieveDataType_t t, void* buf, size_t j, float v) {
 // from the slice start, scales per block over the hosts; avg divides by n.
 std::vector<char> ExpectedHierTernary(const std::vector<std::vector<char>>& inputs,
                                       sieveDataType_t t, sieveRedOp_t op, size_t count,
-                                      size_t block, uint64_t seed, uint64_t step) {
+                                      size_t block, uint64_t seed, uint64_t step,
+                                      int levels = 1) {
   const int n = static_cast<int>(inputs.size()), local = 2, hosts = n / local;
   std::vector<std::vector<float>> host_sum(hosts, std::vector<float>(count));
   for (int h = 0; h < hosts; ++h)
@@ -274,10 +275,11 @@ std::vector<char> ExpectedHierTernary(const std::vector<std::vector<char>>& inpu
       int q = 0;
       for (int h = 0; h < hosts; ++h) {
         sieve::kernels::PhiloxStream rng{seed, static_cast<uint32_t>(h * local + i), step};
-        q += TernaryReferenceCode(rng, rel, host_sum[h][j], s);
+        q += TernaryReferenceCode(rng, rel, host_sum[h][j], s, levels);
       }
       float v = s * static_cast<float>(q);
-      if (op == sieveAvg) v /= static_cast<float>(n);
+      const int divisor = levels * (op == sieveAvg ? n : 1);
+      if (divisor != 1) v /= static_cast<float>(divisor);
       StoreRounded(t, out.data(), j, v);
     }
   }
@@ -304,6 +306,35 @@ TEST(HierAllReduce, TernaryQuantizesHostSumsOnce) {
           size_t bad = CountMismatches(out.data(), expect.data(), count, es, &first);
           RANK_CHECK(bad == 0, "ternary %s %s count %zu: %zu wrong, first at %zu", TypeName(t),
                      OpName(op), count, bad, first);
+        }
+    return 0;
+  });
+  EXPECT_EQ(failures, "");
+}
+
+// sieveAllReduceQuantized at L levels takes the same hierarchical plan: host sums
+// quantized once at L levels between hosts, result s * Q / L (or / nL).
+TEST(HierAllReduce, LevelsQuantizeHostSumsOnce) {
+  std::string failures = RunOnHosts(4, 2, [](int rank, int n, sieveComm_t comm) {
+    uint64_t step = 100;
+    for (int levels : {7, 127})
+      for (sieveDataType_t t : {sieveFloat32, sieveBfloat16})
+        for (sieveRedOp_t op : {sieveSum, sieveAvg}) {
+          const size_t count = 20011, block = 256, es = TypeSize(t);
+          ++step;
+          std::vector<std::vector<char>> inputs(n, std::vector<char>(count * es));
+          for (int r = 0; r < n; ++r) FillTernaryInput(step, r, t, count, inputs[r].data());
+          std::vector<char> out(count * es);
+          sieveTernaryParams_t p = {11, step, block, nullptr, 0};
+          RANK_CHECK(sieveAllReduceQuantized(inputs[rank].data(), out.data(), count, t, op,
+                                             levels, &p, comm, nullptr) == sieveSuccess,
+                     "%s", sieveGetLastError(comm));
+          std::vector<char> expect =
+              ExpectedHierTernary(inputs, t, op, count, block, 11, step, levels);
+          size_t first = 0;
+          size_t bad = CountMismatches(out.data(), expect.data(), count, es, &first);
+          RANK_CHECK(bad == 0, "L %d %s %s: %zu wrong, first at %zu", levels, TypeName(t),
+                     OpName(op), bad, first);
         }
     return 0;
   });
