@@ -45,8 +45,9 @@ void PrintUsage(FILE* f) {
           "      --mode M           dense, masked (sieveAllReduceMasked) or auto-mask (plain\n"
           "                         allreduce of data that is zero outside the mask, with\n"
           "                         SIEVE_AUTO_MASK=1) -- allreduce only; default dense\n"
-          "      --quant Q          none or ternary (allreduce, float/half/bfloat16, sum/avg;\n"
-          "                         results are stochastic, so #wrong is N/A)\n"
+          "      --quant Q          none, ternary, or qL for L levels (q3, q7, q127: about 3, 4,\n"
+          "                         8 bits; q1 is ternary) (allreduce, float/half/bfloat16,\n"
+          "                         sum/avg; results are stochastic, so #wrong is N/A)\n"
           "      --mask-density D   masked mode: random mask keeping D of the elements, the\n"
           "                         same on every rank (0..1, default 1)\n"
           "      --layout sdp:C     SDP: sieveAllReduceSubnet on a balanced random layout of 64\n"
@@ -133,8 +134,16 @@ bool ApplyOption(int c, const char* arg, Options* opts) {
       opts->auto_mask = strcmp(arg, "auto-mask") == 0;
       return true;
     case 'Q':
+      if (arg[0] == 'q') {  // qL: L levels (the library checks 1..SIEVE_MAX_LEVELS)
+        long v = 0;
+        if (!ParseInt(arg + 1, 1, &v) || v > SIEVE_MAX_LEVELS) return false;
+        opts->ternary = true;
+        opts->levels = static_cast<int>(v);
+        return true;
+      }
       if (strcmp(arg, "none") != 0 && strcmp(arg, "ternary") != 0) return false;
       opts->ternary = strcmp(arg, "ternary") == 0;
+      opts->levels = 1;
       return true;
     case 'L': {
       if (strncmp(arg, "sdp:", 4) != 0) return false;

@@ -141,6 +141,9 @@ class Bench {
           // A fresh step per call: new rounding noise, as in training.
           sieveTernaryParams_t params{1, ++ternary_step_, 0, opts_.masked ? mask_ : nullptr,
                                       0};
+          if (opts_.levels > 1)
+            return sieveAllReduceQuantized(bufs.send, bufs.recv, n, t, opts_.op, opts_.levels,
+                                           &params, comm_, nullptr);
           return sieveAllReduceTernary(bufs.send, bufs.recv, n, t, opts_.op, &params, comm_,
                                        nullptr);
         }
