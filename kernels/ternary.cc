@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "kernels/cpu_isa.h"
 #include "kernels/ternary_batch.h"
@@ -95,12 +96,63 @@ struct PortableOps {
   }
 };
 
+// ---- Whole groups at a width known at compile time (int16/int32 work, the int8
+// widths the wide paths do not take): a group of 8 is W bytes, built in one
+// 128-bit word and copied (little-endian hosts: the image's byte order).
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the group word is copied as bytes");
+constexpr int kMaxFixedBits = 16;
+
+template <int W, typename T>
+void PackGroupsW(const T* work, size_t groups, uint8_t* wire) {
+  constexpr uint64_t kMask = (uint64_t{1} << W) - 1;
+  for (size_t g = 0; g < groups; ++g) {
+    unsigned __int128 acc = 0;
+    for (int k = 0; k < kGroup; ++k)
+      acc |= static_cast<unsigned __int128>(
+                 static_cast<uint64_t>(static_cast<uint32_t>(work[kGroup * g + k])) & kMask)
+             << (k * W);
+    std::memcpy(wire + g * W, &acc, W);
+  }
+}
+
+template <int W, typename T>
+void UnpackGroupsW(const uint8_t* wire, size_t groups, bool accumulate, T* work) {
+  constexpr uint32_t kMask = static_cast<uint32_t>((uint64_t{1} << W) - 1);
+  for (size_t g = 0; g < groups; ++g) {
+    unsigned __int128 acc = 0;
+    std::memcpy(&acc, wire + g * W, W);
+    T* out = work + kGroup * g;
+    for (int k = 0; k < kGroup; ++k) {
+      const uint32_t raw = static_cast<uint32_t>(acc >> (k * W)) & kMask;
+      const int32_t v = static_cast<int32_t>(raw << (32 - W)) >> (32 - W);
+      out[k] = static_cast<T>(accumulate ? out[k] + v : v);
+    }
+  }
+}
+
+// Calls fn(std::integral_constant<int, w>) for 1 <= w <= kMaxFixedBits; false otherwise.
+template <typename Fn, int... Ws>
+bool WithFixedBits(int w, Fn&& fn, std::integer_sequence<int, Ws...>) {
+  bool done = false;
+  ((w == Ws + 1 ? (fn(std::integral_constant<int, Ws + 1>{}), done = true) : false), ...);
+  return done;
+}
+template <typename Fn>
+bool WithFixedBits(int w, Fn&& fn) {
+  return WithFixedBits(w, fn, std::make_integer_sequence<int, kMaxFixedBits>{});
+}
+
 // ---- Element-by-element forms (any width, any work type).
 
 template <typename T>
 void PackT(const T* work, size_t elems, int w, uint8_t* wire) {
   int32_t v[kGroup];
-  for (size_t i = 0; i < elems; i += kGroup) {
+  size_t first = 0;  // whole groups at a fixed width first
+  if (WithFixedBits(w, [&](auto bits) {
+        PackGroupsW<decltype(bits)::value>(work, elems / kGroup, wire);
+      }))
+    first = elems / kGroup * kGroup;
+  for (size_t i = first; i < elems; i += kGroup) {
     int cnt = static_cast<int>(std::min<size_t>(kGroup, elems - i));
     for (int k = 0; k < cnt; ++k) v[k] = work[i + k];
     TernaryPackGroup(v, cnt, w, wire + (i / kGroup) * w);
@@ -110,7 +162,12 @@ void PackT(const T* work, size_t elems, int w, uint8_t* wire) {
 template <typename T>
 void UnpackT(const uint8_t* wire, size_t elems, int w, bool accumulate, T* work) {
   int32_t v[kGroup];
-  for (size_t i = 0; i < elems; i += kGroup) {
+  size_t first = 0;
+  if (WithFixedBits(w, [&](auto bits) {
+        UnpackGroupsW<decltype(bits)::value>(wire, elems / kGroup, accumulate, work);
+      }))
+    first = elems / kGroup * kGroup;
+  for (size_t i = first; i < elems; i += kGroup) {
     int cnt = static_cast<int>(std::min<size_t>(kGroup, elems - i));
     TernaryUnpackGroup(wire + (i / kGroup) * w, cnt, w, v);
     if (accumulate) {

@@ -95,7 +95,7 @@ TEST(TernaryTest, PackUnpackMatchReferenceForEveryWidth) {
   for (size_t n : {size_t{1}, size_t{7}, size_t{8}, size_t{9}, size_t{16}, size_t{23},
                    size_t{1001}}) {
     for (int w = 2; w <= 8; ++w) CheckPackWidth<int8_t>(TernaryWork::kInt8, w, n, rng);
-    for (int w = 2; w <= 15; ++w) CheckPackWidth<int16_t>(TernaryWork::kInt16, w, n, rng);
+    for (int w = 2; w <= 16; ++w) CheckPackWidth<int16_t>(TernaryWork::kInt16, w, n, rng);
     for (int w = 2; w <= 31; ++w) CheckPackWidth<int32_t>(TernaryWork::kInt32, w, n, rng);
   }
 }
