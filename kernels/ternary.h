@@ -1,8 +1,9 @@
 // Ternary and L-level quantization kernels (DESIGN.md 1.3, 1.3a): block absmax,
 // stochastic quantization to {-1, 0, +1} (L = 1) or to [-L, L] (TernarySource::levels),
 // bit packing of integer partial sums with width growth, and dequantization. One
-// set of kernels for every L: L = 1 is the ternary code, bit for bit. The per-element arithmetic lives in the SIEVE_HD
-// inlines below, shared by the CPU loops (ternary.cc) and CUDA (cuda/ternary.cu).
+// set of kernels for every L: L = 1 is the ternary code, bit for bit. The per-element
+// arithmetic lives in the SIEVE_HD inlines below, shared by the CPU loops (ternary.cc)
+// and CUDA (cuda/ternary_device.cuh).
 //
 // Wire format of a packed range of `elems` signed integers in `w` bits
 // (w = TernaryBits(k) for values in [-k, k]): element i is stored in two's
@@ -328,8 +329,8 @@ void TernaryAbsMaxReference(const TernarySource& src, size_t count, float* scale
 // q[i] in {-1, 0, 1} for elements offset .. offset+elems-1: keep iff U < p * 2^32
 // compared exactly (U = 16 Philox bits : 16 refinement bits, p = |g| / s in
 // float32); with src.levels = L > 1, q = sign(g) (floor(y) + [U < frac(y) * 2^32]),
-// y = fl(fl(|g| / s) * L), in [-L, L]. With feedback, residual_out[i] gets the updated residual of element
-// offset+i (src.residual is only read).
+// y = fl(fl(|g| / s) * L), in [-L, L]. With feedback, residual_out[i] gets the
+// updated residual of element offset+i (src.residual is only read).
 void TernaryQuantizeReference(const TernarySource& src, size_t offset, size_t elems, int8_t* q,
                               float* residual_out = nullptr);
 inline void TernaryQuantizeReference(DType dtype, const void* in, const uint32_t* idx,

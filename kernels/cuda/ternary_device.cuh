@@ -66,12 +66,14 @@ __device__ __forceinline__ void TernaryQuantizePackBody(const void* in, const ui
        g += stride) {
     size_t left = elems - g * kTernaryGroup;
     int cnt = static_cast<int>(left < kTernaryGroup ? left : kTernaryGroup);
-    TernaryQuantizeRun<L>(in, idx, offset + g * kTernaryGroup, cnt, block, scales, rng, q, levels);
+    TernaryQuantizeRun<L>(in, idx, offset + g * kTernaryGroup, cnt, block, scales, rng, q,
+                          levels);
     TernaryPackGroup(q, cnt, w, wire + g * w);
     if (residual == nullptr) continue;
     for (int k = 0; k < cnt; ++k) {
       size_t i = g * kTernaryGroup + k;
-      residual[i] = TernaryFeedbackResidual(residual[i], scales[(offset + i) / block], q[k], levels);
+      residual[i] =
+          TernaryFeedbackResidual(residual[i], scales[(offset + i) / block], q[k], levels);
     }
   }
 }

@@ -64,7 +64,9 @@ constexpr uint64_t kTernaryLevelMask = ((uint64_t{1} << kTernaryLevelBits) - 1)
                                        << kTernaryBlockBits;
 constexpr uint64_t kTernaryParamMask = kTernaryBlockMask | kTernaryLevelMask;
 
-uint64_t TernaryLevels(uint64_t mode) { return ((mode & kTernaryLevelMask) >> kTernaryBlockBits) + 1; }
+uint64_t TernaryLevels(uint64_t mode) {
+  return ((mode & kTernaryLevelMask) >> kTernaryBlockBits) + 1;
+}
 
 }  // namespace
 

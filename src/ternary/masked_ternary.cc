@@ -25,7 +25,8 @@ Status TernaryAllReduceMasked(Comm& comm, const coll::TernaryArgs& args, MaskSta
     return comm.AgreeWithoutData(fp, comm.NextSeq());
   }
   const char* flat_because = args.residual != nullptr ? "error feedback" : nullptr;
-  if (plan::ChooseTernaryAllReduce(comm, nnz, flat_because, args.levels).algo == plan::Algo::kHier) {
+  if (plan::ChooseTernaryAllReduce(comm, nnz, flat_because, args.levels).algo ==
+      plan::Algo::kHier) {
     kernels::MaskedPack(esize, a.send, mask.idx.data(), nnz, packed);
     coll::TernaryArgs packed_args = args;
     packed_args.base.send = packed;

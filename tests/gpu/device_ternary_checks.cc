@@ -27,13 +27,16 @@ std::string TernaryMaskedFeedbackChecks(sieveComm_t comm, int rank, int n, Devic
     int density_pct;  // 0: no mask
     bool feedback;
     bool in_place;
+    int levels = 1;  // > 1: sieveAllReduceQuantized at that many levels
   };
   const Case cases[] = {
-      {sieveFloat32, sieveSum, 30, false, false},  {sieveFloat16, sieveAvg, 5, false, true},
-      {sieveBfloat16, sieveSum, 90, false, false}, {sieveFloat32, sieveAvg, 0, true, true},
-      {sieveFloat16, sieveSum, 0, true, false},    {sieveBfloat16, sieveAvg, 0, true, false},
-      {sieveFloat32, sieveSum, 50, true, false},   {sieveFloat16, sieveAvg, 2, true, true},
-      {sieveBfloat16, sieveSum, 75, true, false},  {sieveFloat32, sieveAvg, 100, true, false},
+      {sieveFloat32, sieveSum, 30, false, false},   {sieveFloat16, sieveAvg, 5, false, true},
+      {sieveBfloat16, sieveSum, 90, false, false},  {sieveFloat32, sieveAvg, 0, true, true},
+      {sieveFloat16, sieveSum, 0, true, false},     {sieveBfloat16, sieveAvg, 0, true, false},
+      {sieveFloat32, sieveSum, 50, true, false},    {sieveFloat16, sieveAvg, 2, true, true},
+      {sieveBfloat16, sieveSum, 75, true, false},   {sieveFloat32, sieveAvg, 100, true, false},
+      {sieveFloat32, sieveSum, 0, false, false, 7}, {sieveBfloat16, sieveAvg, 40, true, false, 127},
+      {sieveFloat16, sieveAvg, 0, true, true, 3},
   };
   // Host send buffers live through every case: a residual is keyed by the
   // buffer's address, so no case may inherit an earlier one's.
@@ -64,14 +67,20 @@ std::string TernaryMaskedFeedbackChecks(sieveComm_t comm, int rank, int n, Devic
           TernaryParams(philox_seed, static_cast<uint64_t>(step), block, mask, c.feedback);
       char what[200];
       std::snprintf(what, sizeof what,
-                    "ternary %s %s count %zu block %zu mask %d%% feedback %d step %d%s (seed %llu)",
-                    TypeName(c.dtype), OpName(c.op), count, block, c.density_pct, c.feedback,
-                    step, c.in_place ? " in place" : "", static_cast<unsigned long long>(seed));
-      CHECK_OK(sieveAllReduceTernary(send.data(), host_out.data(), count, c.dtype, c.op, &p, comm,
-                                     nullptr), "%s: host", what);
+                    "ternary L %d %s %s count %zu block %zu mask %d%% feedback %d step %d%s "
+                    "(seed %llu)",
+                    c.levels, TypeName(c.dtype), OpName(c.op), count, block, c.density_pct,
+                    c.feedback, step, c.in_place ? " in place" : "",
+                    static_cast<unsigned long long>(seed));
+      auto all_reduce = [&](const void* in, void* out, sieveStream_t stream) {
+        return c.levels == 1
+                   ? sieveAllReduceTernary(in, out, count, c.dtype, c.op, &p, comm, stream)
+                   : sieveAllReduceQuantized(in, out, count, c.dtype, c.op, c.levels, &p, comm,
+                                             stream);
+      };
+      CHECK_OK(all_reduce(send.data(), host_out.data(), nullptr), "%s: host", what);
       mem.Upload(d_send, send.data(), bytes);
-      CHECK_OK(sieveAllReduceTernary(d_send, d_recv, count, c.dtype, c.op, &p, comm,
-                                     mem.stream()), "%s: device", what);
+      CHECK_OK(all_reduce(d_send, d_recv, mem.stream()), "%s: device", what);
       mem.Synchronize();
       mem.Download(dev_out.data(), d_recv, bytes);
       size_t first = 0;

@@ -69,7 +69,8 @@ std::vector<char> ResultOf(const TernaryCase& c, const std::vector<std::vector<f
       const int code = TernaryReferenceCode(rng, j, sent[r][j], s, c.levels);
       q[j] += code;
       if (sums != nullptr)
-        (*sums)[r][j] = (*sums)[r][j] - s * static_cast<float>(code) / static_cast<float>(c.levels);
+        (*sums)[r][j] =
+            (*sums)[r][j] - s * static_cast<float>(code) / static_cast<float>(c.levels);
     }
   }
   std::vector<char> out(c.count * es, 0);  // masked-out elements: 0 (all-zero bits)
@@ -198,7 +199,8 @@ uint64_t ExpectedBytesSent(size_t count, size_t block, int n, int r, size_t segm
   size_t segments = 1;
   if (segment_elems > 0) {
     uint64_t largest = 0;
-    for (int c = 0; c < n; ++c) largest = std::max(largest, Packed(ChunkLen(count, n, c), Bits(n * levels)));
+    for (int c = 0; c < n; ++c)
+      largest = std::max(largest, Packed(ChunkLen(count, n, c), Bits(n * levels)));
     uint64_t one = Packed(segment_elems, Bits(n * levels));
     segments = std::max<uint64_t>(1, (largest + one - 1) / one);
   }
