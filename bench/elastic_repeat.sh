@@ -21,10 +21,11 @@ start=$SECONDS
 for ((i = 1; i <= reps; ++i)); do
   point=${points[$((RANDOM % ${#points[@]}))]}
   victim=$((RANDOM % 4))
-  case $point in  # send counts of one rank in the 4 MiB all-reduce (membership_test.cc)
+  case $point in  # sends of one rank (RepeatKill: a warm-up, then the 4 MiB all-reduce)
     rs) nth=$((1 + RANDOM % 6)) ;;
     ag) nth=$((7 + RANDOM % 6)) ;;
-    fingerprint | verdict) nth=$((7 + RANDOM % 3)) ;;  # the all-reduce's 3 control sends
+    # 3 control sends per collective (one per peer): the warm-up's, then the all-reduce's
+    fingerprint | verdict) nth=$((4 + RANDOM % 3)) ;;
     grow) nth=0 ;;
   esac
   delay=$((RANDOM % 60))

@@ -157,7 +157,9 @@ TEST(RepeatKill, DISABLED_SurvivorsAgreeOnTheNewMembership) {
   EXPECT_GE(agreed, 0) << reports;
   EXPECT_EQ(agreed & (1 << victim), 0) << reports;
   for (int r = 0; r < kMembers; ++r) {
-    if (r != victim) EXPECT_NE(agreed & (1 << r), 0) << "member " << r << " left out:" << reports;
+    if (r != victim) {
+      EXPECT_NE(agreed & (1 << r), 0) << "member " << r << " left out:" << reports;
+    }
   }
   std::printf("ELASTIC_RESULT point=%s nth=%d victim=%d delay_ms=%d membership=0x%x reports=%s\n",
               point.c_str(), nth, victim, delay_ms, agreed, reports.c_str());
