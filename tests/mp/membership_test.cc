@@ -235,6 +235,85 @@ TEST(ShrinkTest, WithoutFailureKeepsTheParentUsable) {
   EXPECT_EQ(failures, "");
 }
 
+// 6 ranks on 3 simulated hosts (hierarchical all-reduce); the ranks of the middle host leave
+// with a shrink: the survivors learn the new host layout (2 hosts of 2) and are exact.
+TEST(ShrinkTest, HostLayoutIsLearnedAnew) {
+  RankSpec spec;
+  spec.nranks = 6;
+  spec.kill_after_s = 60;
+  std::string failures = RunRanks(spec, [&](int rank, int nranks, const sieveUniqueId& id) {
+    std::string host = "elastic-test-host-" + std::to_string(rank / 2);
+    setenv("SIEVE_HOST_ID", host.c_str(), 1);
+    sieveComm_t comm = nullptr;
+    RANK_CHECK(InitComm(rank, nranks, id, &comm) == 0, "%s", sieveGetLastError(nullptr));
+    sieveResult_t res;
+    RANK_CHECK(CheckedAllReduce(comm, rank, nranks, 30011, &res) == 0, "before");
+    if (rank / 2 != 1) {
+      const int exclude[] = {2, 3};
+      sieveComm_t shrunk = nullptr;
+      RANK_CHECK(sieveCommShrink(comm, exclude, 2, &shrunk, nullptr, SIEVE_SHRINK_DEFAULT) ==
+                     sieveSuccess,
+                 "shrink: %s", sieveGetLastError(comm));
+      int me = -1;
+      sieveCommUserRank(shrunk, &me);
+      RANK_CHECK(me == (rank < 2 ? rank : rank - 2), "became %d", me);
+      RANK_CHECK(CheckedAllReduce(shrunk, me, 4, (size_t{1} << 18) + 7, &res) == 0, "after: %s",
+                 sieveGetLastError(shrunk));
+      // Ternary matches the hierarchical reference only if the new layout (2 hosts of 2) is used.
+      std::string e = CheckAllModes(shrunk, me, 4, 17, /*two_per_host=*/true);
+      RANK_CHECK(e.empty(), "rank %d: %s", rank, e.c_str());
+      RANK_CHECK(sieveCommDestroy(shrunk) == sieveSuccess, "destroy");
+    }
+    RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+    return 0;
+  });
+  EXPECT_EQ(failures, "");
+}
+
+// A non-blocking shrink (config blocking = 0) returns sieveInProgress with the handle set; the
+// parent and the new communicator are in progress until it is done.
+TEST(ShrinkTest, NonBlockingConfig) {
+  RankSpec spec;
+  spec.nranks = 3;
+  spec.kill_after_s = 60;
+  std::string failures = RunRanks(spec, [&](int rank, int nranks, const sieveUniqueId& id) {
+    sieveComm_t comm = nullptr;
+    RANK_CHECK(InitComm(rank, nranks, id, &comm) == 0, "%s", sieveGetLastError(nullptr));
+    if (rank != 0) {
+      sieveConfig_t config = SIEVE_CONFIG_INITIALIZER;
+      config.blocking = 0;
+      const int exclude[] = {0};
+      sieveComm_t shrunk = nullptr;
+      RANK_CHECK(sieveCommShrink(comm, exclude, 1, &shrunk, &config, SIEVE_SHRINK_DEFAULT) ==
+                     sieveInProgress,
+                 "shrink: %s", sieveGetLastError(comm));
+      RANK_CHECK(shrunk != nullptr, "no handle");
+      sieveResult_t async = sieveInProgress;
+      RANK_CHECK(WaitFor([&] {
+                   sieveCommGetAsyncError(shrunk, &async);
+                   return async != sieveInProgress;
+                 }, 30),
+                 "the shrink never finished");
+      RANK_CHECK(async == sieveSuccess, "shrink: %s", sieveGetLastError(shrunk));
+      std::vector<float> buf(1001, 1.0f);
+      RANK_CHECK(sieveAllReduce(buf.data(), buf.data(), buf.size(), sieveFloat32, sieveSum, shrunk,
+                                nullptr) == sieveInProgress,
+                 "a collective on the non-blocking shrunk communicator");
+      RANK_CHECK(WaitFor([&] {
+                   sieveCommGetAsyncError(shrunk, &async);
+                   return async != sieveInProgress;
+                 }, 30),
+                 "the all-reduce never finished");
+      RANK_CHECK(async == sieveSuccess && buf[1000] == 2.0f, "all-reduce: %s",
+                 sieveGetLastError(shrunk));
+      RANK_CHECK(sieveCommDestroy(shrunk) == sieveSuccess, "destroy");
+    }
+    RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+    return 0;
+  });
+  EXPECT_EQ(failures, "");
+}
+
 // Ranks 0-2 form a communicator; rank 3 joins it by a grow with the id rank 0 made; rank 4 tries
 // first with the id's secret altered and is refused, without disturbing the grow.
 TEST(GrowTest, NewRankJoinsWithTheSecretAndOneWithoutIsRefused) {

@@ -57,7 +57,7 @@ std::string Masked(sieveComm_t comm, int rank, int n, uint64_t seed) {
   return wrong ? Wrong("masked", wrong, first) : "";
 }
 
-std::string Ternary(sieveComm_t comm, int rank, int n, uint64_t seed) {
+std::string Ternary(sieveComm_t comm, int rank, int n, uint64_t seed, bool two_per_host) {
   TernaryCase c;
   c.input_seed = seed;
   c.nranks = n;
@@ -71,7 +71,14 @@ std::string Ternary(sieveComm_t comm, int rank, int n, uint64_t seed) {
   if (sieveAllReduceTernary(send.data(), recv.data(), kCount, sieveFloat32, sieveSum, &params, comm,
                             nullptr) != sieveSuccess)
     return Failed("ternary all-reduce", comm);
-  std::vector<char> expected = ExpectedTernary(c);
+  std::vector<char> expected;
+  if (two_per_host) {
+    std::vector<std::vector<char>> inputs(n, std::vector<char>(kCount * 4));
+    for (int r = 0; r < n; ++r) FillTernaryInput(c.input_seed, r, sieveFloat32, kCount, inputs[r].data());
+    expected = ExpectedHierTernary(inputs, sieveFloat32, sieveSum, kCount, c.block, c.seed, c.step);
+  } else {
+    expected = ExpectedTernary(c);
+  }
   size_t first = 0, wrong = CountMismatches(recv.data(), expected.data(), kCount, 4, &first);
   return wrong ? Wrong("ternary", wrong, first) : "";
 }
@@ -99,11 +106,12 @@ std::string Subnet(sieveComm_t comm, int rank, int n, uint64_t seed) {
 
 }  // namespace
 
-std::string CheckAllModes(sieveComm_t comm, int rank, int nranks, uint64_t seed) {
+std::string CheckAllModes(sieveComm_t comm, int rank, int nranks, uint64_t seed,
+                          bool two_per_host) {
   std::string e = Dense(comm, rank, nranks, seed, sieveFloat32);
   if (e.empty()) e = Dense(comm, rank, nranks, seed + 1, sieveInt32);
   if (e.empty()) e = Masked(comm, rank, nranks, seed + 2);
-  if (e.empty()) e = Ternary(comm, rank, nranks, seed + 3);
+  if (e.empty()) e = Ternary(comm, rank, nranks, seed + 3, two_per_host);
   if (e.empty()) e = Subnet(comm, rank, nranks, seed + 4);
   return e;
 }

@@ -14,8 +14,10 @@ namespace sieve_test {
 // Runs a dense float32 and int32 sum all-reduce, a masked all-reduce (mask registered on comm),
 // a ternary all-reduce and an SDP subnet all-reduce (layout registered on comm) among the
 // `nranks` ranks of comm, each against its reference. Returns "" when every element of every
-// result is exact, else what went wrong (first failure).
-std::string CheckAllModes(sieveComm_t comm, int rank, int nranks, uint64_t seed);
+// result is exact, else what went wrong (first failure). two_per_host: comm's ranks are on
+// hosts of 2 (SIEVE_HOST_ID), so the all-reduce is hierarchical and ternary quantizes host sums.
+std::string CheckAllModes(sieveComm_t comm, int rank, int nranks, uint64_t seed,
+                          bool two_per_host = false);
 
 // Registers a strict mask of `count` elements on comm (collective); NULL on failure.
 sieveMask_t RegisterTestMask(sieveComm_t comm, size_t count);
