@@ -255,10 +255,11 @@ sieveResult_t sieveCommUserRank(const sieveComm_t comm, int* rank);
 /* As ncclCommRevoke (NCCL 2.28): stops every operation in flight on comm in every local thread
  * (a call blocked in another thread returns sieveRemoteError within about 0.2 s; queued
  * background and device work is dropped) and returns sieveSuccess once comm is quiescent, at
- * most about 5 s later. Afterwards only sieveCommShrink, the failed-rank queries,
- * sieveCommDestroy and sieveCommAbort may be called on comm; any other call (split included:
- * the interrupted ranks' sequences may differ) is sieveInvalidUsage. Local: peers are not told.
- * May be called from any thread. revokeFlags must be SIEVE_REVOKE_DEFAULT. */
+ * most about 5 s later. Afterwards only sieveCommShrink, sieveCommSplit (every rank of comm
+ * takes part; it runs outside comm's call sequence, which the interruption may have left
+ * different across ranks), the failed-rank queries, sieveCommDestroy and sieveCommAbort may be
+ * called on comm; any other call is sieveInvalidUsage. Local: peers are not told. May be
+ * called from any thread. revokeFlags must be SIEVE_REVOKE_DEFAULT. */
 #define SIEVE_REVOKE_DEFAULT 0x00
 sieveResult_t sieveCommRevoke(sieveComm_t comm, int revokeFlags);
 

@@ -21,8 +21,8 @@ Status CheckComm(sieveComm_t handle, Comm** out) {
   }
   if (impl->revoked())
     return Status::InvalidUsage(
-        "communicator was revoked (sieveCommRevoke): only sieveCommShrink, the failed-rank "
-        "queries, sieveCommDestroy and sieveCommAbort may be called on it");
+        "communicator was revoked (sieveCommRevoke): only sieveCommShrink, sieveCommSplit, the "
+        "failed-rank queries, sieveCommDestroy and sieveCommAbort may be called on it");
   if (impl->AsyncError() != Code::kOk) {
     return Status::InvalidUsage(
         StrFormat("communicator is unusable after an earlier failure (%s); destroy or abort it",

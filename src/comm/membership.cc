@@ -21,7 +21,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr int32_t kMagic = 0x53564d42;  // "SVMB"
-enum Kind : uint32_t { kAgreeRound1 = 1, kAgreeRound2 = 2, kShrink = 3 };
+enum Kind : uint32_t { kAgreeRound1 = 1, kAgreeRound2 = 2, kShrink = 3, kSplitChoice = 4,
+                       kSplitRoot = 5 };
 constexpr size_t kIdWords = 128 / sizeof(int32_t);
 
 // The wait's timeout message (transport/wait.cc) names SIEVE_TIMEOUT; a failure notice carries
@@ -338,6 +339,110 @@ Status PlanShrink(Comm& parent, const std::vector<int>& exclude, ShrinkPlan* pla
   }
   plan->new_size = static_cast<int>(keep.size());
   plan->new_rank = static_cast<int>(std::find(keep.begin(), keep.end(), me) - keep.begin());
+  std::memcpy(plan->id, id, sizeof(id));
+  return Status::OK();
+}
+
+namespace {
+
+// Progresses `ex` until a message arrived from each of `from` and every send is out; fails
+// naming a rank that failed, or those silent for SIEVE_TIMEOUT.
+Status ReceiveAll(Comm& comm, Exchange& ex, const std::vector<int>& from,
+                  std::vector<std::vector<int32_t>>* got, const char* what) {
+  auto last_heard = Clock::now();
+  for (;;) {
+    bool progressed = ex.Progress();
+    std::vector<int> waiting;
+    for (int p : from) {
+      if (!(*got)[p].empty()) continue;
+      if (ex.Received(p, &(*got)[p])) {
+        last_heard = Clock::now();
+        continue;
+      }
+      if (std::string f = ex.Failure(p); !f.empty())
+        return Status::RemoteError(StrFormat("rank %d failed during the %s (%s)", p, what, f.c_str()));
+      waiting.push_back(p);
+    }
+    bool sends_out = true;
+    for (int p = 0; p < comm.size(); ++p) sends_out = sends_out && !ex.SendPending(p);
+    if (waiting.empty() && sends_out) return Status::OK();
+    if (SecondsSince(last_heard) > comm.config().timeout_s)
+      return Status::RemoteError(StrFormat("no %s message for %.1f s (SIEVE_TIMEOUT) from ranks %s",
+                                           what, comm.config().timeout_s,
+                                           RankList(waiting).c_str()));
+    if (Aborted(comm)) return Status::RemoteError(StrFormat("communicator aborted during the %s", what));
+    if (!progressed) ex.Idle();
+  }
+}
+
+}  // namespace
+
+Status PlanSplit(Comm& parent, int color, int key, int nocolor, SplitPlan* plan) {
+  const int n = parent.size(), me = parent.rank();
+  const uint32_t epoch = parent.NextMembershipEpoch();
+  std::vector<int> others;
+  for (int p = 0; p < n; ++p)
+    if (p != me) others.push_back(p);
+  std::vector<int32_t> colors(n), keys(n);
+  {
+    Exchange ex(parent, epoch, kSplitChoice);
+    for (int p : others) {
+      ex.Send(p, {kMagic, static_cast<int32_t>(kSplitChoice), color, key});
+      ex.Expect(p);
+    }
+    std::vector<std::vector<int32_t>> got(n);
+    SIEVE_RETURN_IF_ERROR(ReceiveAll(parent, ex, others, &got, "split"));
+    colors[me] = color;
+    keys[me] = key;
+    for (int p : others) {
+      if (got[p].size() != 4 || got[p][0] != kMagic || got[p][1] != static_cast<int32_t>(kSplitChoice))
+        return Status::RemoteError(StrFormat("rank %d sent a malformed split message", p));
+      colors[p] = got[p][2];
+      keys[p] = got[p][3];
+    }
+  }
+  for (int r = 0; r < n; ++r)
+    if (colors[r] < 0 && colors[r] != nocolor)
+      return Status::InvalidArgument(StrFormat(
+          "rank %d passed color %d; a color is >= 0 or SIEVE_SPLIT_NOCOLOR (%d)", r, colors[r],
+          nocolor));
+  if (color == nocolor) return Status::OK();
+  std::vector<int> members;
+  for (int r = 0; r < n; ++r)
+    if (colors[r] == color) members.push_back(r);
+  std::stable_sort(members.begin(), members.end(), [&](int a, int b) { return keys[a] < keys[b]; });
+  const int leader = members.front();
+  char id[128] = {};
+  Exchange ex(parent, epoch, kSplitRoot);
+  if (me == leader) {
+    Status root = transport::StartBootstrapRoot(parent.config().socket_ifname,
+                                                BootstrapTimeoutsOf(parent.config()), id);
+    std::vector<int32_t> body{kMagic, static_cast<int32_t>(kSplitRoot), root.ok() ? 1 : 0};
+    int32_t words[kIdWords];
+    std::memcpy(words, id, sizeof(words));
+    body.insert(body.end(), words, words + kIdWords);
+    for (int p : members)
+      if (p != me) ex.Send(p, body);  // zeros when the root failed: its members fail too
+    std::vector<std::vector<int32_t>> none(n);
+    SIEVE_RETURN_IF_ERROR(ReceiveAll(parent, ex, {}, &none, "split"));
+    SIEVE_RETURN_IF_ERROR(root.WithContext("starting the split communicator's bootstrap root"));
+  } else {
+    ex.Expect(leader);
+    std::vector<std::vector<int32_t>> got(n);
+    SIEVE_RETURN_IF_ERROR(ReceiveAll(parent, ex, {leader}, &got, "split"));
+    const std::vector<int32_t>& m = got[leader];
+    if (m.size() != 3 + kIdWords || m[0] != kMagic || m[1] != static_cast<int32_t>(kSplitRoot))
+      return Status::RemoteError(StrFormat("rank %d sent a malformed split message", leader));
+    if (m[2] == 0)
+      return Status::RemoteError(StrFormat(
+          "rank %d, the first member of this color, could not start the new communicator's "
+          "bootstrap root (see its log)",
+          leader));
+    std::memcpy(id, m.data() + 3, sizeof(id));
+  }
+  plan->member = true;
+  plan->new_size = static_cast<int>(members.size());
+  plan->new_rank = static_cast<int>(std::find(members.begin(), members.end(), me) - members.begin());
   std::memcpy(plan->id, id, sizeof(id));
   return Status::OK();
 }

@@ -44,6 +44,19 @@ struct ShrinkPlan {
 // when a kept rank dies or stays silent for SIEVE_TIMEOUT.
 Status PlanShrink(Comm& parent, const std::vector<int>& exclude, ShrinkPlan* plan);
 
+// A split of a revoked communicator (whose ranks may stand at different places of its call
+// sequence, so the split's usual all-gather cannot run): every rank sends (color, key) to every
+// other; the first member of each color by (key, rank) starts its bootstrap root and sends the
+// id to its members. Every rank of `parent` must take part; one that failed fails the split
+// naming it (shrink it away first). A bad color on any rank fails it on every rank.
+struct SplitPlan {
+  bool member = false;  // false: SIEVE_SPLIT_NOCOLOR
+  int new_size = 0;
+  int new_rank = 0;
+  char id[128] = {};
+};
+Status PlanSplit(Comm& parent, int color, int key, int nocolor, SplitPlan* plan);
+
 // A communicator made by a shrink or a grow: the parent's settings (`config`), without fault
 // injection (SIEVE_FAULT rules name ranks of the parent, not of the new communicator), and its
 // lineage, so handles of the parent are named as such when used on it.

@@ -388,8 +388,8 @@ TEST(GrowTest, NewRankJoinsWithTheSecretAndOneWithoutIsRefused) {
 }
 
 // A call blocked in one thread (its peer has not joined) returns promptly when another thread
-// revokes the communicator; afterwards collectives are refused and a shrink works.
-TEST(RevokeTest, FromAnotherThreadStopsABlockedCallThenShrinkWorks) {
+// revokes the communicator; afterwards collectives are refused, and a split and a shrink work.
+TEST(RevokeTest, FromAnotherThreadStopsABlockedCallThenSplitAndShrinkWork) {
   SharedFaultBoard board;
   RankSpec spec;
   spec.nranks = 2;
@@ -431,6 +431,18 @@ TEST(RevokeTest, FromAnotherThreadStopsABlockedCallThenShrinkWorks) {
                "a collective on a revoked communicator was not refused");
     std::string msg = sieveGetLastError(comm);
     RANK_CHECK(msg.find("revoked") != std::string::npos, "%s", msg.c_str());
+    // A split of the revoked communicator (keys reverse the order)...
+    sieveComm_t split = nullptr;
+    RANK_CHECK(sieveCommSplit(comm, 0, -rank, &split) == sieveSuccess, "split after revoke: %s",
+               sieveGetLastError(comm));
+    int split_rank = -1;
+    sieveCommUserRank(split, &split_rank);
+    RANK_CHECK(split_rank == nranks - 1 - rank, "split rank %d", split_rank);
+    sieveResult_t split_res;
+    RANK_CHECK(CheckedAllReduce(split, split_rank, nranks, 2001, &split_res) == 0, "split: %s",
+               sieveGetLastError(split));
+    RANK_CHECK(sieveCommDestroy(split) == sieveSuccess, "destroy split");
+    // ...and a shrink that excludes nobody.
     sieveComm_t shrunk = nullptr;
     RANK_CHECK(sieveCommShrink(comm, nullptr, 0, &shrunk, nullptr, SIEVE_SHRINK_DEFAULT) ==
                    sieveSuccess,
