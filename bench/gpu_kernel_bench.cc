@@ -1,8 +1,9 @@
-// CUDA kernel microbenchmarks beside a device-to-device copy in the same run.
-// One table: kernel, bytes (of the float32 input), GB/s (input bytes per
-// second), % of the copy's GB/s at that size. Medians of timed repetitions
-// (CUDA events) after warm-ups. Usage: sieve-gpu-kernel-bench [MiB ...]
-// (default 64 256). Exits 2 with "no CUDA device" where there is none.
+// The kernels libsieve ships (the embedded module, launched by CudaDeviceOps
+// exactly as the device paths launch them) beside a device-to-device copy in
+// the same run. One table: kernel, bytes (of the float32 input), GB/s (input
+// bytes per second), % of the copy's GB/s at that size. Medians of timed
+// repetitions (CUDA events) after warm-ups. Usage: sieve-gpu-kernel-bench
+// [MiB ...] (default 64 256). Exits 2 with "no CUDA device" where there is none.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -13,15 +14,21 @@
 #include <string>
 #include <vector>
 
-#include "kernels/masked_pack_cuda.h"
-#include "kernels/reduce_cuda.h"
-#include "kernels/ternary_cuda.h"
+#include "kernels/ternary.h"
+#include "support/shipped_kernels.h"
 
 namespace {
 
 using sieve::kernels::DType;
+using sieve::gpu::CudaDeviceOps;
 
 constexpr int kWarmups = 3, kReps = 15;
+
+// A launch through CudaDeviceOps: 0 on success, as the copy's cudaError_t.
+int Ok(const sieve::Status& st) {
+  if (!st.ok()) std::fprintf(stderr, "%s\n", st.message().c_str());
+  return st.ok() ? 0 : 1;
+}
 
 double MedianMs(cudaStream_t s, const std::function<int()>& launch) {
   cudaEvent_t a, b;
@@ -58,7 +65,7 @@ void Row(const char* kernel, size_t bytes, double ms, double copy_gbs) {
               copy_gbs > 0 ? 100.0 * gbs / copy_gbs : 0.0);
 }
 
-int BenchSize(size_t mib) {
+int BenchSize(CudaDeviceOps& k, size_t mib) {
   const size_t n = (mib << 20) / 4, bytes = n * 4, block = 2048;
   std::mt19937 rng(1);
   std::normal_distribution<float> g(0, 1);
@@ -87,42 +94,39 @@ int BenchSize(size_t mib) {
   double copy_gbs = bytes / (copy_ms * 1e6);
   Row("device-to-device copy", bytes, copy_ms, copy_gbs);
   Row("reduce sum float32 (a+b)", bytes, MedianMs(s, [&] {
-        return sieve::kernels::ReduceCuda(DType::kFloat32, sieve::kernels::RedOp::kSum, da, db,
-                                          dout, n, s);
+        return Ok(k.Reduce(DType::kFloat32, sieve::kernels::RedOp::kSum, da, db, dout, n, s));
       }), copy_gbs);
   Row("masked pack (density 0.5)", bytes, MedianMs(s, [&] {
-        return sieve::kernels::MaskedPackCuda(4, da, didx, idx.size(), dout, s);
+        return Ok(k.MaskedPack(4, da, didx, idx.size(), dout, s));
       }), copy_gbs);
   Row("masked unpack + zero-fill (0.5)", bytes, MedianMs(s, [&] {
-        return sieve::kernels::MaskedUnpackCuda(4, db, didx, idx.size(), dbits, n, dout, s);
+        return Ok(k.MaskedUnpack(4, db, didx, idx.size(), dbits, n, dout, s));
       }), copy_gbs);
   Row("ternary block abs-max", bytes, MedianMs(s, [&] {
-        return sieve::kernels::TernaryAbsMaxCuda(DType::kFloat32, da, n, block, dscales, s);
+        return Ok(k.TernaryAbsMax(DType::kFloat32, da, n, block, dscales, s));
       }), copy_gbs);
   Row("ternary quantize + 2-bit pack (fused)", bytes, MedianMs(s, [&] {
-        return sieve::kernels::TernaryQuantizePackCuda(DType::kFloat32, da, 0, n, block, dscales,
-                                                       philox, 2, dout, s);
+        return Ok(k.TernaryQuantize(DType::kFloat32, da, n, block, dscales, philox, dout, s));
       }), copy_gbs);
-  // The device masked+ternary path's encoder: gather by the mask and quantize
-  // in one pass (what a GPU rank would stage: 2 bits per kept element).
+  // The device masked+ternary encoder as libsieve runs it: pack the kept
+  // elements, then quantize them (what a GPU rank stages: 2 bits each).
   Row("masked pack + ternary quantize (0.5)", bytes, MedianMs(s, [&] {
-        return sieve::kernels::TernaryQuantizePackCuda(DType::kFloat32, da, didx,
-                                                       0, idx.size(), block, dscales, philox, 2,
-                                                       dout, s);
+        int r = Ok(k.MaskedPack(4, da, didx, idx.size(), db, s));
+        return r != 0 ? r
+                      : Ok(k.TernaryQuantize(DType::kFloat32, db, idx.size(), block, dscales,
+                                             philox, dout, s));
       }), copy_gbs);
   // Error feedback on the device: g + e_prev (reads g and the residual,
   // writes both), then the quantize pass that also updates the residual.
   Row("ternary feedback g + e_prev", bytes, MedianMs(s, [&] {
-        return sieve::kernels::TernaryFeedbackApplyCuda(DType::kFloat32, da, db, dout, n, s);
+        return Ok(k.TernaryFeedbackApply(DType::kFloat32, da, db, false, dout, n, s));
       }), copy_gbs);
   Row("ternary quantize + residual update", bytes, MedianMs(s, [&] {
-        return sieve::kernels::TernaryQuantizeFeedbackCuda(DType::kFloat32, da, n, block, dscales,
-                                                           philox, dout, db, s);
+        return Ok(k.TernaryQuantizeFeedback(DType::kFloat32, da, n, block, dscales, philox, dout,
+                                            db, s));
       }), copy_gbs);
-  Row("ternary dequantize (int32 sums)", bytes, MedianMs(s, [&] {
-        return sieve::kernels::TernaryDequantizeCuda(DType::kFloat32,
-                                                     sieve::kernels::TernaryWork::kInt32, dsums,
-                                                     n, block, dscales, 1, dout, s);
+  Row("ternary dequantize (3-bit sums)", bytes, MedianMs(s, [&] {
+        return Ok(k.TernaryDequantize(DType::kFloat32, dsums, 3, n, block, dscales, 1, dout, s));
       }), copy_gbs);
   cudaError_t err = cudaStreamSynchronize(s);
   for (void* p : {static_cast<void*>(da), static_cast<void*>(db), static_cast<void*>(dout),
@@ -140,9 +144,10 @@ int BenchSize(size_t mib) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("skipped: no CUDA device\n");
+  std::string why;
+  CudaDeviceOps* k = sieve_test::ShippedKernels(&why);
+  if (k == nullptr) {
+    std::printf("skipped: no CUDA device (%s)\n", why.c_str());
     return 2;
   }
   cudaDeviceProp prop;
@@ -155,6 +160,6 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) sizes.push_back(std::strtoull(argv[i], nullptr, 10));
   if (sizes.empty()) sizes = {64, 256};
   for (size_t mib : sizes)
-    if (BenchSize(mib) != 0) return 1;
+    if (BenchSize(*k, mib) != 0) return 1;
   return 0;
 }

@@ -17,10 +17,10 @@
  *  - Host buffers with a NULL stream: the call returns when the collective is
  *    complete and the output buffer holds the result (on a blocking
  *    communicator; see "Non-blocking communicators" below).
- *  - A communicator is used by one thread at a time; sieveCommAbort and
- *    sieveCommGetAsyncError may be called from any thread. A call made while another thread
- *    is in a call on the same communicator returns sieveInvalidUsage at once and does nothing
- *    (its message is in sieveGetLastError(NULL) of the calling thread).
+ *  - A communicator is used by one thread at a time; sieveCommAbort,
+ *    sieveCommGetAsyncError and sieveCommWaitAsyncError may be called from any thread. A call
+ *    made while another thread is in a call on the same communicator returns sieveInvalidUsage
+ *    at once and does nothing (its message is in sieveGetLastError(NULL) of the calling thread).
  *  - Handles (communicators, masks, layouts) are checked against the live ones before use: a
  *    destroyed, deregistered or made-up handle is sieveInvalidArgument, never dereferenced, and
  *    a handle value is never reused for a later object.
@@ -113,6 +113,12 @@ const char* sieveGetLastError(sieveComm_t comm);
  * sieveRemoteError/sieveSystemError after a peer failure or timeout; sieveInProgress while a
  * non-blocking operation is pending (then its error, if it failed). */
 sieveResult_t sieveCommGetAsyncError(sieveComm_t comm, sieveResult_t* asyncError);
+
+/* Sieve extension: sieveCommGetAsyncError after sleeping until the communicator's
+ * non-blocking work is done or timeoutMs milliseconds passed (then sieveInProgress; negative:
+ * no limit, 0: at once). Lets a thread complete non-blocking operations without polling. Any
+ * thread may call it; sieveCommAbort from another thread ends the wait (sieveInvalidUsage). */
+sieveResult_t sieveCommWaitAsyncError(sieveComm_t comm, int timeoutMs, sieveResult_t* asyncError);
 
 /* ---- Communicators ------------------------------------------------------- */
 

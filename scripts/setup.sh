@@ -8,6 +8,7 @@ packages=(build-essential cmake pkg-config libucx-dev libhwloc-dev libibverbs-de
           libgtest-dev libgmock-dev libbenchmark-dev openmpi-bin libopenmpi-dev iproute2
           libgloo-dev gnuplot-nox python3
           python3-torch python3-numpy python3-sklearn python3-pytest python3-matplotlib
+          python3-pip python3-setuptools
           clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do

@@ -35,7 +35,7 @@ if [ "${1:-}" != "--no-sanitizers" ]; then
     misuse_mp_test membership_mp_test gpu_fake_mp_test gpu_host_test
   export TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp:halt_on_error=1:second_deadlock_stack=1"
   (cd build-tsan && ctest --output-on-failure --timeout 600 \
-     -R 'AbortAsyncTest|ErrorsTest.AbortFromAnotherThread|NonBlockingTest|ProgressEngine|DeviceFakeMp|DeviceDirectFakeMp|DeviceTernaryFakeMp|Threads\.|EndedInGroup\.AbortFromAnotherThread|RevokeTest')
+     -R 'AbortAsyncTest|ErrorsTest.AbortFromAnotherThread|NonBlockingTest|ProgressEngine|StagingPool|DeviceScratch|DeviceFakeMp|DeviceDirectFakeMp|DeviceTernaryFakeMp|DeviceRulesFakeMp|Threads\.|EndedInGroup\.AbortFromAnotherThread|RevokeTest')
 fi
 
 echo "== fuzzing (libFuzzer, clang) ==" >&2

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GPU check of the NCCL shim (issue 7): a PyTorch DDP job with backend="nccl", 2 processes on one
-# GPU with libsieve-nccl.so preloaded, trains 20 steps and must end with the parameters of a
-# single-process run on the same global batch; prints which library served the NCCL calls.
+# GPU with libsieve-nccl.so preloaded, trains 20 steps; the first step's averaged gradients and
+# the final parameters must equal those of a single-process run on the same global batch; prints
+# which library served the NCCL calls.
 #
 # Device tensors go through Sieve's GPU path: each collective is classified as device memory,
 # staged through pinned host memory on PyTorch's stream, and its network part runs on the
@@ -45,11 +46,13 @@ if mode == "ddp":
     model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[0])
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 per_rank = GLOBAL_BATCH // world
-for x, y in data:
+for step, (x, y) in enumerate(data):
     x = x[rank * per_rank:(rank + 1) * per_rank].to(device)
     y = y[rank * per_rank:(rank + 1) * per_rank].to(device)
     opt.zero_grad()
     torch.nn.functional.mse_loss(model(x), y).backward()  # DDP averages gradients over ranks
+    if step == 0 and rank == 0:
+        torch.save([p.grad.detach().cpu() for p in model.parameters()], out + ".grad0")
     opt.step()
 if rank == 0:
     module = model.module if mode == "ddp" else model
@@ -79,9 +82,13 @@ echo "ok: Sieve served the NCCL calls, on device buffers"
 
 "$python" - "$work/single.pt" "$work/ddp.pt" <<'PY'
 import sys, torch
-single, ddp = torch.load(sys.argv[1]), torch.load(sys.argv[2])
-worst = max((a - b).abs().max().item() for a, b in zip(single, ddp))
-ok = all(torch.allclose(a, b, rtol=1e-4, atol=1e-5) for a, b in zip(single, ddp))
-print(f"{'ok' if ok else 'FAIL'}: DDP over Sieve vs single process, max |diff| {worst:.3g}")
+def compare(single, ddp):
+    worst = max((a - b).abs().max().item() for a, b in zip(single, ddp))
+    return all(torch.allclose(a, b, rtol=1e-4, atol=1e-5) for a, b in zip(single, ddp)), worst
+grads_ok, grads = compare(torch.load(sys.argv[1] + ".grad0"), torch.load(sys.argv[2] + ".grad0"))
+params_ok, params = compare(torch.load(sys.argv[1]), torch.load(sys.argv[2]))
+ok = grads_ok and params_ok
+print(f"{'ok' if ok else 'FAIL'}: DDP over Sieve vs single process: step-0 gradients max |diff| "
+      f"{grads:.3g}, parameters after 20 steps max |diff| {params:.3g}")
 sys.exit(0 if ok else 1)
 PY

@@ -7,6 +7,7 @@
 #define SIEVE_API_API_GUARD_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -29,7 +30,14 @@ struct AsyncState {
   std::mutex mu;             // guards the fields below
   bool abandoned = false;    // the handle was freed (abort): tasks must not touch it
   Status init_error;         // why a non-blocking init/split failed (impl stays null)
+  std::condition_variable changed;  // signalled (with mu) when a task ends or on abandon
   bool Busy() const { return pending.load(std::memory_order_acquire) > 0; }
+  // A background task is done: wakes sieveCommWaitAsyncError's waiters.
+  void TaskDone() {
+    pending.fetch_sub(1, std::memory_order_release);
+    std::lock_guard<std::mutex> lock(mu);  // a waiter between its check and its sleep holds mu
+    changed.notify_all();
+  }
 };
 
 // What a sieveComm_t stands for.

@@ -1,6 +1,21 @@
 // Error reporting entry points and the version.
 #include "api/api_guard.h"
 #include "api/arg_check.h"
+#include "api/nonblocking.h"
+
+namespace {
+
+sieveResult_t AsyncErrorCall(const char* call, sieveComm_t handle, int timeout_ms,
+                             sieveResult_t* asyncError) {
+  return sieve::Guard(nullptr, call, [&]() -> sieve::Status {
+    if (asyncError == nullptr) return sieve::Status::InvalidArgument("asyncError is NULL");
+    std::shared_ptr<sieve::CommHandle> comm;  // alive while this call waits
+    SIEVE_RETURN_IF_ERROR(sieve::LookupComm(handle, &comm));
+    return sieve::WaitAsyncError(comm.get(), timeout_ms, asyncError);
+  });
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -54,20 +69,12 @@ const char* sieveGetLastError(sieveComm_t handle) {
 }
 
 sieveResult_t sieveCommGetAsyncError(sieveComm_t handle, sieveResult_t* asyncError) {
-  return sieve::Guard(nullptr, "sieveCommGetAsyncError", [&]() -> sieve::Status {
-    if (asyncError == nullptr) return sieve::Status::InvalidArgument("asyncError is NULL");
-    std::shared_ptr<sieve::CommHandle> comm;
-    SIEVE_RETURN_IF_ERROR(sieve::LookupComm(handle, &comm));
-    if (comm->Busy()) {
-      *asyncError = sieveInProgress;
-    } else if (sieve::Comm* impl = comm->Impl()) {
-      *asyncError = static_cast<sieveResult_t>(impl->AsyncError());
-    } else {
-      std::lock_guard<std::mutex> lock(comm->async->mu);
-      *asyncError = static_cast<sieveResult_t>(comm->async->init_error.code());
-    }
-    return sieve::Status::OK();
-  });
+  return AsyncErrorCall("sieveCommGetAsyncError", handle, 0, asyncError);
+}
+
+sieveResult_t sieveCommWaitAsyncError(sieveComm_t handle, int timeoutMs,
+                                      sieveResult_t* asyncError) {
+  return AsyncErrorCall("sieveCommWaitAsyncError", handle, timeoutMs, asyncError);
 }
 
 sieveResult_t sieveCommGetCounters(sieveComm_t handle, sieveCounters_t* counters) {

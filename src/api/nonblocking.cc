@@ -28,7 +28,7 @@ Comm::BackgroundSubmit MakeSubmitter(BackgroundWorker* worker, std::shared_ptr<A
         return result;
       });
       if (!result.ok()) comm->RecordAsyncError(result);
-      state->pending.fetch_sub(1, std::memory_order_release);
+      state->TaskDone();
     });
   };
 }
@@ -107,8 +107,29 @@ void CreateInBackground(BackgroundWorker* worker, CommHandle* handle,
       return status;
     });
     if (own) Publish(handle, *own, std::move(created), status);
-    for (const auto& state : holds) state->pending.fetch_sub(1, std::memory_order_release);
+    for (const auto& state : holds) state->TaskDone();
   });
+}
+
+Status WaitAsyncError(CommHandle* comm, int timeout_ms, sieveResult_t* out) {
+  std::shared_ptr<AsyncState> state = comm->async;
+  std::unique_lock<std::mutex> lock(state->mu);
+  auto settled = [&] { return !state->Busy() || state->abandoned; };
+  if (timeout_ms < 0)
+    state->changed.wait(lock, settled);
+  else
+    state->changed.wait_for(lock, std::chrono::milliseconds(timeout_ms), settled);
+  // Under the lock: an abort marks the state abandoned (here, with the lock) before freeing.
+  if (state->abandoned)
+    return Status::InvalidUsage("the communicator was aborted while this call waited for it");
+  if (state->Busy()) {
+    *out = sieveInProgress;
+  } else if (Comm* impl = comm->Impl()) {
+    *out = static_cast<sieveResult_t>(impl->AsyncError());
+  } else {
+    *out = static_cast<sieveResult_t>(state->init_error.code());
+  }
+  return Status::OK();
 }
 
 void FinishBackground(CommHandle* comm) {
@@ -122,6 +143,7 @@ bool AbandonBackground(CommHandle* comm, double deadline_s) {
   {
     std::lock_guard<std::mutex> lock(comm->async->mu);
     comm->async->abandoned = true;  // a creation still running keeps what it makes
+    comm->async->changed.notify_all();  // waiters leave without touching the handle
   }
   // Work on the communicator sees the abort and stops; a creation (bootstrap)
   // cannot be interrupted, so it is not waited for: it finishes on its own.

@@ -35,6 +35,12 @@ using CreateFn = std::function<Status(std::unique_ptr<Comm>*)>;
 void CreateInBackground(BackgroundWorker* worker, CommHandle* handle,
                         std::vector<std::shared_ptr<AsyncState>> holds, CreateFn create);
 
+// sieveCommGetAsyncError's answer for `comm` once its background work is done, or after
+// timeout_ms (negative: no limit; 0: at once) with sieveInProgress. Sleeps on the handle's
+// state; an abort from another thread ends the wait (InvalidUsage) and the communicator it
+// frees is not touched after.
+Status WaitAsyncError(CommHandle* comm, int timeout_ms, sieveResult_t* out);
+
 // Destroy: waits until nothing touches the communicator, stops its thread.
 void FinishBackground(CommHandle* comm);
 // Abort: stops the background work (requests an abort of the communicator)

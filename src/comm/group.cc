@@ -19,6 +19,7 @@ struct QueuedCollective {
   Comm* comm;
   std::weak_ptr<void> alive;
   std::function<Status()> op;
+  bool device;  // only enqueues on a stream: runs on the caller's thread
 };
 
 struct QueuedP2p {
@@ -106,6 +107,17 @@ Status IssueGroup(const std::shared_ptr<GroupState>& group) {
   for (Comm* comm : comms)
     if (comm->background()) nonblocking = comm;
   if (nonblocking == nullptr) return RunQueued(*group);
+  // Device-buffer work only enqueues, and must be enqueued here, in call
+  // order and in the caller's CUDA context (the background thread has none,
+  // and would enqueue after this returned).
+  bool device = false, host = false;
+  for (const QueuedCollective& c : group->collectives) (c.device ? device : host) = true;
+  for (const QueuedP2p& q : group->p2p) (q.op.device ? device : host) = true;
+  if (device && host)
+    return Status::InvalidUsage(
+        "a group on a non-blocking communicator mixes calls on host and on device buffers; "
+        "use separate groups; nothing of it was run");
+  if (device) return RunQueued(*group);
   // One background thread runs the group; another communicator in it would
   // be used from that thread while its owner may use it too.
   if (comms.size() > 1)
@@ -152,12 +164,16 @@ bool InGroup() { return tls_group.depth > 0; }
 
 Status SubmitCollective(Comm* comm, std::function<Status()> op) {
   if (!InGroup()) return op();
-  tls_group.collectives.push_back({comm, comm->lifetime(), std::move(op)});
+  tls_group.collectives.push_back({comm, comm->lifetime(), std::move(op), true});
   return Status::OK();
 }
 
 Status SubmitHostCollective(Comm* comm, std::function<Status()> op) {
-  if (InGroup() || !comm->background()) return SubmitCollective(comm, std::move(op));
+  if (InGroup()) {
+    tls_group.collectives.push_back({comm, comm->lifetime(), std::move(op), false});
+    return Status::OK();
+  }
+  if (!comm->background()) return op();
   comm->background()(std::move(op));
   return Status::InProgress("the operation runs in the background");
 }

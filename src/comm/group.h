@@ -25,7 +25,10 @@ void GroupStart();
 // Ends one nesting level; at the outermost, runs what was queued. Errors are
 // recorded on every communicator the failing operation used. A group on a
 // non-blocking communicator runs on its background thread (kInProgress); it
-// may then use no other communicator.
+// may then use no other communicator. A group of device-buffer calls only
+// enqueues, so it runs here even then (in call order, in the caller's CUDA
+// context); one mixing host and device buffers on a non-blocking
+// communicator is refused.
 Status GroupEnd();
 bool InGroup();
 

@@ -14,15 +14,67 @@ ProgressEngine* ExistingEngine(Comm& comm) {
   return static_cast<ProgressEngine*>(comm.gpu_state().get());
 }
 
-Status EngineFor(Comm& comm, ProgressEngine** out) {
+namespace {
+
+// The calling thread's context and device, or why there is none.
+Status CallerDevice(DeviceOps* ops, cu::Context* ctx, int* device) {
+  SIEVE_RETURN_IF_ERROR(ops->CurrentContext(ctx));
+  if (*ctx == nullptr)
+    return Status::CudaError(
+        "no CUDA context is current on the calling thread; select the device of the buffers "
+        "(cudaSetDevice) before a call on device memory");
+  return ops->CurrentDevice(device);
+}
+
+// This call's context and buffers against the communicator's device.
+Status CheckDevice(const ProgressEngine& engine, cu::Context ctx, int device,
+                   std::initializer_list<const void*> buffers) {
+  if (ctx != engine.context())
+    return Status::InvalidUsage(StrFormat(
+        "this communicator's device work runs on device %d (the CUDA context current at its "
+        "first call on device memory); the calling thread's current context is %s device %d: "
+        "make device %d current (cudaSetDevice) before calling",
+        engine.device(), device == engine.device() ? "another context of" : "on", device,
+        engine.device()));
+  for (const void* p : buffers) {
+    if (p == nullptr) continue;
+    const int on = Runtime().classifier->DeviceOf(p);
+    if (on >= 0 && on != engine.device())
+      return Status::InvalidUsage(StrFormat(
+          "buffer %p is memory of device %d, but this communicator works on device %d (one "
+          "communicator, one device, as in NCCL)",
+          p, on, engine.device()));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status EngineFor(Comm& comm, std::initializer_list<const void*> buffers, ProgressEngine** out) {
+  const GpuRuntime& rt = Runtime();
+  if (rt.ops == nullptr)
+    return Status::CudaError(StrFormat("device buffer without a usable CUDA driver (%s)",
+                                       rt.description.c_str()));
+  cu::Context ctx = nullptr;
+  int device = 0;
+  SIEVE_RETURN_IF_ERROR(CallerDevice(rt.ops, &ctx, &device));
   std::shared_ptr<void>& slot = comm.gpu_state();
   if (!slot) {
-    const GpuRuntime& rt = Runtime();
-    if (rt.ops == nullptr)
-      return Status::CudaError(StrFormat("device buffer without a usable CUDA driver (%s)",
-                                         rt.description.c_str()));
+    // Loaded here, on the caller's thread, before any stream of this
+    // communicator is parked (a load may synchronize the device). A module
+    // that does not load (no image for this GPU) makes HasKernels false: the
+    // paths that need kernels stage instead.
+    std::string no_kernels;
+    if (rt.ops->HasKernels(&no_kernels)) {
+      Status loaded = rt.ops->PrepareKernels();
+      if (!loaded.ok())
+        SIEVE_WARN("device kernels unusable, device buffers are staged whole: %s",
+                   loaded.message().c_str());
+    }
     const Config& cfg = comm.config();
     ProgressEngine::Options options;
+    options.context = ctx;
+    options.device = device;
     options.sync = cfg.gpu_sync || !rt.ops->HasStreamMemOps();
     options.staging_cap = cfg.gpu_staging_bytes;
     options.abort = comm.WaitOptions().abort;
@@ -52,7 +104,7 @@ Status EngineFor(Comm& comm, ProgressEngine** out) {
     }
   }
   *out = static_cast<ProgressEngine*>(slot.get());
-  return Status::OK();
+  return CheckDevice(**out, ctx, device, buffers);
 }
 
 }  // namespace sieve::gpu

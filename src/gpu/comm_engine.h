@@ -1,14 +1,22 @@
 // The progress engine a communicator gets on its first device-buffer call,
-// owned by the communicator (stopped first when it is destroyed).
+// owned by the communicator (stopped first when it is destroyed). That call
+// also fixes the communicator's device: the context current on the calling
+// thread then. Every later device call must come with that context current
+// and buffers on that device, else a clear error; and the kernels are loaded
+// into it there, before any stream of the communicator is parked.
 #ifndef SIEVE_GPU_COMM_ENGINE_H_
 #define SIEVE_GPU_COMM_ENGINE_H_
+
+#include <initializer_list>
 
 #include "comm/comm.h"
 #include "gpu/progress_engine.h"
 
 namespace sieve::gpu {
 
-Status EngineFor(Comm& comm, ProgressEngine** out);
+// The engine, once the calling thread's context and `buffers` (device
+// pointers; null ones skipped) are checked against the communicator's device.
+Status EngineFor(Comm& comm, std::initializer_list<const void*> buffers, ProgressEngine** out);
 // nullptr until the communicator's first device call.
 ProgressEngine* ExistingEngine(Comm& comm);
 

@@ -11,6 +11,7 @@ struct CUstream_st;
 struct CUctx_st;
 struct CUmod_st;
 struct CUfunc_st;
+struct CUevent_st;
 
 namespace sieve::gpu::cu {
 
@@ -20,10 +21,15 @@ using Stream = CUstream_st*;         // CUstream
 using Context = CUctx_st*;           // CUcontext
 using Module = CUmod_st*;            // CUmodule
 using Function = CUfunc_st*;         // CUfunction
+using Event = CUevent_st*;           // CUevent
+using Device = int;                  // CUdevice
 
 constexpr Result kSuccess = 0;             // CUDA_SUCCESS
 constexpr Result kErrorInvalidValue = 1;   // CUDA_ERROR_INVALID_VALUE
 constexpr int kPointerAttributeMemoryType = 2;  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+constexpr int kPointerAttributeDeviceOrdinal = 9;  // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+constexpr int kDeviceAttributeMemoryPoolsSupported = 115;  // CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED
+constexpr unsigned kEventDisableTiming = 0x2;  // CU_EVENT_DISABLE_TIMING
 constexpr unsigned kMemoryTypeHost = 1;     // CU_MEMORYTYPE_HOST
 constexpr unsigned kMemoryTypeDevice = 2;   // CU_MEMORYTYPE_DEVICE
 constexpr unsigned kMemoryTypeArray = 3;    // CU_MEMORYTYPE_ARRAY

@@ -16,11 +16,18 @@ static_assert(std::is_same<Stream, CUstream>::value, "CUstream");
 static_assert(std::is_same<Context, CUcontext>::value, "CUcontext");
 static_assert(std::is_same<Module, CUmodule>::value, "CUmodule");
 static_assert(std::is_same<Function, CUfunction>::value, "CUfunction");
+static_assert(std::is_same<Event, CUevent>::value, "CUevent");
+static_assert(std::is_same<Device, CUdevice>::value, "CUdevice");
 
 static_assert(kSuccess == CUDA_SUCCESS, "CUDA_SUCCESS");
 static_assert(kErrorInvalidValue == CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE");
 static_assert(kPointerAttributeMemoryType == CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
               "CU_POINTER_ATTRIBUTE_MEMORY_TYPE");
+static_assert(kPointerAttributeDeviceOrdinal == CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+              "CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL");
+static_assert(kDeviceAttributeMemoryPoolsSupported == CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,
+              "CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED");
+static_assert(kEventDisableTiming == CU_EVENT_DISABLE_TIMING, "CU_EVENT_DISABLE_TIMING");
 static_assert(kMemoryTypeHost == CU_MEMORYTYPE_HOST, "CU_MEMORYTYPE_HOST");
 static_assert(kMemoryTypeDevice == CU_MEMORYTYPE_DEVICE, "CU_MEMORYTYPE_DEVICE");
 static_assert(kMemoryTypeArray == CU_MEMORYTYPE_ARRAY, "CU_MEMORYTYPE_ARRAY");

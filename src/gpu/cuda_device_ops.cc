@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "gpu/thread_role.h"
 #include "kernels/dtype.h"
 
 namespace sieve::gpu {
@@ -20,6 +21,14 @@ Status CudaDeviceOps::CheckContext() const {
         "no CUDA context is current on the calling thread; select the device of the buffers "
         "(cudaSetDevice) before a collective on device memory");
   return Status::OK();
+}
+
+Status CudaDeviceOps::CheckNotProgressThread(const char* call) const {
+  if (!FlagWriterThread()) return Status::OK();
+  return Status::Internal(StrFormat(
+      "%s on a progress thread: it may synchronize the device while a stream waits for this "
+      "thread (a deadlock); Sieve must do it on the caller's thread",
+      call));
 }
 
 Status CudaDeviceOps::Map(void* host, size_t bytes, cu::Result (*undo)(void*)) {
@@ -116,7 +125,32 @@ Status CudaDeviceOps::Synchronize(cu::Stream stream) {
   return Check("cuStreamSynchronize", d_->StreamSynchronize(stream));
 }
 
+bool CudaDeviceOps::HasMemoryPools(std::string* why) {
+  cu::Device device = 0;
+  Status st = CheckContext();
+  if (st.ok()) st = Check("cuCtxGetDevice", d_->CtxGetDevice(&device));
+  if (!st.ok()) {
+    *why = st.message();
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pools_.find(device);
+  if (it == pools_.end()) {
+    int supported = 0;
+    cu::Result r =
+        d_->DeviceGetAttribute(&supported, cu::kDeviceAttributeMemoryPoolsSupported, device);
+    it = pools_.emplace(device, r == cu::kSuccess && supported != 0).first;
+  }
+  if (!it->second)
+    *why = StrFormat("device %d does not support stream-ordered memory pools "
+                     "(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED is 0)",
+                     device);
+  return it->second;
+}
+
 Status CudaDeviceOps::AllocDevice(size_t bytes, cu::Stream stream, void** device) {
+  std::string no_pools;
+  if (!HasMemoryPools(&no_pools)) return Status::CudaError("cuMemAllocAsync: " + no_pools);
   cu::Context ctx = nullptr;
   SIEVE_RETURN_IF_ERROR(Check("cuCtxGetCurrent", d_->CtxGetCurrent(&ctx)));
   cu::DevicePtr ptr = 0;
@@ -147,7 +181,19 @@ Status CudaDeviceOps::FreeDevice(void* device, cu::Stream stream) {
   return st.ok() ? pop : st;
 }
 
+Status CudaDeviceOps::OrderAfter(cu::Stream later, cu::Stream earlier) {
+  if (later == earlier) return Status::OK();
+  cu::Event event = nullptr;
+  SIEVE_RETURN_IF_ERROR(Check("cuEventCreate", d_->EventCreate(&event, cu::kEventDisableTiming)));
+  Status st = Check("cuEventRecord", d_->EventRecord(event, earlier));
+  if (st.ok()) st = Check("cuStreamWaitEvent", d_->StreamWaitEvent(later, event, 0));
+  // Destroying a recorded event is fine: the wait keeps what it needs.
+  Status destroyed = Check("cuEventDestroy", d_->EventDestroy(event));
+  return st.ok() ? destroyed : st;
+}
+
 Status CudaDeviceOps::AllocDeviceBlock(size_t bytes, void** device) {
+  SIEVE_RETURN_IF_ERROR(CheckNotProgressThread("cuMemAlloc"));
   cu::DevicePtr ptr = 0;
   SIEVE_RETURN_IF_ERROR(Check("cuMemAlloc", d_->MemAlloc(&ptr, bytes > 0 ? bytes : 1)));
   *device = reinterpret_cast<void*>(ptr);
@@ -155,6 +201,7 @@ Status CudaDeviceOps::AllocDeviceBlock(size_t bytes, void** device) {
 }
 
 Status CudaDeviceOps::FreeDeviceBlock(void* device) {
+  SIEVE_RETURN_IF_ERROR(CheckNotProgressThread("cuMemFree"));
   return Check("cuMemFree", d_->MemFree(reinterpret_cast<cu::DevicePtr>(device)));
 }
 
@@ -375,6 +422,20 @@ Status CudaDeviceOps::DestroyStream(cu::Stream stream) {
 Status CudaDeviceOps::CurrentContext(cu::Context* out) {
   SIEVE_RETURN_IF_ERROR(CheckContext());
   return Check("cuCtxGetCurrent", d_->CtxGetCurrent(out));
+}
+
+Status CudaDeviceOps::CurrentDevice(int* ordinal) {
+  SIEVE_RETURN_IF_ERROR(CheckContext());
+  cu::Device device = 0;
+  SIEVE_RETURN_IF_ERROR(Check("cuCtxGetDevice", d_->CtxGetDevice(&device)));
+  *ordinal = device;
+  return Status::OK();
+}
+
+Status CudaDeviceOps::PrepareKernels() {
+  SIEVE_RETURN_IF_ERROR(CheckNotProgressThread("loading the kernel module"));
+  const KernelFunctions* fns = nullptr;
+  return module_.ForCurrentContext(&fns);
 }
 
 Status CudaDeviceOps::PushContext(cu::Context ctx) {

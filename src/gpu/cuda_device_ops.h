@@ -28,8 +28,11 @@ class CudaDeviceOps : public DeviceOps {
   Status Synchronize(cu::Stream stream) override;
   bool HasStreamMemOps() const override;
   bool HasKernels(std::string* why) const override { return module_.Available(why); }
+  Status PrepareKernels() override;
+  bool HasMemoryPools(std::string* why) override;
   Status AllocDevice(size_t bytes, cu::Stream stream, void** device) override;
   Status FreeDevice(void* device, cu::Stream stream) override;
+  Status OrderAfter(cu::Stream later, cu::Stream earlier) override;
   Status AllocDeviceBlock(size_t bytes, void** device) override;
   Status FreeDeviceBlock(void* device) override;
   Status MaskedPack(size_t elem_size, const void* in, const uint32_t* idx, size_t nnz, void* out,
@@ -65,12 +68,16 @@ class CudaDeviceOps : public DeviceOps {
   Status CreateStream(cu::Stream* out) override;
   Status DestroyStream(cu::Stream stream) override;
   Status CurrentContext(cu::Context* out) override;
+  Status CurrentDevice(int* ordinal) override;
   Status PushContext(cu::Context ctx) override;
   Status PopContext() override;
 
  private:
   Status Check(const char* call, cu::Result r) const;
   Status CheckContext() const;
+  // Refuses a call that may synchronize the device on a progress thread
+  // (gpu/thread_role.h): there it could wait for a stream parked on that thread.
+  Status CheckNotProgressThread(const char* call) const;
   // Records the device address of a new pinned allocation (undone by `undo` on failure).
   Status Map(void* host, size_t bytes, cu::Result (*undo)(void*));
   // The device address of a word inside one of our pinned allocations.
@@ -99,6 +106,7 @@ class CudaDeviceOps : public DeviceOps {
   // The context each device allocation was made in: a free may come from a
   // thread with no current context (the last owner of a mask's device copy).
   std::map<cu::DevicePtr, cu::Context> device_ctx_;
+  std::map<cu::Device, bool> pools_;  // CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, by device
 };
 
 }  // namespace sieve::gpu

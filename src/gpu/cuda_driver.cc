@@ -64,6 +64,12 @@ bool LoadCudaDriver(const char* library, CudaDriver* out, std::string* why) {
   Resolve(lib, "cuMemcpyDtoDAsync_v2", &d.MemcpyDtoDAsync, &d.kernels_missing);
   Resolve(lib, "cuMemAlloc_v2", &d.MemAlloc, &d.kernels_missing);
   Resolve(lib, "cuMemFree_v2", &d.MemFree, &d.kernels_missing);
+  Resolve(lib, "cuCtxGetDevice", &d.CtxGetDevice, &d.kernels_missing);
+  Resolve(lib, "cuDeviceGetAttribute", &d.DeviceGetAttribute, &d.kernels_missing);
+  Resolve(lib, "cuEventCreate", &d.EventCreate, &d.kernels_missing);
+  Resolve(lib, "cuEventRecord", &d.EventRecord, &d.kernels_missing);
+  Resolve(lib, "cuStreamWaitEvent", &d.StreamWaitEvent, &d.kernels_missing);
+  Resolve(lib, "cuEventDestroy_v2", &d.EventDestroy, &d.kernels_missing);
   if (!missing.empty()) {
     *why = StrFormat("%s lacks %s (driver too old?)", library, missing.c_str());
     dlclose(lib);

@@ -51,6 +51,14 @@ struct CudaDriver {
   // Plain device allocations for memory UCX sees (the direct path's scratch).
   cu::Result (*MemAlloc)(cu::DevicePtr* ptr, size_t bytes) = nullptr;
   cu::Result (*MemFree)(cu::DevicePtr ptr) = nullptr;
+  // The device of a context and whether it has memory pools (before
+  // cuMemAllocAsync); events order stream-ordered memory across streams.
+  cu::Result (*CtxGetDevice)(cu::Device* device) = nullptr;
+  cu::Result (*DeviceGetAttribute)(int* value, int attribute, cu::Device device) = nullptr;
+  cu::Result (*EventCreate)(cu::Event* event, unsigned flags) = nullptr;
+  cu::Result (*EventRecord)(cu::Event event, cu::Stream stream) = nullptr;
+  cu::Result (*StreamWaitEvent)(cu::Stream stream, cu::Event event, unsigned flags) = nullptr;
+  cu::Result (*EventDestroy)(cu::Event event) = nullptr;
   std::string kernels_missing;
 
   int driver_version = 0;  // e.g. 13000, filled by LoadCudaDriver

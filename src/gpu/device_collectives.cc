@@ -107,7 +107,7 @@ Status ClassifyBuffers(std::initializer_list<NamedBuffer> buffers, MemoryKind* o
 Status EnqueueDeviceCollective(Comm& comm, CollKind kind, const CollArgs& args,
                                CUstream_st* stream, HostCollective host) {
   ProgressEngine* engine = nullptr;
-  SIEVE_RETURN_IF_ERROR(EngineFor(comm, &engine));
+  SIEVE_RETURN_IF_ERROR(EngineFor(comm, {args.send, args.recv}, &engine));
   const Config& cfg = comm.config();
   size_t es = kernels::DTypeSize(args.dtype);
   int n = comm.size(), rank = comm.rank();

@@ -13,6 +13,10 @@ Status NoKernels(const DeviceOps& ops, const char* what) {
 
 }  // namespace
 
+Status DeviceOps::PrepareKernels() { return NoKernels(*this, "loading kernels"); }
+Status DeviceOps::OrderAfter(cu::Stream, cu::Stream) {
+  return NoKernels(*this, "ordering streams");
+}
 Status DeviceOps::AllocDevice(size_t, cu::Stream, void**) {
   return NoKernels(*this, "device scratch");
 }

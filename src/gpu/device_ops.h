@@ -56,14 +56,34 @@ class DeviceOps {
     *why = "this device backend has no kernels";
     return false;
   }
+  // Loads the kernels into the calling thread's current context: the module
+  // and every entry point (with CUDA's lazy loading, the lookup is what loads
+  // a kernel, and loading may synchronize the device). Called on the caller's
+  // thread before any stream of Sieve is parked on the context's first
+  // device call; a launch in a context never prepared loads there lazily,
+  // which the progress thread must never do (gpu/thread_role.h).
+  virtual Status PrepareKernels();
+  // Whether AllocDevice works for the current context's device
+  // (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED); else `why`.
+  virtual bool HasMemoryPools(std::string* why) {
+    *why = "this device backend has no stream-ordered memory";
+    return false;
+  }
   // Stream-ordered device memory: usable by work queued on `stream` after the
-  // call; FreeDevice releases it once the stream's earlier work is done.
+  // call; FreeDevice releases it once the stream's earlier work is done, and
+  // never synchronizes (so any thread may free it). Used on another stream
+  // only after OrderAfter(other, last stream it was used on).
   virtual Status AllocDevice(size_t bytes, cu::Stream stream, void** device);
   virtual Status FreeDevice(void* device, cu::Stream stream);
+  // Work queued on `later` from now on starts after all the work queued on
+  // `earlier` so far (an event recorded there and waited for): what makes
+  // stream-ordered memory and its contents safe to use on `later`.
+  virtual Status OrderAfter(cu::Stream later, cu::Stream earlier);
   // Plain (not stream-ordered) device memory in the current context, usable
   // at once: what the transport may be handed (UCX releases differ in how
-  // they detect stream-ordered pool memory). FreeDeviceBlock may synchronize
-  // the device: callers keep blocks for reuse.
+  // they detect stream-ordered pool memory). Both may synchronize the
+  // device: callers keep blocks for reuse, and never call either on a
+  // progress thread (gpu/thread_role.h).
   virtual Status AllocDeviceBlock(size_t bytes, void** device);
   virtual Status FreeDeviceBlock(void* device);
   // out[k] = in[idx[k]], k < nnz (kernels::MaskedPack on the device).
@@ -133,6 +153,11 @@ class DeviceOps {
   // apply), and making one current on another thread around its work.
   virtual Status CurrentContext(cu::Context* out) {
     *out = nullptr;
+    return Status::OK();
+  }
+  // The device ordinal of the calling thread's current context.
+  virtual Status CurrentDevice(int* ordinal) {
+    *ordinal = 0;
     return Status::OK();
   }
   virtual Status PushContext(cu::Context ctx) {

@@ -7,7 +7,7 @@ namespace sieve::gpu {
 
 Status EnqueueDeviceP2p(Comm& comm, const std::vector<P2pOp>& ops) {
   ProgressEngine* engine = nullptr;
-  SIEVE_RETURN_IF_ERROR(EngineFor(comm, &engine));
+  SIEVE_RETURN_IF_ERROR(EngineFor(comm, {}, &engine));
   StagedOp op;
   op.name = "send/recv";
   op.depth = 1;
@@ -21,6 +21,7 @@ Status EnqueueDeviceP2p(Comm& comm, const std::vector<P2pOp>& ops) {
       return Status::InvalidUsage(
           "send/recv on device buffers in one group must use one stream per communicator");
     first = false;
+    SIEVE_RETURN_IF_ERROR(EngineFor(comm, {p.buffer}, &engine));
     size_t offset = (chunk.bytes + 255) & ~size_t{255};
     StagedCopy copy{offset, p.buffer, p.bytes};
     (p.is_send ? chunk.in : chunk.out).push_back(copy);

@@ -1,5 +1,8 @@
-// DeviceScratch: a per-context cache of plain device blocks.
+// DeviceScratch: blocks reserved on the caller's thread, lent on the progress thread.
 #include "gpu/device_scratch.h"
+
+#include <algorithm>
+#include <functional>
 
 #include "core/log.h"
 
@@ -12,30 +15,79 @@ DeviceScratch::~DeviceScratch() {
   }
 }
 
+size_t DeviceScratch::blocks() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sizes_.size();
+}
+
+bool DeviceScratch::Fits(std::vector<size_t> requests, size_t* first_unmet) const {
+  // Largest request to largest block: a distinct block for each exists iff
+  // this pairing works.
+  std::sort(requests.begin(), requests.end(), std::greater<size_t>());
+  std::vector<size_t> have;
+  for (const auto& [block, bytes] : sizes_) have.push_back(bytes);
+  std::sort(have.begin(), have.end(), std::greater<size_t>());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (i >= have.size() || have[i] < requests[i]) {
+      *first_unmet = requests[i];
+      return false;
+    }
+  }
+  return true;
+}
+
+Status DeviceScratch::Reserve(const std::vector<size_t>& requests) {
+  std::vector<size_t> wanted;
+  for (size_t r : requests) wanted.push_back(std::max<size_t>(r, 1));
+  std::unique_lock<std::mutex> lock(mu_);
+  size_t unmet = 0;
+  if (!Fits(wanted, &unmet) && queued_ == 0) {
+    // Nothing queued: the progress thread holds no block, and a free here
+    // waits for nothing of ours. Too-small blocks go, so the cache stays near
+    // the largest call's working set.
+    for (auto it = free_by_size_.begin(); it != free_by_size_.end() && it->first < unmet;) {
+      sizes_.erase(it->second);
+      Status st = ops_->FreeDeviceBlock(it->second);
+      if (!st.ok()) SIEVE_WARN("freeing direct-path scratch: %s", st.message().c_str());
+      it = free_by_size_.erase(it);
+    }
+  }
+  while (!Fits(wanted, &unmet)) {
+    // Not under the lock: the allocation may wait for the device, which may
+    // wait for a collective queued before, whose progress thread lends blocks.
+    lock.unlock();
+    void* block = nullptr;
+    Status st = ops_->AllocDeviceBlock(unmet, &block);
+    lock.lock();
+    SIEVE_RETURN_IF_ERROR(st);
+    sizes_[block] = unmet;
+    free_by_size_.emplace(unmet, block);
+  }
+  ++queued_;
+  return Status::OK();
+}
+
+void DeviceScratch::Done() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (queued_ > 0) --queued_;
+}
+
 Status DeviceScratch::Allocate(size_t bytes, void** out) {
-  if (bytes == 0) bytes = 1;
+  bytes = std::max<size_t>(bytes, 1);
+  std::lock_guard<std::mutex> lock(mu_);
   auto fit = free_by_size_.lower_bound(bytes);
-  if (fit != free_by_size_.end()) {
-    *out = fit->second;
-    free_by_size_.erase(fit);
-    return Status::OK();
-  }
-  // Growing: the free blocks are all too small for this and later calls alike.
-  std::multimap<size_t, void*> too_small;
-  too_small.swap(free_by_size_);
-  Status freed;
-  for (auto& [size, block] : too_small) {
-    sizes_.erase(block);
-    Status st = ops_->FreeDeviceBlock(block);
-    if (freed.ok()) freed = st;
-  }
-  SIEVE_RETURN_IF_ERROR(freed);
-  SIEVE_RETURN_IF_ERROR(ops_->AllocDeviceBlock(bytes, out));
-  sizes_[*out] = bytes;
+  if (fit == free_by_size_.end())
+    return Status::Internal(StrFormat(
+        "direct-path scratch: a request of %zu bytes that the collective's plan did not "
+        "reserve (%zu blocks, %zu free)",
+        bytes, sizes_.size(), free_by_size_.size()));
+  *out = fit->second;
+  free_by_size_.erase(fit);
   return Status::OK();
 }
 
 void DeviceScratch::Free(void* p) {
+  std::lock_guard<std::mutex> lock(mu_);
   auto it = sizes_.find(p);
   if (it != sizes_.end()) free_by_size_.emplace(it->second, p);
 }

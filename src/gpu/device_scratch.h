@@ -3,15 +3,19 @@
 //
 // Blocks are plain device allocations (DeviceOps::AllocDeviceBlock), not
 // stream-ordered pool memory: the transport hands them to UCX, and UCX
-// releases differ in how they detect pool memory. Freeing a plain block may
-// synchronize the whole device (a training step's kernels included), so a
-// freed buffer goes back to this cache and blocks are released only when a
-// larger one is needed or the engine ends.
+// releases differ in how they detect pool memory. Allocating or freeing a
+// plain block may synchronize the whole device, and the progress thread runs
+// the collective while the caller's stream is parked on it: there either
+// would be a deadlock. So the caller's thread reserves, at enqueue, blocks
+// for every request the collective's plan will make (Reserve), and the
+// progress thread only lends them out (Allocate never allocates).
 #ifndef SIEVE_GPU_DEVICE_SCRATCH_H_
 #define SIEVE_GPU_DEVICE_SCRATCH_H_
 
 #include <cstddef>
 #include <map>
+#include <mutex>
+#include <vector>
 
 #include "algo/scratch.h"
 #include "gpu/device_ops.h"
@@ -26,20 +30,34 @@ class DeviceScratch : public algo::ScratchAllocator {
   DeviceScratch(const DeviceScratch&) = delete;
   DeviceScratch& operator=(const DeviceScratch&) = delete;
 
-  // The smallest free block of at least `bytes`, else a new one (free blocks
-  // smaller than `bytes` are released first, so the cache stays near the
-  // largest call's working set). REQUIRES: the context current.
+  // The caller's thread, at enqueue: makes sure that once the collectives
+  // queued before are done, `requests` (bytes each) can all be lent at once,
+  // adding blocks where needed. Blocks too small for this call are released
+  // first only when no collective is queued (a free may synchronize the
+  // device; nothing may be waiting for us then). Counts one more collective
+  // queued (Done ends it). REQUIRES: the context current, not a progress thread.
+  Status Reserve(const std::vector<size_t>& requests);
+  // The progress thread, when a collective Reserve counted has ended.
+  void Done();
+
+  // The smallest free block of at least `bytes`; never a new one: a request
+  // the plan did not reserve is an error naming both.
   Status Allocate(size_t bytes, void** out) override;
   // Back to the cache. REQUIRES: the kernels and transfers on it are done
   // (the direct path waits for each kernel before the data moves on).
   void Free(void* p) override;
 
-  size_t blocks() const { return sizes_.size(); }
+  size_t blocks() const;
 
  private:
+  // Whether a free block each can serve `requests` (all blocks free).
+  bool Fits(std::vector<size_t> requests, size_t* first_unmet) const;  // REQUIRES: mu_
+
   DeviceOps* ops_;
-  std::map<void*, size_t> sizes_;           // every block: its size
+  mutable std::mutex mu_;
+  std::map<void*, size_t> sizes_;              // every block: its size
   std::multimap<size_t, void*> free_by_size_;  // the blocks not in use
+  int queued_ = 0;                             // collectives reserved, not yet Done
 };
 
 }  // namespace sieve::gpu

@@ -17,6 +17,11 @@ bool DirectPath(Comm& comm, std::string* why) {
     *why = "no device kernels for the reductions: " + no_kernels;
     return false;
   }
+  if (Runtime().max_connections == 1 && !comm.config().gpu_sync && ops->HasStreamMemOps()) {
+    *why = "CUDA_DEVICE_MAX_CONNECTIONS=1: the progress thread's kernels would queue behind the "
+           "caller's parked stream in the one hardware queue (SIEVE_GPU_SYNC=1 allows direct)";
+    return false;
+  }
   if (mode == GpuDirectParam::kForce) {
     *why = "SIEVE_GPU_DIRECT=FORCE, tests only: UCX's CUDA memory support not checked";
     return true;

@@ -1,6 +1,7 @@
 // Loading the CUDA driver once per process.
 #include "gpu/gpu_runtime.h"
 
+#include <cstdlib>
 #include <mutex>
 
 #include "core/log.h"
@@ -25,6 +26,8 @@ const GpuRuntime& LoadRuntime() {
   std::call_once(once, [] {
     std::string why;
     runtime.classifier = &host_only;
+    // Read once, as the driver reads it when it creates a context.
+    if (const char* v = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS")) runtime.max_connections = std::atoi(v);
     if (!LoadCudaDriver("libcuda.so.1", &driver, &why)) {
       runtime.description = why;
       SIEVE_INFO(kLogInit, "no CUDA: %s; every buffer is treated as host memory", why.c_str());

@@ -16,6 +16,10 @@ struct GpuRuntime {
   std::string description;  // "CUDA driver 13000, 1 device" or why there is none
   const PointerClassifier* classifier = nullptr;  // always set
   DeviceOps* ops = nullptr;                       // set when available
+  // CUDA_DEVICE_MAX_CONNECTIONS as the driver read it (CUDA's variable, not
+  // Sieve's: the hardware work queues streams share; 0 when unset). With 1,
+  // every stream shares one queue (see gpu/direct_path.h).
+  int max_connections = 0;
 };
 
 const GpuRuntime& Runtime();

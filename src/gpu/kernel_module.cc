@@ -5,6 +5,7 @@
 
 #include "core/log.h"
 #include "gpu/kernel_image.h"
+#include "gpu/thread_role.h"
 
 namespace sieve::gpu {
 
@@ -36,6 +37,11 @@ bool KernelModule::Available(std::string* why) const {
     *why = StrFormat("the CUDA driver lacks %s", d_->kernels_missing.c_str());
     return false;
   }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!load_error_.empty()) {
+    *why = load_error_;
+    return false;
+  }
   return true;
 }
 
@@ -54,10 +60,17 @@ Status KernelModule::ForCurrentContext(const KernelFunctions** out) {
     *out = &it->second;
     return Status::OK();
   }
+  // Loading (and, with lazy loading, each lookup) may synchronize the device:
+  // never where a parked stream waits for this thread (DeviceOps::PrepareKernels).
+  if (FlagWriterThread())
+    return Status::Internal("the device kernels were not loaded into this context before the "
+                            "progress thread's first launch (PrepareKernels)");
   cu::Module module = nullptr;
   r = d_->ModuleLoadData(&module, kKernelImage);
-  if (r != cu::kSuccess)  // e.g. a GPU older than every architecture built
-    return Status::CudaError(d_->ErrorText("cuModuleLoadData (the kernels embedded in libsieve)", r));
+  if (r != cu::kSuccess) {  // e.g. a GPU older than every architecture built
+    load_error_ = d_->ErrorText("cuModuleLoadData (the kernels embedded in libsieve)", r);
+    return Status::CudaError(load_error_);
+  }
   KernelFunctions fns;
   struct Entry {
     cu::Function* fn;
@@ -98,8 +111,10 @@ Status KernelModule::ForCurrentContext(const KernelFunctions** out) {
   }
   for (auto& e : entries) {
     r = d_->ModuleGetFunction(e.fn, module, e.name.c_str());
-    if (r != cu::kSuccess)
-      return Status::CudaError(d_->ErrorText(("cuModuleGetFunction " + e.name).c_str(), r));
+    if (r != cu::kSuccess) {
+      load_error_ = d_->ErrorText(("cuModuleGetFunction " + e.name).c_str(), r);
+      return Status::CudaError(load_error_);
+    }
   }
   SIEVE_INFO(kLogInit, "device kernels: loaded the embedded module (%zu bytes) into a context",
              kKernelImageBytes);

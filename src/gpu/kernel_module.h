@@ -38,16 +38,18 @@ struct KernelFunctions {
 class KernelModule {
  public:
   explicit KernelModule(const CudaDriver* driver) : d_(driver) {}
-  // Whether kernels can be launched at all; else `why` says why not.
+  // Whether kernels can be launched at all; else `why` says why not (also
+  // after a load failed: no image for this GPU, say).
   bool Available(std::string* why) const;
   // The functions of the module in the calling thread's current context,
-  // loading it there on first use.
+  // loading it there on first use (never on a progress thread: an error there).
   Status ForCurrentContext(const KernelFunctions** out);
 
  private:
   const CudaDriver* d_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::map<cu::Context, KernelFunctions> loaded_;  // modules stay loaded for the process
+  std::string load_error_;                         // the first failed load, if any
 };
 
 // 0..3 for element sizes 1, 2, 4, 8; -1 otherwise.

@@ -18,6 +18,15 @@ MemoryKind DriverClassifier::Classify(const void* ptr) const {
              : MemoryKind::kHost;
 }
 
+int DriverClassifier::DeviceOf(const void* ptr) const {
+  int ordinal = -1;
+  if (ptr == nullptr ||
+      driver_->PointerGetAttribute(&ordinal, cu::kPointerAttributeDeviceOrdinal,
+                                   reinterpret_cast<cu::DevicePtr>(ptr)) != cu::kSuccess)
+    return -1;
+  return ordinal;
+}
+
 const char* MemoryKindName(MemoryKind kind) {
   return kind == MemoryKind::kDevice ? "device" : "host";
 }

@@ -20,6 +20,11 @@ class PointerClassifier {
   // Thread-safe. Host memory the driver does not know, pinned host memory and
   // nullptr are kHost; device and managed (unified) allocations are kDevice.
   virtual MemoryKind Classify(const void* ptr) const = 0;
+  // The ordinal of the device a device pointer belongs to; -1 when unknown.
+  virtual int DeviceOf(const void* ptr) const {
+    (void)ptr;
+    return -1;
+  }
 };
 
 // Classifies with cuPointerGetAttribute(CU_POINTER_ATTRIBUTE_MEMORY_TYPE).
@@ -27,6 +32,8 @@ class DriverClassifier : public PointerClassifier {
  public:
   explicit DriverClassifier(const CudaDriver* driver) : driver_(driver) {}
   MemoryKind Classify(const void* ptr) const override;
+  // cuPointerGetAttribute(CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL).
+  int DeviceOf(const void* ptr) const override;
 
  private:
   const CudaDriver* driver_;

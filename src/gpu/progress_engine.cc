@@ -9,6 +9,7 @@
 
 #include "core/log.h"
 #include "gpu/stream_plan.h"
+#include "gpu/thread_role.h"
 
 namespace sieve::gpu {
 
@@ -42,7 +43,15 @@ ProgressEngine::ProgressEngine(DeviceOps* ops, Options options)
       options_(std::move(options)),
       pool_(ops, options_.staging_cap, options_.numa, options_.placer),
       streams_(ops) {
+  pool_.SetReaper([this] { WakeReaper(); });
   thread_ = std::thread([this] {
+    MarkFlagWriterThread();  // it writes the `done` words parked streams wait for
+    // The communicator's context, for its device work (the direct path) and
+    // for releasing staging (one communicator, one device).
+    if (options_.context != nullptr) {
+      Status st = ops_->PushContext(options_.context);
+      if (!st.ok()) SIEVE_WARN("progress thread: %s", st.message().c_str());
+    }
     // Near the NIC (and GPU) whose traffic this thread drives; the
     // communicator works the same when binding is refused.
     NumaPlacer* placer = options_.placer != nullptr ? options_.placer : DefaultNumaPlacer();
@@ -53,6 +62,10 @@ ProgressEngine::ProgressEngine(DeviceOps* ops, Options options)
       thread_binding_ = std::move(binding);
     }
     Loop();
+    if (options_.context != nullptr) {
+      Status st = ops_->PopContext();
+      if (!st.ok()) SIEVE_WARN("progress thread: %s", st.message().c_str());
+    }
   });
 }
 
@@ -74,6 +87,22 @@ ProgressEngine::~ProgressEngine() {
                   std::chrono::duration<double>(Stopping() ? 1.0 : options_.drain_timeout_s);
   while (!pool_.AllIdle() && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::microseconds(100));
+  // The members' teardown (pinned staging, the engine's streams) in the
+  // communicator's context, whichever thread destroys it.
+  if (options_.context != nullptr && ops_->PushContext(options_.context).ok()) {
+    pool_.ReleaseAll();
+    streams_.Release();
+    Status popped = ops_->PopContext();
+    if (!popped.ok()) SIEVE_WARN("progress engine teardown: %s", popped.message().c_str());
+  }
+}
+
+void ProgressEngine::WakeReaper() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    reap_ = true;
+  }
+  cv_.notify_all();
 }
 
 bool ProgressEngine::Stopping() const {
@@ -93,7 +122,21 @@ void ProgressEngine::Loop() {
     Task task;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      // Retired staging is released only here, between tasks, and only
+      // while no stream waits on this thread (StagingPool::ReapRetired):
+      // cuMemFreeHost may synchronize the device. Until then, poll.
+      while (reap_ && queue_.empty() && !stop_) {
+        lock.unlock();
+        const bool pending = pool_.ReapRetired();
+        lock.lock();
+        if (!pending) {
+          reap_ = false;
+          break;
+        }
+        cv_.wait_for(lock, std::chrono::milliseconds(1));
+      }
+      cv_.wait(lock, [this] { return stop_ || !queue_.empty() || reap_; });
+      if (queue_.empty() && reap_ && !stop_) continue;
       if (queue_.empty()) return;  // stop_ and drained
       task = std::move(queue_.front());
       queue_.pop_front();

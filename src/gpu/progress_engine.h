@@ -49,6 +49,11 @@ class ProgressEngine {
     // machine has several nodes. `placer` nullptr: the hwloc one.
     int numa = -1;
     NumaPlacer* placer = nullptr;
+    // The CUDA context of the communicator's device work (nullptr: none, in
+    // tests): current on the progress thread for its life, and around the
+    // engine's teardown.
+    cu::Context context = nullptr;
+    int device = 0;  // that context's device ordinal
   };
 
   ProgressEngine(DeviceOps* ops, Options options);
@@ -64,6 +69,8 @@ class ProgressEngine {
   Status RunHost(std::function<Status()> fn);
 
   bool sync() const { return options_.sync; }
+  cu::Context context() const { return options_.context; }
+  int device() const { return options_.device; }
   StagingPool& pool() { return pool_; }
   // The progress thread's own streams (the direct path's kernels).
   EngineStreams& streams() { return streams_; }
@@ -88,6 +95,8 @@ class ProgressEngine {
   void Push(Task task);
   void Loop();
   void RunChunk(ChunkTask& c, bool* op_failed);
+  // Wakes the thread to release retired staging at its next quiet point.
+  void WakeReaper();
   bool Stopping() const;
 
   DeviceOps* ops_;
@@ -98,6 +107,7 @@ class ProgressEngine {
   std::condition_variable cv_;
   std::deque<Task> queue_;
   bool stop_ = false;
+  bool reap_ = false;  // the pool retired slots: release them when quiet
   std::string thread_binding_;  // guarded by mu_
   std::thread thread_;
 };

@@ -9,7 +9,12 @@
 
 namespace sieve::gpu {
 
-StagingPool::~StagingPool() {
+StagingPool::~StagingPool() { ReleaseAll(); }
+
+void StagingPool::ReleaseAll() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& s : retired_) FreeMemory(*s);
+  retired_.clear();
   for (auto& s : slots_) {
     if (s->Idle()) {
       FreeMemory(*s);
@@ -18,6 +23,17 @@ StagingPool::~StagingPool() {
                  static_cast<void*>(s->data), s->capacity);
     }
   }
+  slots_.clear();
+}
+
+bool StagingPool::ReapRetired() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (retired_.empty()) return false;
+  for (const auto& s : slots_)
+    if (!s->Idle() && !s->abandoned) return true;  // a stream may wait on us: not now
+  for (auto& s : retired_) FreeMemory(*s);
+  retired_.clear();
+  return false;
 }
 
 Slot* StagingPool::FindIdle(size_t bytes, bool take_keyed) const {
@@ -38,6 +54,7 @@ Slot* StagingPool::FindKeyed(const void* key, size_t bytes) const {
 size_t StagingPool::HeldBytes() const {
   size_t total = 0;
   for (const auto& s : slots_) total += s->capacity;
+  for (const auto& s : retired_) total += s->capacity;
   return total;
 }
 
@@ -114,15 +131,18 @@ Status StagingPool::Allocate(size_t bytes, Slot** out) {
   return Status::OK();
 }
 
-void StagingPool::FreeIdleSmallerThan(size_t bytes) {
+bool StagingPool::RetireIdleSmallerThan(size_t bytes) {
+  bool any = false;
   for (size_t i = 0; i < slots_.size();) {
     if (slots_[i]->Idle() && slots_[i]->capacity < bytes) {
-      FreeMemory(*slots_[i]);
+      retired_.push_back(std::move(slots_[i]));
       slots_.erase(slots_.begin() + static_cast<std::ptrdiff_t>(i));
+      any = true;
     } else {
       ++i;
     }
   }
+  return any;
 }
 
 Status StagingPool::Acquire(size_t bytes, const void* key, const std::function<bool()>& give_up,
@@ -133,6 +153,7 @@ Status StagingPool::Acquire(size_t bytes, const void* key, const std::function<b
         "SIEVE_GPU_STAGING_BYTES (%zu)", bytes, cap_bytes_));
   bytes = bytes == 0 ? 1 : bytes;
   for (int spins = 0;; ++spins) {
+    bool retired = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       // Preference: the key's own slot; an idle unkeyed one; a new one; one
@@ -141,7 +162,7 @@ Status StagingPool::Acquire(size_t bytes, const void* key, const std::function<b
       bool keyed = slot != nullptr;
       if (slot == nullptr) slot = FindIdle(bytes, false);
       if (slot == nullptr) {
-        if (HeldBytes() + bytes > cap_bytes_) FreeIdleSmallerThan(bytes);
+        if (HeldBytes() + bytes > cap_bytes_) retired = RetireIdleSmallerThan(bytes);
         if (HeldBytes() + bytes <= cap_bytes_) SIEVE_RETURN_IF_ERROR(Allocate(bytes, &slot));
       }
       if (slot == nullptr) slot = FindIdle(bytes, true);
@@ -158,7 +179,9 @@ Status StagingPool::Acquire(size_t bytes, const void* key, const std::function<b
         return Status::OK();
       }
     }
-    // Every slot is owed by a stream: wait for one to be freed.
+    // Every slot is owed by a stream, or the room is retired staging the
+    // reaper has yet to release: wait.
+    if (retired && wake_reaper_) wake_reaper_();
     if (give_up && give_up())
       return Status::InvalidUsage("gave up waiting for a pinned staging slot (communicator "
                                   "aborted or destroyed)");

@@ -3,6 +3,12 @@
 // A slot is reusable once the stream has written its final generation into
 // its `freed` word (the copies out of it are then done), so the pool never
 // hands out memory a stream may still read or write.
+//
+// Pinned memory is never freed while a call enqueues: cuMemFreeHost may
+// synchronize the device, so the caller's thread would wait for its own
+// streams (and a progress thread for a stream parked on it). Idle slots too
+// small for a request that does not fit under the cap are retired instead,
+// and the progress thread releases them at a quiet point (ReapRetired).
 #ifndef SIEVE_GPU_STAGING_POOL_H_
 #define SIEVE_GPU_STAGING_POOL_H_
 
@@ -61,13 +67,25 @@ class StagingPool {
   // algorithms see the same staging address for the same device buffer (the
   // mask tracker and error feedback tell buffers apart by address). Otherwise:
   // an idle slot that mirrors no buffer; a new one within the cap (idle slots
-  // too small are freed to make room); an idle slot mirroring another buffer;
-  // else waits until a stream frees one. `give_up` is
-  // polled while waiting: true ends the wait with an error.
+  // too small are retired to make room, and the reaper told); an idle slot
+  // mirroring another buffer; else waits until a stream frees one or the
+  // reaper releases room. `give_up` is polled while waiting: true ends the
+  // wait with an error.
   Status Acquire(size_t bytes, const void* key, const std::function<bool()>& give_up, Slot** out);
   // Ends the lease once the slot's stream operations (ending with the write
   // of `freed`) are enqueued.
   void Release(Slot* slot);
+
+  // Who releases retired slots (the progress engine): told when a slot retires.
+  void SetReaper(std::function<void()> wake) { wake_reaper_ = std::move(wake); }
+  // Releases the retired slots if no slot is leased or owed by a stream (so
+  // no stream waits on a word of this pool while the device may be
+  // synchronized); holds the lock meanwhile, so nothing is leased. Returns
+  // whether retired slots remain. For the progress thread, between tasks.
+  bool ReapRetired();
+  // Frees every idle and retired slot now (the engine's teardown, in its
+  // context); the destructor does it otherwise.
+  void ReleaseAll();
 
   // No slot is leased or owed by a stream (abandoned slots aside).
   bool AllIdle() const;
@@ -84,15 +102,18 @@ class StagingPool {
   // Pinned memory on numa_, or nullptr (then AllocPinned); logs the first outcome.
   void* AllocateOnNode(size_t bytes);
   void FreeMemory(const Slot& slot);
-  void FreeIdleSmallerThan(size_t bytes);
+  // Moves idle slots smaller than `bytes` to retired_; true if any moved.
+  bool RetireIdleSmallerThan(size_t bytes);  // REQUIRES: mu_
 
   DeviceOps* ops_;
   size_t cap_bytes_;
   int numa_;
   NumaPlacer* placer_;
   bool placement_logged_ = false;  // REQUIRES: mu_ held
+  std::function<void()> wake_reaper_;
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<Slot>> slots_;
+  std::vector<std::unique_ptr<Slot>> retired_;  // idle, never lent again, counted in the cap
 };
 
 // Where data starts in a slot's allocation (handshake words first).

@@ -14,9 +14,11 @@ namespace {
 
 // The mask's kept indices and bitmap in device memory, uploaded on first use
 // into the context current then (a mask serves one communicator, so one device).
-// Freed on the last stream that used it (stream-ordered), so a kernel still
-// queued there finishes first; that stream must outlive the mask, as the
-// streams of a communicator must outlive it in NCCL.
+// Stream-ordered memory: a call on another stream than the last one first
+// orders that stream after the last (an event), so the upload and every
+// earlier kernel on it come first; freed on the last stream (stream-ordered),
+// so a kernel still queued there finishes first; that stream must outlive the
+// mask, as the streams of a communicator must outlive it in NCCL.
 struct DeviceMask {
   DeviceOps* ops = nullptr;
   void* idx = nullptr;
@@ -50,7 +52,10 @@ Status DeviceCopyOf(DeviceOps* ops, mask::MaskState& mask, cu::Stream stream, De
     mask.device_copy = fresh;
     copy = fresh.get();
   }
-  copy->last_stream = stream;
+  if (copy->last_stream != stream) {
+    SIEVE_RETURN_IF_ERROR(ops->OrderAfter(stream, copy->last_stream));
+    copy->last_stream = stream;
+  }
   *out = copy;
   return Status::OK();
 }
@@ -79,14 +84,15 @@ Status DeviceMaskOf(mask::MaskState& mask, CUstream_st* stream, const uint32_t**
 bool CanPackOnDevice() {
   const GpuRuntime& rt = Runtime();
   std::string why;
-  return rt.ops != nullptr && rt.ops->HasKernels(&why);
+  // Scratch and the mask's device copy are stream-ordered memory.
+  return rt.ops != nullptr && rt.ops->HasKernels(&why) && rt.ops->HasMemoryPools(&why);
 }
 
 Status EnqueueDevicePacked(Comm& comm, const char* name, const coll::CollArgs& args,
                            std::shared_ptr<mask::MaskState> mask, CUstream_st* stream,
                            PackedCollective host) {
   ProgressEngine* engine = nullptr;
-  SIEVE_RETURN_IF_ERROR(EngineFor(comm, &engine));
+  SIEVE_RETURN_IF_ERROR(EngineFor(comm, {args.send, args.recv}, &engine));
   DeviceOps* ops = Runtime().ops;
   const size_t esize = kernels::DTypeSize(args.dtype);
   const size_t nnz = mask->idx.size();

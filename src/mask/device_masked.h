@@ -18,8 +18,9 @@ struct CUstream_st;
 
 namespace sieve::gpu {
 
-// Whether this process can pack on the device (a driver, and kernels built
-// into libsieve); else callers stage the whole dense buffer (kAllReduceWhole).
+// Whether this process can pack on the device (a driver, kernels built into
+// libsieve that load, and stream-ordered memory on the current context's
+// device); else callers stage the whole dense buffer (kAllReduceWhole).
 bool CanPackOnDevice();
 
 // The mask's kept indices (nnz) and bitmap in device memory, uploaded on

@@ -4,6 +4,7 @@
 
 #include "mask/device_masked.h"
 #include "ternary/device_ternary.h"
+#include "gpu/comm_engine.h"
 #include "gpu/gpu_runtime.h"
 
 namespace sieve::gpu {
@@ -11,8 +12,10 @@ namespace sieve::gpu {
 Status EnqueueDeviceMaskedTernary(Comm& comm, const coll::TernaryArgs& args,
                                   std::shared_ptr<mask::MaskState> mask, DeviceResidual* residual,
                                   CUstream_st* stream) {
-  DeviceOps* ops = Runtime().ops;
   const coll::CollArgs& b = args.base;
+  ProgressEngine* engine = nullptr;  // checks the device before anything is queued
+  SIEVE_RETURN_IF_ERROR(EngineFor(comm, {b.send, b.recv}, &engine));
+  DeviceOps* ops = Runtime().ops;
   const size_t esize = kernels::DTypeSize(b.dtype);
   const size_t nnz = mask->idx.size();
   const uint32_t* d_idx = nullptr;

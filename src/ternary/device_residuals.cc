@@ -15,7 +15,8 @@ namespace {
 
 // Owned by the communicator (type-erased slot); frees every residual on the
 // last stream that used it, so kernels still queued there finish first (the
-// streams must outlive the communicator, as in NCCL).
+// streams must outlive the communicator, as in NCCL). A call on another
+// stream is first ordered after that one (an event): stream-ordered memory.
 struct DeviceResiduals {
   using Key = std::tuple<const void*, size_t, int, const void*>;
   struct Slot {
@@ -57,8 +58,12 @@ Status DeviceResidualFor(Comm& comm, const void* send, size_t count, int dtype, 
     void* data = nullptr;
     SIEVE_RETURN_IF_ERROR(ops->AllocDevice(elems * sizeof(float), stream, &data));
     slot.residual = DeviceResidual{static_cast<float*>(data), elems, true};
+    slot.last_stream = stream;
   }
-  slot.last_stream = stream;
+  if (slot.last_stream != stream) {
+    SIEVE_RETURN_IF_ERROR(ops->OrderAfter(stream, slot.last_stream));
+    slot.last_stream = stream;
+  }
   *out = &slot.residual;
   return Status::OK();
 }

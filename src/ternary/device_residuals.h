@@ -22,7 +22,8 @@ struct DeviceResidual {
 
 // The residual of (send, count, dtype, mask) with `elems` elements (count, or
 // the mask's nnz), allocated on `stream` when new or when elems changed; it
-// stays valid for the communicator's life.
+// stays valid for the communicator's life, and usable on `stream` from now on
+// (ordered after the stream that used it last).
 Status DeviceResidualFor(Comm& comm, const void* send, size_t count, int dtype, const void* mask,
                          size_t elems, cu::Stream stream, DeviceResidual** out);
 

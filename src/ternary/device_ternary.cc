@@ -107,7 +107,7 @@ Status EnqueueDeviceTernaryRun(Comm& comm, const DeviceTernaryRun& run, CUstream
     return Status::Internal(StrFormat("%s on device buffers: a host residual, a mask or a "
                                       "residual of another size", run.name));
   ProgressEngine* engine = nullptr;
-  SIEVE_RETURN_IF_ERROR(EngineFor(comm, &engine));
+  SIEVE_RETURN_IF_ERROR(EngineFor(comm, {b.send, b.recv}, &engine));
   DeviceOps* ops = Runtime().ops;
   const size_t nblocks = (b.count + args.block - 1) / args.block;
   const size_t scale_bytes = nblocks * sizeof(float);

@@ -302,6 +302,19 @@ static void TestConfig(void) {
   CHECK_EQ(sieveAllReduce(input, out, 3, sieveFloat64, sieveSum, comm, NULL), sieveInProgress);
   CHECK_EQ(Poll(comm), sieveSuccess);
   CHECK(memcmp(out, input, sizeof(out)) == 0);
+  /* Waiting instead of polling: no limit, then (nothing pending) a zero timeout. */
+  memset(out, 0, sizeof(out));
+  CHECK_EQ(sieveAllReduce(input, out, 3, sieveFloat64, sieveMax, comm, NULL), sieveInProgress);
+  sieveResult_t waited = sieveInProgress;
+  CHECK_EQ(sieveCommWaitAsyncError(comm, -1, &waited), sieveSuccess);
+  CHECK_EQ(waited, sieveSuccess);
+  CHECK(memcmp(out, input, sizeof(out)) == 0);
+  waited = sieveInProgress;
+  CHECK_EQ(sieveCommWaitAsyncError(comm, 0, &waited), sieveSuccess);
+  CHECK_EQ(waited, sieveSuccess);
+  CHECK_EQ(sieveCommWaitAsyncError(comm, 10, NULL), sieveInvalidArgument);
+  CHECK_MSG(NULL, "asyncError");
+  CHECK_EQ(sieveCommWaitAsyncError(NULL, 10, &waited), sieveInvalidArgument);
   /* A blocking split of a non-blocking communicator is ready on return. */
   sieveComm_t sub = NULL;
   config.blocking = 1;

@@ -220,5 +220,95 @@ TEST(DeviceCudaMp, DirectAllReduceMatchesTheHostPath) {
   if (!IsSkipped()) RunDirect(4);
 }
 
+// More streams than hardware queues (run with CUDA_DEVICE_MAX_CONNECTIONS=2
+// by tests/gpu/run.sh): the caller's parked stream and the progress thread's
+// stream then likely share a queue (gpu/direct_path.h says why that may
+// deadlock). 32 streams are created first and each gets a kernel, so the
+// driver hands out queues round-robin before the communicator's stream.
+int DirectWithManyStreams(int rank, int nranks, const sieveUniqueId& id) {
+  std::vector<cudaStream_t> extra(32);
+  cudaSetDevice(0);
+  for (cudaStream_t& s : extra) {
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    RANK_CHECK(LaunchSpin(s, 1000) == 0, "spin kernel");
+  }
+  int r = DirectChecks(rank, nranks, id);
+  for (cudaStream_t s : extra) cudaStreamDestroy(s);
+  return r;
+}
+
+TEST(DeviceCudaMp, DirectWithStreamsSharingQueues) {
+  SKIP_WITHOUT_GPU();
+  const std::string marker = "/tmp/sieve-cuda-direct-skip-" + std::to_string(getpid());
+  std::remove(marker.c_str());
+  RankSpec spec = Spec(2, false);
+  for (auto& kv : spec.env)
+    if (kv.first == "SIEVE_GPU_DIRECT") kv.second = "AUTO";
+  spec.env.push_back({"SIEVE_DEBUG_FILE", "/tmp/sieve-cuda-direct-%p.log"});
+  spec.env.push_back({"SIEVE_TEST_DIRECT_MARKER", marker});
+  EXPECT_EQ(RunRanks(spec, DirectWithManyStreams), "");
+  const std::string why = ReadFile(marker);
+  std::remove(marker.c_str());
+  if (!why.empty()) GTEST_SKIP() << "direct path not taken: " << why;
+}
+
+// A short pass over every device path (for compute-sanitizer in
+// tests/gpu/run.sh): dense staged and direct, masked packing, ternary with
+// error feedback under a mask; small buffers, 2 ranks, checked against the
+// host path.
+int ShortPath(int rank, int nranks, const sieveUniqueId& id) {
+  CudaMemory mem;
+  sieveComm_t comm = nullptr;
+  RANK_CHECK(sieveCommInitRank(&comm, nranks, id, rank) == sieveSuccess, "init");
+  const size_t count = 4099;
+  std::vector<float> in(count), host(count), dev(count);
+  for (size_t i = 0; i < count; ++i) in[i] = static_cast<float>((i * 13 + rank) % 17) - 8.0f;
+  float* d = static_cast<float*>(mem.Alloc(count * 4));
+  float* d_out = static_cast<float*>(mem.Alloc(count * 4));
+  std::vector<uint8_t> keep(count);
+  for (size_t j = 0; j < count; ++j) keep[j] = j % 3 != 1;
+  sieveMask_t mask = nullptr;
+  RANK_CHECK(sieveMaskRegister(comm, keep.data(), sieveMaskBytes, count, sieveMaskStrict, &mask) ==
+                 sieveSuccess, "mask");
+  sieveTernaryParams_t p = {};
+  p.seed = 9;
+  p.mask = mask;
+  p.error_feedback = 1;
+  for (int call = 0; call < 3; ++call) {
+    mem.Upload(d, in.data(), count * 4);
+    sieveResult_t h = sieveSuccess, g = sieveSuccess;
+    if (call == 0) {
+      h = sieveAllReduce(in.data(), host.data(), count, sieveFloat32, sieveSum, comm, nullptr);
+      g = sieveAllReduce(d, d_out, count, sieveFloat32, sieveSum, comm, mem.stream());
+    } else if (call == 1) {
+      h = sieveAllReduceMasked(in.data(), host.data(), count, sieveFloat32, sieveSum, mask, comm,
+                               nullptr);
+      g = sieveAllReduceMasked(d, d_out, count, sieveFloat32, sieveSum, mask, comm, mem.stream());
+    } else {
+      h = sieveAllReduceTernary(in.data(), host.data(), count, sieveFloat32, sieveSum, &p, comm,
+                                nullptr);
+      g = sieveAllReduceTernary(d, d_out, count, sieveFloat32, sieveSum, &p, comm, mem.stream());
+    }
+    RANK_CHECK(h == sieveSuccess && g == sieveSuccess, "call %d: %s", call,
+               sieveGetLastError(comm));
+    mem.Synchronize();
+    mem.Download(dev.data(), d_out, count * 4);
+    RANK_CHECK(dev == host, "call %d differs from the host path", call);
+  }
+  RANK_CHECK(sieveMaskDeregister(mask) == sieveSuccess, "deregister");
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  return 0;
+}
+
+TEST(DeviceCudaMp, ShortDevicePath) {
+  SKIP_WITHOUT_GPU();
+  RankSpec staged = Spec(2, false);
+  EXPECT_EQ(RunRanks(staged, ShortPath), "");
+  RankSpec direct = Spec(2, false);
+  for (auto& kv : direct.env)
+    if (kv.first == "SIEVE_GPU_DIRECT") kv.second = "AUTO";  // direct where UCX has CUDA
+  EXPECT_EQ(RunRanks(direct, ShortPath), "");
+}
+
 }  // namespace
 }  // namespace sieve_test

@@ -15,6 +15,7 @@
 
 #include "gpu/cuda_device_ops.h"
 #include "gpu/kernel_image.h"
+#include "gpu/thread_role.h"
 #include "kernels/masked_pack.h"
 #include "kernels/nonzero.h"
 #include "kernels/reduce.h"
@@ -37,6 +38,7 @@ const auto kCtx = reinterpret_cast<cu::Context>(0x1);
 thread_local std::vector<cu::Context> t_ctx_stack;  // the thread's current context: back()
 std::vector<cu::Context> g_free_ctx;               // current context at each cuMemFreeAsync
 cu::DevicePtr g_next_ptr = 0x1000;
+int g_module_loads = 0, g_allocs_async = 0;
 
 cu::Result CtxGetCurrent(cu::Context* c) {
   *c = t_ctx_stack.empty() ? nullptr : t_ctx_stack.back();
@@ -53,6 +55,7 @@ cu::Result CtxPop(cu::Context* c) {
   return cu::kSuccess;
 }
 cu::Result MemAllocAsync(cu::DevicePtr* p, size_t bytes, cu::Stream) {
+  ++g_allocs_async;
   *p = g_next_ptr;
   g_next_ptr += bytes;
   return cu::kSuccess;
@@ -63,11 +66,43 @@ cu::Result MemFreeAsync(cu::DevicePtr, cu::Stream) {
   g_free_ctx.push_back(c);
   return c != nullptr ? cu::kSuccess : cu::kErrorInvalidValue;
 }
+int g_pools = 1;  // CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED
+struct EventOp {
+  std::string what;  // "record" or "wait"
+  cu::Stream stream;
+  cu::Event event;
+};
+std::vector<EventOp> g_event_ops;
+cu::Result CtxGetDevice(cu::Device* d) {
+  if (t_ctx_stack.empty()) return 201;  // CUDA_ERROR_INVALID_CONTEXT
+  *d = 0;
+  return cu::kSuccess;
+}
+cu::Result DeviceGetAttribute(int* v, int attribute, cu::Device) {
+  if (attribute != cu::kDeviceAttributeMemoryPoolsSupported) return cu::kErrorInvalidValue;
+  *v = g_pools;
+  return cu::kSuccess;
+}
+cu::Result EventCreate(cu::Event* e, unsigned flags) {
+  if (flags != cu::kEventDisableTiming) return cu::kErrorInvalidValue;
+  *e = reinterpret_cast<cu::Event>(0xe0 + g_event_ops.size());
+  return cu::kSuccess;
+}
+cu::Result EventRecord(cu::Event e, cu::Stream s) {
+  g_event_ops.push_back({"record", s, e});
+  return cu::kSuccess;
+}
+cu::Result StreamWaitEvent(cu::Stream s, cu::Event e, unsigned) {
+  g_event_ops.push_back({"wait", s, e});
+  return cu::kSuccess;
+}
+cu::Result EventDestroy(cu::Event) { return cu::kSuccess; }
 cu::Result MemcpyHtoDAsync(cu::DevicePtr dst, const void* src, size_t bytes, cu::Stream) {
   std::memcpy(reinterpret_cast<void*>(dst), src, bytes);  // "device" memory is host memory here
   return cu::kSuccess;
 }
 cu::Result ModuleLoadData(cu::Module* m, const void* image) {
+  ++g_module_loads;
   g_loaded_image = image;
   *m = reinterpret_cast<cu::Module>(0x2);
   return cu::kSuccess;
@@ -214,6 +249,12 @@ CudaDriver KernelDriver() {
   d.MemAllocAsync = MemAllocAsync;
   d.MemFreeAsync = MemFreeAsync;
   d.MemcpyHtoDAsync = MemcpyHtoDAsync;
+  d.CtxGetDevice = CtxGetDevice;
+  d.DeviceGetAttribute = DeviceGetAttribute;
+  d.EventCreate = EventCreate;
+  d.EventRecord = EventRecord;
+  d.StreamWaitEvent = StreamWaitEvent;
+  d.EventDestroy = EventDestroy;
   d.driver_version = 13000;
   return d;
 }
@@ -574,6 +615,75 @@ TEST(KernelLaunch, DeviceMemoryIsFreedInItsAllocationContextFromAnyThread) {
   // Freeing what was never allocated here (or twice) is refused, not passed on.
   EXPECT_EQ(ops.FreeDevice(p, g_stream).code(), sieve::Code::kInternalError);
   EXPECT_EQ(g_free_ctx.size(), 1u);
+}
+
+// The module is loaded and every entry looked up by PrepareKernels, on the
+// caller's thread; a progress thread never loads (with lazy loading a lookup
+// may synchronize the device under a stream parked on that thread): a launch
+// there in a context never prepared is refused without a driver call.
+TEST(KernelLaunch, KernelsLoadAtPrepareAndNeverOnAProgressThread) {
+  if (sieve::gpu::kKernelImageBytes == 0) GTEST_SKIP() << "libsieve built without nvcc";
+  LaunchRig rig(0x78);
+  g_module_loads = 0;
+  g_names.clear();
+  sieve::Status refused;
+  std::thread([&] {
+    sieve::gpu::MarkFlagWriterThread();
+    t_ctx_stack = {kCtx};
+    float a = 1, b = 2;
+    refused = rig.ops.Reduce(sieve::kernels::DType::kFloat32, sieve::kernels::RedOp::kSum, &a, &b,
+                             &a, 1, g_stream);
+  }).join();
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("PrepareKernels"), std::string::npos) << refused.message();
+  EXPECT_EQ(g_module_loads, 0);
+  ASSERT_TRUE(rig.ops.PrepareKernels().ok());
+  EXPECT_EQ(g_module_loads, 1);
+  const size_t looked_up = g_names.size();
+  EXPECT_GE(looked_up, 4u * 5 + 3u * 6 + 2u * sieve::kernels::kNumDTypes);
+  ASSERT_TRUE(rig.ops.PrepareKernels().ok());  // once per context
+  EXPECT_EQ(g_module_loads, 1);
+  EXPECT_EQ(g_names.size(), looked_up);
+  // Plain device memory is never allocated or freed on a progress thread either.
+  std::thread([&] {
+    sieve::gpu::MarkFlagWriterThread();
+    t_ctx_stack = {kCtx};
+    void* p = nullptr;
+    EXPECT_EQ(rig.ops.AllocDeviceBlock(64, &p).code(), sieve::Code::kInternalError);
+    EXPECT_EQ(rig.ops.FreeDeviceBlock(reinterpret_cast<void*>(0x1000)).code(),
+              sieve::Code::kInternalError);
+  }).join();
+}
+
+// cuMemAllocAsync only where the device has memory pools; OrderAfter is an
+// event recorded on the earlier stream and waited for on the later one.
+TEST(KernelLaunch, StreamOrderedMemoryNeedsPoolsAndCrossesStreamsByEvent) {
+  LaunchRig rig(0x79);
+  void* p = nullptr;
+  g_pools = 0;
+  g_allocs_async = 0;
+  std::string why;
+  EXPECT_FALSE(rig.ops.HasMemoryPools(&why));
+  EXPECT_NE(why.find("CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED"), std::string::npos) << why;
+  sieve::Status st = rig.ops.AllocDevice(100, g_stream, &p);
+  EXPECT_EQ(st.code(), sieve::Code::kCudaError);
+  EXPECT_EQ(g_allocs_async, 0) << "cuMemAllocAsync called on a device without memory pools";
+  g_pools = 1;
+  {
+    CudaDeviceOps fresh(&rig.d);  // the attribute is cached per device
+    EXPECT_TRUE(fresh.HasMemoryPools(&why)) << why;
+  }
+  g_event_ops.clear();
+  auto s1 = reinterpret_cast<cu::Stream>(0x51), s2 = reinterpret_cast<cu::Stream>(0x52);
+  ASSERT_TRUE(rig.ops.OrderAfter(s2, s1).ok());
+  ASSERT_EQ(g_event_ops.size(), 2u);
+  EXPECT_EQ(g_event_ops[0].what, "record");
+  EXPECT_EQ(g_event_ops[0].stream, s1);
+  EXPECT_EQ(g_event_ops[1].what, "wait");
+  EXPECT_EQ(g_event_ops[1].stream, s2);
+  EXPECT_EQ(g_event_ops[1].event, g_event_ops[0].event);
+  ASSERT_TRUE(rig.ops.OrderAfter(s2, s2).ok());
+  EXPECT_EQ(g_event_ops.size(), 2u);  // one stream: nothing to order
 }
 
 }  // namespace

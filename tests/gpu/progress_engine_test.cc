@@ -22,9 +22,10 @@ using sieve_test::ExpectTransformed;
 using sieve_test::RandomWords;
 using sieve_test::Transform;
 
-ProgressEngine::Options Opts(std::atomic<bool>* abort = nullptr,
+ProgressEngine::Options Opts(sieve_test::FakeDeviceOps& ops, std::atomic<bool>* abort = nullptr,
                              std::vector<Status>* errors = nullptr) {
   ProgressEngine::Options o;
+  o.context = ops.ContextOf(0);
   o.staging_cap = 64 << 20;
   o.abort = abort;
   o.drain_timeout_s = 2;
@@ -35,7 +36,7 @@ ProgressEngine::Options Opts(std::atomic<bool>* abort = nullptr,
 TEST(ProgressEngine, ReturnsBeforeTheStreamRunsAndLaterStreamWorkSeesTheResult) {
   sieve_test::FakeDeviceOps ops;
   sieve_test::FakeStream stream;
-  ProgressEngine engine(&ops, Opts());
+  ProgressEngine engine(&ops, Opts(ops));
   std::vector<uint32_t> in = RandomWords(1001, 1), out(1001, 0), after(1001, 0);
   std::atomic<int> runs{0};
   stream.Pause(true);  // the GPU is busy with earlier kernels
@@ -59,7 +60,7 @@ TEST(ProgressEngine, ReturnsBeforeTheStreamRunsAndLaterStreamWorkSeesTheResult) 
 TEST(ProgressEngine, CallerIsNotBlockedWhileTheNetworkPartIsSlow) {
   sieve_test::FakeDeviceOps ops;
   sieve_test::FakeStream stream;
-  ProgressEngine engine(&ops, Opts());
+  ProgressEngine engine(&ops, Opts(ops));
   std::vector<uint32_t> in = RandomWords(64, 2), out(64, 0);
   std::atomic<bool> release{false};
   auto t0 = std::chrono::steady_clock::now();
@@ -78,7 +79,7 @@ TEST(ProgressEngine, CallerIsNotBlockedWhileTheNetworkPartIsSlow) {
 TEST(ProgressEngine, PipelinesManyChunksOverFewSlotsAcrossOpsAndStreams) {
   sieve_test::FakeDeviceOps ops;
   sieve_test::FakeStream s1, s2;
-  ProgressEngine::Options o = Opts();
+  ProgressEngine::Options o = Opts(ops);
   o.staging_cap = 16 << 10;  // ~6 slots of the largest chunk: slots must be reused
   ProgressEngine engine(&ops, o);
   std::mt19937 rng(3);
@@ -100,10 +101,55 @@ TEST(ProgressEngine, PipelinesManyChunksOverFewSlotsAcrossOpsAndStreams) {
   EXPECT_GT(ops.flag_ops.load(), 0);
 }
 
+// Staging too small for a new op under the cap is retired by the enqueuing
+// thread and released by the progress thread, never by the caller (whose
+// cuMemFreeHost could synchronize the device) and never while a stream is
+// parked on the progress thread (the fake reports that as a deadlock).
+TEST(ProgressEngine, RetiredStagingIsReleasedByTheProgressThreadWhenNoStreamWaits) {
+  sieve_test::FakeDeviceOps ops;
+  sieve_test::FakeStream s1, s2;
+  ProgressEngine::Options o = Opts(ops);
+  o.staging_cap = 12000;
+  ProgressEngine engine(&ops, o);
+  std::vector<uint32_t> small_in = RandomWords(1000, 7), small_out(1000, 0);
+  ASSERT_TRUE(engine.Enqueue(Transform(s1.handle(), small_in.data(), small_out.data(), 1000,
+                                       1000, 1)).ok());
+  s1.Drain();  // a 4000-byte slot, idle now
+  // An op whose network part is held: s1 stays parked on the progress thread.
+  std::atomic<bool> release{false};
+  std::vector<uint32_t> held_in = RandomWords(1500, 8), held_out(1500, 0);
+  ASSERT_TRUE(engine.Enqueue(Transform(s1.handle(), held_in.data(), held_out.data(), 1500, 1500, 1,
+                                       nullptr, [&] { while (!release) std::this_thread::yield(); }))
+                  .ok());
+  // 8000 more bytes do not fit beside 4000 + 6000: the idle 4000-byte slot is
+  // retired, and the caller waits for room.
+  std::vector<uint32_t> big_in = RandomWords(2000, 9), big_out(2000, 0);
+  std::atomic<bool> enqueued{false};
+  std::thread caller([&] {
+    sieve_test::FakeDeviceOps::ScopedContext ctx(ops);
+    ASSERT_TRUE(engine.Enqueue(Transform(s2.handle(), big_in.data(), big_out.data(), 2000, 2000,
+                                         1)).ok());
+    enqueued = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(enqueued.load());
+  EXPECT_EQ(ops.frees, 0) << "pinned memory freed while a stream waits on the progress thread, "
+                             "or by the enqueuing thread";
+  release = true;
+  caller.join();
+  s1.Drain();
+  s2.Drain();
+  ExpectTransformed(held_in, held_out);
+  ExpectTransformed(big_in, big_out);
+  EXPECT_GE(ops.frees, 1);  // the held op's slot may have retired too, once idle
+  EXPECT_LE(engine.pool().allocated_bytes(), 12000u);
+  EXPECT_TRUE(ops.TakeViolations().empty());
+}
+
 TEST(ProgressEngine, GenerationsWrapAround) {
   sieve_test::FakeDeviceOps ops;
   sieve_test::FakeStream stream;
-  ProgressEngine engine(&ops, Opts());
+  ProgressEngine engine(&ops, Opts(ops));
   // Park one slot just below 2^32 so its generations wrap during the op.
   sieve::gpu::Slot* s = nullptr;
   ASSERT_TRUE(engine.pool().Acquire(4 * 50, nullptr, [] { return false; }, &s).ok());
@@ -121,7 +167,7 @@ TEST(ProgressEngine, GenerationsWrapAround) {
 TEST(ProgressEngine, BlockingPathCompletesBeforeReturningWithoutFlags) {
   sieve_test::FakeDeviceOps ops;
   sieve_test::FakeStream stream;
-  ProgressEngine::Options o = Opts();
+  ProgressEngine::Options o = Opts(ops);
   o.sync = true;
   ProgressEngine engine(&ops, o);
   std::vector<uint32_t> in = RandomWords(3333, 5), out(3333, 0);
@@ -135,7 +181,7 @@ TEST(ProgressEngine, NetworkFailureIsAsyncReleasesTheStreamAndSkipsTheRestOfTheO
   sieve_test::FakeDeviceOps ops;
   sieve_test::FakeStream stream;
   std::vector<Status> errors;
-  ProgressEngine engine(&ops, Opts(nullptr, &errors));
+  ProgressEngine engine(&ops, Opts(ops, nullptr, &errors));
   std::vector<uint32_t> in = RandomWords(400, 6), out(400, 0);
   std::atomic<int> runs{0};
   StagedOp op = Transform(stream.handle(), in.data(), out.data(), 400, 100, 2, &runs);
@@ -156,7 +202,7 @@ TEST(ProgressEngine, EnqueueFailureIsReportedAndLeavesNoStreamWaiting) {
   sieve_test::FakeDeviceOps ops;
   sieve_test::FakeStream stream;
   std::vector<Status> errors;
-  ProgressEngine engine(&ops, Opts(nullptr, &errors));
+  ProgressEngine engine(&ops, Opts(ops, nullptr, &errors));
   std::vector<uint32_t> in = RandomWords(600, 7), out(600, 0);
   ops.fail_copy_in_after = 4;  // the 4th chunk's copy fails to enqueue
   Status st = engine.Enqueue(Transform(stream.handle(), in.data(), out.data(), 600, 100, 3));
@@ -169,7 +215,7 @@ TEST(ProgressEngine, EnqueueFailureIsReportedAndLeavesNoStreamWaiting) {
 TEST(ProgressEngine, HostCallsRunInOrderWithDeviceWork) {
   sieve_test::FakeDeviceOps ops;
   sieve_test::FakeStream stream;
-  ProgressEngine engine(&ops, Opts());
+  ProgressEngine engine(&ops, Opts(ops));
   std::vector<uint32_t> in = RandomWords(256, 8), out(256, 0);
   std::atomic<int> runs{0};
   ASSERT_TRUE(engine.Enqueue(Transform(stream.handle(), in.data(), out.data(), 256, 32, 2, &runs))
@@ -195,7 +241,7 @@ TEST(ProgressEngine, AbortReleasesAStreamThatNeverArrives) {
   stream->Pause(true);  // never reaches the collective
   auto t0 = std::chrono::steady_clock::now();
   {
-    ProgressEngine engine(&ops, Opts(&abort));
+    ProgressEngine engine(&ops, Opts(ops, &abort));
     ASSERT_TRUE(engine.Enqueue(Transform(stream->handle(), in.data(), out.data(), 128, 16, 2,
                                          &runs)).ok());
     abort = true;
@@ -211,7 +257,7 @@ TEST(ProgressEngine, DestroyWaitsForQueuedWorkThenBoundsAStuckStream) {
   sieve_test::FakeStream stream;
   std::vector<uint32_t> in = RandomWords(2048, 10), out(2048, 0);
   {
-    ProgressEngine engine(&ops, Opts());
+    ProgressEngine engine(&ops, Opts(ops));
     ASSERT_TRUE(engine.Enqueue(Transform(stream.handle(), in.data(), out.data(), 2048, 100, 3)).ok());
   }  // drains: the stream is running
   stream.Drain();
@@ -222,7 +268,7 @@ TEST(ProgressEngine, DestroyWaitsForQueuedWorkThenBoundsAStuckStream) {
   std::vector<uint32_t> out2(64, 0);
   auto t0 = std::chrono::steady_clock::now();
   {
-    ProgressEngine engine(&ops, Opts());  // drain_timeout_s = 2
+    ProgressEngine engine(&ops, Opts(ops));  // drain_timeout_s = 2
     ASSERT_TRUE(engine.Enqueue(Transform(stuck.handle(), in.data(), out2.data(), 64, 64, 1)).ok());
   }
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

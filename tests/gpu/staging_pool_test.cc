@@ -1,4 +1,5 @@
-// The pinned staging pool: reuse only after the stream frees a slot, the cap,
+// The pinned staging pool: reuse only after the stream frees a slot, the cap
+// (idle slots retired, released only by the reaper when no stream waits),
 // keyed slots, giving up, and what is freed at the end.
 #include <gtest/gtest.h>
 
@@ -53,9 +54,11 @@ TEST(StagingPool, IdleSlotIsReusedBusyOneIsNot) {
   EXPECT_EQ(ops.frees, ops.allocs);
 }
 
-TEST(StagingPool, CapIsHonouredByFreeingIdleSlotsOrWaiting) {
+TEST(StagingPool, CapIsHonouredByRetiringIdleSlotsTheReaperReleasesWhenQuiet) {
   sieve_test::FakeDeviceOps ops;
   StagingPool pool(&ops, 3000);
+  std::atomic<int> wakes{0};
+  pool.SetReaper([&] { ++wakes; });
   Slot* a = nullptr;
   ASSERT_TRUE(pool.Acquire(1000, nullptr, kNever, &a).ok());
   pool.Release(a);  // idle (never used)
@@ -63,19 +66,33 @@ TEST(StagingPool, CapIsHonouredByFreeingIdleSlotsOrWaiting) {
   ASSERT_TRUE(pool.Acquire(1500, nullptr, kNever, &b).ok());
   uint32_t gb = Use(b);
   pool.Release(b);  // busy
-  // 2500 held; 2000 more only fits once the idle 1000-byte slot is freed,
-  // and not even then (1500 busy + 2000 > 3000): it must wait for b.
+  // 2500 held; 2000 more does not fit. The idle 1000-byte slot is retired,
+  // not freed by the caller (cuMemFreeHost may synchronize the device), and
+  // 1500 busy + 2000 > 3000 anyway: the request waits.
   std::atomic<bool> got{false};
   Slot* c = nullptr;
   std::thread t([&] {
+    sieve_test::FakeDeviceOps::ScopedContext ctx(ops);
     ASSERT_TRUE(pool.Acquire(2000, nullptr, kNever, &c).ok());
     got = true;
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_FALSE(got.load());
+  EXPECT_GT(wakes.load(), 0) << "the reaper was not told";
+  EXPECT_EQ(ops.frees, 0) << "the enqueuing thread freed pinned memory";
+  // A stream still owes b: the device may not be synchronized now.
+  EXPECT_TRUE(pool.ReapRetired());
+  EXPECT_EQ(ops.frees, 0);
   Free(b, gb);
+  // Quiet: the reaper (the progress thread, here the test) releases the
+  // retired slots, b retired too once the waiting request saw it idle.
+  for (int i = 0; i < 5000 && !got.load(); ++i) {
+    pool.ReapRetired();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   t.join();
   EXPECT_TRUE(got.load());
+  EXPECT_EQ(ops.frees, 2);
   EXPECT_LE(pool.allocated_bytes(), 3000u);
   pool.Release(c);
   // Larger than the cap: a clear error, never a wait.
@@ -100,6 +117,7 @@ TEST(StagingPool, KeyedSlotKeepsItsAddressAndIsWaitedFor) {
   std::atomic<bool> got{false};
   Slot* again = nullptr;
   std::thread t([&] {
+    sieve_test::FakeDeviceOps::ScopedContext ctx(ops);
     ASSERT_TRUE(pool.Acquire(4000, &buffer_a, kNever, &again).ok());
     got = true;
   });

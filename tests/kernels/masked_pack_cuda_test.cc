@@ -1,9 +1,12 @@
-// CUDA masked pack / gather-reduce / unpack against the CPU kernels, bit for
-// bit, every datatype, odd sizes. Skipped (with the reason) without a GPU.
+// The masked pack and unpack kernels libsieve ships (launched by
+// CudaDeviceOps, as the masked all-reduce on device buffers does) against the
+// CPU kernels, bit for bit, every datatype, odd sizes. Skipped (with the
+// reason) without a GPU.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include "support/gpu.h"
+#include "support/shipped_kernels.h"
 
 #include <cstring>
 #include <random>
@@ -11,20 +14,19 @@
 #include <vector>
 
 #include "kernels/masked_pack.h"
-#include "kernels/masked_pack_cuda.h"
 
 namespace sieve::kernels {
 namespace {
 
 using sieve_test::FromDevice;
-using sieve_test::HaveGpu;
 using sieve_test::ToDevice;
 
 class MaskedPackCudaTest : public ::testing::TestWithParam<int> {};
 
 TEST_P(MaskedPackCudaTest, MatchesCpuKernelsBitForBit) {
   std::string why;
-  if (!HaveGpu(&why)) GTEST_SKIP() << "no usable GPU: " << why;
+  sieve::gpu::CudaDeviceOps* k = sieve_test::ShippedKernels(&why);
+  if (k == nullptr) GTEST_SKIP() << "no usable GPU: " << why;
   const DType dtype = static_cast<DType>(GetParam());
   const size_t count = 100003, es = DTypeSize(dtype);
   std::mt19937_64 rng(GetParam());
@@ -44,27 +46,14 @@ TEST_P(MaskedPackCudaTest, MatchesCpuKernelsBitForBit) {
   uint64_t* d_bits = ToDevice(bits);
   ASSERT_TRUE(d_in && d_wire && d_out && d_idx && d_bits);
   std::vector<char> want(nnz * es), got;
-  ASSERT_EQ(0, MaskedPackCuda(es, d_in, d_idx, nnz, d_out, nullptr));
+  ASSERT_TRUE(k->MaskedPack(es, d_in, d_idx, nnz, d_out, nullptr).ok());
   MaskedPack(es, in.data(), idx.data(), nnz, want.data());
   got = FromDevice(d_out, nnz * es);
   EXPECT_EQ(0, std::memcmp(got.data(), want.data(), nnz * es));
-  for (RedOp op : {RedOp::kSum, RedOp::kProd, RedOp::kMax, RedOp::kMin, RedOp::kAvg}) {
-    ASSERT_EQ(0, MaskedGatherReduceCuda(dtype, op, d_in, d_idx, d_wire, d_out, nnz, nullptr));
-    MaskedGatherReduce(dtype, op, in.data(), idx.data(), wire.data(), want.data(), nnz);
-    got = FromDevice(d_out, nnz * es);
-    EXPECT_EQ(0, std::memcmp(got.data(), want.data(), nnz * es)) << RedOpName(op);
-  }
   std::vector<char> unpacked(count * es);
-  ASSERT_EQ(0, MaskedUnpackCuda(es, d_wire, d_idx, nnz, d_bits, count, d_out, nullptr));
+  ASSERT_TRUE(k->MaskedUnpack(es, d_wire, d_idx, nnz, d_bits, count, d_out, nullptr).ok());
   MaskedUnpack(es, wire.data(), bits.data(), count, unpacked.data());
   got = FromDevice(d_out, count * es);
-  EXPECT_EQ(0, std::memcmp(got.data(), unpacked.data(), count * es));
-  // The same by two packed ranges (as the last hop delivers segments), cut mid-word.
-  const size_t cut = nnz / 2, mid = idx[cut - 1] + 1;
-  ASSERT_EQ(0, MaskedUnpackRangeCuda(es, d_wire + cut * es, d_idx + cut, nnz - cut, d_bits, mid,
-                                     count, d_in, nullptr));
-  ASSERT_EQ(0, MaskedUnpackRangeCuda(es, d_wire, d_idx, cut, d_bits, 0, mid, d_in, nullptr));
-  got = FromDevice(d_in, count * es);
   EXPECT_EQ(0, std::memcmp(got.data(), unpacked.data(), count * es));
   for (void* p : {static_cast<void*>(d_in), static_cast<void*>(d_wire), static_cast<void*>(d_out),
                   static_cast<void*>(d_idx), static_cast<void*>(d_bits)})

@@ -1,4 +1,5 @@
-// CUDA zero patterns against the CPU kernels, bit for bit: every element
+// The zero-pattern kernels libsieve ships (launched by CudaDeviceOps, as the
+// mask tracker does) against the CPU kernels, bit for bit: every element
 // size, odd counts, data mixing zeros, -0.0 (the sign bit alone), NaNs and
 // random values, whole zero words and whole non-zero words. Skipped (with
 // the reason) without a GPU.
@@ -6,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "support/gpu.h"
+#include "support/shipped_kernels.h"
 
 #include <cstring>
 #include <random>
@@ -13,13 +15,11 @@
 #include <vector>
 
 #include "kernels/nonzero.h"
-#include "kernels/nonzero_cuda.h"
 
 namespace sieve::kernels {
 namespace {
 
 using sieve_test::FromDevice;
-using sieve_test::HaveGpu;
 using sieve_test::ToDevice;
 
 // One element of `esize` bytes (little-endian) of a random kind; runs of
@@ -54,7 +54,8 @@ class NonzeroCudaTest : public ::testing::TestWithParam<size_t> {};
 
 TEST_P(NonzeroCudaTest, MatchesCpuKernelsBitForBit) {
   std::string why;
-  if (!HaveGpu(&why)) GTEST_SKIP() << "no usable GPU: " << why;
+  sieve::gpu::CudaDeviceOps* k = sieve_test::ShippedKernels(&why);
+  if (k == nullptr) GTEST_SKIP() << "no usable GPU: " << why;
   const size_t esize = GetParam();
   const uint64_t seed = std::random_device{}();
   std::mt19937_64 rng(seed);
@@ -69,7 +70,7 @@ TEST_P(NonzeroCudaTest, MatchesCpuKernelsBitForBit) {
     uint64_t* d_bits = ToDevice(junk);  // junk: every word must be overwritten
     uint32_t* d_any = ToDevice(std::vector<uint32_t>{7});
     ASSERT_TRUE(d_data && d_bits && d_any);
-    ASSERT_EQ(0, NonzeroBitmapCuda(esize, d_data, count, d_bits, nullptr));
+    ASSERT_TRUE(k->NonzeroBitmap(esize, d_data, count, d_bits, nullptr).ok());
     std::vector<char> got = FromDevice(d_bits, words * 8);
     EXPECT_EQ(0, std::memcmp(got.data(), want.data(), words * 8))
         << esize << "-byte, count " << count << ", seed " << seed;
@@ -89,7 +90,7 @@ TEST_P(NonzeroCudaTest, MatchesCpuKernelsBitForBit) {
     for (size_t m = 0; m < masks.size(); ++m) {
       uint64_t* d_mask = ToDevice(masks[m]);
       ASSERT_TRUE(d_mask);
-      ASSERT_EQ(0, AnyNonzeroOutsideCuda(esize, d_data, d_mask, count, d_any, nullptr));
+      ASSERT_TRUE(k->AnyNonzeroOutside(esize, d_data, d_mask, count, d_any, nullptr).ok());
       uint32_t any = 7;
       std::memcpy(&any, FromDevice(d_any, 4).data(), 4);
       EXPECT_EQ(any, AnyNonzeroOutside(esize, data.data(), masks[m].data(), count) ? 1u : 0u)
@@ -100,7 +101,7 @@ TEST_P(NonzeroCudaTest, MatchesCpuKernelsBitForBit) {
          {static_cast<void*>(d_data), static_cast<void*>(d_bits), static_cast<void*>(d_any)})
       cudaFree(p);
   }
-  EXPECT_NE(0, NonzeroBitmapCuda(3, nullptr, 1, nullptr, nullptr));  // no 3-byte elements
+  EXPECT_FALSE(k->NonzeroBitmap(3, nullptr, 1, nullptr, nullptr).ok());  // no 3-byte elements
 }
 
 INSTANTIATE_TEST_SUITE_P(ElementSizes, NonzeroCudaTest, ::testing::Values(1, 2, 4, 8));

@@ -1,21 +1,22 @@
-// CUDA reductions against the CPU reference, bit for bit, for every datatype,
-// op and odd size; DivideByCuda likewise. Skipped (with the reason) without a GPU.
+// The reductions libsieve ships (sieve_reduce_*, sieve_divide_* in the
+// embedded module, launched by CudaDeviceOps as the direct path does) against
+// the CPU reference, bit for bit, for every datatype, op and odd size.
+// Skipped (with the reason) without a GPU.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
-#include "support/gpu.h"
+#include "support/shipped_kernels.h"
 
 #include <cstring>
 #include <random>
 #include <vector>
 
 #include "kernels/reduce.h"
-#include "kernels/reduce_cuda.h"
 
 namespace sieve::kernels {
 namespace {
 
-using sieve_test::HaveGpu;
+using sieve_test::ShippedKernels;
 
 std::vector<char> RandomBytes(DType dtype, size_t n, uint64_t seed) {
   std::vector<char> out(n * DTypeSize(dtype));
@@ -42,7 +43,8 @@ class ReduceCudaTest : public ::testing::TestWithParam<std::tuple<int, int>> {};
 
 TEST_P(ReduceCudaTest, MatchesCpuReferenceBitForBit) {
   std::string why;
-  if (!HaveGpu(&why)) GTEST_SKIP() << "needs a GPU: " << why;
+  sieve::gpu::CudaDeviceOps* k = ShippedKernels(&why);
+  if (k == nullptr) GTEST_SKIP() << "needs a GPU: " << why;
   DType dtype = static_cast<DType>(std::get<0>(GetParam()));
   RedOp op = static_cast<RedOp>(std::get<1>(GetParam()));
   for (size_t n : {size_t{1}, size_t{7}, size_t{1023}, size_t{(1 << 20) + 3}}) {
@@ -55,13 +57,13 @@ TEST_P(ReduceCudaTest, MatchesCpuReferenceBitForBit) {
     ASSERT_EQ(cudaMalloc(&db, bytes), cudaSuccess);
     cudaMemcpy(da, a.data(), bytes, cudaMemcpyHostToDevice);
     cudaMemcpy(db, b.data(), bytes, cudaMemcpyHostToDevice);
-    ASSERT_EQ(ReduceCuda(dtype, op, da, db, da, n, nullptr), 0);  // in place into a
+    ASSERT_TRUE(k->Reduce(dtype, op, da, db, da, n, nullptr).ok());  // in place into a
     ASSERT_EQ(cudaMemcpy(got.data(), da, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
     EXPECT_EQ(std::memcmp(got.data(), expected.data(), bytes), 0)
         << DTypeName(dtype) << " " << RedOpName(op) << " n=" << n;
     if (op == RedOp::kAvg) {
       DivideByReference(dtype, expected.data(), n, 3);
-      ASSERT_EQ(DivideByCuda(dtype, da, n, 3, nullptr), 0);
+      ASSERT_TRUE(k->DivideBy(dtype, da, n, 3, nullptr).ok());
       cudaMemcpy(got.data(), da, bytes, cudaMemcpyDeviceToHost);
       EXPECT_EQ(std::memcmp(got.data(), expected.data(), bytes), 0) << "divide " << DTypeName(dtype);
     }

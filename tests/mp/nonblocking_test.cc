@@ -7,6 +7,8 @@
 //    nothing, while Count/UserRank/GetLastError answer;
 //  - init with a missing rank: the poll ends in an error within SIEVE_TIMEOUT;
 //  - sieveCommAbort from another thread, with work queued or an init pending, returns in 5 s;
+//  - sieveCommWaitAsyncError sleeps (little CPU) until the operation ends, or its timeout;
+//    an abort from another thread ends the wait;
 //  - a bad config is sieveInvalidArgument naming what is wrong.
 #include <gtest/gtest.h>
 
@@ -17,6 +19,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <time.h>
 
 #include "support/fault_support.h"
 #include "support/mp_harness.h"
@@ -357,6 +361,88 @@ TEST(NonBlockingTest, AbortDuringAPendingInitReturnsPromptly) {
     aborter.join();
     std::fprintf(stderr, "rank 0: sieveCommAbort during a pending init took %.3f s\n", abort_s);
     RANK_CHECK(abort_s >= 0 && abort_s <= 5.0, "abort took %.2f s", abort_s);
+    return 0;
+  });
+  EXPECT_EQ(failures, "");
+}
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// Rank 1 joins the all-reduce 0.6 s late; rank 0 waits for it with sieveCommWaitAsyncError.
+TEST(NonBlockingTest, WaitAsyncErrorSleepsUntilTheOperationEnds) {
+  std::string failures = RunRanks(Spec(2, "30"), [&](int rank, int nranks, const sieveUniqueId& id) {
+    sieveComm_t comm = nullptr;
+    sieveConfig_t config = NonBlocking();
+    RANK_CHECK(sieveCommInitRankConfig(&comm, nranks, id, rank, &config) == sieveInProgress, "%s",
+               sieveGetLastError(nullptr));
+    sieveResult_t async = sieveInternalError;
+    RANK_CHECK(sieveCommWaitAsyncError(comm, -1, &async) == sieveSuccess && async == sieveSuccess,
+               "init: %d %s", async, sieveGetLastError(comm));
+    std::vector<double> x(4097, rank + 1.0), y(4097, -1);
+    if (rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    auto start = Clock::now();
+    RANK_CHECK(sieveAllReduce(x.data(), y.data(), x.size(), sieveDouble, sieveSum, comm,
+                              nullptr) == sieveInProgress, "%s", sieveGetLastError(comm));
+    if (rank == 0) {  // a short limit passes while rank 1 is still away
+      RANK_CHECK(sieveCommWaitAsyncError(comm, 100, &async) == sieveSuccess &&
+                     async == sieveInProgress, "100 ms wait gave %d", async);
+      RANK_CHECK(SecondsSince(start) >= 0.095, "returned after %.3f s", SecondsSince(start));
+    }
+    double cpu0 = ThreadCpuSeconds();
+    RANK_CHECK(sieveCommWaitAsyncError(comm, -1, &async) == sieveSuccess && async == sieveSuccess,
+               "all-reduce: %d %s", async, sieveGetLastError(comm));
+    double cpu = ThreadCpuSeconds() - cpu0, wall = SecondsSince(start);
+    for (double v : y) RANK_CHECK(v == 3.0, "sum is %g", v);
+    if (rank == 0) {
+      std::fprintf(stderr, "rank 0: waited %.3f s using %.4f s of CPU\n", wall, cpu);
+      RANK_CHECK(wall >= 0.4, "the wait ended after %.3f s, before rank 1 joined", wall);
+      RANK_CHECK(cpu < 0.1 * wall, "the waiting thread used %.3f s of CPU in %.3f s", cpu, wall);
+    }
+    RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+    return 0;
+  });
+  EXPECT_EQ(failures, "");
+}
+
+// Rank 0 waits for an all-reduce rank 1 never joins; another thread aborts the communicator.
+TEST(NonBlockingTest, AbortEndsAWaitAsyncError) {
+  SharedFaultBoard board;
+  board->started.store(0);
+  std::string failures = RunRanks(Spec(2, "60"), [&](int rank, int nranks, const sieveUniqueId& id) {
+    sieveComm_t comm = nullptr;
+    sieveConfig_t config = NonBlocking();
+    RANK_CHECK(sieveCommInitRankConfig(&comm, nranks, id, rank, &config) == sieveInProgress, "%s",
+               sieveGetLastError(nullptr));
+    sieveResult_t async = sieveInternalError;
+    RANK_CHECK(sieveCommWaitAsyncError(comm, -1, &async) == sieveSuccess && async == sieveSuccess,
+               "init: %s", sieveGetLastError(comm));
+    if (rank == 1) {  // stays alive, silent, until rank 0 is done
+      WaitFor([&] { return board->started.load() == 1; }, 60);
+      RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+      return 0;
+    }
+    std::vector<float> data(100003, 1.0f);
+    RANK_CHECK(sieveAllReduce(data.data(), data.data(), data.size(), sieveFloat, sieveSum, comm,
+                              nullptr) == sieveInProgress, "%s", sieveGetLastError(comm));
+    std::thread aborter([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      (void)sieveCommAbort(comm);
+    });
+    auto start = Clock::now();
+    sieveResult_t r = sieveCommWaitAsyncError(comm, -1, &async);
+    double waited = SecondsSince(start);
+    std::string message = sieveGetLastError(nullptr);
+    aborter.join();
+    board->started.store(1);
+    std::fprintf(stderr, "rank 0: the abort ended the wait after %.3f s: %s\n", waited,
+                 message.c_str());
+    RANK_CHECK(r == sieveInvalidUsage, "the wait returned %d (async %d)", r, async);
+    RANK_CHECK(Mentions(message.c_str(), "aborted"), "message: %s", message.c_str());
+    RANK_CHECK(waited >= 0.25 && waited <= 5.5, "the wait ended after %.2f s", waited);
     return 0;
   });
   EXPECT_EQ(failures, "");

@@ -2,17 +2,33 @@
 // host memory in registered arenas, and each stream is a host thread running
 // its queued operations in order (copies, flag writes, flag waits), so the
 // stream/progress-thread handshake runs for real, only without a GPU.
+//
+// It is strict where the driver is unforgiving (each breach is recorded as a
+// violation, the call fails, and the fake aborts at destruction if a test did
+// not take its violations):
+// * a context is per thread: a call on a thread with no current context fails;
+// * a call that may synchronize the device (plain device or pinned
+//   allocation and free, a module load, synchronizing a parked stream) on a
+//   thread that writes handshake words (gpu/thread_role.h) while a stream is
+//   parked on such a word is a deadlock;
+// * stream-ordered memory (AllocDevice) used on a stream other than the one it
+//   was last used on, with no OrderAfter (an event) between, is a race;
+// * kernels launch only in a context the module was loaded into: the first
+//   launch in a context loads it (lazily, as CUDA does), which counts as a
+//   module load above.
 #ifndef SIEVE_TESTS_SUPPORT_FAKE_DEVICE_H_
 #define SIEVE_TESTS_SUPPORT_FAKE_DEVICE_H_
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -29,6 +45,12 @@ class FakeStream {
   FakeStream();
   ~FakeStream();
   void Push(std::function<bool()> op);
+  // A flag wait: later operations wait until (int32_t)(*word - value) >= 0.
+  void PushWait(const uint32_t* word, uint32_t value);
+  // Whether the next operation is a flag wait that is not satisfied.
+  bool Parked() const;
+  // A live stream (`only`, or any) that is parked now, or nullptr.
+  static void* AnyParked(FakeStream* only = nullptr);
   // Blocks until every queued operation ran (cuStreamSynchronize).
   void Drain();
   // A paused stream runs nothing (a GPU busy with earlier kernels).
@@ -37,20 +59,27 @@ class FakeStream {
   CUstream_st* handle() { return reinterpret_cast<CUstream_st*>(this); }
 
  private:
+  struct Op {
+    std::function<bool()> run;
+    const uint32_t* wait_word = nullptr;  // a flag wait
+    uint32_t wait_value = 0;
+  };
   void Loop();
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::function<bool()>> ops_;
+  std::deque<Op> ops_;
   bool paused_ = false, stop_ = false, busy_ = false;
   std::thread thread_;
 };
 
 class FakeDeviceOps : public sieve::gpu::DeviceOps {
  public:
-  // `default_stream` serves the NULL stream.
-  FakeDeviceOps() = default;
+  // Makes the constructing thread current on device 0's context (undone by
+  // the destructor); other threads call ScopedContext or PushContext.
+  FakeDeviceOps();
   // Frees what the code under test deliberately leaked (memory a stream still
   // owed), so sanitizer builds see no leak; streams must be gone by then.
+  // Aborts, listing them, if violations were recorded and not taken.
   ~FakeDeviceOps() override;
   sieve::Status AllocPinned(size_t bytes, void** host) override;
   void FreePinned(void* host) override;
@@ -66,8 +95,11 @@ class FakeDeviceOps : public sieve::gpu::DeviceOps {
   bool HasStreamMemOps() const override { return mem_ops; }
   // Kernels run on the stream's thread with the CPU kernels (kernels/masked_pack.h).
   bool HasKernels(std::string* why) const override;
+  sieve::Status PrepareKernels() override;
+  bool HasMemoryPools(std::string* why) override;
   sieve::Status AllocDevice(size_t bytes, CUstream_st* stream, void** device) override;
   sieve::Status FreeDevice(void* device, CUstream_st* stream) override;
+  sieve::Status OrderAfter(CUstream_st* later, CUstream_st* earlier) override;
   sieve::Status AllocDeviceBlock(size_t bytes, void** device) override;
   sieve::Status FreeDeviceBlock(void* device) override;
   sieve::Status MaskedPack(size_t elem_size, const void* in, const uint32_t* idx, size_t nnz,
@@ -110,6 +142,28 @@ class FakeDeviceOps : public sieve::gpu::DeviceOps {
                            CUstream_st* stream) override;
   sieve::Status CreateStream(CUstream_st** out) override;
   sieve::Status DestroyStream(CUstream_st* stream) override;
+  sieve::Status CurrentContext(CUctx_st** out) override;
+  sieve::Status CurrentDevice(int* ordinal) override;
+  sieve::Status PushContext(CUctx_st* ctx) override;
+  sieve::Status PopContext() override;
+
+  // The context of `device` (one per device, made on first use).
+  CUctx_st* ContextOf(int device);
+  // Makes `device`'s context current on the calling thread for its scope.
+  class ScopedContext {
+   public:
+    explicit ScopedContext(FakeDeviceOps& ops, int device = 0);
+    ~ScopedContext();
+    ScopedContext(const ScopedContext&) = delete;
+    ScopedContext& operator=(const ScopedContext&) = delete;
+
+   private:
+    FakeDeviceOps& ops_;
+  };
+
+  // What the code under test did that the driver would not forgive (and
+  // clears the record). Each also failed its call.
+  std::vector<std::string> TakeViolations();
 
   FakeStream* StreamOf(CUstream_st* s) {
     return s != nullptr ? reinterpret_cast<FakeStream*>(s) : &default_stream;
@@ -117,6 +171,7 @@ class FakeDeviceOps : public sieve::gpu::DeviceOps {
 
   bool mem_ops = true;
   bool kernels = true;  // false: a libsieve built without device kernels
+  bool memory_pools = true;  // false: CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED is 0
   // Bytes the streams copied device -> pinned host (what was staged), and the
   // kernels launched.
   std::atomic<size_t> bytes_to_host{0}, bytes_to_device{0};
@@ -129,7 +184,7 @@ class FakeDeviceOps : public sieve::gpu::DeviceOps {
     return device_live_.size();
   }
   std::atomic<int> reduces{0}, divides{0}, device_copies{0}, streams_created{0},
-      streams_destroyed{0};
+      streams_destroyed{0}, module_loads{0}, events{0};
   // > 0: the n-th Reduce from now fails (a device kernel failing mid-collective).
   std::atomic<int> fail_reduce_after{0};
   // > 0: the n-th CopyToHost from now fails (enqueue error injection).
@@ -140,22 +195,60 @@ class FakeDeviceOps : public sieve::gpu::DeviceOps {
   FakeStream default_stream;
 
  private:
+  struct Context {
+    int device;
+  };
+  // Stream-ordered memory: the last use on each stream (a global order number).
+  struct PoolAllocation {
+    size_t bytes;
+    std::map<FakeStream*, uint64_t> uses;
+  };
+
+  sieve::Status Violation(const std::string& what);
+  // The calling thread's context, or a violation naming `call`.
+  sieve::Status RequireContext(const char* call);
+  // `call` may synchronize the device: a deadlock if this thread writes the
+  // word a parked stream waits for (only `stream` when given).
+  sieve::Status CheckNoDeadlock(const char* call, FakeStream* stream = nullptr);
+  // A kernel launch: a context, the module loaded there (lazily on first use),
+  // and each stream-ordered allocation among `ptrs` ordered on `stream`.
+  sieve::Status Launch(const char* call, CUstream_st* stream,
+                       std::initializer_list<const void*> ptrs);
+  // Records a use of the stream-ordered allocations among `ptrs` on `stream`.
+  sieve::Status UseOn(const char* call, CUstream_st* stream,
+                      std::initializer_list<const void*> ptrs);
+  sieve::Status UseLocked(const char* call, FakeStream* s, const void* p);  // REQUIRES: mu_
+
   std::mutex mu_;
+  std::deque<Context> contexts_;  // stable addresses: the CUctx_st* handles
+  std::set<CUctx_st*> loaded_;     // contexts the module was loaded into
   std::set<void*> live_;
   std::set<void*> device_live_;  // scratch not yet freed by a stream
   std::set<void*> registered_;
   std::set<FakeStream*> own_streams_;  // CreateStream's, not yet destroyed
+  std::map<const char*, PoolAllocation> pool_;  // AllocDevice's, by base address
+  // clock_[s][u]: work queued on stream s after this is ordered after stream
+  // u's work up to that number (OrderAfter, transitively).
+  std::map<FakeStream*, std::map<FakeStream*, uint64_t>> clock_;
+  uint64_t order_ = 0;
+  std::vector<std::string> violations_;
 };
 
 // "Device" pointers are those inside the registered arenas.
 class FakeClassifier : public sieve::gpu::PointerClassifier {
  public:
   sieve::gpu::MemoryKind Classify(const void* ptr) const override;
-  void AddArena(const void* base, size_t bytes);
+  int DeviceOf(const void* ptr) const override;
+  void AddArena(const void* base, size_t bytes, int device = 0);
 
  private:
+  struct Arena {
+    size_t bytes;
+    int device;
+  };
+  const Arena* Find(const void* ptr) const;  // REQUIRES: mu_
   mutable std::mutex mu_;
-  std::map<const char*, size_t> arenas_;
+  std::map<const char*, Arena> arenas_;
 };
 
 // Installs a runtime made of the fakes for the life of the object.

@@ -3,6 +3,7 @@ WORLD_SIZE, MASTER_ADDR, MASTER_PORT), the data (scikit-learn's digits, shipped 
 sharded across ranks), the timed training loop with periodic evaluation (evaluation time
 is not on the clock), byte accounting, the time-to-accuracy table and the PNG plot."""
 import argparse
+import importlib
 import json
 import os
 import sys
@@ -26,6 +27,10 @@ def parse(description, **defaults):
     ap.add_argument("--out", default=os.environ.get("SIEVE_EXAMPLE_OUT", "example-out"))
     ap.add_argument("--runs", default="ddp,sieve", help="which runs, in order")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--backend", default=os.environ.get("SIEVE_EXAMPLE_BACKEND", "gloo"),
+                    help="torch.distributed backend: gloo, or sieve (plain DDP then runs on "
+                         "Sieve's all-reduce, SIEVE_TORCH_ALLREDUCE says which, and the Sieve "
+                         "hooks queue on the backend's completion thread)")
     ap.add_argument("--clip", type=float, default=defaults.get("clip", 0.0),
                     help="clip the (already averaged) gradient norm; 0 = off")
     ap.add_argument("--warm-epochs", type=int, default=defaults.get("warm_epochs", 1),
@@ -36,14 +41,18 @@ def parse(description, **defaults):
 
 
 class Context:
-    """One rank's view: process group (Gloo, for DDP), Sieve communicator, data shard."""
+    """One rank's view: process group (args.backend, for DDP), Sieve communicator (the sieve
+    backend's own, asynchronous, or a blocking one beside Gloo), data shard."""
 
     def __init__(self, args):
         torch.set_num_threads(1)
         self.args = args
         self.rank, self.size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-        dist.init_process_group("gloo")  # env:// (MASTER_ADDR/MASTER_PORT)
-        self.comm = sieve.Comm.from_process_group()
+        if args.backend == "sieve":
+            importlib.import_module("sieve.torch")  # registers the backend
+        dist.init_process_group(args.backend)  # env:// (MASTER_ADDR/MASTER_PORT)
+        sieve_pg = getattr(dist.group.WORLD, "sieve_comm", None)
+        self.comm = sieve_pg or sieve.Comm.from_process_group()
         self.ifname = os.environ.get("SIEVE_SOCKET_IFNAME", "lo")
         from sklearn.datasets import load_digits
         d = load_digits()
@@ -221,5 +230,6 @@ def report(ctx, records, nparams, note=""):
 
 def finish(ctx):
     dist.barrier()
-    ctx.comm.destroy()
+    if getattr(dist.group.WORLD, "sieve_comm", None) is not ctx.comm:
+        ctx.comm.destroy()  # a blocking one of our own; the backend's goes with its group
     dist.destroy_process_group()

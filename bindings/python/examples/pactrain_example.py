@@ -32,8 +32,8 @@ def main():
     for name in args.runs.split(","):
         model = copy.deepcopy(start)
         ddp = torch.nn.parallel.DistributedDataParallel(model)
-        if name != "ddp":
-            masks = pactrain.magnitude_prune(model, args.prune)
+        if name != "ddp":  # "ternary": the ternary hook alone, no pruning
+            masks = pactrain.magnitude_prune(model, args.prune) if name != "ternary" else {}
             state = (hooks.MaskedState(ctx.comm, masks) if name == "masked" else
                      hooks.TernaryState(ctx.comm, seed=args.seed + 1, masks=masks,
                                         error_feedback=True))

@@ -10,6 +10,7 @@ its holders with Sieve's coverage-weighted subnet all-reduce.
 import copy
 
 import torch
+import torch.distributed as dist
 
 import common
 from blocks_model import BlockNet
@@ -26,7 +27,7 @@ def assembled(model, matrix, comm):
         for k, blk in enumerate(full.blocks):
             for p in blk.parameters():
                 p.mul_(float(held[k]))
-                comm.all_reduce(p.data, op="sum")
+                dist.all_reduce(p.data)
                 p.div_(float(cover[k]))
     return full
 

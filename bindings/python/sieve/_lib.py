@@ -7,7 +7,8 @@ pointers, so nothing is copied on the way to the library.
 Where the library is looked for, first hit wins:
   1. $SIEVE_LIBRARY (a path to libsieve.so*),
   2. the build tree beside this source tree: <repo>/build/src/libsieve.so,
-  3. the installed tree relative to an installed package: <prefix>/lib/libsieve.so,
+  3. the installed tree relative to an installed package: the path cmake --install wrote
+     into sieve/_installed.py, else <prefix>/lib/libsieve.so,
   4. the dynamic loader's search path (LD_LIBRARY_PATH, ldconfig): libsieve.so.0.
 """
 import ctypes
@@ -37,6 +38,17 @@ class TernaryParams(ctypes.Structure):
                 ("error_feedback", ctypes.c_int)]
 
 
+class Config(ctypes.Structure):
+    """sieveConfig_t (versioned by size/magic/version; see Config.non_blocking)."""
+    _fields_ = [("size", ctypes.c_size_t), ("magic", ctypes.c_uint), ("version", ctypes.c_uint),
+                ("blocking", ctypes.c_int), ("commName", ctypes.c_char_p)]
+
+    @classmethod
+    def non_blocking(cls, version, name=None):
+        return cls(ctypes.sizeof(cls), 0x53435647, int(version), 0,
+                   name.encode() if name else None)
+
+
 class Segment(ctypes.Structure):
     _fields_ = [("offset", ctypes.c_size_t), ("length", ctypes.c_size_t),
                 ("holders", ctypes.POINTER(ctypes.c_int)), ("nholders", ctypes.c_int)]
@@ -48,7 +60,12 @@ def _candidates():
         return [env]  # explicit: no silent fallback to another copy
     repo = os.path.abspath(os.path.join(_HERE, "..", "..", ".."))
     prefix = os.path.abspath(os.path.join(_HERE, "..", "..", "..", ".."))
-    return [os.path.join(repo, "build", "src", "libsieve.so"),
+    try:
+        from ._installed import LIBRARY_RELATIVE
+        installed = [os.path.normpath(os.path.join(_HERE, LIBRARY_RELATIVE))]
+    except ImportError:  # a source tree or a pip install
+        installed = []
+    return [os.path.join(repo, "build", "src", "libsieve.so")] + installed + [
             os.path.join(prefix, "lib", "libsieve.so"),
             "libsieve.so.0"]
 
@@ -81,6 +98,8 @@ _PROTOS = {
     "sieveGetUniqueId": [ctypes.POINTER(UniqueId)],
     "sieveCommInitRank": [ctypes.POINTER(_P), _I, UniqueId, _I],
     "sieveCommInitFromEnv": [ctypes.POINTER(_P)],
+    "sieveCommInitRankConfig": [ctypes.POINTER(_P), _I, UniqueId, _I, ctypes.POINTER(Config)],
+    "sieveCommWaitAsyncError": [_P, _I, ctypes.POINTER(_I)],
     "sieveUniqueIdToString": [ctypes.POINTER(UniqueId), ctypes.c_char_p, _S],
     "sieveUniqueIdFromString": [ctypes.c_char_p, ctypes.POINTER(UniqueId)],
     "sieveCommSplit": [_P, _I, _I, ctypes.POINTER(_P)],

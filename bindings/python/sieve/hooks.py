@@ -3,24 +3,24 @@
     state = sieve.hooks.MaskedState(comm, masks)       # masks from pactrain.magnitude_prune
     ddp_model.register_comm_hook(state, sieve.hooks.masked_hook)
 
-DDP still needs a process group (Gloo) for its own setup (parameter broadcast, bucket
-rebuild); the gradient buckets go through Sieve's communicator `comm` (for example
-sieve.Comm.from_process_group()), and each hook returns an already completed Future.
+`comm` is one of:
+  * a group of the "sieve" backend (dist.init_process_group("sieve"); pass the group or
+    sieve.async_comm.AsyncComm): each hook queues its bucket's exchange on the communicator's
+    completion thread and returns at once with a Future that thread completes, so bucket k's
+    exchange runs while backward computes bucket k+1 (the backend's own collectives share
+    that queue);
+  * a blocking sieve.Comm (e.g. sieve.Comm.from_process_group() beside Gloo): the exchange
+    runs inside the hook and the Future is already completed.
 Every rank calls the hooks for the same buckets in the same order (DDP guarantees it), so
 per-bucket registrations (masks, layouts) are collective calls made once per bucket and
-again only when DDP rebuilds its buckets.
+again only when DDP rebuilds its buckets; they run where the exchange runs.
 """
 import numpy as np
 import torch
 
+from .async_comm import runner_for
 from .comm import Layout, MASK_STRICT
 from .sdp import holders as _block_holders
-
-
-def _done(buf):
-    fut = torch.futures.Future()
-    fut.set_result(buf)
-    return fut
 
 
 def bucket_params(bucket):
@@ -75,7 +75,8 @@ class MaskedState:
     registered once (collective, policy strict by default: ranks must agree)."""
 
     def __init__(self, comm, masks, policy=MASK_STRICT):
-        self.comm, self.masks, self.policy = comm, masks, policy
+        self.runner = runner_for(comm)
+        self.comm, self.masks, self.policy = self.runner.comm, masks, policy
         self._masks = _PerBucket()
 
     def mask_for(self, bucket):
@@ -89,12 +90,22 @@ def masked_hook(state, bucket):
     """Averages the bucket with the masked all-reduce: only kept gradients travel, pruned
     positions come back exactly 0 (gradient sparsity enforcement)."""
     buf = bucket.buffer()
-    mask = state.mask_for(bucket)
-    if mask is None:
-        state.comm.all_reduce(buf, op="avg")
-    else:
-        state.comm.all_reduce_masked(buf, mask, op="avg")
-    return _done(buf)
+
+    def task(run):
+        mask = _registered(run, lambda: state.mask_for(bucket))
+        if mask is None:
+            run(lambda: state.comm.all_reduce(buf, op="avg"))
+        else:
+            run(lambda: state.comm.all_reduce_masked(buf, mask, op="avg"))
+        return buf
+    return state.runner.submit(task)
+
+
+def _registered(run, make):
+    """make() (a collective registration, or a cache hit) as one call through run."""
+    box = []
+    run(lambda: box.append(make()))
+    return box[0]
 
 
 class TernaryState(MaskedState):
@@ -113,12 +124,15 @@ def ternary_hook(state, bucket):
     """Averages the bucket with the unbiased stochastic ternary all-reduce (over the
     PacTrain mask when the state has masks)."""
     buf = bucket.buffer()
-    mask = state.mask_for(bucket) if state.masks else None
-    state.comm.all_reduce_ternary(buf, op="avg", seed=state.seed, step=state.step,
-                                  block_size=state.block_size, mask=mask,
-                                  error_feedback=state.error_feedback)
-    state.step += 1
-    return _done(buf)
+    step, state.step = state.step, state.step + 1
+
+    def task(run):
+        mask = _registered(run, lambda: state.mask_for(bucket)) if state.masks else None
+        run(lambda: state.comm.all_reduce_ternary(buf, op="avg", seed=state.seed, step=step,
+                                                  block_size=state.block_size, mask=mask,
+                                                  error_feedback=state.error_feedback))
+        return buf
+    return state.runner.submit(task)
 
 
 def _pieces(bucket, assign):
@@ -148,7 +162,8 @@ class SdpState:
     pieces of no block are held by every rank."""
 
     def __init__(self, comm, matrix, blocks, zero_unheld=True):
-        self.comm, self.matrix, self.blocks = comm, np.asarray(matrix), blocks
+        self.runner = runner_for(comm)
+        self.comm, self.matrix, self.blocks = self.runner.comm, np.asarray(matrix), blocks
         self.zero_unheld = zero_unheld
         self._layouts = _PerBucket()
         self._holders = _block_holders(self.matrix)
@@ -176,13 +191,16 @@ def sdp_hook(state, bucket):
     holders exchange it. Segments this rank does not hold get a zero gradient (no update
     to a block this rank does not train) unless zero_unheld=False."""
     buf = bucket.buffer()
-    layout, segs = state.layout_for(bucket)
-    state.comm.all_reduce_subnet(buf, layout)
-    if state.zero_unheld:
-        for off, n, h in segs:
-            if state.comm.rank not in h:
-                buf[off:off + n].zero_()
-    return _done(buf)
+
+    def task(run):
+        layout, segs = _registered(run, lambda: state.layout_for(bucket))
+        run(lambda: state.comm.all_reduce_subnet(buf, layout))
+        if state.zero_unheld:
+            for off, n, h in segs:
+                if state.comm.rank not in h:
+                    buf[off:off + n].zero_()
+        return buf
+    return state.runner.submit(task)
 
 
 class D2ftState:
@@ -192,7 +210,8 @@ class D2ftState:
     (d2ft.bitmaps(ops)[step]: True = the rank ran the full operation on the subnet)."""
 
     def __init__(self, comm, subnets, nsubnets):
-        self.comm, self.subnets, self.nsubnets = comm, subnets, nsubnets
+        self.runner = runner_for(comm)
+        self.comm, self.subnets, self.nsubnets = self.runner.comm, subnets, nsubnets
         self.table = None
         self._layouts = _PerBucket()
 
@@ -221,11 +240,15 @@ def d2ft_hook(state, bucket):
     if table.shape != (state.comm.size, state.nsubnets):
         raise ValueError("d2ft table must be %d x %d" % (state.comm.size, state.nsubnets))
     buf = bucket.buffer()
-    layout, pieces = state.layout_for(bucket)
-    sched = np.stack([[True if s is None else table[r, s] for _, _, s in pieces]
-                      for r in range(state.comm.size)])
-    state.comm.all_reduce_d2ft(buf, layout, sched[state.comm.rank], schedule=sched)
-    for (off, n, _), anyone in zip(pieces, sched.any(0)):
-        if not anyone:
-            buf[off:off + n].zero_()
-    return _done(buf)
+
+    def task(run):
+        layout, pieces = _registered(run, lambda: state.layout_for(bucket))
+        sched = np.stack([[True if s is None else table[r, s] for _, _, s in pieces]
+                          for r in range(state.comm.size)])
+        run(lambda: state.comm.all_reduce_d2ft(buf, layout, sched[state.comm.rank],
+                                               schedule=sched))
+        for (off, n, _), anyone in zip(pieces, sched.any(0)):
+            if not anyone:
+                buf[off:off + n].zero_()
+        return buf
+    return state.runner.submit(task)

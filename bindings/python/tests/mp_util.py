@@ -22,8 +22,9 @@ def _child(fn, rank, n, env, args, q):
         q.put((rank, False, traceback.format_exc()))
 
 
-def run_ranks(n, fn, *args, env=None, timeout=240):
-    """fn(rank, n, *args) on n processes; env: dict or callable(rank) -> dict."""
+def run_ranks(n, fn, *args, env=None, timeout=240, may_exit=()):
+    """fn(rank, n, *args) on n processes; env: dict or callable(rank) -> dict. Ranks in
+    may_exit may end without a result (a test's victim): theirs is then None."""
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
     procs = []
@@ -39,7 +40,11 @@ def run_ranks(n, fn, *args, env=None, timeout=240):
             try:
                 rank, ok, val = q.get(timeout=1)
             except queue.Empty:
-                dead = [r for r, p in enumerate(procs) if p.exitcode not in (None, 0)]
+                for r in may_exit:
+                    if procs[r].exitcode is not None and r not in results and q.empty():
+                        results[r] = None
+                dead = [r for r, p in enumerate(procs)
+                        if p.exitcode not in (None, 0) and r not in may_exit]
                 if dead and q.empty():
                     time.sleep(1)  # a result may still be in flight
                     if q.empty():
