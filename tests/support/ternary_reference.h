@@ -86,6 +86,14 @@ std::vector<std::vector<char>> ExpectedTernaryFeedback(const TernaryCase& c, int
 uint64_t ExpectedBytesSent(size_t count, size_t block, int n, int r, size_t segment_elems,
                            int levels = 1);
 
+// Expected result of the hierarchical ternary all-reduce on 2 ranks per host (every rank's
+// input in `inputs`, rank r on host r / 2): host sums rounded to the type, quantized once per
+// host slice (ternary_reference.cc says how), at `levels` levels (1: ternary).
+std::vector<char> ExpectedHierTernary(const std::vector<std::vector<char>>& inputs,
+                                      sieveDataType_t t, sieveRedOp_t op, size_t count,
+                                      size_t block, uint64_t seed, uint64_t step,
+                                      int levels = 1);
+
 }  // namespace sieve_test
 
 #endif  // SIEVE_TESTS_SUPPORT_TERNARY_REFERENCE_H_
