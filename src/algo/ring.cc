@@ -78,6 +78,14 @@ class Profile {
 
 }  // namespace
 
+size_t RingSegments(const Codec& codec, const std::vector<size_t>& bounds, int n,
+                    const RingOptions& options) {
+  size_t max_bytes = 0;
+  for (int c = 0; c < n; ++c)
+    max_bytes = std::max(max_bytes, codec.WireBytes(bounds[c + 1] - bounds[c], n));
+  return std::max<size_t>(1, (max_bytes + options.segment_bytes - 1) / options.segment_bytes);
+}
+
 class Ring::Run {
  public:
   Run(Channel& channel, Codec& codec, std::vector<size_t> bounds, const RingOptions& options)
@@ -86,10 +94,7 @@ class Ring::Run {
     rank_ = channel.rank();
     rs_steps_ = options.reduce_scatter ? n_ - 1 : 0;
     total_steps_ = rs_steps_ + (options.all_gather ? n_ - 1 : 0);
-    size_t max_bytes = 0;
-    for (int c = 0; c < n_; ++c)
-      max_bytes = std::max(max_bytes, codec.WireBytes(bounds_[c + 1] - bounds_[c], n_));
-    segments_ = std::max<size_t>(1, (max_bytes + opt_.segment_bytes - 1) / opt_.segment_bytes);
+    segments_ = RingSegments(codec, bounds_, n_, opt_);
     // At most `window` segments are in flight; a finished one hands its receive
     // scratch to the next, so scratch stays small enough to stay in cache.
     window_ = std::max<size_t>(2, opt_.inflight_bytes / opt_.segment_bytes);
@@ -129,6 +134,7 @@ class Ring::Run {
     SIEVE_RETURN_IF_ERROR(ch_.Wait(seg->recv));
     prof_.Mark(Profile::kWaitRecv);
     Absorb(*seg);
+    SIEVE_RETURN_IF_ERROR(codec_.status());
     Blockers b = BlockersOf(*seg);
     for (int i = 0; i < b.count; ++i) SIEVE_RETURN_IF_ERROR(ch_.Wait(b.sends[i]));
     prof_.Mark(Profile::kWaitSend);
@@ -227,6 +233,7 @@ class Ring::Run {
     }
     const void* wire = codec_.Encode(sb, se - sb, contributions, scratch);
     prof_.Mark(Profile::kEncode);
+    SIEVE_RETURN_IF_ERROR(codec_.status());
     Status st = ch_.Send(RingNext(rank_, n_), wire, codec_.WireBytes(se - sb, contributions),
                          &seg.sends[k]);
     prof_.Mark(Profile::kPost);

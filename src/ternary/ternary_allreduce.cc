@@ -6,12 +6,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
+#include <memory>
 #include <vector>
 
 #include "algo/ring.h"
 #include "algo/ring_pattern.h"
 #include "ternary/ternary_codec.h"
+#include "ternary/ternary_scales.h"
 #include "algo/tree.h"
 #include "coll/hier.h"
 #include "core/log.h"
@@ -27,23 +28,6 @@ double MsSince(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
-// s_b = max over ranks of max |g| in block b of the `elems` quantized elements
-// (g + e_prev as sent, with error feedback); NaN where any rank's block is not
-// finite. TRACE: the time of the local pass and of the agreement (which waits
-// for the slowest rank's pass too), for finding a call's fixed costs.
-Status AgreeOnScales(Comm& comm, const TernaryArgs& a, const kernels::TernarySource& src,
-                     size_t elems, std::vector<float>* scales) {
-  const Clock::time_point start = Clock::now();
-  scales->assign((elems + a.block - 1) / a.block, 0.0f);
-  kernels::TernaryAbsMax(src, elems, scales->data());
-  const double absmax_ms = MsSince(start);
-  const Clock::time_point agreeing = Clock::now();
-  Status st = TernaryAgreeScales(comm, a, scales->data(), scales->size());
-  SIEVE_TRACE(kLogColl, "ternary scales: abs-max %.2f ms, all-reduce-max of %zu %.2f ms",
-              absmax_ms, scales->size(), MsSince(agreeing));
-  return st;
-}
-
 // Wire bytes of one pipelining segment: as many elements as a dense segment of
 // the same input (SIEVE_SEGMENT_BYTES / element size) would hold, not
 // SIEVE_SEGMENT_BYTES of the ~10x smaller wire. Otherwise a 16 MiB call is one
@@ -51,34 +35,70 @@ Status AgreeOnScales(Comm& comm, const TernaryArgs& a, const kernels::TernarySou
 // chunk while the link idles; this way the per-segment CPU work matches the
 // dense ring's and overlaps the network. The same on every rank (it depends
 // on the config, datatype and size only), so message sizes agree.
-size_t SegmentWireBytes(const Comm& comm, const algo::TernaryCodec& codec, kernels::DType dtype) {
+size_t SegmentWireBytes(const Comm& comm, const algo::Codec& codec, kernels::DType dtype) {
   const size_t elems = std::max<size_t>(1, comm.config().segment_bytes / kernels::DTypeSize(dtype));
   return codec.WireBytes(elems, comm.size());
 }
 
-// The ring or tree (`tree`, plan::ChooseTernaryAllReduce's flat choice).
-Status Exchange(Comm& comm, const TernaryArgs& a, algo::TernaryCodec& codec, size_t elems,
-                bool tree) {
-  const int n = comm.size();
-  uint32_t seq = comm.NextSeq();
+algo::OpFingerprint CallFingerprint(const TernaryArgs& a, bool tree) {
   algo::OpFingerprint fp = TernaryFingerprint(a);
   fp.algo = tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing;
-  algo::Channel ch = comm.MakeChannel(fp, seq);
-  const size_t segment_bytes = SegmentWireBytes(comm, codec, a.base.dtype);
-  const Clock::time_point start = Clock::now();
-  Status data;
-  if (tree) {
-    data = algo::RunTree(ch, codec, elems, segment_bytes);
-  } else {
+  return fp;
+}
+
+}  // namespace
+
+// One flat call on more than one rank: its channel (the fingerprint goes out
+// as it is made), the scale agreement and the ring or tree, all on that one
+// channel, so the call has one fingerprint and one verdict exchange.
+struct TernaryCall {
+  TernaryCall(Comm& comm, const TernaryArgs& a, size_t elems, bool tree_plan)
+      : tree(tree_plan), seq(comm.NextSeq()), ch(comm.MakeChannel(CallFingerprint(a, tree), seq)) {
+    // A view's operation is a step of its communicator's collective (counted there).
+    if (!comm.is_view()) ++comm.stats().collectives;
+    const int n = comm.size();
+    // The codec's wire sizes (no buffers are touched through it).
+    const algo::TernaryCodec sizes(algo::TernaryInput{}, algo::TernaryOutput{}, nullptr, n);
+    segment_bytes = SegmentWireBytes(comm, sizes, a.base.dtype);
+    bounds = tree ? std::vector<size_t>{0, elems} : algo::BalancedSplit(elems, n);
     algo::RingOptions options;
     options.segment_bytes = segment_bytes;
-    data = algo::RunRing(ch, codec, algo::BalancedSplit(elems, n), options);
+    const size_t segments = tree ? 1 : algo::RingSegments(sizes, bounds, n, options);
+    scale_values.assign((elems + a.block - 1) / a.block, 0.0f);
+    scales = std::make_unique<algo::TernaryScales>(
+        ch, algo::CutScalePieces(elems, a.block, bounds, segments), scale_values.data());
   }
+
+  bool tree;
+  uint32_t seq;
+  algo::Channel ch;
+  size_t segment_bytes = 0;
+  std::vector<size_t> bounds;
+  std::vector<float> scale_values;
+  std::unique_ptr<algo::TernaryScales> scales;
+};
+
+namespace {
+
+// The ring or tree on the call's channel, then its one verdict exchange.
+Status Exchange(TernaryCall& call, algo::TernaryCodec& codec) {
+  const Clock::time_point start = Clock::now();
+  Status data;
+  if (call.tree) {
+    data = algo::RunTree(call.ch, codec, call.bounds.back(), call.segment_bytes);
+  } else {
+    algo::RingOptions options;
+    options.segment_bytes = call.segment_bytes;
+    data = algo::RunRing(call.ch, codec, call.bounds, options);
+  }
+  if (data.ok()) data = codec.status();
+  if (data.ok()) data = call.scales->Finish();  // this rank's scale sends
   const double data_ms = MsSince(start);
   const Clock::time_point concluding = Clock::now();
-  Status st = ch.Conclude(data);
-  SIEVE_TRACE(kLogColl, "ternary #%u: %s of %zu segment bytes %.2f ms, agreement %.2f ms", seq,
-              tree ? "tree" : "ring", segment_bytes, data_ms, MsSince(concluding));
+  Status st = call.ch.Conclude(data);
+  SIEVE_TRACE(kLogColl, "ternary #%u: %s of %zu segment bytes %.2f ms, agreement %.2f ms",
+              call.seq, call.tree ? "tree" : "ring", call.segment_bytes, data_ms,
+              MsSince(concluding));
   return st;
 }
 
@@ -100,7 +120,7 @@ kernels::TernarySource SourceOf(Comm& comm, const TernaryArgs& a) {
 // range delivered into a.base.recv (scattered through the mask, if any); or,
 // with `sums_wire`, the final sums packed there in TernaryBits(n) bits instead.
 Status RunCodec(Comm& comm, const TernaryArgs& a, const algo::TernaryInput& input,
-                size_t elems, plan::Algo chosen, void* sums_wire = nullptr) {
+                size_t elems, TernaryCall* call, void* sums_wire = nullptr) {
   const CollArgs& b = a.base;
   const int n = comm.size();
   algo::TernaryOutput output;
@@ -119,7 +139,7 @@ Status RunCodec(Comm& comm, const TernaryArgs& a, const algo::TernaryInput& inpu
     codec.LoadInput(0, elems);
     codec.Deliver(0, elems);
   } else {
-    SIEVE_RETURN_IF_ERROR(Exchange(comm, a, codec, elems, chosen == plan::Algo::kTree));
+    SIEVE_RETURN_IF_ERROR(Exchange(*call, codec));
   }
   // Work keeps every range's final sums after the exchange (algo/codec.h).
   if (sums_wire != nullptr)
@@ -155,38 +175,44 @@ algo::OpFingerprint TernaryFingerprint(const TernaryArgs& a) {
   return fp;
 }
 
-// A NaN scale (non-finite input) must win the max on every rank whatever the
-// order of the hops, which the dense max (a > b ? a : b) does not promise for
-// NaN: it travels as +infinity, which no finite scale exceeds, and comes back.
-Status TernaryAgreeScales(Comm& comm, const TernaryArgs& a, float* scales, size_t nblocks) {
-  if (comm.size() == 1) return Status::OK();
-  const algo::OpFingerprint call = TernaryFingerprint(a);
-  const float inf = std::numeric_limits<float>::infinity();
-  for (size_t b = 0; b < nblocks; ++b)
-    if (!(scales[b] < inf)) scales[b] = inf;  // NaN or +infinity
-  CollArgs max;
-  max.call = &call;
-  max.send = scales;
-  max.recv = scales;
-  max.count = nblocks;
-  max.dtype = kernels::DType::kFloat32;
-  max.op = kernels::RedOp::kMax;
-  Status st = AllReduce(comm, max);
-  for (size_t b = 0; b < nblocks; ++b)
-    if (!(scales[b] < inf)) scales[b] = std::numeric_limits<float>::quiet_NaN();
-  return st;
+namespace {
+
+// The flat plan (`chosen`: ring or tree) of `elems` quantized elements; null on one rank.
+std::shared_ptr<TernaryCall> OpenCall(Comm& comm, const TernaryArgs& a, size_t elems,
+                                      plan::Algo chosen) {
+  if (comm.size() == 1) return nullptr;
+  return std::make_shared<TernaryCall>(comm, a, elems, chosen == plan::Algo::kTree);
 }
 
-Status TernaryAllReduceQuantized(Comm& comm, const TernaryArgs& a, const float* scales,
-                                 const void* wire, void* sums_wire) {
+}  // namespace
+
+Status TernaryAgreeScales(Comm& comm, const TernaryArgs& a, float* scales, size_t nblocks,
+                          std::shared_ptr<TernaryCall>* call) {
+  const plan::Algo chosen =
+      plan::ChooseTernaryAllReduce(comm, a.base.count, "codes quantized on the device").algo;
+  *call = OpenCall(comm, a, a.base.count, chosen);
+  if (*call == nullptr) return Status::OK();
+  TernaryCall& c = **call;
+  if (nblocks != c.scale_values.size())
+    return c.ch.Conclude(Status::Internal(StrFormat(
+        "ternary scales: %zu blocks where %zu were expected", nblocks, c.scale_values.size())));
+  std::copy(scales, scales + nblocks, c.scale_values.begin());
+  Status st = c.scales->StartComputed();
+  if (st.ok()) st = c.scales->Finish();
+  if (!st.ok()) return c.ch.Conclude(st);  // no exchange follows: every peer hears it failed
+  std::copy(c.scale_values.begin(), c.scale_values.end(), scales);
+  return Status::OK();
+}
+
+Status TernaryAllReduceQuantized(Comm& comm, const TernaryArgs& a, TernaryCall* call,
+                                 const float* scales, const void* wire, void* sums_wire) {
   algo::TernaryInput input;
   input.src = SourceOf(comm, a);
   input.src.scales = scales;
   input.quantized = wire;  // the codec reads the 2-bit codes range by range
-  const plan::Algo chosen =
-      plan::ChooseTernaryAllReduce(comm, a.base.count, "codes quantized on the device")
-          .algo;
-  return RunCodec(comm, a, input, a.base.count, chosen, sums_wire);
+  if (comm.size() > 1 && call == nullptr)
+    return Status::Internal("ternary allreduce: the scales were not agreed");
+  return RunCodec(comm, a, input, a.base.count, call, sums_wire);
 }
 
 Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
@@ -201,12 +227,26 @@ Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
   if (chosen == plan::Algo::kHier) return HierTernary(comm, a);
   // Two passes over the input: the abs-max, then the codec's quantization
   // (with the gather through the mask and the error feedback fused into it).
+  // On several ranks the abs-max goes out piece by piece and the ring starts
+  // on the first pieces agreed (ternary_scales.h).
   algo::TernaryInput input;
   input.src = SourceOf(comm, a);
-  std::vector<float> scales;
-  SIEVE_RETURN_IF_ERROR(AgreeOnScales(comm, a, input.src, elems, &scales));
-  input.src.scales = scales.data();
-  return RunCodec(comm, a, input, elems, chosen);
+  std::shared_ptr<TernaryCall> call = OpenCall(comm, a, elems, chosen);
+  std::vector<float> local;
+  const Clock::time_point start = Clock::now();
+  if (call == nullptr) {
+    local.assign((elems + a.block - 1) / a.block, 0.0f);
+    kernels::TernaryAbsMax(input.src, elems, local.data());
+    input.src.scales = local.data();
+  } else {
+    Status st = call->scales->Start(input.src);
+    if (!st.ok()) return call->ch.Conclude(st);
+    input.src.scales = call->scale_values.data();
+    input.pending_scales = call->scales.get();
+  }
+  SIEVE_TRACE(kLogColl, "ternary scales: abs-max of %zu blocks, sent in pieces, %.2f ms",
+              (elems + a.block - 1) / a.block, MsSince(start));
+  return RunCodec(comm, a, input, elems, call.get());
 }
 
 }  // namespace sieve::coll
