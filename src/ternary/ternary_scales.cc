@@ -5,6 +5,8 @@
 #include <limits>
 
 #include "algo/ring_pattern.h"
+#include "core/clock.h"
+#include "core/log.h"
 
 namespace sieve::algo {
 
@@ -62,7 +64,10 @@ ScalePieces CutScalePieces(size_t elems, size_t block, const std::vector<size_t>
 }
 
 TernaryScales::TernaryScales(Channel& ch, ScalePieces pieces, float* scales)
-    : ch_(ch), pieces_(std::move(pieces)), scales_(scales) {}
+    : ch_(ch),
+      pieces_(std::move(pieces)),
+      scales_(scales),
+      trace_(LogEnabled(LogLevel::kTrace, kLogColl)) {}
 
 Status TernaryScales::Start(const kernels::TernarySource& src) { return Post(&src); }
 
@@ -108,8 +113,10 @@ Status TernaryScales::Post(const kernels::TernarySource* src) {
 
 Status TernaryScales::Agree(size_t p) {
   const int n = ch_.size(), me = ch_.rank();
+  const double start = trace_ ? MonotonicSeconds() : 0.0;
   for (int peer = 0; peer < n; ++peer)
     if (peer != me) SIEVE_RETURN_IF_ERROR(ch_.Wait(recv_handles_[p][peer]));
+  if (trace_) waited_ms_ += (MonotonicSeconds() - start) * 1e3;
   size_t i = 0;
   for (const auto& run : pieces_.runs[p]) {
     for (size_t k = run.first; k < run.second; ++k, ++i) {
@@ -138,6 +145,8 @@ Status TernaryScales::Finish() {
   for (size_t p = 0; p < send_handles_.size() && status_.ok(); ++p)
     for (int peer = 0; peer < ch_.size() && status_.ok(); ++peer)
       if (peer != ch_.rank()) status_ = ch_.Wait(send_handles_[p][peer]);
+  SIEVE_TRACE(kLogColl, "%s: scales in %zu pieces, %.2f ms waiting for peers' pieces",
+              ch_.name().c_str(), pieces_.runs.size(), waited_ms_);
   return status_;
 }
 

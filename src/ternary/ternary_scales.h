@@ -77,6 +77,8 @@ class TernaryScales : public ScaleSource {
   std::vector<std::vector<Channel::Handle>> recv_handles_, send_handles_;
   size_t agreed_ = 0;  // pieces 0 .. agreed_-1 hold the agreed scales
   Status status_;
+  bool trace_;             // SIEVE_DEBUG=TRACE (COLL): time the waits for pieces
+  double waited_ms_ = 0;
 };
 
 }  // namespace sieve::algo
