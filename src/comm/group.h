@@ -31,6 +31,9 @@ void GroupStart();
 // communicator is refused.
 Status GroupEnd();
 bool InGroup();
+// A call the open group would have queued failed (`message` says which and
+// why): sieveGroupEnd then runs none of the group's calls and reports it.
+void FailGroup(const std::string& message);
 
 // Runs `op` now, or queues it when inside a group (device-buffer work: `op`
 // only enqueues, so it runs on the caller's thread even when non-blocking).

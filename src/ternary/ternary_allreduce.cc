@@ -9,14 +9,15 @@
 #include <memory>
 #include <vector>
 
+#include "algo/allreduce.h"
 #include "algo/ring.h"
 #include "algo/ring_pattern.h"
-#include "ternary/ternary_codec.h"
-#include "ternary/ternary_scales.h"
-#include "algo/tree.h"
 #include "coll/hier.h"
 #include "core/log.h"
 #include "plan/algo_choice.h"
+#include "plan/link_probe.h"
+#include "ternary/ternary_codec.h"
+#include "ternary/ternary_scales.h"
 
 namespace sieve::coll {
 
@@ -40,64 +41,83 @@ size_t SegmentWireBytes(const Comm& comm, const algo::Codec& codec, kernels::DTy
   return codec.WireBytes(elems, comm.size());
 }
 
-algo::OpFingerprint CallFingerprint(const TernaryArgs& a, bool tree) {
+algo::OpFingerprint CallFingerprint(const TernaryArgs& a, algo::OpAlgo run) {
   algo::OpFingerprint fp = TernaryFingerprint(a);
-  fp.algo = tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing;
+  fp.algo = run;
   return fp;
+}
+
+// The codec's wire sizes (no buffers are touched through it).
+algo::TernaryCodec SizesOnly(int n) {
+  return algo::TernaryCodec(algo::TernaryInput{}, algo::TernaryOutput{}, nullptr, n);
+}
+
+// Where the scales go with the data (plan::ScalesInOneExchange: their copies to
+// every rank stay small); else the dense all-reduce-max runs first, on its own.
+bool ScalesWithTheData(const Comm& comm, size_t elems, size_t block) {
+  const size_t nblocks = (elems + block - 1) / block;
+  return plan::ScalesInOneExchange(comm.size(), nblocks * sizeof(float), plan::LinkOf(comm));
 }
 
 }  // namespace
 
 // One flat call on more than one rank: its channel (the fingerprint goes out
-// as it is made), the scale agreement and the ring or tree, all on that one
-// channel, so the call has one fingerprint and one verdict exchange.
+// as it is made) and the ring, tree or direct exchange on it; with
+// `pipelined_scales`, the scale agreement too (ternary_scales.h), so the call
+// has one fingerprint and one verdict exchange.
 struct TernaryCall {
-  TernaryCall(Comm& comm, const TernaryArgs& a, size_t elems, bool tree_plan)
-      : tree(tree_plan), seq(comm.NextSeq()), ch(comm.MakeChannel(CallFingerprint(a, tree), seq)) {
+  TernaryCall(Comm& comm, const TernaryArgs& a, size_t elems, plan::Algo chosen,
+              bool pipelined_scales)
+      : elems(elems),
+        run(plan::FlatRun(comm, chosen, SegmentWireBytes(comm, SizesOnly(comm.size()),
+                                                          a.base.dtype))),
+        seq(comm.NextSeq()),
+        ch(comm.MakeChannel(CallFingerprint(a, run.algo), seq)) {
     // A view's operation is a step of its communicator's collective (counted there).
     if (!comm.is_view()) ++comm.stats().collectives;
+    if (!pipelined_scales) return;
     const int n = comm.size();
-    // The codec's wire sizes (no buffers are touched through it).
-    const algo::TernaryCodec sizes(algo::TernaryInput{}, algo::TernaryOutput{}, nullptr, n);
-    segment_bytes = SegmentWireBytes(comm, sizes, a.base.dtype);
-    bounds = tree ? std::vector<size_t>{0, elems} : algo::BalancedSplit(elems, n);
-    algo::RingOptions options;
-    options.segment_bytes = segment_bytes;
-    const size_t segments = tree ? 1 : algo::RingSegments(sizes, bounds, n, options);
+    // The pieces follow the ring's segments; the tree and the direct exchange
+    // take every scale before their first range.
+    size_t segments = 1;
+    const std::vector<size_t> bounds = algo::BalancedSplit(elems, n);
+    if (run.algo == algo::OpAlgo::kRing) {
+      algo::RingOptions options;
+      options.segment_bytes = run.segment_bytes;
+      options.inflight_bytes = run.inflight_bytes;
+      segments = algo::RingSegments(SizesOnly(n), bounds, n, options);
+    }
     scale_values.assign((elems + a.block - 1) / a.block, 0.0f);
     scales = std::make_unique<algo::TernaryScales>(
         ch, algo::CutScalePieces(elems, a.block, bounds, segments), scale_values.data());
+    if (comm.FirstUse("ternary scales", scale_values.size() * sizeof(float)))
+      SIEVE_INFO(kLogColl,
+                 "ternary scales (%zu blocks) on %d ranks: to every rank in %zu pieces on the "
+                 "call's channel, pipelined with its %s",
+                 scale_values.size(), n, segments, algo::OpAlgoName(run.algo));
   }
 
-  bool tree;
+  size_t elems;
+  algo::AllReduceRun run;
   uint32_t seq;
   algo::Channel ch;
-  size_t segment_bytes = 0;
-  std::vector<size_t> bounds;
   std::vector<float> scale_values;
-  std::unique_ptr<algo::TernaryScales> scales;
+  std::unique_ptr<algo::TernaryScales> scales;  // null: agreed before the call
 };
 
 namespace {
 
-// The ring or tree on the call's channel, then its one verdict exchange.
+// The ring, tree or direct exchange on the call's channel, then its one verdict exchange.
 Status Exchange(TernaryCall& call, algo::TernaryCodec& codec) {
   const Clock::time_point start = Clock::now();
-  Status data;
-  if (call.tree) {
-    data = algo::RunTree(call.ch, codec, call.bounds.back(), call.segment_bytes);
-  } else {
-    algo::RingOptions options;
-    options.segment_bytes = call.segment_bytes;
-    data = algo::RunRing(call.ch, codec, call.bounds, options);
-  }
+  Status data = algo::RunAllReduce(call.ch, codec, call.elems, call.run);
   if (data.ok()) data = codec.status();
-  if (data.ok()) data = call.scales->Finish();  // this rank's scale sends
+  if (data.ok() && call.scales != nullptr) data = call.scales->Finish();  // our scale sends
   const double data_ms = MsSince(start);
   const Clock::time_point concluding = Clock::now();
   Status st = call.ch.Conclude(data);
   SIEVE_TRACE(kLogColl, "ternary #%u: %s of %zu segment bytes %.2f ms, agreement %.2f ms",
-              call.seq, call.tree ? "tree" : "ring", call.segment_bytes, data_ms,
+              call.seq, algo::OpAlgoName(call.run.algo), call.run.segment_bytes, data_ms,
               MsSince(concluding));
   return st;
 }
@@ -116,7 +136,7 @@ kernels::TernarySource SourceOf(Comm& comm, const TernaryArgs& a) {
   return src;
 }
 
-// The ring or tree (`chosen`) over `elems` quantized elements of `input`, each
+// The call's exchange over `elems` quantized elements of `input`, each
 // range delivered into a.base.recv (scattered through the mask, if any); or,
 // with `sums_wire`, the final sums packed there in TernaryBits(n) bits instead.
 Status RunCodec(Comm& comm, const TernaryArgs& a, const algo::TernaryInput& input,
@@ -177,11 +197,33 @@ algo::OpFingerprint TernaryFingerprint(const TernaryArgs& a) {
 
 namespace {
 
-// The flat plan (`chosen`: ring or tree) of `elems` quantized elements; null on one rank.
+// The flat plan (`chosen`) of `elems` quantized elements; null on one rank.
 std::shared_ptr<TernaryCall> OpenCall(Comm& comm, const TernaryArgs& a, size_t elems,
-                                      plan::Algo chosen) {
+                                      plan::Algo chosen, bool pipelined_scales) {
   if (comm.size() == 1) return nullptr;
-  return std::make_shared<TernaryCall>(comm, a, elems, chosen == plan::Algo::kTree);
+  return std::make_shared<TernaryCall>(comm, a, elems, chosen, pipelined_scales);
+}
+
+// The scales as a dense all-reduce-max of their own, before the call. A NaN
+// scale (non-finite input) must win the max on every rank whatever the order
+// of the hops, which the dense max (a > b ? a : b) does not promise for NaN:
+// it travels as +infinity, which no finite scale exceeds, and comes back.
+Status AllReduceScalesMax(Comm& comm, const TernaryArgs& a, float* scales, size_t nblocks) {
+  const algo::OpFingerprint call = TernaryFingerprint(a);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (size_t b = 0; b < nblocks; ++b)
+    if (!(scales[b] < inf)) scales[b] = inf;  // NaN or +infinity
+  CollArgs max;
+  max.call = &call;
+  max.send = scales;
+  max.recv = scales;
+  max.count = nblocks;
+  max.dtype = kernels::DType::kFloat32;
+  max.op = kernels::RedOp::kMax;
+  Status st = AllReduce(comm, max);
+  for (size_t b = 0; b < nblocks; ++b)
+    if (!(scales[b] < inf)) scales[b] = std::numeric_limits<float>::quiet_NaN();
+  return st;
 }
 
 }  // namespace
@@ -190,8 +232,11 @@ Status TernaryAgreeScales(Comm& comm, const TernaryArgs& a, float* scales, size_
                           std::shared_ptr<TernaryCall>* call) {
   const plan::Algo chosen =
       plan::ChooseTernaryAllReduce(comm, a.base.count, "codes quantized on the device").algo;
-  *call = OpenCall(comm, a, a.base.count, chosen);
-  if (*call == nullptr) return Status::OK();
+  if (comm.size() == 1) return Status::OK();
+  const bool pipelined = ScalesWithTheData(comm, a.base.count, a.block);
+  if (!pipelined) SIEVE_RETURN_IF_ERROR(AllReduceScalesMax(comm, a, scales, nblocks));
+  *call = OpenCall(comm, a, a.base.count, chosen, pipelined);
+  if (!pipelined) return Status::OK();
   TernaryCall& c = **call;
   if (nblocks != c.scale_values.size())
     return c.ch.Conclude(Status::Internal(StrFormat(
@@ -227,25 +272,29 @@ Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
   if (chosen == plan::Algo::kHier) return HierTernary(comm, a);
   // Two passes over the input: the abs-max, then the codec's quantization
   // (with the gather through the mask and the error feedback fused into it).
-  // On several ranks the abs-max goes out piece by piece and the ring starts
-  // on the first pieces agreed (ternary_scales.h).
+  // With the scales pipelined, the abs-max goes out piece by piece and the
+  // ring starts on the first pieces agreed (ternary_scales.h).
   algo::TernaryInput input;
   input.src = SourceOf(comm, a);
-  std::shared_ptr<TernaryCall> call = OpenCall(comm, a, elems, chosen);
+  const bool pipelined = comm.size() > 1 && ScalesWithTheData(comm, elems, a.block);
   std::vector<float> local;
   const Clock::time_point start = Clock::now();
-  if (call == nullptr) {
+  if (!pipelined) {
     local.assign((elems + a.block - 1) / a.block, 0.0f);
     kernels::TernaryAbsMax(input.src, elems, local.data());
     input.src.scales = local.data();
-  } else {
+    if (comm.size() > 1) SIEVE_RETURN_IF_ERROR(AllReduceScalesMax(comm, a, local.data(), local.size()));
+  }
+  std::shared_ptr<TernaryCall> call = OpenCall(comm, a, elems, chosen, pipelined);
+  if (pipelined) {
     Status st = call->scales->Start(input.src);
     if (!st.ok()) return call->ch.Conclude(st);
     input.src.scales = call->scale_values.data();
     input.pending_scales = call->scales.get();
   }
-  SIEVE_TRACE(kLogColl, "ternary scales: abs-max of %zu blocks, sent in pieces, %.2f ms",
-              (elems + a.block - 1) / a.block, MsSince(start));
+  SIEVE_TRACE(kLogColl, "ternary scales: abs-max of %zu blocks%s, %.2f ms",
+              (elems + a.block - 1) / a.block,
+              pipelined ? ", sent in pieces" : " and their all-reduce-max", MsSince(start));
   return RunCodec(comm, a, input, elems, call.get());
 }
 
