@@ -133,8 +133,19 @@ Comm::~Comm() {
              static_cast<unsigned long long>(stats_.mask_mismatches),
              static_cast<unsigned long long>(stats_.subnet_collectives));
   // After an abort or a failure peers may be gone: close without waiting on them.
-  bool force = abort_.load() || AsyncError() != Code::kOk;
+  bool force = abort_.load() || revoked_.load() || AsyncError() != Code::kOk;
   if (transport_) transport_->Shutdown(force ? 0.5 : 2.0, force);
+}
+
+void Comm::BeginRevoke() {
+  root_->revoked_.store(true);
+  root_->abort_.store(true);
+}
+
+void Comm::EndRevoke() {
+  // The progress engine's queued device work sees the abort flag and is released, not run.
+  root_->gpu_state_.reset();
+  root_->abort_.store(false);
 }
 
 transport::WaitOptions Comm::WaitOptions() const {
