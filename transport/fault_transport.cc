@@ -104,11 +104,11 @@ Status ParseFaultRules(const std::string& text, int rank, std::vector<FaultRule>
   return Status::OK();
 }
 
-FaultTransport::FaultTransport(Transport* inner, std::vector<FaultRule> rules)
-    : inner_(inner),
+FaultTransport::FaultTransport(std::unique_ptr<Transport> inner, std::vector<FaultRule> rules)
+    : inner_(std::move(inner)),
       rules_(std::move(rules)),
-      contacted_(inner->size(), false),
-      failed_peers_(inner->size()) {
+      contacted_(inner_->size(), false),
+      failed_peers_(inner_->size()) {
   for (const FaultRule& r : rules_)
     SIEVE_WARN("SIEVE_FAULT active: %s #%llu%s of >= %zu bytes -> %s", kOnNames[r.on],
                static_cast<unsigned long long>(r.nth), r.count == 1 ? "" : " and later",
@@ -116,6 +116,10 @@ FaultTransport::FaultTransport(Transport* inner, std::vector<FaultRule> rules)
 }
 
 FaultTransport::~FaultTransport() = default;
+
+Status FaultTransport::SetPeers(std::vector<PeerAddress> peers) {
+  return inner_->SetPeers(std::move(peers));
+}
 
 FaultRule* FaultTransport::Match(FaultRule::On on, int peer, size_t bytes) {
   for (FaultRule& r : rules_) {
@@ -128,13 +132,13 @@ FaultRule* FaultTransport::Match(FaultRule::On on, int peer, size_t bytes) {
 }
 
 Status FaultTransport::Post(bool is_send, int peer, uint64_t tag, void* buf, size_t bytes,
-                            Request* req) {
-  return is_send ? inner_->Isend(peer, tag, buf, bytes, req)
-                 : inner_->Irecv(peer, tag, buf, bytes, req);
+                            MemoryType type, Request* req) {
+  return is_send ? inner_->Isend(peer, tag, buf, bytes, type, req)
+                 : inner_->Irecv(peer, tag, buf, bytes, type, req);
 }
 
 Status FaultTransport::Apply(FaultRule& rule, bool is_send, int peer, uint64_t tag, void* buf,
-                             size_t bytes, Request* req) {
+                             size_t bytes, MemoryType type, Request* req) {
   const char* what = is_send ? "send to" : "receive from";
   SIEVE_WARN("SIEVE_FAULT: %s %s rank %d (%zu bytes, %s #%llu)", kDoNames[rule.action], what,
              peer, bytes, kOnNames[rule.on], static_cast<unsigned long long>(rule.seen));
@@ -156,29 +160,36 @@ Status FaultTransport::Apply(FaultRule& rule, bool is_send, int peer, uint64_t t
         ++own_completions_;
       } else {  // never completes
         req->state = Request::kPending;
-        held_.push_back({false, peer, tag, buf, bytes, req,
+        held_.push_back({false, peer, tag, buf, bytes, type, req,
                          std::numeric_limits<double>::infinity()});
       }
       return Status::OK();
     case FaultRule::kTruncate:
-      return Post(is_send, peer, tag, buf, bytes / 2, req);
+      return Post(is_send, peer, tag, buf, bytes / 2, type, req);
     case FaultRule::kCorrupt: {
-      if (!is_send || bytes == 0) return Post(is_send, peer, tag, buf, bytes, req);
+      if (!is_send || bytes == 0) return Post(is_send, peer, tag, buf, bytes, type, req);
+      if (type == MemoryType::kDevice) {  // the host cannot copy it here (no device runtime)
+        req->state = Request::kFailed;
+        req->error = "injected fault (SIEVE_FAULT): corrupt on device memory fails the send";
+        return Status::RemoteError(StrFormat("%s rank %d failed: %s", what, peer,
+                                             req->error.c_str()));
+      }
       auto copy = std::make_unique<std::vector<char>>(static_cast<char*>(buf),
                                                       static_cast<char*>(buf) + bytes);
       (*copy)[rule.byte % bytes] ^= 0x5a;
       void* data = copy->data();
       corrupted_.push_back(std::move(copy));
-      return Post(true, peer, tag, data, bytes, req);
+      return Post(true, peer, tag, data, bytes, MemoryType::kHost, req);
     }
     case FaultRule::kDelay:
       req->state = Request::kPending;
-      held_.push_back({is_send, peer, tag, buf, bytes, req, MonotonicSeconds() + rule.delay_s});
+      held_.push_back(
+          {is_send, peer, tag, buf, bytes, type, req, MonotonicSeconds() + rule.delay_s});
       return Status::OK();
     case FaultRule::kStop:
       std::fflush(nullptr);
       raise(SIGSTOP);
-      return Post(is_send, peer, tag, buf, bytes, req);
+      return Post(is_send, peer, tag, buf, bytes, type, req);
     case FaultRule::kKill:
       std::fflush(nullptr);
       raise(SIGKILL);
@@ -196,7 +207,7 @@ Status FaultTransport::Apply(FaultRule& rule, bool is_send, int peer, uint64_t t
 }
 
 Status FaultTransport::Isend(int peer, uint64_t tag, const void* buf, size_t bytes,
-                             Request* req) {
+                             MemoryType type, Request* req) {
   void* data = const_cast<void*>(buf);
   if (!failed_peers_[peer].empty()) {
     *req = Request();
@@ -208,17 +219,18 @@ Status FaultTransport::Isend(int peer, uint64_t tag, const void* buf, size_t byt
   if (!contacted_[peer]) {
     contacted_[peer] = true;
     if (FaultRule* r = Match(FaultRule::kConnect, peer, bytes))
-      return Apply(*r, true, peer, tag, data, bytes, req);
+      return Apply(*r, true, peer, tag, data, bytes, type, req);
   }
   if (FaultRule* r = Match(FaultRule::kSend, peer, bytes))
-    return Apply(*r, true, peer, tag, data, bytes, req);
-  return inner_->Isend(peer, tag, buf, bytes, req);
+    return Apply(*r, true, peer, tag, data, bytes, type, req);
+  return inner_->Isend(peer, tag, buf, bytes, type, req);
 }
 
-Status FaultTransport::Irecv(int peer, uint64_t tag, void* buf, size_t bytes, Request* req) {
+Status FaultTransport::Irecv(int peer, uint64_t tag, void* buf, size_t bytes, MemoryType type,
+                             Request* req) {
   if (FaultRule* r = Match(FaultRule::kRecv, peer, bytes))
-    return Apply(*r, false, peer, tag, buf, bytes, req);
-  return inner_->Irecv(peer, tag, buf, bytes, req);
+    return Apply(*r, false, peer, tag, buf, bytes, type, req);
+  return inner_->Irecv(peer, tag, buf, bytes, type, req);
 }
 
 bool FaultTransport::Progress() {
@@ -231,7 +243,7 @@ bool FaultTransport::Progress() {
     }
     Held h = held_[i];
     held_.erase(held_.begin() + static_cast<std::ptrdiff_t>(i));
-    Status st = Post(h.is_send, h.peer, h.tag, h.buf, h.bytes, h.req);
+    Status st = Post(h.is_send, h.peer, h.tag, h.buf, h.bytes, h.type, h.req);
     if (!st.ok() && h.req->state == Request::kPending) {
       h.req->state = Request::kFailed;
       h.req->error = st.message();

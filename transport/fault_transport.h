@@ -1,4 +1,5 @@
-// Fault injection for tests: a Transport that wraps the real one and, by the
+// Fault injection for tests: a Transport that wraps the real one (a decorator
+// over any transport of the factory) and, by the
 // rules of SIEVE_FAULT, fails, drops, truncates, corrupts or delays the k-th
 // send/receive/connect, or kills/stops this process at that point, so that
 // every error path of the layers above is reached by a real test.
@@ -13,7 +14,8 @@
 //   min=B    only operations of at least B bytes (to skip control messages)
 //   size=B   only operations of exactly B bytes
 //   ms=D     delay: hold the operation D milliseconds before posting it
-//   byte=O   corrupt: flip the byte at offset O (mod the message size)
+//   byte=O   corrupt: flip the byte at offset O (mod the message size); a
+//            send from device memory cannot be corrupted here and fails instead
 // Example: SIEVE_FAULT="rank=2,on=send,min=4096,nth=40,do=kill".
 #ifndef SIEVE_TRANSPORT_FAULT_TRANSPORT_H_
 #define SIEVE_TRANSPORT_FAULT_TRANSPORT_H_
@@ -50,14 +52,18 @@ Status ParseFaultRules(const std::string& text, int rank, std::vector<FaultRule>
 
 class FaultTransport : public Transport {
  public:
-  // `inner` must outlive this object.
-  FaultTransport(Transport* inner, std::vector<FaultRule> rules);
+  FaultTransport(std::unique_ptr<Transport> inner, std::vector<FaultRule> rules);
   ~FaultTransport() override;
 
   int rank() const override { return inner_->rank(); }
   int size() const override { return inner_->size(); }
-  Status Isend(int peer, uint64_t tag, const void* buf, size_t bytes, Request* req) override;
-  Status Irecv(int peer, uint64_t tag, void* buf, size_t bytes, Request* req) override;
+  const std::string& LocalAddress() const override { return inner_->LocalAddress(); }
+  Status SetPeers(std::vector<PeerAddress> peers) override;
+  void Shutdown(double timeout_s, bool force) override { inner_->Shutdown(timeout_s, force); }
+  Status Isend(int peer, uint64_t tag, const void* buf, size_t bytes, MemoryType type,
+               Request* req) override;
+  Status Irecv(int peer, uint64_t tag, void* buf, size_t bytes, MemoryType type,
+               Request* req) override;
   bool Progress() override;
   // The inner transport's wait, cut short when a held operation falls due.
   void WaitForEvents(double timeout_s) override;
@@ -71,6 +77,7 @@ class FaultTransport : public Transport {
   // The inner transport's: injecting faults must not change the device path.
   bool SupportsCudaMemory() const override { return inner_->SupportsCudaMemory(); }
   std::string Describe() const override;
+  PeerRoute DescribePeer(int peer) override { return inner_->DescribePeer(peer); }
 
  private:
   // An operation held back by a delay rule until `due`.
@@ -80,16 +87,18 @@ class FaultTransport : public Transport {
     uint64_t tag;
     void* buf;
     size_t bytes;
+    MemoryType type;
     Request* req;
     double due;
   };
   // The first rule that fires for this operation, or nullptr.
   FaultRule* Match(FaultRule::On on, int peer, size_t bytes);
   Status Apply(FaultRule& rule, bool is_send, int peer, uint64_t tag, void* buf, size_t bytes,
-               Request* req);
-  Status Post(bool is_send, int peer, uint64_t tag, void* buf, size_t bytes, Request* req);
+               MemoryType type, Request* req);
+  Status Post(bool is_send, int peer, uint64_t tag, void* buf, size_t bytes, MemoryType type,
+              Request* req);
 
-  Transport* inner_;
+  std::unique_ptr<Transport> inner_;
   std::vector<FaultRule> rules_;
   std::vector<bool> contacted_;          // peers already connected (for on=connect)
   std::vector<std::string> failed_peers_;  // injected connect failures

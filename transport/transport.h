@@ -1,6 +1,7 @@
 // The transport interface algorithms are written against: non-blocking tagged
-// send/recv of byte ranges to a rank, and progress. Implementations (UCX) live
-// below this folder; nothing above it includes UCX.
+// send/recv of byte ranges to a rank, and progress. Implementations live below
+// this folder (ucx/, loopback/; the fault-injection decorator) and are chosen
+// by transport/factory.h; nothing above it includes UCX.
 #ifndef SIEVE_TRANSPORT_TRANSPORT_H_
 #define SIEVE_TRANSPORT_TRANSPORT_H_
 
@@ -9,10 +10,21 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 
 namespace sieve::transport {
+
+// Where a send's or receive's buffer lives. The caller always knows (host
+// calls and staging use host memory; the direct path hands the caller's device
+// buffers and device scratch), so a transport never has to guess. kDevice is
+// CUDA memory of any kind the driver reports as device memory: plain device
+// allocations and managed (unified) memory alike (gpu/memory_kind.h).
+enum class MemoryType : uint8_t { kHost, kDevice };
+inline const char* MemoryTypeName(MemoryType type) {
+  return type == MemoryType::kDevice ? "device" : "host";
+}
 
 // One posted operation. The caller owns it and keeps its address stable until
 // it is done (or cancelled); the transport writes `state` from its callbacks.
@@ -30,6 +42,24 @@ struct Request {
   void* impl = nullptr;       // transport-private handle while pending
 };
 
+// One rank's address as the bootstrap exchanged it (index = rank).
+struct PeerAddress {
+  std::string address;  // the peer transport's LocalAddress()
+  // Same host as this rank; `pid` then names its process, so a transport
+  // whose links do not report peer failure can check its liveness.
+  bool same_host = false;
+  int pid = 0;
+};
+
+// How a peer is reached, for INFO logs.
+struct PeerRoute {
+  std::string lanes;           // "posix/memory,cma/memory", "tcp/eth0", "loopback"; "" if unknown
+  bool shared_memory = false;  // through memory shared on this host (no NIC)
+};
+
+// Lifecycle: a factory (transport/factory.h) creates the transport; its
+// LocalAddress() goes to every rank through the bootstrap; SetPeers() gets
+// every rank's; then operations; Shutdown() (or destruction) ends it.
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -37,11 +67,26 @@ class Transport {
   virtual int rank() const = 0;
   virtual int size() const = 0;
 
-  // Posts a send of `bytes` at `buf` to `peer` with `tag`. The buffer must stay
-  // valid and unchanged until req->state leaves kPending.
-  virtual Status Isend(int peer, uint64_t tag, const void* buf, size_t bytes, Request* req) = 0;
-  // Posts a receive from `peer` with exactly `tag`. A longer message fails the request.
-  virtual Status Irecv(int peer, uint64_t tag, void* buf, size_t bytes, Request* req) = 0;
+  // What the other ranks need to reach this one (opaque bytes; it names the
+  // kind of transport, so ranks that chose different ones fail in SetPeers).
+  virtual const std::string& LocalAddress() const = 0;
+  // Records every rank's address (index = rank, this rank's own included).
+  virtual Status SetPeers(std::vector<PeerAddress> peers) = 0;
+  // Ends the transport: flushes what is in flight (bounded by timeout_s) and
+  // disconnects; with force, disconnects at once (abort, failure). Peers find
+  // this rank failed afterwards (how soon depends on the transport: at once
+  // over the loopback). Idempotent; sends afterwards fail.
+  virtual void Shutdown(double timeout_s, bool force) = 0;
+
+  // Posts a send of `bytes` at `buf`, memory of `type`, to `peer` with `tag`.
+  // The buffer must stay valid and unchanged until req->state leaves kPending.
+  virtual Status Isend(int peer, uint64_t tag, const void* buf, size_t bytes, MemoryType type,
+                       Request* req) = 0;
+  // Posts a receive into `buf` (memory of `type`) from `peer` with exactly
+  // `tag`. A longer message fails the request; a shorter one completes it
+  // with received_bytes < bytes.
+  virtual Status Irecv(int peer, uint64_t tag, void* buf, size_t bytes, MemoryType type,
+                       Request* req) = 0;
   // Makes progress on all posted operations; returns true if anything happened.
   virtual bool Progress() = 0;
   // Sleeps until the transport has something to progress, at most `timeout_s`
@@ -74,6 +119,9 @@ class Transport {
   virtual Notice FailureNotice() = 0;
   // A one-line description of the chosen transports, for INFO logs.
   virtual std::string Describe() const = 0;
+  // How `peer` is reached (connecting it first if needed); empty lanes if it
+  // cannot be connected.
+  virtual PeerRoute DescribePeer(int peer) = 0;
   // Whether the transport can send from and receive into CUDA device memory.
   virtual bool SupportsCudaMemory() const { return false; }
 };

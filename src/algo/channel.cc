@@ -13,10 +13,12 @@ using transport::Request;
 
 Channel::Channel(transport::Transport* transport, uint32_t seq, std::string name,
                  transport::WaitOptions wait, Traffic* traffic, Counters* p2p_counters,
-                 const OpControl* control, std::vector<int> members)
+                 const OpControl* control, std::vector<int> members,
+                 transport::MemoryType memory)
     : transport_(transport),
       seq_(seq),
       p2p_(p2p_counters != nullptr),
+      memory_(memory),
       name_(std::move(name)),
       wait_(std::move(wait)),
       traffic_(traffic),
@@ -63,9 +65,9 @@ Status Channel::Send(int peer, const void* buf, size_t bytes, Handle* handle) {
   uint64_t tag = transport::MakeTag(transport_->rank(), p2p_, seq_,
                                     transport::DataIndex(counters_->send[peer]++));
   if (traffic_ != nullptr) traffic_->sent += bytes;
-  SIEVE_TRACE(kLogNet, "%s: send %zu bytes to rank %d tag 0x%lx", name_.c_str(), bytes, peer,
-              static_cast<unsigned long>(tag));
-  return Failed(transport_->Isend(peer, tag, buf, bytes, req).WithContext(name_));
+  SIEVE_TRACE(kLogNet, "%s: send %zu bytes (%s memory) to rank %d tag 0x%lx", name_.c_str(), bytes,
+              transport::MemoryTypeName(memory_), peer, static_cast<unsigned long>(tag));
+  return Failed(transport_->Isend(peer, tag, buf, bytes, memory_, req).WithContext(name_));
 }
 
 Status Channel::Recv(int peer, void* buf, size_t bytes, Handle* handle) {
@@ -74,9 +76,9 @@ Status Channel::Recv(int peer, void* buf, size_t bytes, Handle* handle) {
   if (req == nullptr) return Status::OK();
   uint64_t tag =
       transport::MakeTag(peer, p2p_, seq_, transport::DataIndex(counters_->recv[peer]++));
-  SIEVE_TRACE(kLogNet, "%s: recv %zu bytes from rank %d tag 0x%lx", name_.c_str(), bytes, peer,
-              static_cast<unsigned long>(tag));
-  return Failed(transport_->Irecv(peer, tag, buf, bytes, req).WithContext(name_));
+  SIEVE_TRACE(kLogNet, "%s: recv %zu bytes (%s memory) from rank %d tag 0x%lx", name_.c_str(),
+              bytes, transport::MemoryTypeName(memory_), peer, static_cast<unsigned long>(tag));
+  return Failed(transport_->Irecv(peer, tag, buf, bytes, memory_, req).WithContext(name_));
 }
 
 Status Channel::Check(const Request& req) const {

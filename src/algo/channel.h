@@ -1,7 +1,8 @@
 // Channel: the messages of one operation. Algorithms post sends/receives to
 // ranks through it and wait; it builds the tags (sender, op seq, per-peer
-// message index) and turns stalls, failures and size mismatches into errors
-// that name the operation and the peers concerned.
+// message index), tells the transport where each buffer lives, and turns
+// stalls, failures and size mismatches into errors that name the operation
+// and the peers concerned.
 #ifndef SIEVE_ALGO_CHANNEL_H_
 #define SIEVE_ALGO_CHANNEL_H_
 
@@ -48,9 +49,17 @@ class Channel {
   // With `control`, the fingerprint goes to every peer (every member, with
   // `members`) now and Conclude() must end the operation. Non-empty `members`:
   // SetMembers(members) (a communicator view's channel).
+  //
+  // `memory`: where every buffer an algorithm hands to Send and Recv lives,
+  // as the operation's creator knows it (host buffers and staging: host; the
+  // direct path: device, for the caller's buffers and the codec's scratch
+  // alike). An operation's data never spans both, so the algorithms pass
+  // buffers only and never decide the type. Control messages are the
+  // channel's own host memory.
   Channel(transport::Transport* transport, uint32_t seq, std::string name,
           transport::WaitOptions wait, Traffic* traffic, Counters* p2p_counters = nullptr,
-          const OpControl* control = nullptr, std::vector<int> members = {});
+          const OpControl* control = nullptr, std::vector<int> members = {},
+          transport::MemoryType memory = transport::MemoryType::kHost);
   ~Channel();  // cancels whatever is still pending (after an error)
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
@@ -66,9 +75,10 @@ class Channel {
     return members_.empty() ? transport_->size() : static_cast<int>(members_.size());
   }
   const std::string& name() const { return name_; }
+  transport::MemoryType memory() const { return memory_; }
 
-  // Posts a message; a collective's zero-byte messages are skipped on both
-  // sides alike, point-to-point ones are posted.
+  // Posts a message of memory(); a collective's zero-byte messages are skipped
+  // on both sides alike, point-to-point ones are posted.
   Status Send(int peer, const void* buf, size_t bytes, Handle* handle = nullptr);
   Status Recv(int peer, void* buf, size_t bytes, Handle* handle = nullptr);
   // Waits for one posted message; a receive must get exactly the posted size.
@@ -123,6 +133,7 @@ class Channel {
   transport::Transport* transport_;
   uint32_t seq_;
   bool p2p_;
+  transport::MemoryType memory_;
   std::string name_;
   transport::WaitOptions wait_;
   std::deque<transport::Request> requests_;  // deque: stable addresses for the transport

@@ -37,18 +37,20 @@ void Channel::StartControl(const OpControl& spec) {
     c.fingerprint_recv[p] = &c.requests.back();
     (void)transport_->Irecv(p, transport::MakeTag(p, false, seq_, transport::kFingerprintIndex),
                             c.peer_fingerprint[p].data(), kFingerprintBytes,
-                            c.fingerprint_recv[p]);
+                            transport::MemoryType::kHost, c.fingerprint_recv[p]);
     if (!spec.agree) continue;
     c.requests.emplace_back();
     c.verdict_recv[p] = &c.requests.back();
     (void)transport_->Irecv(p, transport::MakeTag(p, false, seq_, transport::kVerdictIndex),
-                            c.peer_verdict[p].data(), kVerdictBytes, c.verdict_recv[p]);
+                            c.peer_verdict[p].data(), kVerdictBytes, transport::MemoryType::kHost,
+                            c.verdict_recv[p]);
   }
   for (int p : others) {
     c.requests.emplace_back();
     c.sends.push_back(&c.requests.back());
     uint64_t tag = transport::MakeTag(transport_->rank(), false, seq_, transport::kFingerprintIndex);
-    (void)transport_->Isend(p, tag, c.fingerprint, kFingerprintBytes, c.sends.back());
+    (void)transport_->Isend(p, tag, c.fingerprint, kFingerprintBytes, transport::MemoryType::kHost,
+                            c.sends.back());
   }
 }
 
@@ -167,7 +169,8 @@ void Channel::SendVerdict(bool ok) {
     c.requests.emplace_back();
     c.sends.push_back(&c.requests.back());
     uint64_t tag = transport::MakeTag(transport_->rank(), false, seq_, transport::kVerdictIndex);
-    (void)transport_->Isend(p, tag, c.verdict, kVerdictBytes, c.sends.back());
+    (void)transport_->Isend(p, tag, c.verdict, kVerdictBytes, transport::MemoryType::kHost,
+                            c.sends.back());
   }
 }
 

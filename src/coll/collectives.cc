@@ -19,7 +19,8 @@ namespace {
 
 // The channel of one collective, with the fingerprint every rank must agree on.
 algo::Channel MakeChannel(Comm& comm, algo::OpKind kind, const CollArgs& a, uint32_t seq,
-                          algo::OpAlgo algo, bool reduces, bool rooted) {
+                          algo::OpAlgo algo, bool reduces, bool rooted,
+                          transport::MemoryType memory) {
   // A view's operation is a step of its communicator's collective (counted there).
   if (!comm.is_view()) ++comm.stats().collectives;
   algo::OpFingerprint fp;
@@ -33,7 +34,7 @@ algo::Channel MakeChannel(Comm& comm, algo::OpKind kind, const CollArgs& a, uint
     fp.root = rooted ? a.root : -1;
   }
   fp.algo = algo;
-  return comm.MakeChannel(fp, seq);
+  return comm.MakeChannel(fp, seq, memory);
 }
 
 }  // namespace
@@ -48,7 +49,8 @@ const DenseMemory& HostMemory() {
       [](const void* input, void* work, const CollArgs& a, int nranks) {
         return std::unique_ptr<algo::Codec>(
             new algo::DenseCodec(input, work, a.dtype, a.op, nranks));
-      }};
+      },
+      transport::MemoryType::kHost};
   return *host;
 }
 
@@ -81,7 +83,8 @@ Status FlatAllReduceWith(Comm& comm, const CollArgs& a, const DenseMemory& memor
     return Status::Internal("flat all-reduce asked for on a hierarchical plan");
   const bool tree = chosen == plan::Algo::kTree;
   algo::Channel ch = MakeChannel(comm, algo::OpKind::kAllReduce, a, seq,
-                                 tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing, true, false);
+                                 tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing, true, false,
+                                 memory.type);
   Status data;
   if (tree) {
     data = algo::RunTree(ch, codec, a.count, comm.config().segment_bytes);
@@ -103,7 +106,8 @@ Status BroadcastWith(Comm& comm, const CollArgs& a, const DenseMemory& memory) {
   if (comm.size() == 1) return Status::OK();
   plan::ChooseBroadcast(comm, bytes);  // the chain
   algo::Channel ch =
-      MakeChannel(comm, algo::OpKind::kBroadcast, a, seq, algo::OpAlgo::kChain, false, true);
+      MakeChannel(comm, algo::OpKind::kBroadcast, a, seq, algo::OpAlgo::kChain, false, true,
+                  memory.type);
   return ch.Conclude(
       algo::RunChainBroadcast(ch, a.recv, bytes, a.root, comm.config().segment_bytes));
 }
@@ -125,7 +129,8 @@ Status ReduceWith(Comm& comm, const CollArgs& a, const DenseMemory& memory) {
   }
   plan::ChooseReduce(comm, bytes);  // the chain
   algo::Channel ch =
-      MakeChannel(comm, algo::OpKind::kReduce, a, seq, algo::OpAlgo::kChain, true, true);
+      MakeChannel(comm, algo::OpKind::kReduce, a, seq, algo::OpAlgo::kChain, true, true,
+                  memory.type);
   Status data = algo::RunChainReduce(ch, *codec, a.count, a.root, comm.config().segment_bytes);
   if (data.ok()) data = codec->status();
   return ch.Conclude(data);
@@ -141,7 +146,8 @@ Status AllGatherWith(Comm& comm, const CollArgs& a, const DenseMemory& memory) {
   if (comm.size() == 1) return Status::OK();
   plan::ChooseAllGather(comm, a.count * esize * comm.size());  // the ring
   algo::Channel ch =
-      MakeChannel(comm, algo::OpKind::kAllGather, a, seq, algo::OpAlgo::kRing, false, false);
+      MakeChannel(comm, algo::OpKind::kAllGather, a, seq, algo::OpAlgo::kRing, false, false,
+                  memory.type);
   return ch.Conclude(RingAllGather(ch, a, comm.config().segment_bytes));
 }
 
@@ -179,7 +185,8 @@ Status ReduceScatterWith(Comm& comm, const CollArgs& a, const DenseMemory& memor
   std::unique_ptr<algo::Codec> codec = memory.codec(a.send, work.data(), a, comm.size());
   plan::ChooseReduceScatter(comm, total * esize);  // the ring
   algo::Channel ch =
-      MakeChannel(comm, algo::OpKind::kReduceScatter, a, seq, algo::OpAlgo::kRing, true, false);
+      MakeChannel(comm, algo::OpKind::kReduceScatter, a, seq, algo::OpAlgo::kRing, true, false,
+                  memory.type);
   algo::RingOptions options;
   options.all_gather = false;
   options.segment_bytes = comm.config().segment_bytes;

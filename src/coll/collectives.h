@@ -49,6 +49,9 @@ struct DenseMemory {
   std::function<std::unique_ptr<algo::Codec>(const void* input, void* work, const CollArgs& args,
                                              int nranks)>
       codec;
+  // Where the buffers, the work buffers and the codec's scratch live: what the
+  // transport is told for every message (algo::Channel).
+  transport::MemoryType type = transport::MemoryType::kHost;
 };
 const DenseMemory& HostMemory();
 Status FlatAllReduceWith(Comm& comm, const CollArgs& args, const DenseMemory& memory);

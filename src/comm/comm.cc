@@ -1,5 +1,5 @@
-// Communicator creation: UCX worker up, addresses exchanged through the
-// bootstrap root, endpoints connected lazily on first use.
+// Communicator creation: the transport up (transport/factory.h), addresses
+// exchanged through the bootstrap root, peers connected.
 #include "comm/comm.h"
 
 #include <unistd.h>
@@ -12,7 +12,7 @@
 #include "topo/host_id.h"
 #include "topo/placement.h"
 #include "transport/bootstrap/bootstrap.h"
-#include "transport/fault_transport.h"
+#include "transport/factory.h"
 
 namespace sieve {
 
@@ -56,13 +56,16 @@ Status Comm::Create(const char id[128], int nranks, int rank, const Config& conf
   comm->size_ = nranks;
   comm->config_ = config;
   comm->placement_ = PlaceRank(config, rank);
-  transport::UcxOptions ucx;
-  ucx.net_devices = comm->placement_.net_device;
+  transport::TransportOptions options;
+  options.kind = config.transport;
+  options.ucx.net_devices = comm->placement_.net_device;
   ForeignEnv foreign = ReadForeignEnv();
-  ucx.tls = foreign.ucx_tls;
-  ucx.user_set = foreign.ucx_set;
-  ucx.largest_segment = config.segment_bytes;
-  SIEVE_RETURN_IF_ERROR(transport::UcxTransport::Create(rank, nranks, ucx, &comm->transport_));
+  options.ucx.tls = foreign.ucx_tls;
+  options.ucx.user_set = foreign.ucx_set;
+  options.ucx.largest_segment = config.segment_bytes;
+  options.ucx.peer_errors = config.ucx_peer_errors;
+  options.fault = config.fault;
+  SIEVE_RETURN_IF_ERROR(transport::CreateTransport(options, rank, nranks, &comm->transport_));
 
   // host_id is "<host>#<pid>": ranks on one host find each other by name
   // and check each other's liveness by pid.
@@ -76,26 +79,16 @@ Status Comm::Create(const char id[128], int nranks, int rank, const Config& conf
   std::vector<transport::PeerInfo> all;
   SIEVE_RETURN_IF_ERROR(
       transport::BootstrapExchange(id, rank, nranks, mine, BootstrapTimeoutsOf(config), &all));
-  std::vector<transport::UcxTransport::PeerAddress> peers(all.size());
+  std::vector<transport::PeerAddress> peers(all.size());
   for (size_t i = 0; i < all.size(); ++i) {
     HostId hid = ParseHostId(all[i].host_id);
-    peers[i].worker_address = std::move(all[i].worker_address);
+    peers[i].address = std::move(all[i].worker_address);
     const bool has_hash = all[i].host_id.find('#') != std::string::npos;
     peers[i].same_host = has_hash && hid.host == host;
     peers[i].pid = hid.pid;
     comm->bootstrap_host_ids_.push_back(topo::HostIdHash(has_hash ? hid.host : all[i].host_id));
   }
-  SIEVE_RETURN_IF_ERROR(comm->transport_->SetPeers(std::move(peers), config.ucx_peer_errors));
-  comm->active_transport_ = comm->transport_.get();
-  if (!config.fault.empty()) {
-    std::vector<transport::FaultRule> rules;
-    SIEVE_RETURN_IF_ERROR(transport::ParseFaultRules(config.fault, rank, &rules));
-    if (!rules.empty()) {
-      comm->fault_transport_ =
-          std::make_unique<transport::FaultTransport>(comm->transport_.get(), std::move(rules));
-      comm->active_transport_ = comm->fault_transport_.get();
-    }
-  }
+  SIEVE_RETURN_IF_ERROR(comm->transport_->SetPeers(std::move(peers)));
   SIEVE_INFO(kLogInit, "rank %d of %d joined (timeout %.1f s, algo %s, segment %zu bytes)", rank,
              nranks, config.timeout_s, ParamText(config.algo), config.segment_bytes);
   *out = std::move(comm);
@@ -179,12 +172,13 @@ transport::WaitOptions Comm::WaitOptions() const {
   return options;
 }
 
-algo::Channel Comm::MakeChannel(const char* what, uint32_t seq) {
+algo::Channel Comm::MakeChannel(const char* what, uint32_t seq, transport::MemoryType memory) {
   return algo::Channel(transport(), seq, StrFormat("%s #%u", what, seq), WaitOptions(),
-                       &root_->stats_.traffic, nullptr, nullptr, members_);
+                       &root_->stats_.traffic, nullptr, nullptr, members_, memory);
 }
 
-algo::Channel Comm::MakeChannel(algo::OpFingerprint fp, uint32_t seq) {
+algo::Channel Comm::MakeChannel(algo::OpFingerprint fp, uint32_t seq,
+                                transport::MemoryType memory) {
   algo::Channel::OpControl control;
   if (fp.segment_bytes == 0) fp.segment_bytes = config_.segment_bytes;
   control.fingerprint = fp;
@@ -192,7 +186,7 @@ algo::Channel Comm::MakeChannel(algo::OpFingerprint fp, uint32_t seq) {
   control.mismatch = &root_->mismatch_;
   control.agree = config_.agreement;
   return algo::Channel(transport(), seq, StrFormat("%s #%u", algo::OpKindName(fp.kind), seq),
-                       WaitOptions(), &root_->stats_.traffic, nullptr, &control, members_);
+                       WaitOptions(), &root_->stats_.traffic, nullptr, &control, members_, memory);
 }
 
 Status Comm::AgreeWithoutData(algo::OpFingerprint fp, uint32_t seq) {
@@ -215,19 +209,17 @@ bool Comm::FirstUse(const std::string& collective, size_t bytes) {
 void Comm::LogTransportOnce() {
   if (transport_logged_ || size_ == 1) return;
   transport_logged_ = true;
-  SIEVE_INFO(kLogNet, "transport: %s (SIEVE_UCX_PEER_ERRORS=%s)",
-             active_transport_->Describe().c_str(), ParamText(config_.ucx_peer_errors));
+  SIEVE_INFO(kLogNet, "transport: %s", transport_->Describe().c_str());
   if (host_view_ == nullptr) return;
-  // Hierarchical: say what UCX picked for a same-host peer (shared memory is
-  // expected) and for a peer on another host (the NIC).
+  // Hierarchical: say what the transport picked for a same-host peer (shared
+  // memory is expected) and for a peer on another host (the NIC).
   const std::vector<int> same = hosts_.SameHost(rank_), cross = hosts_.SameLocalIndex(rank_);
   int local_peer = same[(hosts_.local[rank_] + 1) % same.size()];
   int remote_peer = cross[(hosts_.host[rank_] + 1) % cross.size()];
-  std::string local_lanes = transport_->DescribePeer(local_peer);
-  std::string remote_lanes = transport_->DescribePeer(remote_peer);
-  bool shm = false;
-  for (const char* tl : {"sysv", "posix", "cma", "xpmem", "knem"})
-    shm = shm || local_lanes.find(tl) != std::string::npos;
+  const transport::PeerRoute local = transport_->DescribePeer(local_peer);
+  const std::string& local_lanes = local.lanes;
+  const std::string remote_lanes = transport_->DescribePeer(remote_peer).lanes;
+  const bool shm = local.shared_memory;
   SIEVE_INFO(kLogNet, "same-host rank %d over %s%s; rank %d on another host over %s", local_peer,
              local_lanes.c_str(), shm ? " (shared memory)" : "", remote_peer, remote_lanes.c_str());
   if (!shm)
@@ -262,8 +254,8 @@ void Comm::MarkUnusable(const Status& status) {
     fatal_error_ = status.message();
   }
   // Peers blocked on us learn now instead of after their own timeout.
-  if (active_transport_ != nullptr && !abort_.load())
-    active_transport_->NotifyPeersOfFailure(completed_seq_, status.message());
+  if (transport_ != nullptr && !abort_.load())
+    transport_->NotifyPeersOfFailure(completed_seq_, status.message());
 }
 
 std::string Comm::FatalError() const {

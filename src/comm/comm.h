@@ -21,7 +21,7 @@
 #include "core/params.h"
 #include "core/status.h"
 #include "topo/placement.h"
-#include "transport/ucx/ucx_transport.h"
+#include "transport/transport.h"
 #include "transport/wait.h"
 
 namespace sieve {
@@ -44,22 +44,26 @@ class Comm {
   uint64_t serial() const { return serial_; }
   int size() const { return size_; }
   const Config& config() const { return config_; }
-  // The transport operations go through: UCX, or the SIEVE_FAULT wrapper
-  // around it (a view's is its communicator's).
-  transport::Transport* transport() { return root_->active_transport_; }
-  // One-line description of the UCX transports to `peer` (a rank of the root).
-  std::string DescribePeer(int peer) const { return root_->transport_->DescribePeer(peer); }
+  // The transport operations go through (transport/factory.h: SIEVE_TRANSPORT's,
+  // inside the SIEVE_FAULT decorator when it has rules); a view's is its communicator's.
+  transport::Transport* transport() { return root_->transport_.get(); }
+  // One-line description of the lanes to `peer` (a rank of the root).
+  std::string DescribePeer(int peer) const { return root_->transport_->DescribePeer(peer).lanes; }
 
   // Sequence number of the next collective (names it in errors and tags).
   uint32_t NextSeq() { return root_->seq_++; }
   transport::WaitOptions WaitOptions() const;
   algo::Channel::Counters* p2p_counters() { return &p2p_counters_; }
   // A channel for one operation of this communicator (traffic is counted).
-  algo::Channel MakeChannel(const char* what, uint32_t seq);
+  // `memory`: where the operation's data lives (algo::Channel); the modes
+  // whose device calls stage through pinned host memory pass host.
+  algo::Channel MakeChannel(const char* what, uint32_t seq,
+                            transport::MemoryType memory = transport::MemoryType::kHost);
   // A collective's channel with agreement: fingerprints are exchanged now and
   // the caller ends the operation with Channel::Conclude. `fp.segment_bytes`
   // is filled in from the config.
-  algo::Channel MakeChannel(algo::OpFingerprint fp, uint32_t seq);
+  algo::Channel MakeChannel(algo::OpFingerprint fp, uint32_t seq,
+                            transport::MemoryType memory = transport::MemoryType::kHost);
   algo::Channel MakeP2pChannel();
   // A collective that moves no data here (count 0, or a mask keeping nothing)
   // still takes part in the agreement: fingerprint out, verdicts in (DESIGN.md 1.6).
@@ -121,8 +125,8 @@ class Comm {
   // Thread-safe: choices are made on the calling and on the progress thread.
   bool FirstUse(const std::string& collective, size_t bytes);
 
-  // Logs the transports UCX chose, once, after the first completed operation
-  // (endpoints connect lazily, so only then is the choice known).
+  // Logs the transport's choices, once, after the first completed operation
+  // (UCX connects endpoints lazily, so only then is its choice known).
   void LogTransportOnce();
 
   // Error state. A remote/system error makes the comm unusable (async error).
@@ -167,9 +171,7 @@ class Comm {
   int size_ = 1;
   uint64_t serial_ = 0;
   Config config_;
-  std::unique_ptr<transport::UcxTransport> transport_;
-  std::unique_ptr<transport::Transport> fault_transport_;  // only with SIEVE_FAULT
-  transport::Transport* active_transport_ = nullptr;
+  std::unique_ptr<transport::Transport> transport_;  // null in a view
   uint32_t seq_ = 0;
   algo::Channel::Counters p2p_counters_;
   Stats stats_;

@@ -21,6 +21,7 @@ namespace sieve {
 enum class AlgoParam : uint8_t { kAuto, kFlat, kHier, kRing, kTree, kLast = kTree };
 enum class BindParam : uint8_t { kAuto, kNone, kLast = kNone };
 enum class PeerErrorsParam : uint8_t { kAuto, kPeer, kNone, kLast = kNone };
+enum class TransportParam : uint8_t { kUcx, kLoopback, kLast = kLoopback };
 enum class NcclMode : uint8_t { kDense, kAutoMask, kTernary, kAutoMaskTernary,
                                 kLast = kAutoMaskTernary };
 enum class GpuDirectParam : uint8_t { kAuto, kOff, kForce, kLast = kForce };

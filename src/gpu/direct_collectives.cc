@@ -96,6 +96,7 @@ Status RunDirect(Comm& comm, CollKind kind, const coll::CollArgs& args, DeviceOp
     return ops->Synchronize(stream);
   };
   device.scratch = scratch;
+  device.type = transport::MemoryType::kDevice;
   device.codec = [ops, stream, scratch](const void* input, void* work,
                                         const coll::CollArgs& a, int nranks) {
     return std::unique_ptr<algo::Codec>(

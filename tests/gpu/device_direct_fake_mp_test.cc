@@ -26,6 +26,7 @@
 #include "kernels/dtype.h"
 #include "support/mp_harness.h"
 #include "support/reference.h"
+#include "transport/tag.h"
 
 namespace sieve_test {
 namespace {
@@ -413,6 +414,87 @@ int AllChecksDirect(int rank, int n, const sieveUniqueId& id) {
 
 TEST(DeviceDirectFakeMp, EveryDeviceCheckPassesOnTheDirectPath) {
   EXPECT_EQ(RunRanks(Spec(3, "FORCE"), AllChecksDirect), "");
+}
+
+// What reached UCX, from the UCX transport's TRACE lines (the request
+// parameters it posts) between byte offsets [from, to) of this rank's log:
+// data messages of the operations' channels and control messages
+// (fingerprints, verdicts) counted by whether they match `data_says` and
+// "host buffer, memory type host". "" or what is wrong.
+std::string CheckMemoryTypes(const std::string& log, size_t from, size_t to,
+                             const char* data_says) {
+  size_t data = 0;
+  std::string wrong;
+  for (size_t pos = from; pos < to;) {
+    size_t eol = log.find('\n', pos);
+    if (eol == std::string::npos || eol > to) eol = to;
+    const std::string line = log.substr(pos, eol - pos);
+    pos = eol + 1;
+    const size_t at = line.find(" tag 0x");
+    if (line.find("UCX s") == std::string::npos && line.find("UCX r") == std::string::npos) continue;
+    if (at == std::string::npos) continue;
+    const uint64_t tag = std::strtoull(line.c_str() + at + 7, nullptr, 16);
+    const bool control = (tag & ((1u << sieve::transport::kTagIndexBits) - 1)) >=
+                             sieve::transport::kVerdictIndex ||
+                         (tag & sieve::transport::kNoticeTagMask) ==
+                             (sieve::transport::NoticeTag(0) & sieve::transport::kNoticeTagMask);
+    const char* want = control ? "host buffer, memory type host" : data_says;
+    if (line.find(want) == std::string::npos && wrong.empty())
+      wrong = "expected \"" + std::string(want) + "\" in: " + line;
+    data += control ? 0 : 1;
+  }
+  if (!wrong.empty()) return wrong;
+  return data == 0 ? "no data message in the log" : "";
+}
+
+// Every direct collective (the ring and the tree all-reduce, the chains'
+// broadcast and reduce, the rings' all-gather and reduce-scatter) posts its
+// data to UCX as device memory (its type left to UCX's detection) and its
+// control messages as host memory; the host path's data stays host.
+int DirectDataIsDeviceMemoryToUcx(int rank, int n, const sieveUniqueId& id) {
+  RemoveOwnLog remove_log;
+  ScopedFakeRuntime rt;
+  FakeMemory mem(&rt);
+  sieveComm_t comm = nullptr;
+  RANK_CHECK(sieveCommInitRank(&comm, n, id, rank) == sieveSuccess, "init");
+  const size_t large = 50001, small = 101;  // ring and tree all-reduce (3 ranks)
+  std::vector<float> host(large * n, 1.0f + rank);
+  float* d_in = static_cast<float*>(mem.Alloc(large * n * 4));
+  float* d_out = static_cast<float*>(mem.Alloc(large * n * 4));
+  mem.Upload(d_in, host.data(), large * n * 4);
+  const size_t device_from = ReadOwnLog().size();
+  for (size_t count : {large, small})
+    RANK_CHECK(sieveAllReduce(d_in, d_out, count, sieveFloat32, sieveSum, comm, mem.stream()) ==
+                   sieveSuccess, "%s", sieveGetLastError(comm));
+  RANK_CHECK(sieveBroadcast(d_in, d_out, large, sieveFloat32, 1, comm, mem.stream()) ==
+                 sieveSuccess, "%s", sieveGetLastError(comm));
+  RANK_CHECK(sieveReduce(d_in, d_out, large, sieveFloat32, sieveMax, 2, comm, mem.stream()) ==
+                 sieveSuccess, "%s", sieveGetLastError(comm));
+  RANK_CHECK(sieveAllGather(d_in, d_out, small, sieveFloat32, comm, mem.stream()) == sieveSuccess,
+             "%s", sieveGetLastError(comm));
+  RANK_CHECK(sieveReduceScatter(d_in, d_out, large, sieveFloat32, sieveSum, comm, mem.stream()) ==
+                 sieveSuccess, "%s", sieveGetLastError(comm));
+  mem.Synchronize();
+  const size_t host_from = ReadOwnLog().size();
+  RANK_CHECK(sieveAllReduce(host.data(), host.data(), large, sieveFloat32, sieveSum, comm,
+                            nullptr) == sieveSuccess, "%s", sieveGetLastError(comm));
+  const std::string log = ReadOwnLog();
+  std::string e = CheckMemoryTypes(log, device_from, host_from,
+                                   "device buffer, memory type detected by UCX");
+  RANK_CHECK(e.empty(), "direct path: %s", e.c_str());
+  e = CheckMemoryTypes(log, host_from, log.size(), "host buffer, memory type host");
+  RANK_CHECK(e.empty(), "host path: %s", e.c_str());
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  return 0;
+}
+
+TEST(DeviceDirectFakeMp, DirectPathTellsTheTransportItsBuffersAreDeviceMemory) {
+  RankSpec spec = Spec(3, "FORCE");
+  for (auto& kv : spec.env) {
+    if (kv.first == "SIEVE_DEBUG") kv.second = "TRACE";
+    if (kv.first == "SIEVE_DEBUG_SUBSYS") kv.second = "NET";
+  }
+  EXPECT_EQ(RunRanks(spec, DirectDataIsDeviceMemoryToUcx), "");
 }
 
 }  // namespace

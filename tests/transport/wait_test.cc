@@ -23,8 +23,15 @@ class IdleTransport : public Transport {
  public:
   int rank() const override { return 0; }
   int size() const override { return 2; }
-  Status Isend(int, uint64_t, const void*, size_t, Request*) override { return Status::OK(); }
-  Status Irecv(int, uint64_t, void*, size_t, Request*) override { return Status::OK(); }
+  const std::string& LocalAddress() const override { return address_; }
+  Status SetPeers(std::vector<PeerAddress>) override { return Status::OK(); }
+  void Shutdown(double, bool) override {}
+  Status Isend(int, uint64_t, const void*, size_t, MemoryType, Request*) override {
+    return Status::OK();
+  }
+  Status Irecv(int, uint64_t, void*, size_t, MemoryType, Request*) override {
+    return Status::OK();
+  }
   bool Progress() override {
     ++progress_calls;
     return false;
@@ -40,10 +47,12 @@ class IdleTransport : public Transport {
   void NotifyPeersOfFailure(uint32_t, const std::string&) override {}
   Notice FailureNotice() override { return {}; }
   std::string Describe() const override { return "idle"; }
+  PeerRoute DescribePeer(int) override { return {}; }
 
   uint64_t progress_calls = 0;
   uint64_t waits = 0;
   double longest_wait = 0;
+  std::string address_ = "idle";
 };
 
 WaitOptions Options() {

@@ -18,12 +18,17 @@
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "transport/failure_notice.h"
 #include "transport/tag.h"
 #include "transport/ucx/ucx_tuning.h"
 
 namespace sieve::transport {
 
 namespace {
+
+// Starts every address this transport hands out, so a peer that chose
+// another transport is recognized (SetPeers) instead of failing in UCX.
+constexpr char kAddressPrefix[] = "ucx:";
 
 // Per-operation completion record, passed to UCX as user_data. It outlives a
 // cancelled-but-unfinished request (owner is then cleared), and it is valid
@@ -65,6 +70,29 @@ void RecvDone(void* request, ucs_status_t status, const ucp_tag_recv_info_t* inf
   Finish(request, status, info != nullptr ? info->length : 0, user_data);
 }
 
+// What UCX is told about a buffer's memory. Host memory is declared
+// (UCS_MEMORY_TYPE_HOST), so UCX skips its detection on every host message.
+// Device memory is left to UCX's detection (UCS_MEMORY_TYPE_UNKNOWN), not
+// declared UCS_MEMORY_TYPE_CUDA: Sieve's device buffers are the caller's, and
+// may be plain device allocations or managed memory, which UCX handles
+// differently (UCS_MEMORY_TYPE_CUDA_MANAGED; cuda_ipc cannot map it), so
+// "CUDA" would misinform UCX about managed buffers as "HOST" did about all of
+// them. UCX's memory-type cache makes the detection one lookup per message. A
+// UCX without CUDA support detects host memory, which is what the fake
+// device's "device" memory is (SIEVE_GPU_DIRECT=FORCE in tests).
+void SetMemoryType(MemoryType type, ucp_request_param_t* param) {
+  if (type == MemoryType::kDevice) return;
+  param->op_attr_mask |= UCP_OP_ATTR_FIELD_MEMORY_TYPE;
+  param->memory_type = UCS_MEMORY_TYPE_HOST;
+}
+
+// What `param` tells UCX about the memory, for TRACE lines (tests read them).
+const char* MemoryTypeTold(const ucp_request_param_t& param) {
+  if ((param.op_attr_mask & UCP_OP_ATTR_FIELD_MEMORY_TYPE) == 0) return "detected by UCX";
+  return param.memory_type < UCS_MEMORY_TYPE_LAST ? ucs_memory_type_names[param.memory_type]
+                                                  : "unknown";
+}
+
 // A process that no longer exists, or a zombie (exited, not yet reaped).
 bool ProcessGone(int pid) {
   char path[64];
@@ -93,15 +121,15 @@ struct UcxTransport::Impl {
 
   int rank = 0;
   int size = 0;
+  PeerErrorsParam peer_errors = PeerErrorsParam::kAuto;
   ucp_context_h context = nullptr;
   ucp_worker_h worker = nullptr;
   int event_fd = -1;  // the worker's wake-up fd; -1: WaitForEvents only yields
-  std::string local_address;
+  std::string local_address;  // kAddressPrefix + the worker's address
   std::vector<Peer> peers;
   uint64_t completions = 0;
 
   // Failure notices: one receive (from any rank) always posted, and what we sent.
-  static constexpr size_t kNoticeBytes = 512;
   char notice_buffer[kNoticeBytes] = {};
   Request notice_recv;
   Notice notice;  // the earliest received
@@ -121,7 +149,8 @@ struct UcxTransport::Impl {
     slot->ucx_request = r;
     req->impl = slot;
   }
-  Status PostRecv(void* buf, size_t bytes, uint64_t tag, uint64_t mask, Request* req);
+  Status PostRecv(void* buf, size_t bytes, uint64_t tag, uint64_t mask, MemoryType type,
+                  Request* req);
   void PostNoticeReceive();
   void ProgressFor(double seconds) {
     double deadline = MonotonicSeconds() + seconds;
@@ -142,6 +171,10 @@ void PeerError(void* arg, ucp_ep_h, ucs_status_t status) {
 }  // namespace
 
 Status UcxTransport::Impl::Endpoint(int peer, ucp_ep_h* out) {
+  if (peer < 0 || peer >= static_cast<int>(peers.size()))
+    return Status::Internal(StrFormat("rank %d is not a peer of this transport (%zu peers: not "
+                                      "connected yet, or shut down)",
+                                      peer, peers.size()));
   Peer& p = peers[peer];
   if (!p.failure.empty())
     return Status::RemoteError(StrFormat("rank %d is unreachable: %s", peer, p.failure.c_str()));
@@ -184,17 +217,19 @@ void UcxTransport::Impl::CloseEndpoints(double deadline) {
 }
 
 Status UcxTransport::Impl::PostRecv(void* buf, size_t bytes, uint64_t tag, uint64_t mask,
-                                    Request* req) {
+                                    MemoryType type, Request* req) {
   Slot* slot = Begin(req);
   ucp_request_param_t param{};
   // No inline completion: UCX 1.13 does not report the matched length then,
   // and the length is how a size mismatch between ranks is caught. The
   // callback may run before ucp_tag_recv_nbx returns; the slot handles that.
-  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                       UCP_OP_ATTR_FIELD_MEMORY_TYPE | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+  param.op_attr_mask =
+      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
   param.cb.recv = RecvDone;
   param.user_data = slot;
-  param.memory_type = UCS_MEMORY_TYPE_HOST;
+  SetMemoryType(type, &param);
+  SIEVE_TRACE(kLogNet, "UCX recv %zu bytes tag 0x%016llx, %s buffer, memory type %s", bytes,
+              static_cast<unsigned long long>(tag), MemoryTypeName(type), MemoryTypeTold(param));
   void* r = ucp_tag_recv_nbx(worker, buf, bytes, tag, mask, &param);
   if (r == nullptr || UCS_PTR_IS_ERR(r)) {
     delete slot;
@@ -210,7 +245,9 @@ Status UcxTransport::Impl::PostRecv(void* buf, size_t bytes, uint64_t tag, uint6
 void UcxTransport::Impl::PostNoticeReceive() {
   notice_recv = Request();
   notice_recv.is_recv = true;
-  if (!PostRecv(notice_buffer, kNoticeBytes - 1, NoticeTag(0), kNoticeTagMask, &notice_recv).ok())
+  if (!PostRecv(notice_buffer, kNoticeBytes - 1, NoticeTag(0), kNoticeTagMask, MemoryType::kHost,
+                &notice_recv)
+           .ok())
     SIEVE_WARN("cannot post the failure-notice receive; peer failures are found by timeout");
 }
 
@@ -302,6 +339,7 @@ Status UcxTransport::Create(int rank, int size, const UcxOptions& options,
   auto impl = std::make_unique<Impl>();
   impl->rank = rank;
   impl->size = size;
+  impl->peer_errors = options.peer_errors;
   SIEVE_RETURN_IF_ERROR(InitContext(options, &impl->context));
   ucs_status_t st;
   ucp_worker_params_t wparams{};
@@ -320,7 +358,8 @@ Status UcxTransport::Create(int rank, int size, const UcxOptions& options,
     ucp_cleanup(impl->context);
     return Status::SystemError(StrFormat("ucp_worker_get_address: %s", ucs_status_string(st)));
   }
-  impl->local_address.assign(reinterpret_cast<const char*>(addr), addr_len);
+  impl->local_address = kAddressPrefix;
+  impl->local_address.append(reinterpret_cast<const char*>(addr), addr_len);
   ucp_worker_release_address(impl->worker, addr);
   st = ucp_worker_get_efd(impl->worker, &impl->event_fd);
   if (st != UCS_OK) {
@@ -363,14 +402,20 @@ void UcxTransport::Shutdown(double timeout_s, bool force) {
 
 const std::string& UcxTransport::LocalAddress() const { return impl_->local_address; }
 
-Status UcxTransport::SetPeers(std::vector<PeerAddress> peers, PeerErrorsParam peer_errors) {
+Status UcxTransport::SetPeers(std::vector<PeerAddress> peers) {
   if (static_cast<int>(peers.size()) != impl_->size)
     return Status::Internal("address table size differs from the communicator size");
+  const std::string prefix = kAddressPrefix;
+  for (size_t i = 0; i < peers.size(); ++i)
+    if (peers[i].address.compare(0, prefix.size(), prefix) != 0)
+      return Status::InvalidUsage(StrFormat(
+          "rank %zu does not use the UCX transport (SIEVE_TRANSPORT differs between ranks)", i));
+  const PeerErrorsParam peer_errors = impl_->peer_errors;
   impl_->peers.resize(peers.size());
   for (size_t i = 0; i < peers.size(); ++i) {
     Impl::Peer& p = impl_->peers[i];
     p.rank = static_cast<int>(i);
-    p.address = std::move(peers[i].worker_address);
+    p.address = peers[i].address.substr(prefix.size());
     p.peer_errors = peer_errors == PeerErrorsParam::kPeer ||
                     (peer_errors == PeerErrorsParam::kAuto && !peers[i].same_host);
     p.local_pid = peers[i].same_host ? peers[i].pid : 0;
@@ -382,7 +427,8 @@ Status UcxTransport::SetPeers(std::vector<PeerAddress> peers, PeerErrorsParam pe
 int UcxTransport::rank() const { return impl_->rank; }
 int UcxTransport::size() const { return impl_->size; }
 
-Status UcxTransport::Isend(int peer, uint64_t tag, const void* buf, size_t bytes, Request* req) {
+Status UcxTransport::Isend(int peer, uint64_t tag, const void* buf, size_t bytes, MemoryType type,
+                           Request* req) {
   ucp_ep_h ep = nullptr;
   SIEVE_RETURN_IF_ERROR(impl_->Endpoint(peer, &ep));
   *req = Request();
@@ -391,11 +437,13 @@ Status UcxTransport::Isend(int peer, uint64_t tag, const void* buf, size_t bytes
   req->bytes = bytes;
   Slot* slot = impl_->Begin(req);
   ucp_request_param_t param{};
-  param.op_attr_mask =
-      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_MEMORY_TYPE;
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   param.cb.send = SendDone;
   param.user_data = slot;
-  param.memory_type = UCS_MEMORY_TYPE_HOST;
+  SetMemoryType(type, &param);
+  SIEVE_TRACE(kLogNet, "UCX send %zu bytes to rank %d tag 0x%016llx, %s buffer, memory type %s",
+              bytes, peer, static_cast<unsigned long long>(tag), MemoryTypeName(type),
+              MemoryTypeTold(param));
   void* r = ucp_tag_send_nbx(ep, buf, bytes, tag, &param);
   if (r == nullptr) {  // completed inline: no callback will come
     delete slot;
@@ -412,13 +460,14 @@ Status UcxTransport::Isend(int peer, uint64_t tag, const void* buf, size_t bytes
   return Status::OK();
 }
 
-Status UcxTransport::Irecv(int peer, uint64_t tag, void* buf, size_t bytes, Request* req) {
+Status UcxTransport::Irecv(int peer, uint64_t tag, void* buf, size_t bytes, MemoryType type,
+                           Request* req) {
   *req = Request();
   req->is_recv = true;
   req->peer = peer;
   req->tag = tag;
   req->bytes = bytes;
-  return impl_->PostRecv(buf, bytes, tag, ~uint64_t{0}, req)
+  return impl_->PostRecv(buf, bytes, tag, ~uint64_t{0}, type, req)
       .WithContext(StrFormat("rank %d", peer));
 }
 
@@ -491,17 +540,15 @@ std::string UcxTransport::PeerFailure(int peer) const {
 
 void UcxTransport::NotifyPeersOfFailure(uint32_t first_failed_seq, const std::string& what) {
   if (impl_->notice_body || impl_->peers.empty()) return;  // one notice per communicator
-  std::string text(4, '\0');
-  for (int i = 0; i < 4; ++i) text[i] = static_cast<char>(first_failed_seq >> (8 * i));
-  text += StrFormat("rank %d failed %s", impl_->rank, what.c_str());
-  if (text.size() >= Impl::kNoticeBytes) text.resize(Impl::kNoticeBytes - 1);
-  impl_->notice_body = std::make_unique<std::string>(text);
+  impl_->notice_body =
+      std::make_unique<std::string>(EncodeNotice(first_failed_seq, impl_->rank, what));
   for (int peer = 0; peer < impl_->size; ++peer) {
     if (peer == impl_->rank || !impl_->peers[peer].failure.empty()) continue;
     auto req = std::make_unique<Request>();
     SIEVE_TRACE(kLogNet, "failure notice to rank %d", peer);
     const std::string& body = *impl_->notice_body;
-    if (Isend(peer, NoticeTag(impl_->rank), body.data(), body.size(), req.get()).ok())
+    if (Isend(peer, NoticeTag(impl_->rank), body.data(), body.size(), MemoryType::kHost, req.get())
+            .ok())
       impl_->notices_sent.push_back(std::move(req));
   }
   impl_->ProgressFor(0.02);  // push them out; Shutdown cancels what is left
@@ -510,19 +557,7 @@ void UcxTransport::NotifyPeersOfFailure(uint32_t first_failed_seq, const std::st
 Transport::Notice UcxTransport::FailureNotice() {
   Impl& im = *impl_;
   if (im.notice_recv.state == Request::kDone) {
-    // Body: first failed sequence number (4 bytes, little-endian), then text.
-    size_t len = std::min(im.notice_recv.received_bytes, Impl::kNoticeBytes - 1);
-    const auto* b = reinterpret_cast<const unsigned char*>(im.notice_buffer);
-    uint32_t seq = 0;
-    if (len >= 4) seq = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);
-    std::string text = len > 4 ? std::string(im.notice_buffer + 4, len - 4) : "";
-    if (text.empty()) text = "a peer reported a failure";
-    SIEVE_INFO(kLogNet, "failure notice (collectives from #%u): %s", seq, text.c_str());
-    if (!im.notice.received || static_cast<int32_t>(seq - im.notice.first_failed_seq) < 0) {
-      im.notice.received = true;
-      im.notice.first_failed_seq = seq;
-      im.notice.text = text;
-    }
+    TakeNotice(im.notice_buffer, im.notice_recv.received_bytes, &im.notice);
     im.PostNoticeReceive();  // each peer may send one: keep listening for an earlier one
   }
   return im.notice;
@@ -566,12 +601,16 @@ std::string EndpointLanes(ucp_ep_h ep) {
 
 }  // namespace
 
-std::string UcxTransport::DescribePeer(int peer) {
+PeerRoute UcxTransport::DescribePeer(int peer) {
   ucp_ep_h ep = nullptr;
+  PeerRoute route;
   if (peer < 0 || peer >= static_cast<int>(impl_->peers.size()) || peer == impl_->rank ||
       !impl_->Endpoint(peer, &ep).ok())
-    return "";
-  return EndpointLanes(ep);
+    return route;
+  route.lanes = EndpointLanes(ep);
+  for (const char* tl : {"sysv", "posix", "cma", "xpmem", "knem"})
+    route.shared_memory = route.shared_memory || route.lanes.find(tl) != std::string::npos;
+  return route;
 }
 
 std::string UcxTransport::Describe() const {
@@ -591,7 +630,8 @@ std::string UcxTransport::Describe() const {
       it->second += "," + std::to_string(p.rank);
     }
   }
-  std::string out = StrFormat("UCX %s", ucp_get_version_string());
+  std::string out = StrFormat("UCX %s (SIEVE_UCX_PEER_ERRORS=%s)", ucp_get_version_string(),
+                              ParamText(impl_->peer_errors));
   for (const auto& g : groups) out += StrFormat("; rank(s) %s: %s", g.second.c_str(), g.first.c_str());
   return out;
 }

@@ -9,6 +9,7 @@
 
 #include "core/params.h"
 #include "transport/transport.h"
+#include "transport/ucx/ucx_options.h"
 
 namespace sieve::transport {
 
@@ -18,17 +19,6 @@ struct UcxInfo {
   std::string version;
   std::vector<std::string> resources;
   std::vector<std::string> memory_types;
-};
-
-struct UcxOptions {
-  // NICs UCX may use (UCX_NET_DEVICES syntax); empty: UCX's own choice.
-  std::string net_devices;
-  // What the user told UCX, for Sieve's own UCX settings (ucx_tuning.h): the
-  // UCX_TLS value, the UCX_* variables set (never overridden), and the
-  // largest pipelined message (SIEVE_SEGMENT_BYTES).
-  std::string tls;
-  std::vector<std::string> user_set;
-  size_t largest_segment = 512 * 1024;
 };
 
 class UcxTransport : public Transport {
@@ -41,27 +31,24 @@ class UcxTransport : public Transport {
   static Status Query(const UcxOptions& options, UcxInfo* out);
   ~UcxTransport() override;
 
-  // This worker's address, to be exchanged with the other ranks.
-  const std::string& LocalAddress() const;
-  struct PeerAddress {
-    std::string worker_address;
-    // Same host as this rank: UCX may use shared memory, whose transports do
-    // not report peer failure, so liveness is checked through `pid` instead.
-    bool same_host = false;
-    int pid = 0;
-  };
-  // Records every rank's address (index = rank); endpoints connect on first use.
-  // peer_errors (SIEVE_UCX_PEER_ERRORS): kPeer asks UCX to report failures on every
-  // endpoint (it then avoids shared memory), kNone never, kAuto only for other hosts.
-  Status SetPeers(std::vector<PeerAddress> peers, PeerErrorsParam peer_errors);
+  // "ucx:" and this worker's address.
+  const std::string& LocalAddress() const override;
+  // Endpoints connect on first use. Same-host peers may be reached through
+  // shared memory, whose transports do not report peer failure, so their
+  // liveness is checked through their pid instead (options.peer_errors).
+  Status SetPeers(std::vector<PeerAddress> peers) override;
   // Flushes outstanding operations (bounded by timeout_s) and closes
   // endpoints; with force, closes at once without flushing (abort, failure).
-  void Shutdown(double timeout_s, bool force);
+  void Shutdown(double timeout_s, bool force) override;
 
   int rank() const override;
   int size() const override;
-  Status Isend(int peer, uint64_t tag, const void* buf, size_t bytes, Request* req) override;
-  Status Irecv(int peer, uint64_t tag, void* buf, size_t bytes, Request* req) override;
+  // Host buffers are declared UCS_MEMORY_TYPE_HOST; device buffers leave the
+  // memory type to UCX's detection (see RequestParam in the .cc for why).
+  Status Isend(int peer, uint64_t tag, const void* buf, size_t bytes, MemoryType type,
+               Request* req) override;
+  Status Irecv(int peer, uint64_t tag, void* buf, size_t bytes, MemoryType type,
+               Request* req) override;
   bool Progress() override;
   // Arms the worker and sleeps on its event fd (bounded by timeout_s).
   void WaitForEvents(double timeout_s) override;
@@ -69,9 +56,9 @@ class UcxTransport : public Transport {
   uint64_t completions() const override;
   std::string PeerFailure(int peer) const override;  // may read /proc: rate-limited
   std::string Describe() const override;
-  // "posix/memory,cma/memory" or "tcp/eth0": the lanes of the endpoint to
+  // Lanes "posix/memory,cma/memory" or "tcp/eth0": those of the endpoint to
   // `peer` (connects it first if needed); "" if it cannot be connected.
-  std::string DescribePeer(int peer);
+  PeerRoute DescribePeer(int peer) override;
   // The UCP context's memory types include CUDA (a UCX built with CUDA support).
   bool SupportsCudaMemory() const override;
   void NotifyPeersOfFailure(uint32_t first_failed_seq, const std::string& what) override;
