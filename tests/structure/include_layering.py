@@ -1,13 +1,24 @@
 #!/usr/bin/env python3
-"""Fails when two folders of src/ include each other, directly or in a circle.
+"""Fails when two folders of src/ include each other, directly or in a circle,
+or when a folder includes one it must not know (FORBIDDEN).
 
 The layering (DESIGN.md section 2, docs/layout.md) is a call going down api ->
 dispatch -> mode -> algo -> transport, never back; an include circle between
-folders is the first sign of a call turning back. Usage: include_circles.py SRC_DIR
+folders is the first sign of a call turning back. Usage: include_layering.py SRC_DIR
 """
 import os
 import re
 import sys
+
+# from -> folders it must not include, and why.
+FORBIDDEN = {
+    'api': ({'gpu', 'plan'}, 'api/ describes a call and submits it to dispatch/, which '
+                             'decides host or device'),
+    'comm': ({'gpu', 'mask', 'ternary', 'subnet', 'dispatch', 'api', 'plan'},
+             'comm/ knows no mode and no device'),
+    'gpu': ({'mask', 'ternary', 'subnet', 'dispatch', 'api'},
+            'gpu/ is the device runtime; modes build on it'),
+}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([A-Za-z0-9_]+)/', re.M)
 
@@ -69,9 +80,15 @@ def main():
             for b in comp:
                 if b in edges[a]:
                     print('  %s -> %s (%s)' % (a, b, edges[a][b]))
-    if not found:
-        print('no include circle among %d folders of %s' % (len(edges), src))
-    return 1 if found else 0
+    bad = 0
+    for a, (banned, why) in sorted(FORBIDDEN.items()):
+        for b in sorted(banned & set(edges.get(a, {}))):
+            print('%s includes %s (%s): %s' % (a, b, edges[a][b], why))
+            bad += 1
+    if not found and not bad:
+        print('no include circle among %d folders of %s, no forbidden include' %
+              (len(edges), src))
+    return 1 if found or bad else 0
 
 
 if __name__ == '__main__':
