@@ -35,6 +35,8 @@ const char* AlgoText(OpAlgo a) {
       return "tree";
     case OpAlgo::kChain:
       return "chain";
+    case OpAlgo::kDirect:
+      return "direct";
   }
   return "?";
 }
@@ -67,6 +69,8 @@ uint64_t TernaryMode(uint64_t seed, uint64_t step, uint64_t block) {
   h ^= h >> 31;
   return (h & ~kTernaryBlockMask) | (block & kTernaryBlockMask);
 }
+
+const char* OpAlgoName(OpAlgo a) { return AlgoText(a); }
 
 const char* OpKindName(OpKind kind) {
   switch (kind) {

@@ -25,7 +25,9 @@ enum class OpKind : uint8_t {
 // The row's name ("allreduce", "masked allreduce"); "unknown collective" for other bytes.
 const char* OpKindName(OpKind kind);
 
-enum class OpAlgo : uint8_t { kRing = 1, kTree, kChain };
+enum class OpAlgo : uint8_t { kRing = 1, kTree, kChain, kDirect };
+// "ring", "tree", "chain", "direct".
+const char* OpAlgoName(OpAlgo algo);
 
 // How a D2FT call learns every rank's touched bitmap: each is a different
 // message pattern, so ranks must agree on it.

@@ -8,6 +8,7 @@
 
 #include "algo/channel.h"
 #include "algo/codec.h"
+#include "algo/steps.h"
 
 namespace sieve::algo {
 
@@ -25,28 +26,21 @@ struct RingOptions {
 Status RunRing(Channel& channel, Codec& codec, const std::vector<size_t>& bounds,
                const RingOptions& options);
 
-// The same ring driven one step at a time, so that a caller can interleave
-// several rings (each on its own channel) and never block on one of them:
-//   Start(); while (!Idle()) { wait until Ready(); Advance(); } Finish();
-// RunRing is exactly that loop with blocking waits.
-class Ring {
+// The same ring driven one step at a time (algo/steps.h); RunRing is exactly
+// that loop with blocking waits. Ready(): the next receive has arrived and the
+// sends whose buffers the next step reuses are complete.
+class Ring : public AllReduceSteps {
  public:
   Ring(Channel& channel, Codec& codec, std::vector<size_t> bounds, const RingOptions& options);
-  ~Ring();
+  ~Ring() override;
   Ring(const Ring&) = delete;
   Ring& operator=(const Ring&) = delete;
 
-  // Posts the first window of segments (one rank: loads and finalizes its input).
-  Status Start();
-  // True once every segment has absorbed its last step (sends may be in flight).
-  bool Idle() const;
-  // True when Advance() would not block: the next receive has arrived and the
-  // sends whose buffers the next step reuses are complete.
-  bool Ready() const;
-  // Absorbs the next arrived segment and posts its next step (waits if not Ready).
-  Status Advance();
-  // Waits for every send still in flight.
-  Status Finish();
+  Status Start() override;
+  bool Idle() const override;
+  bool Ready() const override;
+  Status Advance() override;
+  Status Finish() override;
 
  private:
   class Run;

@@ -10,6 +10,7 @@
 #include "api/nonblocking.h"
 #include "coll/hier.h"
 #include "comm/bootstrap_config.h"
+#include "plan/link_probe.h"
 #include "core/log.h"
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/bootstrap/unique_id.h"
@@ -43,6 +44,7 @@ Status CreateComm(const char id[128], int nranks, int rank, const Config& config
   std::unique_ptr<Comm> comm;
   SIEVE_RETURN_IF_ERROR(Comm::Create(id, nranks, rank, config, &comm));
   SIEVE_RETURN_IF_ERROR(sieve::coll::LearnHosts(*comm));
+  SIEVE_RETURN_IF_ERROR(sieve::plan::ProbeLink(*comm));
   *out = std::move(comm);
   return Status::OK();
 }

@@ -121,6 +121,8 @@ Status Split(Comm& parent, int color, int key, std::unique_ptr<Comm>* created) {
   std::unique_ptr<Comm> comm;
   SIEVE_RETURN_IF_ERROR(Comm::Create(id, new_size, new_rank, config, &comm));
   SIEVE_RETURN_IF_ERROR(sieve::coll::LearnHosts(*comm));
+  // The parent's round trip (agreed by all its ranks) where the new one spans hosts too.
+  if (comm->hosts().nhosts > 1) comm->SetLinkRtt(parent.link_rtt_s());
   *created = std::move(comm);
   return Status::OK();
 }

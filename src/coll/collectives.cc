@@ -81,18 +81,10 @@ Status FlatAllReduceWith(Comm& comm, const CollArgs& a, const DenseMemory& memor
   // AllReduce took the hierarchical plan already; the direct path never takes it.
   if (chosen == plan::Algo::kHier)
     return Status::Internal("flat all-reduce asked for on a hierarchical plan");
-  const bool tree = chosen == plan::Algo::kTree;
-  algo::Channel ch = MakeChannel(comm, algo::OpKind::kAllReduce, a, seq,
-                                 tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing, true, false,
+  const algo::AllReduceRun run = plan::FlatRun(comm, chosen, comm.config().segment_bytes);
+  algo::Channel ch = MakeChannel(comm, algo::OpKind::kAllReduce, a, seq, run.algo, true, false,
                                  memory.type);
-  Status data;
-  if (tree) {
-    data = algo::RunTree(ch, codec, a.count, comm.config().segment_bytes);
-  } else {
-    algo::RingOptions options;
-    options.segment_bytes = comm.config().segment_bytes;
-    data = algo::RunRing(ch, codec, algo::BalancedSplit(a.count, comm.size()), options);
-  }
+  Status data = algo::RunAllReduce(ch, codec, a.count, run);
   if (data.ok()) data = codec.status();
   return ch.Conclude(data);
 }

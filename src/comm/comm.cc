@@ -64,6 +64,8 @@ Status Comm::Create(const char id[128], int nranks, int rank, const Config& conf
   options.ucx.user_set = foreign.ucx_set;
   options.ucx.largest_segment = config.segment_bytes;
   options.ucx.peer_errors = config.ucx_peer_errors;
+  options.ucx.link_rtt_s = config.link_rtt_s;
+  options.ucx.link_rate_Bps = static_cast<double>(config.link_rate);
   options.fault = config.fault;
   SIEVE_RETURN_IF_ERROR(transport::CreateTransport(options, rank, nranks, &comm->transport_));
 
@@ -178,13 +180,13 @@ algo::Channel Comm::MakeChannel(const char* what, uint32_t seq, transport::Memor
 }
 
 algo::Channel Comm::MakeChannel(algo::OpFingerprint fp, uint32_t seq,
-                                transport::MemoryType memory) {
+                                transport::MemoryType memory, bool verdicts) {
   algo::Channel::OpControl control;
   if (fp.segment_bytes == 0) fp.segment_bytes = config_.segment_bytes;
   control.fingerprint = fp;
   control.completed_seq = &root_->completed_seq_;
   control.mismatch = &root_->mismatch_;
-  control.agree = config_.agreement;
+  control.agree = config_.agreement && verdicts;
   return algo::Channel(transport(), seq, StrFormat("%s #%u", algo::OpKindName(fp.kind), seq),
                        WaitOptions(), &root_->stats_.traffic, nullptr, &control, members_, memory);
 }

@@ -61,9 +61,12 @@ class Comm {
                             transport::MemoryType memory = transport::MemoryType::kHost);
   // A collective's channel with agreement: fingerprints are exchanged now and
   // the caller ends the operation with Channel::Conclude. `fp.segment_bytes`
-  // is filled in from the config.
+  // is filled in from the config. `memory` as above; verdicts = false: no
+  // verdict round (a step of a call whose last step has one, e.g. the ternary
+  // scales).
   algo::Channel MakeChannel(algo::OpFingerprint fp, uint32_t seq,
-                            transport::MemoryType memory = transport::MemoryType::kHost);
+                            transport::MemoryType memory = transport::MemoryType::kHost,
+                            bool verdicts = true);
   algo::Channel MakeP2pChannel();
   // A collective that moves no data here (count 0, or a mask keeping nothing)
   // still takes part in the agreement: fingerprint out, verdicts in (DESIGN.md 1.6).
@@ -90,6 +93,10 @@ class Comm {
   // Every rank's host identity hash, as the bootstrap exchanged it (index = rank).
   const std::vector<uint64_t>& bootstrap_host_ids() const { return bootstrap_host_ids_; }
   Comm* host_view() const { return root_->host_view_.get(); }
+  // Round trip between the ranks in seconds, as plan/link_probe.h set it at init
+  // (0: one host, or not measured); the plan chooses and sizes from it.
+  double link_rtt_s() const { return root_->link_rtt_s_; }
+  void SetLinkRtt(double seconds) { root_->link_rtt_s_ = seconds; }
   bool is_view() const { return root_ != this; }
   Comm* cross_view() const { return root_->cross_view_.get(); }
   // Set when the NCCL shim serves this communicator: SIEVE_NCCL_MODE applies.
@@ -188,6 +195,7 @@ class Comm {
   // failure notice we send names the first we will not complete).
   uint32_t completed_seq_ = 0;
   std::vector<uint64_t> bootstrap_host_ids_;
+  double link_rtt_s_ = 0;
   bool mismatch_ = false;  // ranks called different collectives: unusable
   std::atomic<bool> abort_{false};
   std::atomic<int> async_error_{0};

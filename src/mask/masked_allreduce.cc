@@ -16,26 +16,24 @@ namespace {
 
 // What the ranks agree on: the call's count (unpacked), datatype, op, and the
 // mask's number of kept elements.
-algo::OpFingerprint Fingerprint(const coll::CollArgs& a, size_t nnz, bool tree) {
+algo::OpFingerprint Fingerprint(const coll::CollArgs& a, size_t nnz, algo::OpAlgo algo) {
   algo::OpFingerprint fp;
   fp.kind = algo::OpKind::kMaskedAllReduce;
   fp.count = a.count;
   fp.dtype = static_cast<uint8_t>(a.dtype);
   fp.op = static_cast<uint8_t>(a.op);
-  fp.algo = tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing;
+  fp.algo = algo;
   fp.mode = nnz;
   return fp;
 }
 
-// The ring or tree (`tree`: plan::ChooseMaskedAllReduce's flat choice).
+// The ring, tree or direct exchange (`chosen`: plan::ChooseMaskedAllReduce's flat choice).
 Status Exchange(Comm& comm, uint32_t seq, const coll::CollArgs& a, MaskedCodec& codec, size_t nnz,
-                bool tree) {
+                plan::Algo chosen) {
   ++comm.stats().collectives;
-  algo::Channel ch = comm.MakeChannel(Fingerprint(a, nnz, tree), seq);
-  if (tree) return ch.Conclude(algo::RunTree(ch, codec, nnz, comm.config().segment_bytes));
-  algo::RingOptions options;
-  options.segment_bytes = comm.config().segment_bytes;
-  return ch.Conclude(algo::RunRing(ch, codec, algo::BalancedSplit(nnz, comm.size()), options));
+  const algo::AllReduceRun run = plan::FlatRun(comm, chosen, comm.config().segment_bytes);
+  algo::Channel ch = comm.MakeChannel(Fingerprint(a, nnz, run.algo), seq);
+  return ch.Conclude(algo::RunAllReduce(ch, codec, nnz, run));
 }
 
 // The hierarchical all-reduce of nnz packed elements, in place in `packed`.
@@ -48,7 +46,7 @@ Status HierPacked(Comm& comm, const coll::CollArgs& a, void* packed, size_t nnz)
   return coll::HierDenseAllReduce(comm, p);
 }
 
-// The ring or tree with the masked codec (one rank: the codec's own passes).
+// The flat choice with the masked codec (one rank: the codec's own passes).
 Status RunCodec(Comm& comm, uint32_t seq, const coll::CollArgs& a, MaskedCodec& codec,
                 size_t nnz, plan::Algo chosen) {
   if (comm.size() == 1) {
@@ -57,7 +55,7 @@ Status RunCodec(Comm& comm, uint32_t seq, const coll::CollArgs& a, MaskedCodec& 
     codec.Deliver(0, nnz);
     return Status::OK();
   }
-  return Exchange(comm, seq, a, codec, nnz, chosen == plan::Algo::kTree);
+  return Exchange(comm, seq, a, codec, nnz, chosen);
 }
 
 }  // namespace
@@ -70,8 +68,8 @@ Status AllReduceMasked(Comm& comm, const coll::CollArgs& a, MaskState& mask) {
   char* packed = mask.Work(nnz * esize);
   if (nnz == 0) {  // nothing travels: the result is all zeros; the call is still agreed on
     kernels::MaskedUnpack(esize, packed, mask.bits.data(), a.count, a.recv);
-    const bool tree = plan::ChooseMaskedAllReduce(comm, 0, 0).algo == plan::Algo::kTree;
-    return comm.AgreeWithoutData(Fingerprint(a, 0, tree), seq);
+    const plan::Algo chosen = plan::ChooseMaskedAllReduce(comm, 0, 0).algo;
+    return comm.AgreeWithoutData(Fingerprint(a, 0, plan::FlatRun(comm, chosen, 0).algo), seq);
   }
   const plan::Algo chosen = plan::ChooseMaskedAllReduce(comm, nnz, nnz * esize).algo;
   if (chosen == plan::Algo::kHier) {

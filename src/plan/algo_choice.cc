@@ -4,6 +4,7 @@
 #include "algo/op_header.h"
 #include "core/log.h"
 #include "kernels/ternary.h"
+#include "plan/link_probe.h"
 
 namespace sieve::plan {
 
@@ -30,12 +31,24 @@ const char* HierReason(const Comm& comm, size_t count) {
                                   : "several hosts with the same number of ranks each";
 }
 
-// Ring or tree over all ranks of comm for `bytes` on the wire.
-AlgoChoice Flat(const Comm& comm, size_t bytes) {
+Algo FromOpAlgo(algo::OpAlgo a) {
+  return a == algo::OpAlgo::kTree ? Algo::kTree
+         : a == algo::OpAlgo::kDirect ? Algo::kDirect : Algo::kRing;
+}
+
+// Ring, tree or direct among n ranks of comm for `bytes` on the wire.
+AlgoChoice Flat(const Comm& comm, int n, size_t bytes) {
   const Config& config = comm.config();
   if (config.algo == AlgoParam::kRing) return {Algo::kRing, "SIEVE_ALGO=RING"};
   if (config.algo == AlgoParam::kTree) return {Algo::kTree, "SIEVE_ALGO=TREE"};
-  if (comm.size() < 3) return {Algo::kRing, "fewer than 3 ranks"};
+  if (config.algo == AlgoParam::kDirect) return {Algo::kDirect, "SIEVE_ALGO=DIRECT"};
+  const Link link = LinkOf(comm);
+  if (LatencyMatters(link)) {
+    AlgoChoice c;
+    c.algo = FromOpAlgo(ChooseForLink(n, bytes, link, &c.why));
+    return c;
+  }
+  if (n < 3) return {Algo::kRing, "fewer than 3 ranks"};
   if (bytes <= config.tree_threshold)
     return {Algo::kTree, StrFormat("at most SIEVE_TREE_THRESHOLD (%zu) bytes on 3 or more ranks",
                                    config.tree_threshold)};
@@ -55,6 +68,8 @@ const char* AlgoName(Algo algo) {
       return "pipelined chain";
     case Algo::kHier:
       return "hierarchical";
+    case Algo::kDirect:
+      return "direct";
   }
   return "?";
 }
@@ -65,7 +80,7 @@ AlgoChoice ChooseAllReduce(Comm& comm, size_t count, size_t bytes) {
                   {Algo::kHier, StrFormat("%s: host reduce-scatter, inter-host all-reduce per "
                                           "local rank, host all-gather",
                                           hier)});
-  return Logged(comm, OpKind::kAllReduce, bytes, Flat(comm, bytes));
+  return Logged(comm, OpKind::kAllReduce, bytes, Flat(comm, comm.size(), bytes));
 }
 
 AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes) {
@@ -74,7 +89,8 @@ AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes) {
                   {Algo::kHier, StrFormat("%s: packed once, the dense hierarchical all-reduce "
                                           "of the kept elements, unpacked once",
                                           hier)});
-  return Logged(comm, OpKind::kMaskedAllReduce, packed_bytes, Flat(comm, packed_bytes));
+  return Logged(comm, OpKind::kMaskedAllReduce, packed_bytes,
+                Flat(comm, comm.size(), packed_bytes));
 }
 
 AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_because) {
@@ -86,9 +102,28 @@ AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_bec
                   {Algo::kHier, StrFormat("%s: dense sums inside hosts, quantized once between "
                                           "hosts",
                                           hier)});
-  AlgoChoice flat = Flat(comm, wire_bytes);
+  AlgoChoice flat = Flat(comm, comm.size(), wire_bytes);
   if (hier != nullptr) flat.why += StrFormat("; not hierarchical: %s", flat_because);
   return Logged(comm, OpKind::kTernaryAllReduce, wire_bytes, std::move(flat));
+}
+
+AlgoChoice ChooseGroupExchange(const Comm& comm, int n, size_t bytes) {
+  AlgoChoice c = Flat(comm, n, bytes);
+  if (c.algo == Algo::kTree) {
+    c.algo = Algo::kRing;
+    c.why += "; the ring, as a group's exchange interleaves step by step";
+  }
+  return c;
+}
+
+algo::AllReduceRun FlatRun(const Comm& comm, Algo algo, size_t segment_bytes) {
+  algo::AllReduceRun run;
+  run.algo = algo == Algo::kTree     ? algo::OpAlgo::kTree
+             : algo == Algo::kDirect ? algo::OpAlgo::kDirect
+                                     : algo::OpAlgo::kRing;
+  run.segment_bytes = segment_bytes;
+  run.inflight_bytes = InflightBytes(LinkOf(comm), segment_bytes);
+  return run;
 }
 
 AlgoChoice ChooseBroadcast(Comm& comm, size_t bytes) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 
+#include "algo/allreduce.h"
 #include "comm/comm.h"
 
 namespace sieve::plan {
@@ -19,6 +20,7 @@ enum class Algo : uint8_t {
   kTree,   // reduce up and broadcast down a binary tree (algo/tree.h)
   kChain,  // a pipelined chain from or to the root (algo/chain.h)
   kHier,   // host reduce-scatter, inter-host all-reduce per local rank, host all-gather
+  kDirect,  // reduce-scatter + all-gather with every rank at once (algo/direct.h)
 };
 const char* AlgoName(Algo algo);
 
@@ -29,8 +31,11 @@ struct AlgoChoice {
 
 // The dense all-reduce of `count` elements, `bytes` of them: hierarchical on a
 // hierarchical layout (SIEVE_ALGO AUTO or HIER, at least one element per local
-// rank, never on a view), else the tree for small calls on 3+ ranks
-// (SIEVE_TREE_THRESHOLD) and the ring otherwise; SIEVE_ALGO=RING/TREE forces.
+// rank, never on a view); else flat: on a local link (round trip below
+// plan::kLocalRttS, plan/link_model.h) the tree for small calls on 3+ ranks
+// (SIEVE_TREE_THRESHOLD) and the ring otherwise; on a link with latency the
+// cheapest of ring, tree and direct by the link model; SIEVE_ALGO=RING/TREE/DIRECT
+// forces.
 AlgoChoice ChooseAllReduce(Comm& comm, size_t count, size_t bytes);
 
 // The masked all-reduce of `nnz` kept elements (`packed_bytes` packed): the dense
@@ -43,6 +48,15 @@ AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes);
 // the codec gathers; codes quantized on the device), null when it can; else the
 // tree/ring rule on the bytes a flat run puts on the wire (final sums' width).
 AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_because);
+
+// A subnet group's exchange among `n` of comm's ranks, `bytes` each: the flat
+// rule, but the ring where it says tree (groups interleave step by step, and the
+// tree has no steps). Not logged (a layout has many groups).
+AlgoChoice ChooseGroupExchange(const Comm& comm, int n, size_t bytes);
+
+// How a flat choice (kRing, kTree, kDirect) runs: its OpAlgo, pieces of
+// `segment_bytes`, and the bytes in flight the link needs (plan::InflightBytes).
+algo::AllReduceRun FlatRun(const Comm& comm, Algo algo, size_t segment_bytes);
 
 // The pipelined chain, the only algorithm of these collectives so far.
 AlgoChoice ChooseBroadcast(Comm& comm, size_t bytes);

@@ -75,6 +75,10 @@ void SubnetCodec::ReduceInto(size_t offset, size_t elems, int contributions, con
                              bool first) {
   const char* w = static_cast<const char*>(wire);
   const bool complete = first && contributions + 1 == divisor_;
+  if (complete) {
+    divided_offset_ = offset;
+    divided_elems_ = elems;
+  }
   ForEachPiece(offset, elems, [&](size_t buf, size_t n, size_t pos) {
     const char* acc = first ? input_ + buf * elem_size_ : work_ + buf * elem_size_;
     char* out = work_ + buf * elem_size_;
@@ -100,7 +104,14 @@ std::vector<std::pair<char*, size_t>> SubnetCodec::WorkPieces(size_t offset, siz
   return out;
 }
 
-void SubnetCodec::Finalize(size_t, size_t elems) { finalized_ += elems; }
+void SubnetCodec::Finalize(size_t offset, size_t elems) {
+  if (divisor_ > 1 && !(offset == divided_offset_ && elems == divided_elems_)) {
+    ForEachPiece(offset, elems, [&](size_t buf, size_t n, size_t) {
+      kernels::DivideBy(dtype_, work_ + buf * elem_size_, n, divisor_);
+    });
+  }
+  finalized_ += elems;
+}
 
 void* SubnetCodec::DirectTarget(size_t offset, size_t elems) {
   const size_t at = Contiguous(offset, elems);

@@ -19,9 +19,10 @@ class SubnetCodec : public algo::Codec {
  public:
   // input and work may be the same buffer (in place); `ranges` must outlive the
   // codec. divisor: the number of ranks whose sum is averaged (the ring's size).
-  // REQUIRES: dtype is float32, float16, bfloat16 or float64; the algorithm
-  // combines with first = true (the ring), so a combine carrying divisor - 1
-  // contributions completes the sum.
+  // REQUIRES: dtype is float32, float16, bfloat16 or float64. Where the last
+  // combine of a range is its first (the ring: it carries divisor - 1
+  // contributions) it divides in the same pass; otherwise (the direct exchange)
+  // Finalize divides.
   SubnetCodec(const void* input, void* work, kernels::DType dtype, const std::vector<Range>& ranges,
               int divisor);
 
@@ -33,7 +34,7 @@ class SubnetCodec : public algo::Codec {
   void ReduceInto(size_t offset, size_t elems, int contributions, const void* wire,
                   bool first) override;
   void LoadInput(size_t offset, size_t elems) override;
-  // Nothing left to compute (the combine divided); counts the elements that are final.
+  // Divides unless the range's last combine did; counts the elements that are final.
   void Finalize(size_t offset, size_t elems) override;
   // The contiguous pieces of recvbuff (work) behind index range [offset,
   // offset + elems): (pointer, bytes) in index order.
@@ -60,6 +61,8 @@ class SubnetCodec : public algo::Codec {
   std::vector<size_t> starts_;  // index of each range's first element
   int divisor_;
   size_t finalized_ = 0;
+  // The range the latest combine completed and divided (SIZE_MAX: none).
+  size_t divided_offset_ = SIZE_MAX, divided_elems_ = 0;
 };
 
 }  // namespace sieve::subnet

@@ -6,9 +6,11 @@
 #include <memory>
 #include <vector>
 
-#include "algo/ring.h"
+#include "algo/allreduce.h"
 #include "algo/ring_pattern.h"
 #include "core/log.h"
+#include "kernels/dtype.h"
+#include "plan/algo_choice.h"
 #include "subnet/subnet_codec.h"
 
 namespace sieve::subnet {
@@ -28,10 +30,10 @@ int PositionOf(const std::vector<int>& ranks, int rank) {
 // from sender c.
 class GroupRun {
  public:
-  // inflight_bytes: this ring's share of the segments in flight (the rings of a
-  // call share the budget one dense ring has, so scratch stays in cache).
+  // rings: how many groups of this wave run the ring (or the direct exchange) on
+  // this rank; they share the budget of bytes in flight one dense all-reduce has.
   GroupRun(Comm& comm, const GroupPlan& group, uint32_t ring_seq, uint32_t fan_seq,
-           const ExchangeArgs& args, size_t inflight_bytes)
+           const ExchangeArgs& args, size_t rings)
       : group_(group),
         sender_pos_(PositionOf(group.senders, comm.rank())),
         codec_(sender_pos_ >= 0 ? args.send : args.recv, args.recv, args.dtype, group.ranges,
@@ -40,10 +42,14 @@ class GroupRun {
     if (sender_pos_ >= 0) {
       ring_ch_.reset(new algo::Channel(comm.MakeChannel(args.what, ring_seq)));
       ring_ch_->SetMembers(group.senders);
-      algo::RingOptions options;
-      options.segment_bytes = comm.config().segment_bytes;
-      options.inflight_bytes = inflight_bytes;
-      ring_.reset(new algo::Ring(*ring_ch_, codec_, bounds_, options));
+      // Ring or direct as for a dense all-reduce among the senders (every
+      // member plans alike); the tree has no steps to interleave: ring.
+      const plan::AlgoChoice choice = plan::ChooseGroupExchange(
+          comm, static_cast<int>(group.senders.size()),
+          group.elems * kernels::DTypeSize(args.dtype));
+      algo::AllReduceRun run = plan::FlatRun(comm, choice.algo, comm.config().segment_bytes);
+      run.inflight_bytes /= std::max<size_t>(1, rings);
+      ring_ = algo::MakeSteps(*ring_ch_, codec_, bounds_, run);
     }
     if (!group.receivers.empty())
       fan_ch_.reset(new algo::Channel(comm.MakeChannel(args.what, fan_seq)));
@@ -122,7 +128,7 @@ class GroupRun {
   std::vector<size_t> bounds_;
   // The ring (and its scratch) first, channels last: destroying a channel
   // cancels what is still posted (after an error) while its buffers are alive.
-  std::unique_ptr<algo::Ring> ring_;
+  std::unique_ptr<algo::AllReduceSteps> ring_;
   std::unique_ptr<algo::Channel> ring_ch_, fan_ch_;
   Phase phase_ = kRing;
   bool fan_sent_ = false;
@@ -162,15 +168,13 @@ Status Exchange(Comm& comm, const Plan& plan, const ExchangeArgs& args, algo::Ch
     size_t rings = 0;
     for (size_t g = wave; g < end; ++g)
       if (plan.groups[g].senders.size() > 1 && PositionOf(plan.groups[g].senders, me) >= 0) ++rings;
-    const algo::RingOptions defaults;
-    const size_t inflight = defaults.inflight_bytes / std::max<size_t>(1, rings);
     for (size_t g = wave; g < end; ++g) {
       const GroupPlan& group = plan.groups[g];
       // Every rank numbers every group alike, member or not.
       const uint32_t ring_seq = comm.NextSeq();
       const uint32_t fan_seq = group.receivers.empty() ? ring_seq : comm.NextSeq();
       if (PositionOf(group.senders, me) < 0 && PositionOf(group.receivers, me) < 0) continue;
-      runs.emplace_back(new GroupRun(comm, group, ring_seq, fan_seq, args, inflight));
+      runs.emplace_back(new GroupRun(comm, group, ring_seq, fan_seq, args, rings));
     }
     if (runs.empty()) continue;
     for (const auto& run : runs) SIEVE_RETURN_IF_ERROR(run->Start());

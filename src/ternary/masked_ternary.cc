@@ -19,9 +19,8 @@ Status TernaryAllReduceMasked(Comm& comm, const coll::TernaryArgs& args, MaskSta
     kernels::MaskedUnpack(esize, packed, mask.bits.data(), a.count, a.recv);
     algo::OpFingerprint fp = coll::TernaryFingerprint(args);
     fp.count = 0;  // the elements quantized
-    const bool tree = plan::ChooseTernaryAllReduce(comm, 0, "the mask keeps nothing").algo ==
-                      plan::Algo::kTree;
-    fp.algo = tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing;
+    const plan::Algo chosen = plan::ChooseTernaryAllReduce(comm, 0, "the mask keeps nothing").algo;
+    fp.algo = plan::FlatRun(comm, chosen, 0).algo;
     return comm.AgreeWithoutData(fp, comm.NextSeq());
   }
   const char* flat_because = args.residual != nullptr ? "error feedback" : nullptr;

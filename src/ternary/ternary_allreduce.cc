@@ -16,6 +16,8 @@
 #include "coll/hier.h"
 #include "core/log.h"
 #include "plan/algo_choice.h"
+#include "kernels/reduce.h"
+#include "plan/link_probe.h"
 
 namespace sieve::coll {
 
@@ -56,29 +58,22 @@ size_t SegmentWireBytes(const Comm& comm, const algo::TernaryCodec& codec, kerne
   return codec.WireBytes(elems, comm.size());
 }
 
-// The ring or tree (`tree`, plan::ChooseTernaryAllReduce's flat choice).
+// The ring, tree or direct exchange (`chosen`, plan::ChooseTernaryAllReduce's flat choice).
 Status Exchange(Comm& comm, const TernaryArgs& a, algo::TernaryCodec& codec, size_t elems,
-                bool tree) {
-  const int n = comm.size();
+                plan::Algo chosen) {
   uint32_t seq = comm.NextSeq();
-  algo::OpFingerprint fp = TernaryFingerprint(a);
-  fp.algo = tree ? algo::OpAlgo::kTree : algo::OpAlgo::kRing;
-  algo::Channel ch = comm.MakeChannel(fp, seq);
   const size_t segment_bytes = SegmentWireBytes(comm, codec, a.base.dtype);
+  const algo::AllReduceRun run = plan::FlatRun(comm, chosen, segment_bytes);
+  algo::OpFingerprint fp = TernaryFingerprint(a);
+  fp.algo = run.algo;
+  algo::Channel ch = comm.MakeChannel(fp, seq);
   const Clock::time_point start = Clock::now();
-  Status data;
-  if (tree) {
-    data = algo::RunTree(ch, codec, elems, segment_bytes);
-  } else {
-    algo::RingOptions options;
-    options.segment_bytes = segment_bytes;
-    data = algo::RunRing(ch, codec, algo::BalancedSplit(elems, n), options);
-  }
+  Status data = algo::RunAllReduce(ch, codec, elems, run);
   const double data_ms = MsSince(start);
   const Clock::time_point concluding = Clock::now();
   Status st = ch.Conclude(data);
   SIEVE_TRACE(kLogColl, "ternary #%u: %s of %zu segment bytes %.2f ms, agreement %.2f ms", seq,
-              tree ? "tree" : "ring", segment_bytes, data_ms, MsSince(concluding));
+              algo::OpAlgoName(run.algo), segment_bytes, data_ms, MsSince(concluding));
   return st;
 }
 
@@ -96,7 +91,7 @@ kernels::TernarySource SourceOf(Comm& comm, const TernaryArgs& a) {
   return src;
 }
 
-// The ring or tree (`chosen`) over `elems` quantized elements of `input`, each
+// The flat choice (`chosen`) over `elems` quantized elements of `input`, each
 // range delivered into a.base.recv (scattered through the mask, if any); or,
 // with `sums_wire`, the final sums packed there in TernaryBits(n) bits instead.
 Status RunCodec(Comm& comm, const TernaryArgs& a, const algo::TernaryInput& input,
@@ -119,7 +114,7 @@ Status RunCodec(Comm& comm, const TernaryArgs& a, const algo::TernaryInput& inpu
     codec.LoadInput(0, elems);
     codec.Deliver(0, elems);
   } else {
-    SIEVE_RETURN_IF_ERROR(Exchange(comm, a, codec, elems, chosen == plan::Algo::kTree));
+    SIEVE_RETURN_IF_ERROR(Exchange(comm, a, codec, elems, chosen));
   }
   // Work keeps every range's final sums after the exchange (algo/codec.h).
   if (sums_wire != nullptr)
@@ -140,6 +135,39 @@ Status HierTernary(Comm& comm, const TernaryArgs& a) {
                          s.divisor = n;
                          return TernaryAllReduce(cross, s);
                        });
+}
+
+// The scales' all-reduce-max as one exchange (plan::ScalesInOneExchange): our
+// scales to every rank, theirs from every rank, the maximum taken in rank order
+// (the same bits everywhere, NaN included). Fingerprints still checked; the
+// verdict is the data step's.
+Status ExchangeScalesMax(Comm& comm, const algo::OpFingerprint& call, float* scales,
+                         size_t nblocks) {
+  const int n = comm.size(), me = comm.rank();
+  const uint32_t seq = comm.NextSeq();
+  if (!comm.is_view()) ++comm.stats().collectives;
+  algo::OpFingerprint fp = call;  // the ternary call's, as the dense max's would carry
+  fp.algo = algo::OpAlgo::kDirect;
+  algo::Channel ch = comm.MakeChannel(fp, seq, transport::MemoryType::kHost, /*verdicts=*/false);
+  if (comm.FirstUse("ternary scales", nblocks * sizeof(float)))
+    SIEVE_INFO(kLogColl, "ternary scales (%zu blocks) on %d ranks: one exchange with every rank "
+               "(round trip %.3g ms)", nblocks, n, comm.link_rtt_s() * 1e3);
+  const size_t bytes = nblocks * sizeof(float);
+  std::vector<float> all(nblocks * static_cast<size_t>(n));
+  std::copy(scales, scales + nblocks, all.begin() + static_cast<size_t>(me) * nblocks);
+  Status data;
+  for (int p = 0; p < n && data.ok(); ++p)
+    if (p != me) data = ch.Recv(p, all.data() + static_cast<size_t>(p) * nblocks, bytes);
+  for (int p = 0; p < n && data.ok(); ++p)
+    if (p != me) data = ch.Send(p, scales, bytes);
+  if (data.ok()) data = ch.WaitAll();
+  if (data.ok()) {
+    std::copy(all.begin(), all.begin() + nblocks, scales);
+    for (int p = 1; p < n; ++p)
+      kernels::Reduce(kernels::DType::kFloat32, kernels::RedOp::kMax, scales,
+                      all.data() + static_cast<size_t>(p) * nblocks, scales, nblocks);
+  }
+  return ch.Conclude(data);
 }
 
 }  // namespace
@@ -164,6 +192,12 @@ Status TernaryAgreeScales(Comm& comm, const TernaryArgs& a, float* scales, size_
   const float inf = std::numeric_limits<float>::infinity();
   for (size_t b = 0; b < nblocks; ++b)
     if (!(scales[b] < inf)) scales[b] = inf;  // NaN or +infinity
+  if (plan::ScalesInOneExchange(comm.size(), nblocks * sizeof(float), plan::LinkOf(comm))) {
+    Status st = ExchangeScalesMax(comm, call, scales, nblocks);
+    for (size_t b = 0; b < nblocks; ++b)
+      if (!(scales[b] < inf)) scales[b] = std::numeric_limits<float>::quiet_NaN();
+    return st;
+  }
   CollArgs max;
   max.call = &call;
   max.send = scales;

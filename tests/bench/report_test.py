@@ -119,8 +119,64 @@ def check_call_arithmetic():
             fail("bytes_fraction(%s, 4) = %g, want %g" % (mode, got, want))
 
 
+def check_latency_arithmetic():
+    """With a delay D, the limit is bytes/rate + 2D and the ring's bound bytes/rate + 2(n-1)D
+    (issue 23's example: 4 ranks, 16 MiB at 1gbit, D = 25 ms: 251 ms and 351 ms); the report
+    shows both, the RTT line and the latency goals, and the CSV keeps D for --from-csv."""
+    sb = load_bench()
+    if abs(sb.parse_delay("25ms") - 0.025) > 1e-12 or abs(sb.parse_delay("500us") - 5e-4) > 1e-12 \
+            or abs(sb.parse_delay("0.05s") - 0.05) > 1e-12 or abs(sb.parse_delay("25") - 0.025) > 1e-12:
+        fail("parse_delay")
+    size, n, rate, d = 16 << 20, 4, 1e9, 0.025
+    ring_bytes = 2.0 * (n - 1) / n * size
+    rows = [{"size": size, "mode": m, "ranks": n, "link": "1gbit", "time_out_us": t,
+             "time_in_us": t, "bytes_per_rank": ring_bytes if m == "dense" else None}
+            for m, t in (("dense", 300e3), ("gloo", 400e3))]
+    rows.append({"size": 64 << 10, "mode": "dense", "ranks": n, "link": "1gbit",
+                 "time_out_us": 70e3, "time_in_us": 70e3, "bytes_per_rank": 1.5 * (64 << 10)})
+    sb.derive(rows, n, rate, d)
+    dense = rows[0]
+    want_limit = ring_bytes * 8 / rate + 2 * d
+    want_ring = ring_bytes * 8 / rate + 2 * (n - 1) * d
+    if abs(dense["limit_us"] - want_limit * 1e6) > 1e-6 or abs(want_limit - 0.2513) > 1e-3:
+        fail("limit with latency %.6f s, want %.6f" % (dense["limit_us"] / 1e6, want_limit))
+    if abs(dense["ring_bound_us"] - want_ring * 1e6) > 1e-6 or abs(want_ring - 0.3513) > 1e-3:
+        fail("ring bound %.6f s, want %.6f" % (dense["ring_bound_us"] / 1e6, want_ring))
+    if abs(dense["pct_of_limit"] - 100 * want_limit / 0.3) > 1e-9:
+        fail("%% of limit %.3f" % dense["pct_of_limit"])
+    if abs(rows[1]["limit_us"] - dense["limit_us"]) > 1e-6:  # a peer moves the ring's bytes
+        fail("gloo's limit differs from dense's")
+    verdicts = {name: v for name, _, v in sb.goals(rows, rate, d)}
+    want = {"dense >= 80% of the limit with latency (>= 16 MiB)": "met",  # 251/300 = 84%
+            "dense >= 1.2x Gloo (>= 16 MiB), x faster": "met",           # 400/300 = 1.33
+            "dense <= 1.5x its limit with latency (<= 64 KiB), time / limit": "met"}
+    for name, v in want.items():
+        if verdicts.get(name) != v:
+            fail("goal '%s': %s, want %s (all: %s)" % (name, verdicts.get(name), v, verdicts))
+    if any("busbw >= 90%" in name for name in verdicts):
+        fail("the latency-free bandwidth goal is judged with a delay")
+    out = tempfile.mkdtemp(prefix="sieve-report-test-")
+    meta = {"ranks": n, "rate": rate, "delay_s": d, "link_desc": "1gbit test", "date": "-",
+            "command": "-", "machine": "-", "load": "-", "commit": "-", "rtt": "median 50.4 ms"}
+    sb.write_markdown(os.path.join(out, "report.md"), rows, meta, [], [])
+    with open(os.path.join(out, "report.md")) as f:
+        md = f.read()
+    header, table = table_rows(md)
+    if "ring bound (ms)" not in header or table[0]["limit (ms)"] != "251.3" or \
+            table[0]["ring bound (ms)"] != "351.3":
+        fail("markdown limit / ring bound: %s" % table[0])
+    if "RTT = 50 ms" not in md or "median 50.4 ms" not in md:
+        fail("the report does not state the RTT")
+    sb.write_csv(os.path.join(out, "results.csv"), rows)
+    back = sb.read_csv(os.path.join(out, "results.csv"))
+    if abs(back[0]["delay_us"] - 25000) > 1e-9:
+        fail("the CSV lost the delay")
+    subprocess.run(["rm", "-rf", out])
+
+
 def main():
     check_call_arithmetic()
+    check_latency_arithmetic()
     build = sys.argv[1]
     out = tempfile.mkdtemp(prefix="sieve-report-test-")
     cmd = [BENCH, "--loopback", "--ranks", "2", "--sizes", "64K,256K", "--modes",

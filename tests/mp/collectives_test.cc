@@ -138,7 +138,7 @@ TEST_P(CollectivesTest, EveryCollectiveTypeOpSizeAndPlacement) {
 
 INSTANTIATE_TEST_SUITE_P(Ranks, CollectivesTest, ::testing::Values(2, 3, 4, 8));
 
-// Forced algorithms: the ring for tiny messages and the tree for large ones.
+// Forced algorithms: the ring for tiny messages, the tree and the direct exchange for large ones.
 int RunForcedAlgo(int rank, int n, const sieveUniqueId& id) {
   sieveComm_t comm = nullptr;
   RANK_CHECK(sieveCommInitRank(&comm, n, id, rank) == sieveSuccess, "%s", sieveGetLastError(nullptr));
@@ -165,7 +165,7 @@ TEST_P(ForcedAlgoTest, AllReduceMatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Algos, ForcedAlgoTest,
-                         ::testing::Combine(::testing::Values("ring", "tree"),
+                         ::testing::Combine(::testing::Values("ring", "tree", "direct"),
                                             ::testing::Values(3, 5)));
 
 // Send/Recv inside groups: each rank sends to every rank (itself included) and

@@ -92,7 +92,7 @@ TEST_P(MaskedSweepTest, EveryDensityTypeOpAndPlacementMatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, MaskedSweepTest,
-                         ::testing::Combine(::testing::Values("ring", "tree"),
+                         ::testing::Combine(::testing::Values("ring", "tree", "direct"),
                                             ::testing::Values(2, 3, 4, 7)));
 
 // Many pipelined segments (small SIEVE_SEGMENT_BYTES) on a larger odd count.
@@ -124,7 +124,7 @@ TEST_P(MaskedLargeTest, PipelinedSegmentsMatchReference) {
   EXPECT_EQ(RunRanks(spec, RunLarge), "");
 }
 
-INSTANTIATE_TEST_SUITE_P(Algos, MaskedLargeTest, ::testing::Values("ring", "tree"));
+INSTANTIATE_TEST_SUITE_P(Algos, MaskedLargeTest, ::testing::Values("ring", "tree", "direct"));
 
 // Bytes: registration all-gathers 24 bytes per rank (count, policy, hash), (n-1)*24 sent; the
 // masked ring then sends exactly the dense ring formula for nnz elements.

@@ -352,6 +352,24 @@ TEST(SubnetNoDeadlockTest, FiftyRandomLayoutsOnFiveRanksComplete) {
   EXPECT_EQ(RunRanks(spec, RunManyLayouts), "");
 }
 
+// Every group's exchange as the direct one (SIEVE_ALGO=direct): the same
+// formulas, and interleaved groups of random layouts never deadlock.
+TEST(SubnetDirectTest, RandomLayoutsMatchFormula) {
+  RankSpec spec;
+  spec.nranks = 5;
+  spec.kill_after_s = 150;
+  spec.env = {{"SIEVE_TIMEOUT", "30"}, {"SIEVE_SEGMENT_BYTES", "1k"}, {"SIEVE_ALGO", "direct"}};
+  EXPECT_EQ(RunRanks(spec, RunSdpSweep), "");
+}
+
+TEST(SubnetDirectTest, FiftyRandomLayoutsComplete) {
+  RankSpec spec;
+  spec.nranks = 5;
+  spec.kill_after_s = 120;
+  spec.env = {{"SIEVE_TIMEOUT", "30"}, {"SIEVE_SEGMENT_BYTES", "512"}, {"SIEVE_ALGO", "direct"}};
+  EXPECT_EQ(RunRanks(spec, RunManyLayouts), "");
+}
+
 // Ring bytes of one rank at position p of a ring of k over S elements: it
 // sends every chunk but its own and its successor's, receives every chunk but
 // its own and its predecessor's (as the dense ring).

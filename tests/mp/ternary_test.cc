@@ -87,8 +87,17 @@ TEST_P(TernaryExactTest, MatchesReferenceBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Algos, TernaryExactTest,
-                         ::testing::Combine(::testing::Values("ring", "tree"),
+                         ::testing::Combine(::testing::Values("ring", "tree", "direct"),
                                             ::testing::Values(2, 3, 4, 8)));
+
+// A link with latency (SIEVE_LINK_RTT): the plan picks the direct exchange and
+// the scales go in one exchange without a verdict round; still bit for bit.
+TEST(TernaryLatencyTest, LinkWithLatencyMatchesReferenceBitForBit) {
+  RankSpec spec;
+  spec.nranks = 4;
+  spec.env = {{"SIEVE_LINK_RTT", "0.05"}, {"SIEVE_SEGMENT_BYTES", "4k"}};
+  EXPECT_EQ(RunRanks(spec, RunExactness), "");
+}
 
 // Unbiasedness: M steps of the same inputs with fresh steps; the mean of the
 // results must be within 5 standard errors of the true sum, where one step's
@@ -419,7 +428,7 @@ TEST_P(MaskedTernarySweepTest, EveryDensityTypeOpAndPlacementMatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Algos, MaskedTernarySweepTest,
-                         ::testing::Combine(::testing::Values("ring", "tree"),
+                         ::testing::Combine(::testing::Values("ring", "tree", "direct"),
                                             ::testing::Values(2, 3, 4)));
 
 }  // namespace

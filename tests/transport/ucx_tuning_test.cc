@@ -44,5 +44,27 @@ TEST(UcxTuningTest, NeverOverridesTheUser) {
   EXPECT_TRUE(ChooseUcxSettings("tcp", {"UCX_RNDV_THRESH", "UCX_ZCOPY_THRESH"}, 512 * 1024).empty());
 }
 
+TEST(UcxTuningTest, TcpBuffersCoverTwiceTheBandwidthDelayProduct) {
+  EXPECT_EQ(TcpBufferBytes(0.05, 125e6), 12500000u);  // 1 Gbit/s x 50 ms = 6.25 MB
+  EXPECT_EQ(TcpBufferBytes(1e-4, 125e6), 256u << 10);  // a LAN: the floor
+  EXPECT_EQ(TcpBufferBytes(1.0, 125e9), 256u << 20);   // the ceiling
+}
+
+TEST(UcxTuningTest, TcpBuffersOnlyWhereAutotuningFallsShort) {
+  auto set = ChooseTcpBuffers("tcp", {}, 0.05, 125e6, 4 << 20);  // Debian's 4 MiB tcp_wmem
+  ASSERT_EQ(set.size(), 2u);
+  EXPECT_EQ(set[0].name, "TCP_SNDBUF");
+  EXPECT_EQ(set[1].name, "TCP_RCVBUF");
+  EXPECT_EQ(set[0].value, "12500000");
+  EXPECT_FALSE(set[0].why.empty());
+  EXPECT_TRUE(ChooseTcpBuffers("tcp", {}, 0.05, 125e6, 32 << 20).empty());  // autotuning reaches
+  EXPECT_TRUE(ChooseTcpBuffers("tcp", {}, 0, 125e6, 0).empty());           // link unknown
+  EXPECT_TRUE(ChooseTcpBuffers("tcp", {}, 0.05, 0, 0).empty());
+  EXPECT_TRUE(ChooseTcpBuffers("", {}, 0.05, 125e6, 0).empty());           // not TCP only
+  auto user = ChooseTcpBuffers("tcp", {"UCX_TCP_SNDBUF"}, 0.05, 125e6, 0);  // never over the user
+  ASSERT_EQ(user.size(), 1u);
+  EXPECT_EQ(user[0].name, "TCP_RCVBUF");
+}
+
 }  // namespace
 }  // namespace sieve::transport

@@ -24,6 +24,10 @@ struct UcxOptions {
   // endpoint (it then avoids shared memory), kNone never, kAuto only for
   // other hosts (same-host peers are watched by pid).
   PeerErrorsParam peer_errors = PeerErrorsParam::kAuto;
+  // The link as the user stated it (SIEVE_LINK_RTT, SIEVE_LINK_RATE; 0: unknown),
+  // for TCP socket buffers that cover its bandwidth-delay product.
+  double link_rtt_s = 0;
+  double link_rate_Bps = 0;
 };
 
 }  // namespace sieve::transport

@@ -269,8 +269,12 @@ Status InitContext(const UcxOptions& options, ucp_context_h* out) {
                                                options.net_devices.c_str(), ucs_status_string(st)));
     }
   }
-  for (const UcxSetting& s :
-       ChooseUcxSettings(options.tls, options.user_set, options.largest_segment)) {
+  std::vector<UcxSetting> settings =
+      ChooseUcxSettings(options.tls, options.user_set, options.largest_segment);
+  for (UcxSetting& s : ChooseTcpBuffers(options.tls, options.user_set, options.link_rtt_s,
+                                        options.link_rate_Bps, TcpAutotuneMaxBytes()))
+    settings.push_back(std::move(s));
+  for (const UcxSetting& s : settings) {
     st = ucp_config_modify(config, s.name.c_str(), s.value.c_str());
     if (st == UCS_OK) {
       SIEVE_INFO(kLogNet, "UCX_%s=%s (%s; set UCX_%s to override)", s.name.c_str(),

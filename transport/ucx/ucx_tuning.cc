@@ -8,6 +8,7 @@
 #include "transport/ucx/ucx_tuning.h"
 
 #include <algorithm>
+#include <fstream>
 #include <sstream>
 
 namespace sieve::transport {
@@ -46,6 +47,42 @@ std::vector<UcxSetting> ChooseUcxSettings(const std::string& ucx_tls,
       out.push_back(s);
   }
   return out;
+}
+
+size_t TcpBufferBytes(double rtt_s, double rate_Bps) {
+  const double kMin = 256 << 10, kMax = 256 << 20;
+  double want = 2.0 * rtt_s * rate_Bps;
+  if (!(want > kMin)) return static_cast<size_t>(kMin);
+  return static_cast<size_t>(want < kMax ? want : kMax);
+}
+
+std::vector<UcxSetting> ChooseTcpBuffers(const std::string& ucx_tls,
+                                         const std::vector<std::string>& user_set, double rtt_s,
+                                         double rate_Bps, size_t autotune_max) {
+  std::vector<UcxSetting> out;
+  if (!TlsIsTcpOnly(ucx_tls) || !(rtt_s > 0) || !(rate_Bps > 0)) return out;
+  const size_t bytes = TcpBufferBytes(rtt_s, rate_Bps);
+  if (autotune_max >= bytes) return out;
+  std::ostringstream why;
+  why << "TCP buffers for " << rtt_s * 1e3 << " ms x " << rate_Bps * 8e-9
+      << " Gbit/s (SIEVE_LINK_RTT, SIEVE_LINK_RATE) beyond the kernel's autotuning ("
+      << autotune_max << " bytes)";
+  for (const char* name : {"TCP_SNDBUF", "TCP_RCVBUF"}) {
+    if (std::find(user_set.begin(), user_set.end(), std::string("UCX_") + name) == user_set.end())
+      out.push_back({name, std::to_string(bytes), why.str()});
+  }
+  return out;
+}
+
+size_t TcpAutotuneMaxBytes() {
+  size_t lowest = 0;
+  for (const char* path : {"/proc/sys/net/ipv4/tcp_rmem", "/proc/sys/net/ipv4/tcp_wmem"}) {
+    std::ifstream f(path);
+    size_t lo = 0, def = 0, max = 0;
+    if (!(f >> lo >> def >> max)) return 0;
+    lowest = lowest == 0 ? max : std::min(lowest, max);
+  }
+  return lowest;
 }
 
 }  // namespace sieve::transport

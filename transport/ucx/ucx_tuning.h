@@ -30,6 +30,25 @@ std::vector<UcxSetting> ChooseUcxSettings(const std::string& ucx_tls,
                                           const std::vector<std::string>& user_set,
                                           size_t largest_segment);
 
+// TCP socket buffer bytes for a link of this round trip and rate: twice its
+// bandwidth-delay product (the kernel counts its own overhead against the
+// buffer, about half of it), at least 256 KiB, at most 256 MiB.
+size_t TcpBufferBytes(double rtt_s, double rate_Bps);
+
+// UCX_TCP_SNDBUF/RCVBUF for a long fat link: where UCX may use TCP only, the
+// link is known (rtt and rate > 0) and the kernel's buffer autotuning stops
+// below TcpBufferBytes (`autotune_max`: the smaller of tcp_rmem's and tcp_wmem's
+// maximum; 0 unknown), both sized to it; nothing the user set. (A size set on a
+// socket turns its autotuning off and is capped at net.core.[rw]mem_max, so
+// where autotuning reaches far enough it is left alone.)
+std::vector<UcxSetting> ChooseTcpBuffers(const std::string& ucx_tls,
+                                         const std::vector<std::string>& user_set, double rtt_s,
+                                         double rate_Bps, size_t autotune_max);
+
+// The kernel's TCP autotuning ceiling: min(tcp_rmem[2], tcp_wmem[2]) of this
+// network namespace, 0 when unreadable.
+size_t TcpAutotuneMaxBytes();
+
 }  // namespace sieve::transport
 
 #endif  // SIEVE_TRANSPORT_UCX_UCX_TUNING_H_

@@ -1,0 +1,46 @@
+#include "algo/allreduce.h"
+
+#include "algo/direct.h"
+#include "algo/ring.h"
+#include "algo/ring_pattern.h"
+#include "algo/tree.h"
+
+namespace sieve::algo {
+
+Status RunAllReduce(Channel& ch, Codec& codec, size_t count, const AllReduceRun& run) {
+  switch (run.algo) {
+    case OpAlgo::kTree:
+      return RunTree(ch, codec, count, run.segment_bytes);
+    case OpAlgo::kDirect: {
+      DirectOptions options;
+      options.segment_bytes = run.segment_bytes;
+      options.inflight_bytes = run.inflight_bytes;
+      return RunDirect(ch, codec, BalancedSplit(count, ch.size()), options);
+    }
+    case OpAlgo::kRing: {
+      RingOptions options;
+      options.segment_bytes = run.segment_bytes;
+      options.inflight_bytes = run.inflight_bytes;
+      return RunRing(ch, codec, BalancedSplit(count, ch.size()), options);
+    }
+    case OpAlgo::kChain:
+      break;
+  }
+  return Status::Internal(StrFormat("no all-reduce algorithm '%s'", OpAlgoName(run.algo)));
+}
+
+std::unique_ptr<AllReduceSteps> MakeSteps(Channel& ch, Codec& codec, std::vector<size_t> bounds,
+                                          const AllReduceRun& run) {
+  if (run.algo == OpAlgo::kDirect) {
+    DirectOptions options;
+    options.segment_bytes = run.segment_bytes;
+    options.inflight_bytes = run.inflight_bytes;
+    return std::make_unique<Direct>(ch, codec, std::move(bounds), options);
+  }
+  RingOptions options;
+  options.segment_bytes = run.segment_bytes;
+  options.inflight_bytes = run.inflight_bytes;
+  return std::make_unique<Ring>(ch, codec, std::move(bounds), options);
+}
+
+}  // namespace sieve::algo

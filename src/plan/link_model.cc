@@ -1,0 +1,71 @@
+#include "plan/link_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/status.h"
+
+namespace sieve::plan {
+
+namespace {
+
+double RateOr(const Link& link, double assumed) {
+  return link.rate_Bps > 0 ? link.rate_Bps : assumed;
+}
+
+// Levels of the binary tree below its root (algo/tree.h: children 2r+1, 2r+2).
+int TreeDepth(int n) {
+  int depth = 0;
+  for (long last = n - 1; last > 0; last = (last - 1) / 2) ++depth;
+  return depth;
+}
+
+}  // namespace
+
+AllReduceEstimate EstimateAllReduce(int n, size_t wire_bytes, const Link& link) {
+  const double a = link.rtt_s / 2, r = RateOr(link, kChoiceRateBps);
+  const double b = static_cast<double>(wire_bytes);
+  const double ring_bytes = 2.0 * (n - 1) / n * b;
+  AllReduceEstimate e;
+  e.ring_s = 2.0 * (n - 1) * a + ring_bytes / r;
+  e.tree_s = 2.0 * TreeDepth(n) * a + 3.0 * b / r;
+  e.direct_s = 2.0 * a + ring_bytes / r;
+  return e;
+}
+
+bool LatencyMatters(const Link& link) { return link.rtt_s >= kLocalRttS; }
+
+algo::OpAlgo ChooseForLink(int n, size_t wire_bytes, const Link& link, std::string* why) {
+  const AllReduceEstimate e = EstimateAllReduce(n, wire_bytes, link);
+  algo::OpAlgo pick = algo::OpAlgo::kRing;
+  double best = e.ring_s;
+  if (e.direct_s < kDirectGain * best) {
+    pick = algo::OpAlgo::kDirect;
+    best = e.direct_s;
+  }
+  if (n >= 3 && e.tree_s < best) {
+    pick = algo::OpAlgo::kTree;
+    best = e.tree_s;
+  }
+  *why = StrFormat("round trip %.3g ms, %s %.3g Gbit/s: model ring %.3g ms, tree %.3g ms, "
+                   "direct %.3g ms",
+                   link.rtt_s * 1e3,
+                   link.rate_Bps > 0 ? "rate" : "rate unknown (SIEVE_LINK_RATE), assumed",
+                   RateOr(link, kChoiceRateBps) * 8e-9,
+                   e.ring_s * 1e3, e.tree_s * 1e3, e.direct_s * 1e3);
+  return pick;
+}
+
+size_t InflightBytes(const Link& link, size_t segment_bytes) {
+  const double bdp = RateOr(link, kAssumedRateBps) * link.rtt_s;
+  const double want = bdp + 2.0 * static_cast<double>(segment_bytes);
+  if (!(want < static_cast<double>(kMaxInflightBytes))) return kMaxInflightBytes;
+  return std::max(kMinInflightBytes, static_cast<size_t>(want));
+}
+
+bool ScalesInOneExchange(int n, size_t scale_bytes, const Link& link) {
+  return n >= 2 && link.rtt_s >= kLocalRttS &&
+         static_cast<double>(n - 1) * static_cast<double>(scale_bytes) <= kOneExchangeBytes;
+}
+
+}  // namespace sieve::plan

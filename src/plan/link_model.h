@@ -1,0 +1,78 @@
+// The link between a communicator's ranks as the plan sees it (round trip and
+// rate), and the pure functions that choose and size from it: which all-reduce
+// algorithm, how many bytes in flight. No I/O: plan/link_probe.h measures the
+// round trip, SIEVE_LINK_RTT / SIEVE_LINK_RATE may state both.
+//
+// The model of one all-reduce of B wire bytes on n ranks, with one-way delay
+// a = rtt/2 and rate r (bytes/s), each rank sending 2(n-1)/n B in the ring and
+// the direct exchange and up to 3B in the binary tree (up once, down to two):
+//   ring:   2(n-1) a + 2(n-1)/n B / r     (each step waits for the previous one's data)
+//   tree:   2 d a    + 3 B / r            (d = levels below the root)
+//   direct: 2 a      + 2(n-1)/n B / r     (everyone sends to everyone at once)
+// Where the round trip is below kLocalRttS the link counts as local and the size
+// rule of a LAN decides as before (tree up to SIEVE_TREE_THRESHOLD on 3+ ranks,
+// else ring), so nothing changes at ~0 RTT.
+#ifndef SIEVE_PLAN_LINK_MODEL_H_
+#define SIEVE_PLAN_LINK_MODEL_H_
+
+#include <cstddef>
+#include <string>
+
+#include "algo/op_header.h"
+
+namespace sieve::plan {
+
+struct Link {
+  double rtt_s = 0;     // round trip between two ranks; 0: local (or not measured)
+  double rate_Bps = 0;  // bytes per second a rank sends; 0: unknown (kAssumedRateBps)
+};
+
+// Round trips below this are a LAN's (a data centre's are < 0.5 ms; 2 ms leaves
+// room for a loaded host's scheduling): the latency terms do not decide.
+constexpr double kLocalRttS = 2e-3;
+// The rates assumed when none is known (SIEVE_LINK_RATE unset). Sizing the bytes
+// in flight assumes a fast link (too many in flight costs only scratch memory);
+// the choice assumes a slow one, so the direct exchange replaces the ring only
+// where latency dominates even there (measured at 100 Mbit/s, 50 ms, 16 MiB on
+// 4 ranks: the ring 2.2-2.3 s, the direct exchange 2.5-2.7 s: with 3 TCP flows
+// per rank the tbf queue drops more), and a stated fast rate extends it to
+// larger calls.
+constexpr double kAssumedRateBps = 1.25e9;
+constexpr double kChoiceRateBps = 1.25e7;
+// The direct exchange replaces the ring only where it is expected to save this
+// much (the ring is the proven choice; the model ignores per-message costs).
+constexpr double kDirectGain = 0.9;
+
+struct AllReduceEstimate {
+  double ring_s = 0, tree_s = 0, direct_s = 0;
+};
+AllReduceEstimate EstimateAllReduce(int n, size_t wire_bytes, const Link& link);
+
+// Whether the link's latency decides the flat all-reduce (round trip at least
+// kLocalRttS); below, plan/algo_choice.h keeps the LAN's size rule.
+bool LatencyMatters(const Link& link);
+
+// The flat all-reduce on a link with latency: the model's cheapest of kRing,
+// kTree (3+ ranks) and kDirect (where it saves kDirectGain over the ring) for
+// `wire_bytes` on n >= 2 ranks; in *why the reason for the INFO line.
+algo::OpAlgo ChooseForLink(int n, size_t wire_bytes, const Link& link, std::string* why);
+
+// Bytes the ring or the direct exchange keeps in flight: the link's bandwidth-
+// delay product (rate x rtt) plus two segments, so segments keep the link busy
+// while earlier ones travel; never below the 2 MiB that a LAN needs, never
+// above kMaxInflightBytes (scratch memory grows with it).
+constexpr size_t kMinInflightBytes = 2 << 20;
+constexpr size_t kMaxInflightBytes = 256 << 20;
+size_t InflightBytes(const Link& link, size_t segment_bytes);
+
+// Whether the ternary scales (an all-reduce-max of `scale_bytes` per rank) go in
+// one exchange: every rank sends them to every other, one one-way delay and no
+// verdict round of their own (the data step's verdict covers the call), instead
+// of a dense all-reduce's two delays and its verdict. Where latency matters and
+// the copies stay small ((n-1) x scale_bytes <= kOneExchangeBytes).
+constexpr size_t kOneExchangeBytes = 1 << 20;
+bool ScalesInOneExchange(int n, size_t scale_bytes, const Link& link);
+
+}  // namespace sieve::plan
+
+#endif  // SIEVE_PLAN_LINK_MODEL_H_

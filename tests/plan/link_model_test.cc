@@ -1,0 +1,71 @@
+// The plan's link model (plan/link_model.h): its estimates match the issue's
+// arithmetic, a round trip below 2 ms leaves the choice to the LAN's size rule,
+// latency picks the direct exchange, and the bytes in flight cover the
+// bandwidth-delay product within their bounds.
+#include "plan/link_model.h"
+
+#include <gtest/gtest.h>
+
+namespace sieve::plan {
+namespace {
+
+constexpr double kGbit = 1e9 / 8, kMbit = 1e6 / 8;
+
+TEST(LinkModelTest, EstimatesFollowTheIssuesArithmetic) {
+  // 4 ranks, 16 MiB at 1 Gbit/s, 50 ms RTT: the ring's bound is 351 ms, the
+  // direct exchange's (the physical limit with latency) 251 ms.
+  AllReduceEstimate e = EstimateAllReduce(4, 16 << 20, Link{0.05, kGbit});
+  EXPECT_NEAR(e.ring_s, 0.3513, 1e-3);
+  EXPECT_NEAR(e.direct_s, 0.2513, 1e-3);
+  // The tree on 4 ranks has 2 levels: 4 one-way delays and 3 x the bytes.
+  EXPECT_NEAR(e.tree_s, 4 * 0.025 + 3.0 * (16 << 20) / kGbit, 1e-9);
+}
+
+TEST(LinkModelTest, BelowTwoMillisecondsTheLinkIsLocal) {
+  for (double rtt : {0.0, 1e-4, 1.9e-3}) EXPECT_FALSE(LatencyMatters(Link{rtt, kGbit})) << rtt;
+  for (double rtt : {2e-3, 0.05}) EXPECT_TRUE(LatencyMatters(Link{rtt, 0})) << rtt;
+}
+
+TEST(LinkModelTest, LatencyPicksTheDirectExchange) {
+  std::string why;
+  const Link wan{0.05, kGbit};
+  EXPECT_EQ(ChooseForLink(4, 64 << 10, wan, &why), algo::OpAlgo::kDirect);
+  EXPECT_EQ(ChooseForLink(4, 16 << 20, wan, &why), algo::OpAlgo::kDirect);
+  EXPECT_NE(why.find("round trip 50 ms"), std::string::npos) << why;
+  // Two ranks: the ring already pays two delays, so it stays.
+  EXPECT_EQ(ChooseForLink(2, 16 << 20, wan, &why), algo::OpAlgo::kRing);
+  // Where the bytes dominate, saving 2(n-2) delays is under 10%: the ring stays.
+  EXPECT_EQ(ChooseForLink(4, 1 << 30, Link{0.01, 100 * kMbit}, &why),
+            algo::OpAlgo::kRing);
+  // An unknown rate is taken as slow (100 Mbit/s) for the choice: the direct
+  // exchange where latency dominates even there, the ring for 16 MiB.
+  EXPECT_EQ(ChooseForLink(4, 64 << 10, Link{0.05, 0}, &why), algo::OpAlgo::kDirect);
+  EXPECT_EQ(ChooseForLink(4, 4 << 20, Link{0.05, 0}, &why), algo::OpAlgo::kDirect);
+  EXPECT_EQ(ChooseForLink(4, 16 << 20, Link{0.05, 0}, &why), algo::OpAlgo::kRing);
+  EXPECT_NE(why.find("assumed 0.1 Gbit/s"), std::string::npos) << why;
+}
+
+TEST(LinkModelTest, InflightCoversTheBandwidthDelayProduct) {
+  const size_t seg = 512 << 10;
+  EXPECT_EQ(InflightBytes(Link{0, 0}, seg), kMinInflightBytes);          // a LAN: as before
+  EXPECT_EQ(InflightBytes(Link{1e-4, 10 * kGbit}, seg), kMinInflightBytes);
+  // 1 Gbit/s x 50 ms = 6.25 MB, plus two segments.
+  EXPECT_EQ(InflightBytes(Link{0.05, kGbit}, seg), static_cast<size_t>(0.05 * kGbit) + 2 * seg);
+  EXPECT_EQ(InflightBytes(Link{0.05, 100 * kMbit}, seg), kMinInflightBytes);  // 625 KB
+  EXPECT_EQ(InflightBytes(Link{1.0, 100 * kGbit}, seg), kMaxInflightBytes);
+  // Unknown rate: a fast one is assumed (memory is the only cost).
+  EXPECT_EQ(InflightBytes(Link{0.05, 0}, seg),
+            static_cast<size_t>(0.05 * kAssumedRateBps) + 2 * seg);
+}
+
+TEST(LinkModelTest, ScalesGoInOneExchangeWhereLatencyMattersAndCopiesAreSmall) {
+  const Link wan{0.05, kGbit}, lan{1e-4, kGbit};
+  EXPECT_TRUE(ScalesInOneExchange(4, 8 << 10, wan));    // 16 MiB float32 in blocks of 2048
+  EXPECT_FALSE(ScalesInOneExchange(4, 8 << 10, lan));   // a LAN: the all-reduce, as before
+  EXPECT_FALSE(ScalesInOneExchange(1, 8 << 10, wan));
+  EXPECT_TRUE(ScalesInOneExchange(5, kOneExchangeBytes / 4, wan));
+  EXPECT_FALSE(ScalesInOneExchange(5, kOneExchangeBytes / 4 + 1, wan));  // too many copies
+}
+
+}  // namespace
+}  // namespace sieve::plan
