@@ -12,8 +12,8 @@ import sys
 
 # from -> folders it must not include, and why.
 FORBIDDEN = {
-    'api': ({'gpu', 'plan'}, 'api/ describes a call and submits it to dispatch/, which '
-                             'decides host or device'),
+    'api': ({'gpu'}, 'api/ describes a call and submits it to dispatch/, which decides '
+                     'host or device'),
     'comm': ({'gpu', 'mask', 'ternary', 'subnet', 'dispatch', 'api', 'plan'},
              'comm/ knows no mode and no device'),
     'gpu': ({'mask', 'ternary', 'subnet', 'dispatch', 'api'},
