@@ -291,7 +291,10 @@ sieveResult_t sieveRecv(void* recvbuff, size_t count, sieveDataType_t datatype, 
 /* Groups: calls between GroupStart and GroupEnd are issued together at GroupEnd
  * (collectives in call order, then all sends and receives at once), so
  * send/recv patterns such as ring exchanges and all-to-all cannot deadlock.
- * Errors of grouped calls are returned by sieveGroupEnd. Groups nest. */
+ * Errors of grouped calls are returned by sieveGroupEnd. A collective, send or
+ * receive refused inside a group (bad argument) fails the whole group, as in NCCL:
+ * sieveGroupEnd runs none of its calls and returns sieveInvalidUsage naming the
+ * refused call (the peers' matching calls then fail within the timeout). Groups nest. */
 sieveResult_t sieveGroupStart(void);
 sieveResult_t sieveGroupEnd(void);
 

@@ -1,9 +1,11 @@
 // Guard(): exception barrier and error recording for every entry point.
 #include "api/api_guard.h"
 
+#include <cstring>
 #include <new>
 #include <string>
 
+#include "comm/group.h"
 #include "core/log.h"
 
 namespace sieve {
@@ -28,11 +30,24 @@ Comm* IdleImpl(sieveComm_t comm) {
 
 namespace {
 
+// The entry points a group queues (collectives, send, receive; the shim's
+// calls reach these). NCCL's rule: one of them failing inside a group fails the
+// whole group, so a peer never gets half a group (a send whose receive was refused
+// would be matched by a later receive: wrong data).
+bool QueuesInGroup(const char* call) {
+  static const char* const kPrefixes[] = {"sieveAllReduce", "sieveBroadcast", "sieveReduce",
+                                          "sieveAllGather", "sieveSend", "sieveRecv"};
+  for (const char* prefix : kPrefixes)
+    if (std::strncmp(call, prefix, std::strlen(prefix)) == 0) return true;
+  return false;
+}
+
 void Record(Comm* comm, const char* call, const Status& st) {
   std::string message = StrFormat("%s: %s", call, st.message().c_str());
   SIEVE_WARN("%s", message.c_str());
   tls_last_error = message;
   if (comm != nullptr) comm->RecordError(st.WithContext(call));
+  if (InGroup() && QueuesInGroup(call)) FailGroup(message);
 }
 
 sieveResult_t Run(Comm* comm, bool exclusive, const char* call,
@@ -75,6 +90,15 @@ sieveResult_t Guard(Comm* comm, const char* call, const std::function<Status()>&
 
 sieveResult_t GuardBackground(Comm* comm, const char* call, const std::function<Status()>& body) {
   return Run(comm, false, call, body);
+}
+
+sieveResult_t GuardQuery(sieveComm_t handle, const char* call,
+                         const std::function<Status()>& body) {
+  sieveResult_t result = Run(nullptr, false, call, body);
+  std::shared_ptr<CommHandle> comm;
+  if (result != sieveSuccess && result != sieveInProgress && LookupComm(handle, &comm).ok())
+    if (Comm* impl = comm->Impl()) impl->SetLastError(tls_last_error);
+  return result;
 }
 
 }  // namespace sieve

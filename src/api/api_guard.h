@@ -78,6 +78,10 @@ sieveResult_t Guard(Comm* comm, const char* call, const std::function<Status()>&
 // on behalf of a call that already returned: counted as a call in progress
 // (for abort), never refused as a second thread's.
 sieveResult_t GuardBackground(Comm* comm, const char* call, const std::function<Status()>& body);
+// Guard for a query on `handle` that must not wait for its background work
+// (counters, async error): run as a call without a communicator, but a failure
+// is also the message sieveGetLastError(handle) returns, when handle is live.
+sieveResult_t GuardQuery(sieveComm_t handle, const char* call, const std::function<Status()>& body);
 
 // The communicator behind a live handle with no background work in progress,
 // else null (the entry point's checks then say what is wrong). Valid while the

@@ -7,7 +7,7 @@ namespace {
 
 sieveResult_t AsyncErrorCall(const char* call, sieveComm_t handle, int timeout_ms,
                              sieveResult_t* asyncError) {
-  return sieve::Guard(nullptr, call, [&]() -> sieve::Status {
+  return sieve::GuardQuery(handle, call, [&]() -> sieve::Status {
     if (asyncError == nullptr) return sieve::Status::InvalidArgument("asyncError is NULL");
     std::shared_ptr<sieve::CommHandle> comm;  // alive while this call waits
     SIEVE_RETURN_IF_ERROR(sieve::LookupComm(handle, &comm));
@@ -78,7 +78,7 @@ sieveResult_t sieveCommWaitAsyncError(sieveComm_t handle, int timeoutMs,
 }
 
 sieveResult_t sieveCommGetCounters(sieveComm_t handle, sieveCounters_t* counters) {
-  return sieve::Guard(nullptr, "sieveCommGetCounters", [&]() -> sieve::Status {
+  return sieve::GuardQuery(handle, "sieveCommGetCounters", [&]() -> sieve::Status {
     if (counters == nullptr) return sieve::Status::InvalidArgument("counters is NULL");
     std::shared_ptr<sieve::CommHandle> comm;
     SIEVE_RETURN_IF_ERROR(sieve::LookupComm(handle, &comm));

@@ -270,4 +270,9 @@ std::string Comm::LastError() const {
   return last_error_;
 }
 
+void Comm::SetLastError(const std::string& message) {
+  std::lock_guard<std::mutex> lock(error_mu_);
+  last_error_ = message;
+}
+
 }  // namespace sieve

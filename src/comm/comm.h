@@ -142,6 +142,8 @@ class Comm {
   // whatever its code, the communicator becomes unusable (as NCCL's async error).
   void RecordAsyncError(const Status& status);
   std::string LastError() const;
+  // A failed query's message (sieveGetLastError), with no effect on the state.
+  void SetLastError(const std::string& message);
   // The error that made the communicator unusable ("" while healthy).
   std::string FatalError() const;
   Code AsyncError() const { return static_cast<Code>(async_error_.load()); }

@@ -29,6 +29,7 @@ struct GroupState {
   int depth = 0;
   std::vector<QueuedCollective> collectives;
   std::vector<QueuedP2p> p2p;
+  std::string failed;  // the first queueing call that failed (FailGroup), "" if none
 };
 
 thread_local GroupState tls_group;
@@ -65,10 +66,21 @@ size_t DropDead(GroupState& group) {
   return before - group.collectives.size() - group.p2p.size();
 }
 
+// A communicator made unusable by an earlier call of this group (a peer that
+// never came, a mismatch) runs none of its later calls: each would wait out the
+// timeout again.
+Status UnusableNow(Comm* comm) {
+  if (comm->AsyncError() == Code::kOk) return Status::OK();
+  return Status::InvalidUsage(StrFormat(
+      "not run: an earlier call of this group left the communicator unusable (%s)",
+      comm->FatalError().c_str()));
+}
+
 Status RunQueued(GroupState& group) {
   Status first_error;
   for (QueuedCollective& c : group.collectives) {
-    Status st = c.op();
+    Status st = UnusableNow(c.comm);
+    if (st.ok()) st = c.op();
     if (!st.ok()) {
       c.comm->RecordError(st.WithContext("sieveGroupEnd"));
       if (first_error.ok()) first_error = st;
@@ -81,7 +93,8 @@ Status RunQueued(GroupState& group) {
     if (std::find(comms.begin(), comms.end(), q.op.comm) == comms.end()) comms.push_back(q.op.comm);
   }
   for (Comm* comm : comms) {
-    Status st = RunP2p(comm, ops);
+    Status st = UnusableNow(comm);
+    if (st.ok()) st = RunP2p(comm, ops);
     if (!st.ok()) {
       comm->RecordError(st.WithContext("sieveGroupEnd"));
       if (first_error.ok()) first_error = st;
@@ -153,6 +166,10 @@ Status GroupEnd() {
   if (--tls_group.depth > 0) return Status::OK();
   auto group = std::make_shared<GroupState>();
   std::swap(*group, tls_group);
+  if (!group->failed.empty())
+    return Status::InvalidUsage(StrFormat(
+        "a call in this group failed (%s); none of the group's calls was run",
+        group->failed.c_str()));
   const size_t dropped = DropDead(*group);
   Status ran = IssueGroup(group);
   if (dropped == 0) return ran;
@@ -163,6 +180,10 @@ Status GroupEnd() {
 }
 
 bool InGroup() { return tls_group.depth > 0; }
+
+void FailGroup(const std::string& message) {
+  if (tls_group.failed.empty()) tls_group.failed = message;
+}
 
 Status SubmitDeviceCall(Comm* comm, std::function<Status()> enqueue) {
   if (!InGroup()) return enqueue();

@@ -35,6 +35,9 @@ void GroupStart();
 // communicator is refused.
 Status GroupEnd();
 bool InGroup();
+// A call the open group would have queued failed (`message` says which and
+// why): sieveGroupEnd then runs none of the group's calls and reports it.
+void FailGroup(const std::string& message);
 
 // A call on device buffers: `enqueue` only enqueues on the caller's stream, so it
 // runs on the caller's thread, even on a non-blocking communicator: now, or at
