@@ -2,7 +2,6 @@
 // table of live handles, so a stale or foreign one is reported, never
 // dereferenced), the three collective ways to register one, and the two
 // all-reduces described and submitted like any collective.
-#include <functional>
 #include <memory>
 #include <vector>
 
