@@ -248,6 +248,73 @@ sieveResult_t sieveCommAbort(sieveComm_t comm);
 sieveResult_t sieveCommCount(const sieveComm_t comm, int* count);
 sieveResult_t sieveCommUserRank(const sieveComm_t comm, int* rank);
 
+/* ---- Elastic membership: revoke, shrink, grow, failed ranks (docs/membership.md) ----------
+ *
+ * After a failure (sieveRemoteError) the survivors agree on who failed, shrink to a new
+ * communicator of the survivors and go on; new ranks join a running communicator with a grow.
+ * A shrunk or grown communicator is a new one: masks and layouts of the parent must be
+ * registered again on it (a parent's handle used on it is sieveInvalidArgument saying so);
+ * error-feedback residuals, the mask tracker and the counters start afresh; the host layout is
+ * learned anew; the SIEVE_* settings are the parent's (SIEVE_FAULT excepted). The parent stays
+ * valid and must still be destroyed or aborted. */
+
+/* As ncclCommRevoke (NCCL 2.28): stops every operation in flight on comm in every local thread
+ * (a call blocked in another thread returns sieveRemoteError within about 0.2 s; queued
+ * background and device work is dropped) and returns sieveSuccess once comm is quiescent, at
+ * most about 5 s later. Afterwards only sieveCommShrink, sieveCommSplit (every rank of comm
+ * takes part; it runs outside comm's call sequence, which the interruption may have left
+ * different across ranks), the failed-rank queries, sieveCommDestroy and sieveCommAbort may be
+ * called on comm; any other call is sieveInvalidUsage. Local: peers are not told. May be
+ * called from any thread. revokeFlags must be SIEVE_REVOKE_DEFAULT. */
+#define SIEVE_REVOKE_DEFAULT 0x00
+sieveResult_t sieveCommRevoke(sieveComm_t comm, int revokeFlags);
+
+/* As ncclCommShrink: every rank of comm not in excludeRanksList calls it with the same list;
+ * they form *newcomm, ranked in their old order (ranks renumbered to fill the gaps). The
+ * excluded ranks do not call it and are never waited for (they may be dead, frozen or busy).
+ * comm may have failed. The lowest surviving rank hosts the new bootstrap root. Fails on every
+ * calling rank, naming each rank's list, when the survivors' lists differ (a rank the others
+ * exclude learns so); fails when a kept rank dies or stays silent for SIEVE_TIMEOUT.
+ * shrinkFlags: SIEVE_SHRINK_DEFAULT, or SIEVE_SHRINK_ABORT: first sieveCommRevoke(comm) (use it
+ * after a failure or with a call still blocked in another thread). config: NULL, or blocking
+ * undefined, inherits comm's blocking mode; non-blocking: sieveInProgress as
+ * sieveCommSplitConfig. The list may be unsorted; a duplicate, an out-of-range rank or this
+ * rank itself is sieveInvalidArgument. */
+#define SIEVE_SHRINK_DEFAULT 0x00
+#define SIEVE_SHRINK_ABORT 0x01
+sieveResult_t sieveCommShrink(sieveComm_t comm, const int* excludeRanksList, int excludeRanksCount,
+                              sieveComm_t* newcomm, const sieveConfig_t* config, int shrinkFlags);
+
+/* Sieve extension: the ranks this rank knows to have failed (connection reset or closed,
+ * process gone), ascending, without any communication. Writes at most maxRanks of them to
+ * ranks and their number to *nFailed. comm may have failed or been revoked. A frozen rank is
+ * not found here (see sieveCommAgreeFailedRanks). */
+sieveResult_t sieveCommGetFailedRanks(sieveComm_t comm, int* ranks, int maxRanks, int* nFailed);
+
+/* Sieve extension: collective over the live ranks of comm (failed, revoked or healthy): every
+ * caller gets the same ascending list of failed ranks, the list to pass to sieveCommShrink.
+ * Each rank sends what it knows to every other in two rounds; a rank known dead is not waited
+ * for, one that stays silent is counted failed after SIEVE_TIMEOUT, or after 1 s when some
+ * rank's failure was a stall (a frozen rank: the live ones have reached this call by then).
+ * A rank the others count failed gets sieveRemoteError. Output as sieveCommGetFailedRanks. */
+sieveResult_t sieveCommAgreeFailedRanks(sieveComm_t comm, int* ranks, int maxRanks, int* nFailed);
+
+/* As ncclCommGetUniqueId (NCCL 2.29): on one rank of a healthy comm, makes the id of a grow of
+ * comm (starts its bootstrap root, which waits SIEVE_TIMEOUT for the grow's ranks, with a fresh
+ * secret). Hand it to the new ranks; one unused id per communicator at a time. */
+sieveResult_t sieveCommGetUniqueId(sieveComm_t comm, sieveUniqueId* uniqueId);
+
+/* As ncclCommGrow (NCCL 2.29): makes *newcomm of nRanks ranks, comm's ranks keeping theirs.
+ *  - existing ranks: collective over comm, at the same place in its call sequence: the rank
+ *    that made the id passes it, the others NULL; rank = -1. Mismatched nRanks or not exactly
+ *    one id fail on every rank (sieveInvalidUsage);
+ *  - new ranks: comm = NULL, the id, their rank in [comm's size, nRanks).
+ * The bootstrap authenticates every rank with the id's secret: a process without it is refused
+ * and the grow goes on without it. config as for sieveCommShrink (new ranks: blocking unless
+ * config says otherwise). */
+sieveResult_t sieveCommGrow(sieveComm_t comm, int nRanks, const sieveUniqueId* uniqueId, int rank,
+                            sieveComm_t* newcomm, const sieveConfig_t* config);
+
 /* ---- Collectives (NCCL semantics; sendbuff == recvbuff means in place) ----
  * sendbuff and recvbuff are disjoint or in place (sendbuff == recvbuff; all-gather: sendbuff ==
  * recvbuff + rank*sendcount; reduce-scatter: recvbuff == sendbuff + rank*recvcount); any other

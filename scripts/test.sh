@@ -26,17 +26,18 @@ if [ "${1:-}" != "--no-sanitizers" ]; then
 
   # ThreadSanitizer on the threading tests only (abort from another thread,
   # GetAsyncError polling during collectives, non-blocking communicators, two
-  # threads on one communicator, the GPU progress engine and device paths over the
-  # fake device, the loopback transport with ranks as threads on a few rank counts):
-  # only their targets are built.
+  # threads on one communicator, revoke from another thread (membership), the GPU
+  # progress engine and device paths over the fake device, the loopback transport with
+  # ranks as threads on a few rank counts): only their targets are built.
   echo "== thread sanitizer build (threading tests) ==" >&2
   cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIEVE_SANITIZE=thread \
     -DSIEVE_BUILD_BENCH=OFF -DSIEVE_WITH_CUDA=OFF >/dev/null
   cmake --build build-tsan -j"$(nproc)" --target abort_async_mp_test errors_mp_test nonblocking_mp_test \
-    misuse_mp_test gpu_fake_mp_test gpu_host_test transport_test loopback_test
+    misuse_mp_test membership_mp_test gpu_fake_mp_test gpu_host_test transport_test
+    loopback_test
   export TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp:halt_on_error=1:second_deadlock_stack=1"
   (cd build-tsan && ctest --output-on-failure --timeout 600 \
-     -R 'AbortAsyncTest|ErrorsTest.AbortFromAnotherThread|NonBlockingTest|ProgressEngine|StagingPool|DeviceScratch|DeviceFakeMp|DeviceDirectFakeMp|DeviceTernaryFakeMp|DeviceRulesFakeMp|Threads\.|EndedInGroup\.AbortFromAnotherThread|ConformanceTest.*LOOPBACK|LoopbackTest|LoopbackFailuresTest|LoopbackPointToPoint|LoopbackDenseTest.*/3$|LoopbackForcedAlgoTest.*"RING", 5.$|LoopbackCodecTest.*", 5.$')
+     -R 'AbortAsyncTest|ErrorsTest.AbortFromAnotherThread|NonBlockingTest|ProgressEngine|StagingPool|DeviceScratch|DeviceFakeMp|DeviceDirectFakeMp|DeviceTernaryFakeMp|DeviceRulesFakeMp|Threads\.|EndedInGroup\.AbortFromAnotherThread|ConformanceTest.*LOOPBACK|LoopbackTest|LoopbackFailuresTest|LoopbackPointToPoint|LoopbackDenseTest.*/3$|LoopbackForcedAlgoTest.*"RING", 5.$|LoopbackCodecTest.*", 5.$|RevokeTest')
 fi
 
 echo "== fuzzing (libFuzzer, clang) ==" >&2

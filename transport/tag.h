@@ -36,6 +36,10 @@ inline uint32_t DataIndex(uint32_t counter) { return counter % kDataIndexLimit; 
 // little-endian), then the reason as text.
 constexpr uint32_t kNoticeSeq = (1u << kTagSeqBits) - 1;
 inline uint64_t NoticeTag(int src_rank) { return MakeTag(src_rank, true, kNoticeSeq, 0); }
+// Membership exchanges (comm/membership.h: shrink, agreement on failed ranks) run beside a
+// failed communicator's leftovers: p2p space, their own reserved sequence number; the message
+// index names the exchange (epoch, kind, round).
+constexpr uint32_t kMembershipSeq = kNoticeSeq - 1;
 constexpr uint64_t kNoticeTagMask = (uint64_t{1} << 39) |
                                     (static_cast<uint64_t>((1u << kTagSeqBits) - 1) << 20);
 

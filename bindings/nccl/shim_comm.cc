@@ -1,5 +1,5 @@
-// Communicator lifecycle: ncclGetUniqueId, the ncclCommInit* family, ncclCommSplit, Finalize,
-// Destroy, Abort and the rank/size/device queries. Each ncclComm_t wraps one sieveComm_t.
+// Communicator lifecycle: ncclGetUniqueId, the ncclCommInit* family, ncclCommSplit, Shrink,
+// Revoke, Finalize, Destroy, Abort and the rank/size/device queries. Each ncclComm_t wraps one sieveComm_t.
 #include <chrono>
 #include <new>
 #include <thread>
@@ -148,6 +148,33 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newc
   return Wrap(call, sieve, r == sieveInProgress, newcomm);
 }
 
+// Sieve's shrink (docs/membership.md) behind NCCL's: NCCL_SHRINK_ABORT is SIEVE_SHRINK_ABORT;
+// a NULL config (or blocking undefined) inherits the parent's blocking mode, as in NCCL.
+ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
+                            ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags) {
+  static_assert(NCCL_SHRINK_DEFAULT == SIEVE_SHRINK_DEFAULT && NCCL_SHRINK_ABORT == SIEVE_SHRINK_ABORT,
+                "shrink flags have NCCL's values");
+  sieve_nccl::CallScope scope(comm);
+  const char* call = "ncclCommShrink";
+  if (newcomm == nullptr) return Fail(comm, ncclInvalidArgument, call, "newcomm is NULL");
+  *newcomm = nullptr;
+  sieveConfig_t sieve_config;
+  ncclResult_t checked = ToSieveConfig(call, config, &sieve_config);
+  if (checked != ncclSuccess) return checked;
+  sieveComm_t sieve = nullptr;
+  sieveResult_t r = sieveCommShrink(SieveOf(comm), excludeRanksList, excludeRanksCount, &sieve,
+                                    &sieve_config, shrinkFlags);
+  if (r != sieveSuccess && r != sieveInProgress) return FromSieve(comm, r);
+  return Wrap(call, sieve, r == sieveInProgress, newcomm);
+}
+
+// May be called from another thread while a call on comm is blocked (it makes that call return).
+ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) {
+  static_assert(NCCL_REVOKE_DEFAULT == SIEVE_REVOKE_DEFAULT, "revoke flags have NCCL's values");
+  sieve_nccl::CallScope scope(comm);
+  return FromSieve(comm, sieveCommRevoke(SieveOf(comm), revokeFlags));
+}
+
 // Blocking communicators complete every operation before the call that issued it returns, so
 // nothing is pending; a non-blocking one reports ncclInProgress while its work runs (poll
 // ncclCommGetAsyncError, as NCCL's non-blocking contract asks).
@@ -204,6 +231,8 @@ SIEVE_NCCL_PROFILING_ALIAS(ncclCommInitRankConfig);
 SIEVE_NCCL_PROFILING_ALIAS(ncclCommInitRankScalable);
 SIEVE_NCCL_PROFILING_ALIAS(ncclCommInitAll);
 SIEVE_NCCL_PROFILING_ALIAS(ncclCommSplit);
+SIEVE_NCCL_PROFILING_ALIAS(ncclCommShrink);
+SIEVE_NCCL_PROFILING_ALIAS(ncclCommRevoke);
 SIEVE_NCCL_PROFILING_ALIAS(ncclCommFinalize);
 SIEVE_NCCL_PROFILING_ALIAS(ncclCommDestroy);
 SIEVE_NCCL_PROFILING_ALIAS(ncclCommAbort);

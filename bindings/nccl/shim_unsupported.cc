@@ -1,5 +1,5 @@
 // NCCL entry points Sieve does not provide (NCCL-allocated memory, buffer registration, windows, custom
-// operators, shrink/revoke, simulation): each returns ncclInvalidUsage and says why in
+// operators, simulation): each returns ncclInvalidUsage and says why in
 // ncclGetLastError, so a caller learns at once instead of finding a missing symbol or no-op.
 #include "shim_internal.h"
 
@@ -52,17 +52,6 @@ ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
                      "provide");
 }
 
-ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
-                            ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags) {
-  return Unsupported(comm, "ncclCommShrink",
-                     "shrinking is not implemented; every rank can call ncclCommSplit instead");
-}
-
-ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) {
-  return Unsupported(comm, "ncclCommRevoke",
-                     "revocation is not implemented; ncclCommAbort stops a communicator");
-}
-
 ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
   return Unsupported(nullptr, "ncclGroupSimulateEnd",
                      "Sieve has no performance model to simulate a group with");
@@ -78,6 +67,4 @@ SIEVE_NCCL_PROFILING_ALIAS(ncclCommWindowRegister);
 SIEVE_NCCL_PROFILING_ALIAS(ncclCommWindowDeregister);
 SIEVE_NCCL_PROFILING_ALIAS(ncclRedOpCreatePreMulSum);
 SIEVE_NCCL_PROFILING_ALIAS(ncclRedOpDestroy);
-SIEVE_NCCL_PROFILING_ALIAS(ncclCommShrink);
-SIEVE_NCCL_PROFILING_ALIAS(ncclCommRevoke);
 SIEVE_NCCL_PROFILING_ALIAS(ncclGroupSimulateEnd);

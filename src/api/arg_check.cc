@@ -19,6 +19,10 @@ Status CheckComm(sieveComm_t handle, Comm** out) {
         StrFormat("communicator could not be created (%s); destroy it",
                   comm->async->init_error.message().c_str()));
   }
+  if (impl->revoked())
+    return Status::InvalidUsage(
+        "communicator was revoked (sieveCommRevoke): only sieveCommShrink, sieveCommSplit, the "
+        "failed-rank queries, sieveCommDestroy and sieveCommAbort may be called on it");
   if (impl->AsyncError() != Code::kOk) {
     return Status::InvalidUsage(
         StrFormat("communicator is unusable after an earlier failure (%s); destroy or abort it",

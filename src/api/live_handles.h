@@ -82,6 +82,11 @@ class LiveHandles {
 // for; InvalidArgument naming `what` otherwise.
 inline Status CheckRegisteredFor(const char* what, uint64_t owner_serial, size_t registered_count,
                                  const Comm* comm, size_t count) {
+  if (owner_serial != comm->serial() && owner_serial == comm->parent_serial())
+    return Status::InvalidArgument(StrFormat(
+        "%s was registered on the communicator this one was shrunk or grown from; register it "
+        "again on this one (its ranks differ)",
+        what));
   if (owner_serial != comm->serial())
     return Status::InvalidArgument(StrFormat("%s was registered on another communicator", what));
   if (registered_count != count)

@@ -12,6 +12,7 @@
 #include "api/arg_check.h"
 #include "api/nonblocking.h"
 #include "comm/bootstrap_config.h"
+#include "comm/membership.h"
 #include "coll/collectives.h"
 #include "coll/hier.h"
 #include "core/log.h"
@@ -94,8 +95,25 @@ Status ShareRootId(Comm& parent, bool is_leader, int leader, const Status& confi
   return Status::OK();
 }
 
+// After sieveCommRevoke the parent's ranks may stand at different places of its sequence: the
+// choices and the roots' ids travel in comm/membership's exchange instead of its all-gathers.
+Status SplitRevoked(Comm& parent, int color, int key, std::unique_ptr<Comm>* created) {
+  sieve::membership::SplitPlan plan;
+  SIEVE_RETURN_IF_ERROR(
+      sieve::membership::PlanSplit(parent, color, key, SIEVE_SPLIT_NOCOLOR, &plan));
+  if (!plan.member) return Status::OK();
+  Config config;
+  SIEVE_RETURN_IF_ERROR(sieve::LoadConfig(&config));
+  std::unique_ptr<Comm> comm;
+  SIEVE_RETURN_IF_ERROR(Comm::Create(plan.id, plan.new_size, plan.new_rank, config, &comm));
+  SIEVE_RETURN_IF_ERROR(sieve::coll::LearnHosts(*comm));
+  *created = std::move(comm);
+  return Status::OK();
+}
+
 // Makes this rank's new communicator in *created (left null for SIEVE_SPLIT_NOCOLOR).
 Status Split(Comm& parent, int color, int key, std::unique_ptr<Comm>* created) {
+  if (parent.revoked()) return SplitRevoked(parent, color, key, created);
   const int32_t mine[2] = {color, key};
   std::vector<int32_t> gathered;
   SIEVE_RETURN_IF_ERROR(GatherInts(parent, mine, 2, &gathered));
@@ -171,8 +189,9 @@ Status SplitInBackground(sieve::CommHandle* parent_handle, Comm* parent, int col
 extern "C" sieveResult_t sieveCommSplitConfig(sieveComm_t comm, int color, int key,
                                               sieveComm_t* newcomm, const sieveConfig_t* config) {
   return sieve::Guard(sieve::IdleImpl(comm), "sieveCommSplit", [&]() -> Status {
-    Comm* impl = nullptr;
-    SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, &impl));
+    // A revoked communicator may be split (sieveCommRevoke), even after a failure.
+    Comm* impl = sieve::IdleImpl(comm);
+    if (impl == nullptr || !impl->revoked()) SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, &impl));
     std::shared_ptr<sieve::CommHandle> parent;
     SIEVE_RETURN_IF_ERROR(sieve::LookupComm(comm, &parent));
     if (newcomm == nullptr) return Status::InvalidArgument("newcomm is NULL");

@@ -133,7 +133,7 @@ Comm::~Comm() {
              static_cast<unsigned long long>(stats_.mask_mismatches),
              static_cast<unsigned long long>(stats_.subnet_collectives));
   // After an abort or a failure peers may be gone: close without waiting on them.
-  bool force = abort_.load() || AsyncError() != Code::kOk;
+  bool force = abort_.load() || revoked_.load() || AsyncError() != Code::kOk;
   if (transport_) transport_->Shutdown(force ? 0.5 : 2.0, force);
 }
 
@@ -163,6 +163,17 @@ void Comm::StopWorkQueue() {
     queue.swap(work_queue_);
   }
   queue.reset();  // outside the lock: stopping waits for what is queued
+}
+
+void Comm::BeginRevoke() {
+  root_->revoked_.store(true);
+  root_->abort_.store(true);
+}
+
+void Comm::EndRevoke() {
+  // The queued device work (the progress engine) sees the abort flag and is released, not run.
+  root_->StopWorkQueue();
+  root_->abort_.store(false);
 }
 
 transport::WaitOptions Comm::WaitOptions() const {

@@ -42,6 +42,10 @@ class Comm {
   // Unique among the communicators this process ever created (never reused, unlike an
   // address): what masks and layouts remember to tell their communicator from a later one.
   uint64_t serial() const { return serial_; }
+  // The serial of the communicator this one was shrunk or grown from (0: made by init or
+  // split), so a handle registered there is named as such when used here.
+  uint64_t parent_serial() const { return parent_serial_; }
+  void SetParentSerial(uint64_t serial) { parent_serial_ = serial; }
   int size() const { return size_; }
   const Config& config() const { return config_; }
   // The transport operations go through (transport/factory.h: SIEVE_TRANSPORT's,
@@ -149,6 +153,19 @@ class Comm {
   Code AsyncError() const { return static_cast<Code>(async_error_.load()); }
   void RequestAbort() { abort_.store(true); }
 
+  // sieveCommRevoke: BeginRevoke stops the calls in flight (they see the abort flag) and makes
+  // every later call but destroy, abort, shrink and the failed-rank queries an error; once no
+  // call runs, EndRevoke stops device work and clears the abort flag, so that a shrink can use
+  // the transport again (a later sieveCommAbort sets it anew).
+  void BeginRevoke();
+  void EndRevoke();
+  bool revoked() const { return root_->revoked_.load(); }
+
+  // Membership exchanges (comm/membership.h) number their messages by this, in call order.
+  uint32_t NextMembershipEpoch() { return root_->membership_epoch_++; }
+  // An id from sieveCommGetUniqueId not yet used by a grow (one at a time, as NCCL).
+  bool& grow_id_pending() { return root_->grow_id_pending_; }
+
   // A non-blocking communicator's way to its background thread: runs an
   // operation there, after those submitted before; a failure becomes the
   // communicator's async error. Empty on a blocking communicator. Set once,
@@ -179,6 +196,10 @@ class Comm {
   int rank_ = 0;
   int size_ = 1;
   uint64_t serial_ = 0;
+  uint64_t parent_serial_ = 0;
+  uint32_t membership_epoch_ = 0;
+  bool grow_id_pending_ = false;
+  std::atomic<bool> revoked_{false};
   Config config_;
   std::unique_ptr<transport::Transport> transport_;  // null in a view
   uint32_t seq_ = 0;

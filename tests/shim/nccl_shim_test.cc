@@ -52,8 +52,6 @@ TEST(NcclShim, UnsupportedCallsReturnInvalidUsageWithAMessage) {
       {"ncclRedOpCreatePreMulSum",
        ncclRedOpCreatePreMulSum(&op, &scalar, ncclDouble, ncclScalarHostImmediate, nullptr)},
       {"ncclRedOpDestroy", ncclRedOpDestroy(static_cast<ncclRedOp_t>(ncclNumOps), nullptr)},
-      {"ncclCommShrink", ncclCommShrink(nullptr, nullptr, 0, comms, nullptr, 0)},
-      {"ncclCommRevoke", ncclCommRevoke(nullptr, NCCL_REVOKE_DEFAULT)},
       {"ncclGroupSimulateEnd", ncclGroupSimulateEnd(&sim)},
       {"ncclCommInitAll", ncclCommInitAll(comms, 2, devs)},
       {"ncclCommCuDevice", ncclCommCuDevice(nullptr, &devs[0])},

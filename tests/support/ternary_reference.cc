@@ -3,6 +3,7 @@
 // (kernels/philox.h) are shared with the library.
 #include "support/ternary_reference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -157,6 +158,61 @@ std::vector<std::vector<char>> ExpectedTernaryFeedback(const TernaryCase& c, int
     results.push_back(ResultOf(c, sent, c.step + static_cast<uint64_t>(t), &residual));
   }
   return results;
+}
+
+namespace {
+
+void StoreRounded(sieveDataType_t t, void* buf, size_t j, float v) {
+  if (t == sieveFloat32) {
+    static_cast<float*>(buf)[j] = v;
+  } else {
+    static_cast<uint16_t*>(buf)[j] =
+        t == sieveFloat16 ? sieve::kernels::FloatToHalf(v) : sieve::kernels::FloatToBf16(v);
+  }
+}
+
+}  // namespace
+
+// Expected result of the hierarchical ternary all-reduce on 2 ranks per host:
+// host h's input is the sum of its two ranks' inputs rounded to the type; the
+// buffer is cut into one slice per local rank at block boundaries; slice i of
+// host h is quantized with the Philox stream of rank h*2+i, indices counted
+// from the slice start, scales per block over the hosts; avg divides by n.
+std::vector<char> ExpectedHierTernary(const std::vector<std::vector<char>>& inputs,
+                                      sieveDataType_t t, sieveRedOp_t op, size_t count,
+                                      size_t block, uint64_t seed, uint64_t step) {
+  const int n = static_cast<int>(inputs.size()), local = 2, hosts = n / local;
+  std::vector<std::vector<float>> host_sum(hosts, std::vector<float>(count));
+  for (int h = 0; h < hosts; ++h)
+    for (size_t j = 0; j < count; ++j) {
+      std::vector<char> one(4);
+      float v =
+          LoadWidened(t, inputs[h * 2].data(), j) + LoadWidened(t, inputs[h * 2 + 1].data(), j);
+      StoreRounded(t, one.data(), 0, v);
+      host_sum[h][j] = LoadWidened(t, one.data(), 0);
+    }
+  size_t blocks = (count + block - 1) / block;
+  std::vector<size_t> slice(local + 1);
+  for (int i = 0; i <= local; ++i) slice[i] = std::min(count, blocks * i / local * block);
+  std::vector<char> out(count * (t == sieveFloat32 ? 4 : 2));
+  for (int i = 0; i < local; ++i) {
+    for (size_t j = slice[i]; j < slice[i + 1]; ++j) {
+      size_t rel = j - slice[i];
+      size_t b0 = slice[i] + rel / block * block, b1 = std::min(slice[i + 1], b0 + block);
+      float s = 0;
+      for (int h = 0; h < hosts; ++h)
+        for (size_t k = b0; k < b1; ++k) s = std::fmax(s, std::fabs(host_sum[h][k]));
+      int q = 0;
+      for (int h = 0; h < hosts; ++h) {
+        sieve::kernels::PhiloxStream rng{seed, static_cast<uint32_t>(h * local + i), step};
+        q += TernaryReferenceCode(rng, rel, host_sum[h][j], s);
+      }
+      float v = s * static_cast<float>(q);
+      if (op == sieveAvg) v /= static_cast<float>(n);
+      StoreRounded(t, out.data(), j, v);
+    }
+  }
+  return out;
 }
 
 }  // namespace sieve_test

@@ -73,6 +73,13 @@ std::vector<char> ExpectedTernary(const TernaryCase& c);
 // rounded to dtype and keeps e = g + e - s * q in float32).
 std::vector<std::vector<char>> ExpectedTernaryFeedback(const TernaryCase& c, int steps);
 
+// Expected result of the hierarchical ternary all-reduce on 2 ranks per host (every rank's
+// input in `inputs`, rank r on host r / 2): host sums rounded to the type, quantized once per
+// host slice (ternary_reference.cc says how).
+std::vector<char> ExpectedHierTernary(const std::vector<std::vector<char>>& inputs,
+                                      sieveDataType_t t, sieveRedOp_t op, size_t count,
+                                      size_t block, uint64_t seed, uint64_t step);
+
 }  // namespace sieve_test
 
 #endif  // SIEVE_TESTS_SUPPORT_TERNARY_REFERENCE_H_

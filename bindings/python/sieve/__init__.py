@@ -6,7 +6,8 @@ from .errors import SieveError
 from .comm import (Comm, Mask, Layout, version, get_unique_id, unique_id_to_string,
                    unique_id_from_string, pack_bits, SUM, PROD, MAX, MIN, AVG,
                    MASK_STRICT, MASK_UNION)
+from .membership import join_grow
 
 __all__ = ["Comm", "Mask", "Layout", "SieveError", "version", "get_unique_id",
            "unique_id_to_string", "unique_id_from_string", "pack_bits", "library_path",
-           "SUM", "PROD", "MAX", "MIN", "AVG", "MASK_STRICT", "MASK_UNION"]
+           "SUM", "PROD", "MAX", "MIN", "AVG", "MASK_STRICT", "MASK_UNION", "join_grow"]

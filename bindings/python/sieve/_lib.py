@@ -129,6 +129,13 @@ _PROTOS = {
     "sieveLayoutDeregister": [_P],
     "sieveAllReduceSubnet": [_P, _P, _S, _I, _P, _P, _P],
     "sieveAllReduceD2ft": [_P, _P, _S, _I, _P, _P, _P, _P, _P],
+    # Elastic membership (membership.py).
+    "sieveCommRevoke": [_P, _I],
+    "sieveCommShrink": [_P, ctypes.POINTER(_I), _I, ctypes.POINTER(_P), _P, _I],
+    "sieveCommGetFailedRanks": [_P, ctypes.POINTER(_I), _I, ctypes.POINTER(_I)],
+    "sieveCommAgreeFailedRanks": [_P, ctypes.POINTER(_I), _I, ctypes.POINTER(_I)],
+    "sieveCommGetUniqueId": [_P, ctypes.POINTER(UniqueId)],
+    "sieveCommGrow": [_P, _I, ctypes.POINTER(UniqueId), _I, ctypes.POINTER(_P), _P],
 }
 
 missing = []  # functions declared in sieve.h that this libsieve does not export

@@ -140,6 +140,27 @@ class Comm:
                     "sieveCommSplit")
         return Comm(_handle=h) if h.value else None
 
+    # -- elastic membership (membership.py; docs/membership.md) ------------------
+    def revoke(self):
+        from . import membership
+        membership.revoke(self)
+
+    def failed_ranks(self, agree=True):
+        from . import membership
+        return membership.failed_ranks(self, agree)
+
+    def shrink(self, exclude, abort=True):
+        from . import membership
+        return membership.shrink(self, exclude, abort)
+
+    def grow_id(self):
+        from . import membership
+        return membership.grow_id(self)
+
+    def grow(self, nranks, unique_id=None):
+        from . import membership
+        return membership.grow(self, nranks, unique_id)
+
     def counters(self):
         """dict of sieveCounters_t: bytes_sent, bytes_received, collectives, ..."""
         c = _lib.Counters()
