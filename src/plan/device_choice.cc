@@ -56,7 +56,7 @@ DeviceChoice ChooseMaskedOnDevice(Comm& comm, size_t nnz, bool kernels) {
 }
 
 DeviceChoice ChooseTernaryOnDevice(Comm& comm, size_t elems, bool error_feedback, bool masked,
-                                   bool kernels) {
+                                   bool kernels, int levels) {
   const algo::OpKind kind = algo::OpKind::kTernaryAllReduce;
   if (!kernels)
     return Logged(comm, kind, 0,
@@ -64,8 +64,8 @@ DeviceChoice ChooseTernaryOnDevice(Comm& comm, size_t elems, bool error_feedback
   if (elems == 0)
     return Logged(comm, kind, 0, {DeviceRoute::kWholeStaged, "the mask keeps nothing"});
   const bool hier =
-      ChooseTernaryAllReduce(comm, elems, error_feedback ? "error feedback" : nullptr).algo ==
-      Algo::kHier;
+      ChooseTernaryAllReduce(comm, elems, error_feedback ? "error feedback" : nullptr, levels)
+          .algo == Algo::kHier;
   if (!hier)
     return Logged(comm, kind, 0,
                   {DeviceRoute::kKernels, error_feedback ? "flat plan (error feedback)"

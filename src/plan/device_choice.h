@@ -44,11 +44,11 @@ DeviceChoice ChooseMaskedOnDevice(Comm& comm, size_t nnz, bool kernels);
 
 // The ternary all-reduce quantizing `elems` elements (a mask's kept ones when
 // `masked`): the device kernels when libsieve has them (`kernels`), elems > 0 and
-// the ternary plan is flat (always with error feedback); packed on the device and
-// run through the hierarchical plan on the host when masked; else the whole buffer
-// staged and quantized on the host.
+// the ternary plan at `levels` is flat (always with error feedback); packed on the
+// device and run through the hierarchical plan on the host when masked; else the
+// whole buffer staged and quantized on the host.
 DeviceChoice ChooseTernaryOnDevice(Comm& comm, size_t elems, bool error_feedback, bool masked,
-                                   bool kernels);
+                                   bool kernels, int levels);
 
 }  // namespace sieve::plan
 

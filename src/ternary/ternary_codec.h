@@ -12,6 +12,17 @@
 
 namespace sieve::algo {
 
+// Scales still being agreed while the ring runs (ternary/ternary_scales.h):
+// the codec asks for a range's before it first reads them.
+class ScaleSource {
+ public:
+  virtual ~ScaleSource() = default;
+  // Returns once src.scales holds the agreed scales of the blocks of
+  // [offset, offset+elems) (or status() failed: the collective then fails).
+  virtual void Ensure(size_t offset, size_t elems) = 0;
+  virtual Status status() const = 0;
+};
+
 struct TernaryInput {
   // This rank's gradient, gathered through a mask when src.idx is set, with
   // error feedback when src.residual is set (kernels::TernarySource says how:
@@ -22,6 +33,8 @@ struct TernaryInput {
   // rng, scales and levels), as the wire image of every element in
   // TernaryBits(src.levels) bits; read instead of quantizing src.data (then unused).
   const void* quantized = nullptr;
+  // When set, src.scales fills in as the call runs; null: agreed already.
+  ScaleSource* pending_scales = nullptr;
 };
 
 // Where Deliver writes the dequantized result s_b * Q / divisor.
@@ -63,6 +76,10 @@ class TernaryCodec : public Codec {
   // division) of the final sums of the range into the output.
   void Deliver(size_t offset, size_t elems) override;
 
+  Status status() const override {
+    return in_.pending_scales != nullptr ? in_.pending_scales->status() : Status::OK();
+  }
+
   kernels::TernaryWork work_type() const { return wt_; }
 
  private:
@@ -70,6 +87,9 @@ class TernaryCodec : public Codec {
   // Bits of a partial sum of k contributions: values in [-kL, kL].
   int Bits(int contributions) const {
     return kernels::TernaryBits(contributions * in_.src.levels);
+  }
+  void EnsureScales(size_t offset, size_t elems) {
+    if (in_.pending_scales != nullptr) in_.pending_scales->Ensure(offset, elems);
   }
   // work = this rank's codes for the range (quantized beforehand).
   void LoadCodes(size_t offset, size_t elems);

@@ -338,7 +338,7 @@ TEST(LevelsStatsTest, VarianceOfSevenLevelsAgainstTernaryOnGaussianGradients) {
 
 // Bytes on the wire: exactly the bit-growth formula at L levels (partial sums of
 // k ranks in ceil(log2(2kL + 1)) bits, per segment rounded up to whole bytes) plus
-// the float32 scale all-reduce of ceil(count / block) floats; nothing else.
+// this rank's ceil(count / block) float32 block scales to every peer; nothing else.
 int RunWire(int rank, int n, const sieveUniqueId& id) {
   sieveComm_t comm = Init(rank, n, id);
   RANK_CHECK(comm != nullptr, "%s", sieveGetLastError(nullptr));
