@@ -29,10 +29,12 @@ for src in tests/fuzz/fuzz_*.cc; do
   name=${name#fuzz_}
   work="$build/fuzz-corpus/$name"
   mkdir -p "$work"
+  seeds=("tests/fuzz/corpus/$name")
+  if [ -d "tests/fuzz/known/$name" ]; then seeds+=("tests/fuzz/known/$name"); fi  # found bugs
   echo "== fuzz_$name: ${seconds} s ==" >&2
   if ! "$build/tests/fuzz/fuzz_$name" -max_total_time="$seconds" -max_len=4096 \
         -artifact_prefix="$build/fuzz-artifacts/$name-" -print_final_stats=1 \
-        "$work" "tests/fuzz/corpus/$name" 2>"$build/fuzz-$name.log"; then
+        "$work" "${seeds[@]}" 2>"$build/fuzz-$name.log"; then
     tail -40 "$build/fuzz-$name.log" >&2
     echo "fuzz_$name FAILED (input in $build/fuzz-artifacts/)" >&2
     status=1
