@@ -80,13 +80,14 @@ Status CopySegments(const sieveSegment_t* segments, int nsegments, int nranks,
   return Status::OK();
 }
 
-// Checks shared by both all-reduces; writes the exchange arguments and layout.
+// Checks shared by both all-reduces; writes the exchange arguments and layout. `datatype` is
+// the caller's raw value (sieve::EnumValue): any int, so it is never loaded as the enum.
 Status CheckSubnetCall(sieveComm_t comm, const void* sendbuff, void* recvbuff, size_t count,
-                       sieveDataType_t datatype, sieveLayout_t layout, const char* call,
+                       int datatype, sieveLayout_t layout, const char* call,
                        sieve::Comm** impl, sieve::subnet::ExchangeArgs* args,
                        std::shared_ptr<LayoutState>* state) {
   SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, impl));
-  SIEVE_RETURN_IF_ERROR(sieve::CheckDataType(sieve::EnumValue(datatype), &args->dtype));
+  SIEVE_RETURN_IF_ERROR(sieve::CheckDataType(datatype, &args->dtype));
   if (!sieve::kernels::SupportsCoverageAverage(args->dtype))
     return Status::InvalidArgument(
         StrFormat("datatype %s is not supported by %s (float32, float16, bfloat16, float64)",
@@ -190,8 +191,9 @@ sieveResult_t sieveAllReduceSubnet(const void* sendbuff, void* recvbuff, size_t 
     sieve::Comm* impl = nullptr;
     sieve::subnet::ExchangeArgs args;
     std::shared_ptr<LayoutState> state;
-    SIEVE_RETURN_IF_ERROR(CheckSubnetCall(comm, sendbuff, recvbuff, count, datatype, layout,
-                                          "sieveAllReduceSubnet", &impl, &args, &state));
+    SIEVE_RETURN_IF_ERROR(CheckSubnetCall(comm, sendbuff, recvbuff, count,
+                                          sieve::EnumValue(datatype), layout, "sieveAllReduceSubnet",
+                                          &impl, &args, &state));
     args.what = "subnet allreduce";
     return SubmitExchange(impl, [impl, args, state] {
       return sieve::subnet::AllReduceSubnet(*impl, args, *state);
@@ -207,8 +209,9 @@ sieveResult_t sieveAllReduceD2ft(const void* sendbuff, void* recvbuff, size_t co
     sieve::Comm* impl = nullptr;
     sieve::subnet::ExchangeArgs args;
     std::shared_ptr<LayoutState> state;
-    SIEVE_RETURN_IF_ERROR(CheckSubnetCall(comm, sendbuff, recvbuff, count, datatype, layout,
-                                          "sieveAllReduceD2ft", &impl, &args, &state));
+    SIEVE_RETURN_IF_ERROR(CheckSubnetCall(comm, sendbuff, recvbuff, count,
+                                          sieve::EnumValue(datatype), layout, "sieveAllReduceD2ft",
+                                          &impl, &args, &state));
     args.what = "d2ft allreduce";
     const size_t row = (static_cast<size_t>(state->num_segments()) + 7) / 8;
     // Copied now: a grouped call runs after the caller may have reused them.
