@@ -37,7 +37,7 @@ for src in tests/fuzz/fuzz_*.cc; do
     echo "fuzz_$name FAILED (input in $build/fuzz-artifacts/)" >&2
     status=1
   else
-    grep -E 'stat::number_of_executed_runs|cov:' "$build/fuzz-$name.log" | tail -2 >&2
+    grep -E 'stat::number_of_executed_units|cov:' "$build/fuzz-$name.log" | tail -2 >&2
   fi
 done
 exit $status
