@@ -3,6 +3,9 @@
 // tests/support (dense, masked, ternary, subnet results, computable on any one rank).
 #include "fuzz/api_sequence.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -340,6 +343,19 @@ int64_t NowMs() {
       .count();
 }
 
+// How long thread `tid` of this process has waited, runnable, for a CPU (ms; the second field of
+// its schedstat); 0 where the kernel does not say.
+int64_t RunQueueWaitMs(int tid) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
+  FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return 0;
+  unsigned long long run_ns = 0, wait_ns = 0;
+  int fields = std::fscanf(f, "%llu %llu", &run_ns, &wait_ns);
+  std::fclose(f);
+  return fields == 2 ? static_cast<int64_t>(wait_ns / 1000000) : 0;
+}
+
 constexpr size_t kInitStep = SIZE_MAX;
 
 struct Ctx {
@@ -353,12 +369,14 @@ struct Ctx {
   bool initialized = false;  // init succeeded on every rank
   size_t step = 0;
   // The watchdog: per rank, when its current call started (0: none), which, and the
-  // watchdog's lost time then. Lost time: how much later than asked its sleeps ended, i.e. how
-  // long this process was starved of CPU (a loaded machine); it extends the limit, so a rank
-  // that was not run is not taken for a rank that hangs.
+  // watchdog's lost time then. Lost time: per 20 ms tick, the longest that the watchdog's sleep
+  // overran or that a rank's thread waited for a CPU while runnable, i.e. how long this program
+  // was starved of CPU (a loaded machine); it extends the limit, so a rank that was not run is
+  // not taken for a rank that hangs.
   std::atomic<int64_t> since[kMaxRanks];
   std::atomic<int64_t> lost_at_start[kMaxRanks];
   std::atomic<const char*> what[kMaxRanks];
+  std::atomic<int> tid[kMaxRanks];  // each rank's thread (0 until it starts)
   std::atomic<int64_t> lost_ms{0};
   // Every rank's view of the slots' agreed contents (written at the barrier).
   std::vector<uint8_t> mask_bits[kMaxRanks][kSlots];
@@ -1494,6 +1512,7 @@ struct Shared {
 };
 
 void RankMain(Ctx& ctx, Shared& shared, int rank) {
+  ctx.tid[rank].store(static_cast<int>(syscall(SYS_gettid)));
   const Program& p = *ctx.program;
   RankState st;
   CallRec init = Call(ctx, rank, "sieveCommInitRank", nullptr,
@@ -1660,6 +1679,7 @@ std::vector<std::string> Run(const Program& program, bool* tested) {
     ctx.since[r].store(0);
     ctx.lost_at_start[r].store(0);
     ctx.what[r].store("");
+    ctx.tid[r].store(0);
   }
   if (sieveGetUniqueId(&ctx.id) != sieveSuccess)
     return {std::string("sieveGetUniqueId failed: ") + sieveGetLastError(nullptr)};
@@ -1667,10 +1687,19 @@ std::vector<std::string> Run(const Program& program, bool* tested) {
   std::atomic<bool> done{false};
   std::thread watchdog([&] {
     int64_t last = NowMs();
+    int64_t waited[kMaxRanks] = {};  // each rank thread's run-queue wait at the last tick
     while (!done.load()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       int64_t now = NowMs();
-      ctx.lost_ms += std::max<int64_t>(0, now - last - 25);
+      int64_t lost = std::max<int64_t>(0, now - last - 25);
+      for (int r = 0; r < ctx.n; ++r) {
+        const int tid = ctx.tid[r].load();
+        if (tid == 0) continue;
+        const int64_t w = RunQueueWaitMs(tid);
+        if (waited[r] != 0) lost = std::max(lost, w - waited[r]);
+        waited[r] = w;
+      }
+      ctx.lost_ms += lost;
       last = now;
       for (int r = 0; r < ctx.n; ++r) {
         int64_t since = ctx.since[r].load();
