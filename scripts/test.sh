@@ -33,7 +33,7 @@ if [ "${1:-}" != "--no-sanitizers" ]; then
   cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIEVE_SANITIZE=thread \
     -DSIEVE_BUILD_BENCH=OFF -DSIEVE_WITH_CUDA=OFF >/dev/null
   cmake --build build-tsan -j"$(nproc)" --target abort_async_mp_test errors_mp_test nonblocking_mp_test \
-    misuse_mp_test membership_mp_test gpu_fake_mp_test gpu_host_test transport_test
+    misuse_mp_test membership_mp_test gpu_fake_mp_test gpu_host_test transport_test \
     loopback_test
   export TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp:halt_on_error=1:second_deadlock_stack=1"
   (cd build-tsan && ctest --output-on-failure --timeout 600 \

@@ -1,19 +1,13 @@
-// Collective and point-to-point entry points: check arguments, build
-// CollArgs, run now or queue in the current group.
-#include "coll/collectives.h"
-
+// Collective and point-to-point entry points: check arguments, describe the
+// call (coll::Call), submit it (dispatch/dispatch.h); and the group calls.
 #include "api/api_guard.h"
 #include "api/arg_check.h"
 #include "comm/group.h"
-#include "core/log.h"
-#include "gpu/device_collectives.h"
-#include "gpu/direct_collectives.h"
-#include "gpu/direct_path.h"
-#include "mask/mask_tracker.h"
-#include "plan/device_choice.h"
+#include "dispatch/dispatch.h"
 
 using sieve::Comm;
 using sieve::Status;
+using sieve::coll::Call;
 using sieve::coll::CollArgs;
 using sieve::kernels::DTypeSize;
 
@@ -44,54 +38,18 @@ Status CheckInPlace(const CollArgs& a, size_t send_elems, size_t recv_elems, siz
                              in_place_text);
 }
 
-using CollFn = Status (*)(Comm&, const CollArgs&);
-using sieve::gpu::CollKind;
-using sieve::gpu::MemoryKind;
-
-// Whether sieveAllReduce is plain dense here (elementwise, so device buffers
-// can be pipelined in chunks), rather than a mode that needs the whole buffer.
-bool PlainDenseAllReduce(const Comm& comm) {
-  const sieve::Config& config = comm.config();
-  return !config.auto_mask &&
-         (!comm.serving_nccl() || config.nccl_mode == sieve::NcclMode::kDense);
-}
-
-// Device buffers of a plain dense collective: direct or staged, as
-// plan::ChooseDenseOnDevice says given the communicator's direct path.
-bool GoesDirect(Comm& comm, CollKind kind, const CollArgs& a) {
-  std::string why;
-  const bool path = sieve::gpu::DirectPath(comm, &why);
-  return sieve::plan::ChooseDenseOnDevice(comm, sieve::gpu::OpKindOf(kind), a.count,
-                                          a.count * DTypeSize(a.dtype), path, why)
-             .route == sieve::plan::DeviceRoute::kDirect;
-}
-
-// Runs the collective on host buffers, or enqueues it on `stream` for device
-// buffers; `buffers` are those this rank uses (all host or all device).
-Status Submit(Comm* impl, CollFn fn, const CollArgs& args, CollKind kind, sieveStream_t stream,
-              std::initializer_list<sieve::gpu::NamedBuffer> buffers) {
-  // Count 0 moves no data but still takes its sequence number and joins the
-  // agreement (DESIGN.md 1.6), on the host: the buffers are not looked at.
-  MemoryKind memory = MemoryKind::kHost;
-  if (args.count > 0) SIEVE_RETURN_IF_ERROR(sieve::gpu::ClassifyBuffers(buffers, &memory));
-  SIEVE_TRACE(sieve::kLogCall, "send %p recv %p count %zu dtype %d op %d root %d (%s)", args.send,
-              args.recv, args.count, static_cast<int>(args.dtype), static_cast<int>(args.op),
-              args.root, sieve::gpu::MemoryKindName(memory));
-  auto host = [impl, fn](const CollArgs& a) {
-    Status st = fn(*impl, a);
-    if (st.ok()) impl->LogTransportOnce();
-    return st;
-  };
-  if (memory == MemoryKind::kDevice) {
-    if (kind == CollKind::kAllReduce && !PlainDenseAllReduce(*impl)) kind = CollKind::kAllReduceWhole;
-    return sieve::SubmitCollective(impl, [impl, args, kind, stream, host] {
-      if (kind != CollKind::kAllReduceWhole && GoesDirect(*impl, kind, args))
-        return sieve::gpu::EnqueueDirect(*impl, kind, args, stream);
-      return sieve::gpu::EnqueueDeviceCollective(*impl, kind, args, stream, host);
-    });
-  }
-  return sieve::SubmitHostCollective(
-      impl, [impl, args, host] { return sieve::gpu::RunHostCall(*impl, [&] { return host(args); }); });
+// Submits the checked collective `kind` (`uses_send`/`uses_recv`: whether this
+// rank reads sendbuff and writes recvbuff).
+Status Submit(Comm* impl, const char* entry, sieve::algo::OpKind kind, const CollArgs& args,
+              sieveStream_t stream, bool uses_send = true, bool uses_recv = true) {
+  Call call;
+  call.entry = entry;
+  call.kind = kind;
+  call.args = args;
+  call.uses_send = uses_send;
+  call.uses_recv = uses_recv;
+  call.stream = stream;
+  return sieve::dispatch::Submit(impl, call);
 }
 
 }  // namespace
@@ -110,8 +68,7 @@ sieveResult_t sieveAllReduce(const void* sendbuff, void* recvbuff, size_t count,
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
     SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
     SIEVE_RETURN_IF_ERROR(CheckInPlace(args, count, count, 0, 0, "sendbuff == recvbuff"));
-    return Submit(impl, sieve::mask::ModeAllReduce, args, CollKind::kAllReduce, stream,
-                  {{"sendbuff", sendbuff}, {"recvbuff", recvbuff}});
+    return Submit(impl, "sieveAllReduce", sieve::algo::OpKind::kAllReduce, args, stream);
   });
 }
 
@@ -131,8 +88,7 @@ sieveResult_t sieveBroadcast(const void* sendbuff, void* recvbuff, size_t count,
     bool is_root = impl->rank() == root;
     if (is_root)  // sendbuff is read on the root only
       SIEVE_RETURN_IF_ERROR(CheckInPlace(args, count, count, 0, 0, "sendbuff == recvbuff"));
-    return Submit(impl, sieve::coll::Broadcast, args, CollKind::kBroadcast, stream,
-                  {{"sendbuff", is_root ? sendbuff : nullptr}, {"recvbuff", recvbuff}});
+    return Submit(impl, "sieveBroadcast", sieve::algo::OpKind::kBroadcast, args, stream, is_root);
   });
 }
 
@@ -153,8 +109,8 @@ sieveResult_t sieveReduce(const void* sendbuff, void* recvbuff, size_t count,
     bool is_root = impl->rank() == root;
     if (is_root)  // recvbuff is written on the root only
       SIEVE_RETURN_IF_ERROR(CheckInPlace(args, count, count, 0, 0, "sendbuff == recvbuff"));
-    return Submit(impl, sieve::coll::Reduce, args, CollKind::kReduce, stream,
-                  {{"sendbuff", sendbuff}, {"recvbuff", is_root ? recvbuff : nullptr}});
+    return Submit(impl, "sieveReduce", sieve::algo::OpKind::kReduce, args, stream, true,
+                  is_root);
   });
 }
 
@@ -170,8 +126,7 @@ sieveResult_t sieveAllGather(const void* sendbuff, void* recvbuff, size_t sendco
     const size_t n = static_cast<size_t>(impl->size()), r = static_cast<size_t>(impl->rank());
     SIEVE_RETURN_IF_ERROR(CheckInPlace(args, sendcount, sendcount * n, r * sendcount, 0,
                                        "sendbuff == recvbuff + rank * sendcount"));
-    return Submit(impl, sieve::coll::AllGather, args, CollKind::kAllGather, stream,
-                  {{"sendbuff", sendbuff}, {"recvbuff", recvbuff}});
+    return Submit(impl, "sieveAllGather", sieve::algo::OpKind::kAllGather, args, stream);
   });
 }
 
@@ -189,8 +144,8 @@ sieveResult_t sieveReduceScatter(const void* sendbuff, void* recvbuff, size_t re
     const size_t n = static_cast<size_t>(impl->size()), r = static_cast<size_t>(impl->rank());
     SIEVE_RETURN_IF_ERROR(CheckInPlace(args, recvcount * n, recvcount, 0, r * recvcount,
                                        "recvbuff == sendbuff + rank * recvcount"));
-    return Submit(impl, sieve::coll::ReduceScatter, args, CollKind::kReduceScatter, stream,
-                  {{"sendbuff", sendbuff}, {"recvbuff", recvbuff}});
+    return Submit(impl, "sieveReduceScatter", sieve::algo::OpKind::kReduceScatter, args,
+                  stream);
   });
 }
 
@@ -201,19 +156,14 @@ static sieveResult_t PointToPoint(const char* call, bool is_send, const void* bu
     CollArgs args;
     SIEVE_RETURN_IF_ERROR(CheckCommon(comm, datatype, buffer, buffer, count, &impl, &args));
     SIEVE_RETURN_IF_ERROR(sieve::CheckRank(peer, impl->size(), "peer"));
-    const char* name = is_send ? "sendbuff" : "recvbuff";
-    SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(buffer, name, count));
-    MemoryKind memory = MemoryKind::kHost;
-    SIEVE_RETURN_IF_ERROR(sieve::gpu::ClassifyBuffers({{name, buffer}}, &memory));
-    sieve::P2pOp op;
-    op.device = memory == MemoryKind::kDevice;
-    op.stream = stream;
-    op.comm = impl;
-    op.is_send = is_send;
-    op.peer = peer;
-    op.buffer = const_cast<void*>(buffer);
-    op.bytes = count * DTypeSize(args.dtype);
-    return sieve::SubmitP2p(op);
+    SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(buffer, is_send ? "sendbuff" : "recvbuff", count));
+    Call p2p;
+    p2p.entry = call;
+    p2p.args = args;  // args.send and args.recv are both `buffer`
+    p2p.peer = peer;
+    p2p.is_send = is_send;
+    p2p.stream = stream;
+    return sieve::dispatch::Submit(impl, p2p);
   });
 }
 

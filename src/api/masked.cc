@@ -1,6 +1,6 @@
 // Masked all-reduce entry points: mask handles (values looked up in a table of
 // live handles, so a stale or foreign one is reported, never dereferenced),
-// registration, and sieveAllReduceMasked queued like any collective.
+// registration, and sieveAllReduceMasked described and submitted like any collective.
 #include <memory>
 
 #include "api/api_guard.h"
@@ -8,10 +8,8 @@
 #include "api/live_handles.h"
 #include "api/mask_handle.h"
 #include "comm/group.h"
-#include "gpu/device_collectives.h"
-#include "mask/device_masked.h"
-#include "mask/masked_allreduce.h"
-#include "plan/device_choice.h"
+#include "dispatch/dispatch.h"
+#include "mask/masked_mode.h"
 
 namespace {
 
@@ -65,12 +63,11 @@ sieveResult_t sieveMaskRegister(sieveComm_t comm, const void* mask, sieveMaskFor
           "count %zu exceeds the masked all-reduce's limit of 2^32 elements", count));
     if (sieve::InGroup())
       return Status::InvalidUsage("sieveMaskRegister cannot be called inside a group");
-    sieve::gpu::MemoryKind memory = sieve::gpu::MemoryKind::kHost;
-    SIEVE_RETURN_IF_ERROR(sieve::gpu::ClassifyBuffers({{"mask", mask}}, &memory));
-    if (memory == sieve::gpu::MemoryKind::kDevice)
-      return Status::InvalidArgument("mask is device memory; masks are registered from host memory");
+    SIEVE_RETURN_IF_ERROR(sieve::dispatch::RefuseDeviceMemory(
+        "mask", mask, "mask is device memory; masks are registered from host memory"));
     std::shared_ptr<sieve::mask::MaskState> state;
-    SIEVE_RETURN_IF_ERROR(sieve::gpu::RunHostCall(*impl, [&] {
+    // After any device work queued on the communicator (one order per communicator).
+    SIEVE_RETURN_IF_ERROR(impl->RunInOrder([&] {
       return sieve::mask::Register(*impl, mask, static_cast<sieve::mask::Format>(fmt), count,
                                    static_cast<sieve::mask::Policy>(pol), &state);
     }));
@@ -111,42 +108,18 @@ sieveResult_t sieveAllReduceMasked(const void* sendbuff, void* recvbuff, size_t 
     SIEVE_RETURN_IF_ERROR(sieve::CheckOverlap(sendbuff, bytes, recvbuff, bytes,
                                               reinterpret_cast<uintptr_t>(recvbuff),
                                               "sendbuff == recvbuff"));
-    std::shared_ptr<sieve::mask::MaskState> state;
-    SIEVE_RETURN_IF_ERROR(sieve::CheckMaskUse(mask, impl, count, &state));
+    auto params = std::make_shared<sieve::mask::MaskedParams>();
+    SIEVE_RETURN_IF_ERROR(sieve::CheckMaskUse(mask, impl, count, &params->mask));
     args.send = sendbuff;
     args.recv = recvbuff;
     args.count = count;
-    // Count 0 still joins the sequence and the agreement, on the host.
-    sieve::gpu::MemoryKind memory = sieve::gpu::MemoryKind::kHost;
-    if (count > 0)
-      SIEVE_RETURN_IF_ERROR(sieve::gpu::ClassifyBuffers(
-          {{"sendbuff", sendbuff}, {"recvbuff", recvbuff}}, &memory));
-    auto host = [impl, state](const sieve::coll::CollArgs& a) {
-      Status st = sieve::mask::AllReduceMasked(*impl, a, *state);
-      if (st.ok()) impl->LogTransportOnce();
-      return st;
-    };
-    // Packed on the device when kernels are built in (only nnz elements are
-    // staged); else the whole dense buffer is staged and packed on the host.
-    if (memory == sieve::gpu::MemoryKind::kDevice &&
-        sieve::plan::ChooseMaskedOnDevice(*impl, state->idx.size(),
-                                          sieve::gpu::CanPackOnDevice())
-                .route == sieve::plan::DeviceRoute::kPackedOnDevice)
-      return sieve::SubmitCollective(impl, [impl, args, stream, state] {
-        return sieve::gpu::EnqueueDevicePacked(
-            *impl, "masked allreduce", args, state, stream,
-            [impl, state](const sieve::coll::CollArgs& packed) {
-              return sieve::mask::AllReduceMaskedPacked(*impl, packed, *state);
-            });
-      });
-    if (memory == sieve::gpu::MemoryKind::kDevice)
-      return sieve::SubmitCollective(impl, [impl, args, stream, host] {
-        return sieve::gpu::EnqueueDeviceCollective(*impl, sieve::gpu::CollKind::kAllReduceWhole,
-                                                   args, stream, host);
-      });
-    return sieve::SubmitHostCollective(impl, [impl, args, host] {
-      return sieve::gpu::RunHostCall(*impl, [&] { return host(args); });
-    });
+    sieve::coll::Call call;
+    call.entry = "sieveAllReduceMasked";
+    call.kind = sieve::algo::OpKind::kMaskedAllReduce;
+    call.args = args;
+    call.params = std::move(params);
+    call.stream = stream;
+    return sieve::dispatch::Submit(impl, call);
   });
 }
 

@@ -18,7 +18,6 @@
 #include "comm/bootstrap_config.h"
 #include "comm/membership.h"
 #include "core/log.h"
-#include "gpu/device_collectives.h"
 #include "transport/bootstrap/bootstrap.h"
 #include "transport/tag.h"
 
@@ -119,8 +118,8 @@ Status Finish(std::unique_ptr<Comm> comm, const char* how, std::unique_ptr<Comm>
 Status Shrink(Comm& parent, const std::vector<int>& exclude, std::unique_ptr<Comm>* out) {
   sieve::membership::ShrinkPlan plan;
   // After device work queued on the parent (its engine drives the same transport).
-  SIEVE_RETURN_IF_ERROR(sieve::gpu::RunHostCall(
-      parent, [&] { return sieve::membership::PlanShrink(parent, exclude, &plan); }));
+  SIEVE_RETURN_IF_ERROR(
+      parent.RunInOrder([&] { return sieve::membership::PlanShrink(parent, exclude, &plan); }));
   std::unique_ptr<Comm> comm;
   SIEVE_RETURN_IF_ERROR(sieve::membership::JoinNew(plan.id, plan.new_size, plan.new_rank,
                                                    parent.config(), parent.serial(), &comm));
@@ -144,7 +143,7 @@ Status GatherInts(Comm& parent, const int32_t* mine, size_t count, std::vector<i
 Status GrowMember(Comm& parent, int nranks, const std::string& id, std::unique_ptr<Comm>* out) {
   const int32_t mine[2] = {nranks, id.empty() ? 0 : 1};
   std::vector<int32_t> all;
-  SIEVE_RETURN_IF_ERROR(sieve::gpu::RunHostCall(parent, [&] { return GatherInts(parent, mine, 2, &all); }));
+  SIEVE_RETURN_IF_ERROR(parent.RunInOrder([&] { return GatherInts(parent, mine, 2, &all); }));
   std::string sizes, holders;
   int root = -1, nholders = 0;
   for (int r = 0; r < parent.size(); ++r) {
@@ -173,7 +172,7 @@ Status GrowMember(Comm& parent, int nranks, const std::string& id, std::unique_p
   args.count = sizeof(grow_id);
   args.dtype = sieve::kernels::DType::kUint8;
   args.root = root;
-  SIEVE_RETURN_IF_ERROR(sieve::gpu::RunHostCall(parent, [&] { return sieve::coll::Broadcast(parent, args); }));
+  SIEVE_RETURN_IF_ERROR(parent.RunInOrder([&] { return sieve::coll::Broadcast(parent, args); }));
   if (parent.rank() == root) parent.grow_id_pending() = false;  // consumed, whatever follows
   std::unique_ptr<Comm> comm;
   SIEVE_RETURN_IF_ERROR(sieve::membership::JoinNew(grow_id, nranks, parent.rank(), parent.config(),
@@ -277,8 +276,8 @@ sieveResult_t sieveCommAgreeFailedRanks(sieveComm_t comm, int* ranks, int maxRan
     SIEVE_RETURN_IF_ERROR(MembershipComm(comm, &h, &impl));
     SIEVE_RETURN_IF_ERROR(WriteRanks({}, ranks, maxRanks, nFailed));  // arguments first
     std::vector<int> failed;
-    SIEVE_RETURN_IF_ERROR(sieve::gpu::RunHostCall(
-        *impl, [&] { return sieve::membership::AgreeFailed(*impl, kStallGraceS, &failed); }));
+    SIEVE_RETURN_IF_ERROR(impl->RunInOrder(
+        [&] { return sieve::membership::AgreeFailed(*impl, kStallGraceS, &failed); }));
     return WriteRanks(failed, ranks, maxRanks, nFailed);
   });
 }

@@ -16,7 +16,6 @@
 #include "coll/collectives.h"
 #include "coll/hier.h"
 #include "core/log.h"
-#include "gpu/device_collectives.h"
 #include "transport/bootstrap/bootstrap.h"
 
 using sieve::Comm;
@@ -42,7 +41,7 @@ Status GatherInts(Comm& parent, const int32_t* mine, size_t count, std::vector<i
   args.count = count;
   args.dtype = sieve::kernels::DType::kInt32;
   // After any device work queued on the parent (one order per communicator).
-  return sieve::gpu::RunHostCall(parent, [&] { return sieve::coll::AllGather(parent, args); });
+  return parent.RunInOrder([&] { return sieve::coll::AllGather(parent, args); });
 }
 
 // Every rank's color must be non-negative or SIEVE_SPLIT_NOCOLOR; each rank checks all of them

@@ -1,8 +1,7 @@
 // Subnet layout entry points (SDP, D2FT): layout handles (values looked up in a
 // table of live handles, so a stale or foreign one is reported, never
 // dereferenced), the three collective ways to register one, and the two
-// all-reduces queued like any collective.
-#include <functional>
+// all-reduces described and submitted like any collective.
 #include <memory>
 #include <vector>
 
@@ -10,9 +9,10 @@
 #include "api/arg_check.h"
 #include "api/live_handles.h"
 #include "comm/group.h"
-#include "gpu/device_collectives.h"
+#include "dispatch/dispatch.h"
 #include "kernels/coverage_average.h"
 #include "subnet/subnet_allreduce.h"
+#include "subnet/subnet_mode.h"
 
 namespace {
 
@@ -20,6 +20,7 @@ using sieve::Status;
 using sieve::StrFormat;
 using sieve::subnet::LayoutState;
 using sieve::subnet::SegmentSpec;
+using sieve::subnet::SubnetParams;
 
 using Layouts = sieve::LiveHandles<sieveLayout, LayoutState>;
 
@@ -47,7 +48,7 @@ Status Publish(sieve::Comm* impl, size_t count, std::vector<SegmentSpec> segment
                sieveLayout_t* layout) {
   std::shared_ptr<LayoutState> state;
   // After any device work queued on the communicator (one order per communicator).
-  SIEVE_RETURN_IF_ERROR(sieve::gpu::RunHostCall(*impl, [&] {
+  SIEVE_RETURN_IF_ERROR(impl->RunInOrder([&] {
     return sieve::subnet::Register(*impl, count, std::move(segments), std::move(local), &state);
   }));
   *layout = LiveLayouts().Publish(std::move(state));
@@ -80,12 +81,13 @@ Status CopySegments(const sieveSegment_t* segments, int nsegments, int nranks,
   return Status::OK();
 }
 
-// Checks shared by both all-reduces; writes the exchange arguments and layout. `datatype` is
+// Checks shared by both all-reduces; writes the call (its layout in `params`). `datatype` is
 // the caller's raw value (sieve::EnumValue): any int, so it is never loaded as the enum.
 Status CheckSubnetCall(sieveComm_t comm, const void* sendbuff, void* recvbuff, size_t count,
                        int datatype, sieveLayout_t layout, const char* call,
-                       sieve::Comm** impl, sieve::subnet::ExchangeArgs* args,
-                       std::shared_ptr<LayoutState>* state) {
+                       sieve::Comm** impl, sieve::coll::Call* out, SubnetParams* params) {
+  sieve::coll::CollArgs* args = &out->args;
+  std::shared_ptr<LayoutState>* state = &params->layout;
   SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, impl));
   SIEVE_RETURN_IF_ERROR(sieve::CheckDataType(datatype, &args->dtype));
   if (!sieve::kernels::SupportsCoverageAverage(args->dtype))
@@ -103,29 +105,11 @@ Status CheckSubnetCall(sieveComm_t comm, const void* sendbuff, void* recvbuff, s
   SIEVE_RETURN_IF_ERROR(sieve::CheckOverlap(sendbuff, bytes, recvbuff, bytes,
                                             reinterpret_cast<uintptr_t>(recvbuff),
                                             "sendbuff == recvbuff"));
-  sieve::gpu::MemoryKind memory = sieve::gpu::MemoryKind::kHost;
-  SIEVE_RETURN_IF_ERROR(sieve::gpu::ClassifyBuffers(
-      {{"sendbuff", sendbuff}, {"recvbuff", recvbuff}}, &memory));
-  if (memory == sieve::gpu::MemoryKind::kDevice)
-    return Status::InvalidUsage(StrFormat(
-        "%s does not take device buffers yet (staging would rewrite segments D2FT must leave "
-        "untouched); pass host buffers",
-        call));
   args->send = sendbuff;
   args->recv = recvbuff;
+  args->count = count;
+  out->entry = call;
   return Status::OK();
-}
-
-// Queues one of the two all-reduces like any host collective (runs now, in a group, or on the
-// background thread) and logs the transports after its first success.
-Status SubmitExchange(sieve::Comm* impl, std::function<Status()> exchange) {
-  return sieve::SubmitHostCollective(impl, [impl, exchange] {
-    return sieve::gpu::RunHostCall(*impl, [&] {
-      Status st = exchange();
-      if (st.ok()) impl->LogTransportOnce();
-      return st;
-    });
-  });
 }
 
 }  // namespace
@@ -189,15 +173,15 @@ sieveResult_t sieveAllReduceSubnet(const void* sendbuff, void* recvbuff, size_t 
                                    sieveStream_t stream) {
   return sieve::Guard(sieve::IdleImpl(comm), "sieveAllReduceSubnet", [&]() -> Status {
     sieve::Comm* impl = nullptr;
-    sieve::subnet::ExchangeArgs args;
-    std::shared_ptr<LayoutState> state;
+    sieve::coll::Call call;
+    auto params = std::make_shared<SubnetParams>();
     SIEVE_RETURN_IF_ERROR(CheckSubnetCall(comm, sendbuff, recvbuff, count,
                                           sieve::EnumValue(datatype), layout, "sieveAllReduceSubnet",
-                                          &impl, &args, &state));
-    args.what = "subnet allreduce";
-    return SubmitExchange(impl, [impl, args, state] {
-      return sieve::subnet::AllReduceSubnet(*impl, args, *state);
-    });
+                                          &impl, &call, params.get()));
+    call.kind = sieve::algo::OpKind::kSubnetAllReduce;
+    call.params = std::move(params);
+    call.stream = stream;
+    return sieve::dispatch::Submit(impl, call);
   });
 }
 
@@ -207,20 +191,19 @@ sieveResult_t sieveAllReduceD2ft(const void* sendbuff, void* recvbuff, size_t co
                                  sieveComm_t comm, sieveStream_t stream) {
   return sieve::Guard(sieve::IdleImpl(comm), "sieveAllReduceD2ft", [&]() -> Status {
     sieve::Comm* impl = nullptr;
-    sieve::subnet::ExchangeArgs args;
-    std::shared_ptr<LayoutState> state;
+    sieve::coll::Call call;
+    auto params = std::make_shared<SubnetParams>();
     SIEVE_RETURN_IF_ERROR(CheckSubnetCall(comm, sendbuff, recvbuff, count,
                                           sieve::EnumValue(datatype), layout, "sieveAllReduceD2ft",
-                                          &impl, &args, &state));
-    args.what = "d2ft allreduce";
-    const size_t row = (static_cast<size_t>(state->num_segments()) + 7) / 8;
+                                          &impl, &call, params.get()));
+    const LayoutState& state = *params->layout;
+    const size_t row = (static_cast<size_t>(state.num_segments()) + 7) / 8;
     // Copied now: a grouped call runs after the caller may have reused them.
-    std::vector<unsigned char> mine, table;
     if (schedule != nullptr) {
-      table.assign(schedule, schedule + row * static_cast<size_t>(impl->size()));
+      params->schedule.assign(schedule, schedule + row * static_cast<size_t>(impl->size()));
       if (touched != nullptr) {
         const unsigned char* own = schedule + row * static_cast<size_t>(impl->rank());
-        for (int k = 0; k < state->num_segments(); ++k)
+        for (int k = 0; k < state.num_segments(); ++k)
           if (((touched[k / 8] ^ own[k / 8]) >> (k % 8)) & 1u)
             return Status::InvalidArgument(StrFormat(
                 "touched differs from this rank's row of schedule at segment %d (pass touched "
@@ -230,11 +213,12 @@ sieveResult_t sieveAllReduceD2ft(const void* sendbuff, void* recvbuff, size_t co
     } else if (touched == nullptr) {
       return Status::InvalidArgument("touched and schedule are both NULL");
     } else {
-      mine.assign(touched, touched + row);
+      params->touched.assign(touched, touched + row);
     }
-    return SubmitExchange(impl, [impl, args, state, mine, table] {
-      return sieve::subnet::AllReduceD2ft(*impl, args, *state, mine, table);
-    });
+    call.kind = sieve::algo::OpKind::kD2ftAllReduce;
+    call.params = std::move(params);
+    call.stream = stream;
+    return sieve::dispatch::Submit(impl, call);
   });
 }
 

@@ -121,7 +121,7 @@ Comm::~Comm() {
   if (root_ != this) return;  // a view owns nothing
   // Device work queued on streams finishes (or is released) before the
   // transport goes away.
-  gpu_state_.reset();
+  StopWorkQueue();
   SIEVE_INFO(kLogColl,
              "counters: %llu bytes sent, %llu received, %llu collectives (%llu masked, %llu dense "
              "fallbacks, %llu mask mismatches, %llu subnet)",
@@ -137,14 +137,42 @@ Comm::~Comm() {
   if (transport_) transport_->Shutdown(force ? 0.5 : 2.0, force);
 }
 
+void Comm::SetWorkQueue(std::shared_ptr<WorkQueue> queue) {
+  std::lock_guard<std::mutex> lock(work_queue_mu_);
+  work_queue_ = std::move(queue);
+}
+
+WorkQueue* Comm::work_queue() const {
+  std::lock_guard<std::mutex> lock(work_queue_mu_);
+  return work_queue_.get();
+}
+
+Status Comm::RunInOrder(const std::function<Status()>& fn) {
+  std::shared_ptr<WorkQueue> queue;
+  {
+    std::lock_guard<std::mutex> lock(work_queue_mu_);
+    queue = work_queue_;
+  }
+  return queue ? queue->RunHost(fn) : fn();
+}
+
+void Comm::StopWorkQueue() {
+  std::shared_ptr<WorkQueue> queue;
+  {
+    std::lock_guard<std::mutex> lock(work_queue_mu_);
+    queue.swap(work_queue_);
+  }
+  queue.reset();  // outside the lock: stopping waits for what is queued
+}
+
 void Comm::BeginRevoke() {
   root_->revoked_.store(true);
   root_->abort_.store(true);
 }
 
 void Comm::EndRevoke() {
-  // The progress engine's queued device work sees the abort flag and is released, not run.
-  root_->gpu_state_.reset();
+  // The queued device work (the progress engine) sees the abort flag and is released, not run.
+  root_->StopWorkQueue();
   root_->abort_.store(false);
 }
 

@@ -7,13 +7,17 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
+#include <typeindex>
+#include <typeinfo>
 
 #include "algo/channel.h"
 #include "comm/host_layout.h"
+#include "comm/work_queue.h"
 #include "core/params.h"
 #include "core/status.h"
 #include "topo/placement.h"
@@ -99,24 +103,34 @@ class Comm {
   void SetLinkRtt(double seconds) { root_->link_rtt_s_ = seconds; }
   bool is_view() const { return root_ != this; }
   Comm* cross_view() const { return root_->cross_view_.get(); }
-  // State a mode keeps per communicator (the mask tracker), owned here
-  // type-erased: comm/ includes no mode's header, but it names each mode's slot
-  // (these and the ternary ones below), so a mode with state of its own adds one.
-  std::shared_ptr<void>& mask_tracker_state() { return mask_tracker_state_; }
   // Set when the NCCL shim serves this communicator: SIEVE_NCCL_MODE applies.
   // (Atomic: the shim may mark a non-blocking communicator from the thread that polls it.)
   void MarkServingNccl() { serving_nccl_.store(true); }
   bool serving_nccl() const { return serving_nccl_.load(); }
-  // Step numbers of the ternary all-reduces issued for the shim (same on every rank).
-  uint64_t NextTernaryStep() { return ternary_step_++; }
 
-  // Error-feedback residuals of the ternary all-reduce, likewise type-erased.
-  std::shared_ptr<void>& ternary_state() { return ternary_state_; }
-  // The same residuals for device buffers, in device memory (ternary/device_residuals.h).
-  std::shared_ptr<void>& device_ternary_state() { return device_ternary_state_; }
-  // The device-buffer progress engine (gpu/), created on the first device
-  // call; stopped before anything else when the communicator is destroyed.
-  std::shared_ptr<void>& gpu_state() { return gpu_state_; }
+  // State another folder keeps per communicator (a mode's residuals, the mask
+  // tracker), created on first use and owned here, keyed by its type, so comm/
+  // names none of them. Reaching it is thread-safe; its fields are its owner's to guard.
+  template <typename T>
+  T& State() {
+    std::lock_guard<std::mutex> lock(states_mu_);
+    std::shared_ptr<void>& slot = states_[std::type_index(typeid(T))];
+    if (!slot) slot = std::make_shared<T>();
+    return *static_cast<T*>(slot.get());
+  }
+
+  // The queue of work this communicator's calls leave beyond the calling thread
+  // (comm/work_queue.h: gpu/'s progress engine registers itself on the first call on
+  // device buffers); null until then. It is stopped first when the communicator is
+  // destroyed.
+  void SetWorkQueue(std::shared_ptr<WorkQueue> queue);
+  WorkQueue* work_queue() const;
+  // Runs `fn`, a call on host buffers, after the work queued before it if there is
+  // a queue (on its thread), else here: one order per communicator.
+  Status RunInOrder(const std::function<Status()>& fn);
+  // Stops the queue: what it holds runs to its end, or is released once the
+  // communicator is aborted. A later device call registers a new one.
+  void StopWorkQueue();
 
   // True the first time (collective, size class) is seen: one INFO line each.
   // Thread-safe: choices are made on the calling and on the progress thread.
@@ -191,13 +205,12 @@ class Comm {
   uint32_t seq_ = 0;
   algo::Channel::Counters p2p_counters_;
   Stats stats_;
-  std::shared_ptr<void> mask_tracker_state_;
-  std::shared_ptr<void> ternary_state_;
-  std::shared_ptr<void> device_ternary_state_;
-  std::shared_ptr<void> gpu_state_;
+  std::mutex states_mu_;
+  std::map<std::type_index, std::shared_ptr<void>> states_;
+  mutable std::mutex work_queue_mu_;
+  std::shared_ptr<WorkQueue> work_queue_;
   std::atomic<bool> serving_nccl_{false};
   BackgroundSubmit background_;
-  uint64_t ternary_step_ = 0;
   std::mutex logged_mu_;
   std::set<std::string> logged_choices_;
   bool transport_logged_ = false;

@@ -6,8 +6,6 @@
 #include <vector>
 
 #include "core/log.h"
-#include "gpu/device_collectives.h"
-#include "gpu/device_p2p.h"
 
 namespace sieve {
 
@@ -36,21 +34,25 @@ struct GroupState {
 
 thread_local GroupState tls_group;
 
-// One communicator's sends and receives: on device buffers enqueued on their
-// stream, on host buffers run (after the device work queued before them).
+// One communicator's sends and receives of a group: on device buffers enqueued
+// together on their stream, on host buffers run (after the work queued before them).
 Status RunP2p(Comm* comm, const std::vector<P2pOp>& ops) {
   // A zero-byte op has no buffer to speak of: it goes with the others.
-  size_t device = 0, host = 0;
+  size_t host = 0;
+  P2pOp::DeviceBatch enqueue = nullptr;
   for (const P2pOp& op : ops) {
     if (op.comm != comm || op.bytes == 0) continue;
-    ++(op.device ? device : host);
+    if (op.on_device())
+      enqueue = op.enqueue_on_device;
+    else
+      ++host;
   }
-  if (device == 0) return gpu::RunHostCall(*comm, [&] { return RunP2pNow(comm, ops); });
+  if (enqueue == nullptr) return comm->RunInOrder([&] { return RunHostP2p(comm, ops); });
   if (host != 0)
     return Status::InvalidUsage(
         "a group mixes send/recv on host and on device buffers on one communicator; use "
         "separate groups");
-  return gpu::EnqueueDeviceP2p(*comm, ops);
+  return enqueue(*comm, ops);
 }
 
 // Removes the calls whose communicator is gone; returns how many there were.
@@ -125,7 +127,7 @@ Status IssueGroup(const std::shared_ptr<GroupState>& group) {
   // and would enqueue after this returned).
   bool device = false, host = false;
   for (const QueuedCollective& c : group->collectives) (c.device ? device : host) = true;
-  for (const QueuedP2p& q : group->p2p) (q.op.device ? device : host) = true;
+  for (const QueuedP2p& q : group->p2p) (q.op.on_device() ? device : host) = true;
   if (device && host)
     return Status::InvalidUsage(
         "a group on a non-blocking communicator mixes calls on host and on device buffers; "
@@ -144,7 +146,7 @@ Status IssueGroup(const std::shared_ptr<GroupState>& group) {
 
 }  // namespace
 
-Status RunP2pNow(Comm* comm, const std::vector<P2pOp>& ops) {
+Status RunHostP2p(Comm* comm, const std::vector<P2pOp>& ops) {
   algo::Channel ch = comm->MakeP2pChannel();
   for (const P2pOp& op : ops) {
     if (op.comm != comm) continue;
@@ -183,19 +185,20 @@ void FailGroup(const std::string& message) {
   if (tls_group.failed.empty()) tls_group.failed = message;
 }
 
-Status SubmitCollective(Comm* comm, std::function<Status()> op) {
-  if (!InGroup()) return op();
-  tls_group.collectives.push_back({comm, comm->lifetime(), std::move(op), true});
+Status SubmitDeviceCall(Comm* comm, std::function<Status()> enqueue) {
+  if (!InGroup()) return enqueue();
+  tls_group.collectives.push_back({comm, comm->lifetime(), std::move(enqueue), true});
   return Status::OK();
 }
 
-Status SubmitHostCollective(Comm* comm, std::function<Status()> op) {
+Status SubmitHostCall(Comm* comm, std::function<Status()> run) {
+  auto ordered = [comm, run = std::move(run)] { return comm->RunInOrder(run); };
   if (InGroup()) {
-    tls_group.collectives.push_back({comm, comm->lifetime(), std::move(op), false});
+    tls_group.collectives.push_back({comm, comm->lifetime(), std::move(ordered), false});
     return Status::OK();
   }
-  if (!comm->background()) return op();
-  comm->background()(std::move(op));
+  if (!comm->background()) return ordered();
+  comm->background()(std::move(ordered));
   return Status::InProgress("the operation runs in the background");
 }
 
@@ -204,8 +207,8 @@ Status SubmitP2p(const P2pOp& op) {
     tls_group.p2p.push_back({op, op.comm->lifetime()});
     return Status::OK();
   }
-  auto run = [op] { return RunP2p(op.comm, {op}); };
-  return op.device ? run() : SubmitHostCollective(op.comm, run);
+  if (op.on_device()) return RunP2p(op.comm, {op});
+  return SubmitHostCall(op.comm, [op] { return RunHostP2p(op.comm, {op}); });
 }
 
 }  // namespace sieve

@@ -17,8 +17,12 @@ struct P2pOp {
   int peer = 0;
   void* buffer = nullptr;
   size_t bytes = 0;
-  bool device = false;                 // buffer is device memory (staged, see gpu/)
+  // Device buffers: how a communicator's device sends and receives of one group are
+  // enqueued together (gpu::EnqueueDeviceP2p, set by dispatch/); null on host buffers.
+  using DeviceBatch = Status (*)(Comm& comm, const std::vector<P2pOp>& ops);
+  DeviceBatch enqueue_on_device = nullptr;
   struct CUstream_st* stream = nullptr;  // where a device op is enqueued
+  bool on_device() const { return enqueue_on_device != nullptr; }
 };
 
 void GroupStart();
@@ -35,19 +39,22 @@ bool InGroup();
 // why): sieveGroupEnd then runs none of the group's calls and reports it.
 void FailGroup(const std::string& message);
 
-// Runs `op` now, or queues it when inside a group (device-buffer work: `op`
-// only enqueues, so it runs on the caller's thread even when non-blocking).
-Status SubmitCollective(Comm* comm, std::function<Status()> op);
-// Host-buffer work: queued inside a group; outside one, on a non-blocking
-// communicator, handed to its background thread (returns kInProgress); else
-// run now.
-Status SubmitHostCollective(Comm* comm, std::function<Status()> op);
-// Host send/recv as SubmitHostCollective; device ones as SubmitCollective.
+// A call on device buffers: `enqueue` only enqueues on the caller's stream, so it
+// runs on the caller's thread, even on a non-blocking communicator: now, or at
+// sieveGroupEnd inside a group.
+Status SubmitDeviceCall(Comm* comm, std::function<Status()> enqueue);
+// A call on host buffers: queued inside a group; outside one, handed to the
+// background thread of a non-blocking communicator (returns kInProgress), else
+// run now. Wherever it runs, it runs after the work the communicator queued
+// before it (Comm::RunInOrder).
+Status SubmitHostCall(Comm* comm, std::function<Status()> run);
+// A send or receive: on host buffers as SubmitHostCall, on device ones as
+// SubmitDeviceCall; inside a group, every one is posted at once at its end.
 Status SubmitP2p(const P2pOp& op);
 
-// Posts every send/recv of `comm` among `ops` on host buffers, then waits
-// for all of them (the executor behind groups and the device path).
-Status RunP2pNow(Comm* comm, const std::vector<P2pOp>& ops);
+// Posts every send/recv of `comm` among `ops`, all on host memory (the caller's
+// buffers, or a device group's staging), then waits for all of them.
+Status RunHostP2p(Comm* comm, const std::vector<P2pOp>& ops);
 
 }  // namespace sieve
 

@@ -10,10 +10,6 @@
 
 namespace sieve::gpu {
 
-ProgressEngine* ExistingEngine(Comm& comm) {
-  return static_cast<ProgressEngine*>(comm.gpu_state().get());
-}
-
 namespace {
 
 // The calling thread's context and device, or why there is none.
@@ -58,8 +54,11 @@ Status EngineFor(Comm& comm, std::initializer_list<const void*> buffers, Progres
   cu::Context ctx = nullptr;
   int device = 0;
   SIEVE_RETURN_IF_ERROR(CallerDevice(rt.ops, &ctx, &device));
-  std::shared_ptr<void>& slot = comm.gpu_state();
-  if (!slot) {
+  WorkQueue* queue = comm.work_queue();
+  auto* engine = dynamic_cast<ProgressEngine*>(queue);
+  if (queue != nullptr && engine == nullptr)
+    return Status::Internal("the communicator's work queue is not the device progress engine");
+  if (engine == nullptr) {
     // Loaded here, on the caller's thread, before any stream of this
     // communicator is parked (a load may synchronize the device). A module
     // that does not load (no image for this GPU) makes HasKernels false: the
@@ -82,7 +81,9 @@ Status EngineFor(Comm& comm, std::initializer_list<const void*> buffers, Progres
     options.numa = comm.placement().numa;  // -1 with SIEVE_BIND=NONE
     Comm* c = &comm;
     options.on_async_error = [c](const Status& st) { c->RecordAsyncError(st); };
-    slot = std::make_shared<ProgressEngine>(rt.ops, options);
+    auto created = std::make_shared<ProgressEngine>(rt.ops, options);
+    engine = created.get();
+    comm.SetWorkQueue(std::move(created));
     std::string why;
     const bool direct = DirectPath(comm, &why);
     const char* handshake = options.sync
@@ -103,7 +104,7 @@ Status EngineFor(Comm& comm, std::initializer_list<const void*> buffers, Progres
                  why.c_str(), cfg.gpu_chunk_bytes, cfg.gpu_pipeline, handshake);
     }
   }
-  *out = static_cast<ProgressEngine*>(slot.get());
+  *out = engine;
   return CheckDevice(**out, ctx, device, buffers);
 }
 

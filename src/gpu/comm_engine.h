@@ -16,9 +16,9 @@ namespace sieve::gpu {
 
 // The engine, once the calling thread's context and `buffers` (device
 // pointers; null ones skipped) are checked against the communicator's device.
+// Created on the first call, and registered as the communicator's work queue
+// (Comm::SetWorkQueue), so its calls on host buffers run after its device work.
 Status EngineFor(Comm& comm, std::initializer_list<const void*> buffers, ProgressEngine** out);
-// nullptr until the communicator's first device call.
-ProgressEngine* ExistingEngine(Comm& comm);
 
 }  // namespace sieve::gpu
 

@@ -100,12 +100,36 @@ algo::OpKind OpKindOf(CollKind kind) {
 
 const char* CollKindName(CollKind kind) { return algo::OpKindName(OpKindOf(kind)); }
 
+bool DeviceKindOf(algo::OpKind op, CollKind* kind) {
+  switch (op) {
+#define SIEVE_DEVICE_ROW_0(name) \
+  case algo::OpKind::k##name:    \
+    return false;
+#define SIEVE_DEVICE_ROW_1(name)  \
+  case algo::OpKind::k##name:     \
+    *kind = CollKind::k##name;    \
+    return true;
+#define SIEVE_COLLECTIVE(name, wire, text, device) SIEVE_DEVICE_ROW_##device(name)
+#include "core/collectives.def"
+#undef SIEVE_COLLECTIVE
+#undef SIEVE_DEVICE_ROW_0
+#undef SIEVE_DEVICE_ROW_1
+  }
+  return false;
+}
+
 Status ClassifyBuffers(std::initializer_list<NamedBuffer> buffers, MemoryKind* out) {
   return ClassifyCall(*Runtime().classifier, buffers, out);
 }
 
 Status EnqueueDeviceCollective(Comm& comm, CollKind kind, const CollArgs& args,
-                               CUstream_st* stream, HostCollective host) {
+                               CUstream_st* stream, HostCollective run) {
+  Comm* c = &comm;
+  HostCollective host = [c, run = std::move(run)](const CollArgs& staged) {
+    Status st = run(staged);
+    if (st.ok()) c->LogTransportOnce();
+    return st;
+  };
   ProgressEngine* engine = nullptr;
   SIEVE_RETURN_IF_ERROR(EngineFor(comm, {args.send, args.recv}, &engine));
   const Config& cfg = comm.config();
@@ -146,11 +170,6 @@ Status EnqueueDeviceCollective(Comm& comm, CollKind kind, const CollArgs& args,
     }
   }
   return engine->Enqueue(std::move(op));
-}
-
-Status RunHostCall(Comm& comm, const std::function<Status()>& fn) {
-  ProgressEngine* engine = ExistingEngine(comm);
-  return engine != nullptr ? engine->RunHost(fn) : fn();
 }
 
 }  // namespace sieve::gpu

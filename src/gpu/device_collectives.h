@@ -32,6 +32,8 @@ enum class CollKind {
 // The table's row (kAllReduce for kAllReduceWhole too) and its name ("allreduce").
 algo::OpKind OpKindOf(CollKind kind);
 const char* CollKindName(CollKind kind);
+// The device kind of a table row with one (device 1); false for the others.
+bool DeviceKindOf(algo::OpKind op, CollKind* kind);
 
 // Runs the host algorithm on host (staging) buffers.
 using HostCollective = std::function<Status(const coll::CollArgs& staged)>;
@@ -39,13 +41,10 @@ using HostCollective = std::function<Status(const coll::CollArgs& staged)>;
 // Host or device for this call's buffers (null ones skipped); mixed: an error.
 Status ClassifyBuffers(std::initializer_list<NamedBuffer> buffers, MemoryKind* out);
 
-// Enqueues `kind` over the device buffers of `args` on `stream`, staged, and returns.
+// Enqueues `kind` over the device buffers of `args` on `stream`, staged, and returns;
+// `host` runs on each staged chunk (the transports are logged after its first success).
 Status EnqueueDeviceCollective(Comm& comm, CollKind kind, const coll::CollArgs& args,
                                CUstream_st* stream, HostCollective host);
-
-// A call on host buffers: on the progress thread after the device work queued
-// before it (one order per communicator), or here when there is none.
-Status RunHostCall(Comm& comm, const std::function<Status()>& fn);
 
 }  // namespace sieve::gpu
 

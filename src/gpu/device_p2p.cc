@@ -26,7 +26,7 @@ Status EnqueueDeviceP2p(Comm& comm, const std::vector<P2pOp>& ops) {
     StagedCopy copy{offset, p.buffer, p.bytes};
     (p.is_send ? chunk.in : chunk.out).push_back(copy);
     P2pOp s = p;
-    s.device = false;
+    s.enqueue_on_device = nullptr;  // staged: host memory from here on
     s.buffer = reinterpret_cast<void*>(offset);  // rebased on the slot in `run`
     staged.push_back(s);
     chunk.bytes = offset + p.bytes;
@@ -35,7 +35,7 @@ Status EnqueueDeviceP2p(Comm& comm, const std::vector<P2pOp>& ops) {
   chunk.run = [c, staged](char* staging) {
     std::vector<P2pOp> now = staged;
     for (P2pOp& p : now) p.buffer = staging + reinterpret_cast<size_t>(p.buffer);
-    return RunP2pNow(c, now);
+    return RunHostP2p(c, now);
   };
   op.chunks.push_back(std::move(chunk));
   return engine->Enqueue(std::move(op));

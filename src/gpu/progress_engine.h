@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "comm/work_queue.h"
 #include "gpu/device_ops.h"
 #include "gpu/engine_streams.h"
 #include "gpu/numa_placer.h"
@@ -31,7 +32,7 @@
 
 namespace sieve::gpu {
 
-class ProgressEngine {
+class ProgressEngine : public WorkQueue {
  public:
   struct Options {
     bool sync = false;
@@ -65,8 +66,9 @@ class ProgressEngine {
   // through on_async_error. In sync mode returns when the op is complete.
   Status Enqueue(StagedOp op);
   // Runs `fn` on the progress thread after everything submitted before and
-  // returns its status (host-buffer calls on a communicator with device work).
-  Status RunHost(std::function<Status()> fn);
+  // returns its status: the communicator's order for its calls on host buffers
+  // (comm/work_queue.h), and the staged chunks' host part.
+  Status RunHost(std::function<Status()> fn) override;
 
   bool sync() const { return options_.sync; }
   cu::Context context() const { return options_.context; }

@@ -13,7 +13,6 @@
 #include "mask/mask_bits.h"
 #include "mask/mask_registry.h"
 #include "mask/masked_allreduce.h"
-#include "ternary/masked_ternary.h"
 
 namespace sieve::mask {
 namespace {
@@ -32,12 +31,6 @@ using Key = std::tuple<const void*, size_t, int, int>;
 struct Tracker {
   std::map<Key, Entry> entries;
 };
-
-Tracker& TrackerOf(Comm& comm) {
-  std::shared_ptr<void>& slot = comm.mask_tracker_state();
-  if (!slot) slot = std::make_shared<Tracker>();
-  return *static_cast<Tracker*>(slot.get());
-}
 
 // Max over ranks of three flag bytes (a tiny dense all-reduce, counted as traffic).
 Status AgreeOnFlags(Comm& comm, uint8_t flags[3]) {
@@ -66,44 +59,16 @@ Status StartMasking(Comm& comm, size_t count, std::vector<uint64_t> bits, Entry*
   return Status::OK();
 }
 
-// One data step, dense or masked, exact or ternary.
-Status DataStep(Comm& comm, const coll::CollArgs& a, const coll::TernaryArgs* ternary,
-                MaskState* mask) {
-  if (ternary == nullptr)
-    return mask != nullptr ? AllReduceMasked(comm, a, *mask) : coll::AllReduce(comm, a);
-  return mask != nullptr ? TernaryAllReduceMasked(comm, *ternary, *mask)
-                         : coll::TernaryAllReduce(comm, *ternary);
-}
-
-bool TernaryEligible(const coll::CollArgs& a) {
-  using kernels::DType;
-  using kernels::RedOp;
-  return (a.dtype == DType::kFloat32 || a.dtype == DType::kFloat16 ||
-          a.dtype == DType::kBfloat16) &&
-         (a.op == RedOp::kSum || a.op == RedOp::kAvg);
-}
-
 }  // namespace
 
-Status ModeAllReduce(Comm& comm, const coll::CollArgs& a) {
-  const Config& config = comm.config();
-  const NcclMode mode = comm.serving_nccl() ? config.nccl_mode : NcclMode::kDense;
-  bool auto_mask =
-      config.auto_mask || mode == NcclMode::kAutoMask || mode == NcclMode::kAutoMaskTernary;
-  bool ternary =
-      (mode == NcclMode::kTernary || mode == NcclMode::kAutoMaskTernary) && TernaryEligible(a);
-  if (!ternary) return auto_mask ? TrackedAllReduce(comm, a) : coll::AllReduce(comm, a);
-  coll::TernaryArgs t;
-  t.base = a;
-  t.seed = config.ternary_seed;
-  t.step = comm.NextTernaryStep();
-  return auto_mask ? TrackedAllReduce(comm, a, &t) : coll::TernaryAllReduce(comm, t);
+Status ExactStep(Comm& comm, const coll::CollArgs& a, MaskState* mask) {
+  return mask != nullptr ? AllReduceMasked(comm, a, *mask) : coll::AllReduce(comm, a);
 }
 
-Status TrackedAllReduce(Comm& comm, const coll::CollArgs& a, const coll::TernaryArgs* ternary) {
+Status TrackedAllReduce(Comm& comm, const coll::CollArgs& a, const DataStep& step) {
   const Config& config = comm.config();
-  if (a.count < kMinTrackedElements) return DataStep(comm, a, ternary, nullptr);
-  Entry& e = TrackerOf(comm)
+  if (a.count < kMinTrackedElements) return step(comm, a, nullptr);
+  Entry& e = comm.State<Tracker>()
                  .entries[Key{a.send, a.count, static_cast<int>(a.dtype), static_cast<int>(a.op)}];
   const size_t esize = kernels::DTypeSize(a.dtype);
   std::vector<uint64_t> bits;
@@ -126,20 +91,20 @@ Status TrackedAllReduce(Comm& comm, const coll::CollArgs& a, const coll::Ternary
     case TrackedStep::kDisagree:  // everyone starts over
       SIEVE_WARN("mask tracker: ranks disagree on a buffer's state; relearning it");
       e = Entry();
-      return DataStep(comm, a, ternary, nullptr);
+      return step(comm, a, nullptr);
     case TrackedStep::kMasked:
-      return DataStep(comm, a, ternary, e.mask.get());
+      return step(comm, a, e.mask.get());
     case TrackedStep::kStrayed:  // exact dense step, then relearn
       ++comm.stats().dense_fallbacks;
       SIEVE_INFO(kLogColl, "mask tracker: a non-zero outside the mask; step done dense");
       e = Entry();
-      return DataStep(comm, a, ternary, nullptr);
+      return step(comm, a, nullptr);
     case TrackedStep::kLearning:
-      return DataStep(comm, a, ternary, nullptr);
+      return step(comm, a, nullptr);
     case TrackedStep::kStartMasking:
       break;
   }
-  SIEVE_RETURN_IF_ERROR(DataStep(comm, a, ternary, nullptr));
+  SIEVE_RETURN_IF_ERROR(step(comm, a, nullptr));
   return StartMasking(comm, a.count, std::move(bits), &e);
 }
 

@@ -5,27 +5,29 @@
 #ifndef SIEVE_MASK_MASK_TRACKER_H_
 #define SIEVE_MASK_MASK_TRACKER_H_
 
+#include <functional>
+
 #include "coll/collectives.h"
-#include "ternary/ternary_allreduce.h"
+#include "mask/mask_registry.h"
 
 namespace sieve::mask {
 
-// sieveAllReduce's entry: the dense all-reduce; the tracker when the
-// communicator has SIEVE_AUTO_MASK=1; for a communicator served to NCCL,
-// whatever SIEVE_NCCL_MODE asks (auto-mask, ternary for float/half/bfloat16
-// sum/avg, or both).
-Status ModeAllReduce(Comm& comm, const coll::CollArgs& args);
+// One data step of a tracked all-reduce: over the mask's kept elements when
+// `mask` is set (zeros elsewhere), else over the whole buffer.
+using DataStep = std::function<Status(Comm& comm, const coll::CollArgs& args, MaskState* mask)>;
+// The exact data step: the masked all-reduce, or the dense one.
+Status ExactStep(Comm& comm, const coll::CollArgs& args, MaskState* mask);
 
-// The tracker itself. With `ternary`, the data steps are ternary all-reduces
-// (masked ones over the kept elements) instead of exact ones.
+// The tracker (SIEVE_AUTO_MASK, the shim's auto-mask modes; dispatch/ chooses it).
+// Its data steps are `step`'s: exact ones, or another mode's (ternary/ passes
+// ternary all-reduces, masked ones over the kept elements).
 //
 // Per tracked call every rank first all-reduces 3 bytes (max) saying whether it
 // is in masked state, whether it is not (so a disagreement shows), and whether
 // its pattern is unstable (learning) or has a stray non-zero (masked). All
 // transitions follow that agreed answer, so every rank issues the same
 // collectives. Buffers are told apart by (address, count, datatype, op).
-Status TrackedAllReduce(Comm& comm, const coll::CollArgs& args,
-                        const coll::TernaryArgs* ternary = nullptr);
+Status TrackedAllReduce(Comm& comm, const coll::CollArgs& args, const DataStep& step);
 
 }  // namespace sieve::mask
 

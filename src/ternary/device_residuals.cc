@@ -13,7 +13,7 @@ namespace sieve::gpu {
 
 namespace {
 
-// Owned by the communicator (type-erased slot); frees every residual on the
+// Kept in the communicator's state (Comm::State); frees every residual on the
 // last stream that used it, so kernels still queued there finish first (the
 // streams must outlive the communicator, as in NCCL). A call on another
 // stream is first ordered after that one (an event): stream-ordered memory.
@@ -44,14 +44,9 @@ Status DeviceResidualFor(Comm& comm, const void* send, size_t count, int dtype, 
                          size_t elems, cu::Stream stream, DeviceResidual** out) {
   DeviceOps* ops = Runtime().ops;
   if (ops == nullptr) return Status::Internal("device residual without a device");
-  std::shared_ptr<void>& state = comm.device_ternary_state();
-  if (!state) {
-    auto fresh = std::make_shared<DeviceResiduals>();
-    fresh->ops = ops;
-    state = fresh;
-  }
-  auto* all = static_cast<DeviceResiduals*>(state.get());
+  DeviceResiduals* all = &comm.State<DeviceResiduals>();
   std::lock_guard<std::mutex> lock(all->mu);
+  if (all->ops == nullptr) all->ops = ops;
   DeviceResiduals::Slot& slot = all->by_buffer[std::make_tuple(send, count, dtype, mask)];
   if (slot.residual.data == nullptr || slot.residual.elems != elems) {
     all->Free(slot);  // a new mask at an old mask's address: start over, as the host does

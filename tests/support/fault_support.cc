@@ -1,13 +1,13 @@
 // Shared board, watcher thread and the survivors' fresh communicator.
 #include "support/fault_support.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <new>
 #include <random>
 #include <regex>
@@ -35,8 +35,15 @@ bool WaitFor(const std::function<bool()>& pred, double timeout_s) {
 }
 
 char ProcState(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // read(2), not a stream: the process may die between open and read (ESRCH), which
+  // libstdc++'s filebuf reports by throwing.
+  int fd = open(("/proc/" + std::to_string(pid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[512];
+  ssize_t got = read(fd, buf, sizeof(buf));
+  close(fd);
+  if (got <= 0) return 0;
+  std::string stat(buf, static_cast<size_t>(got));
   size_t paren = stat.rfind(')');
   if (paren == std::string::npos || paren + 2 >= stat.size()) return 0;
   return stat[paren + 2];

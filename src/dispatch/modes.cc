@@ -1,0 +1,43 @@
+// One case per row of core/collectives.def (-Wswitch points at a missing one).
+#include "dispatch/modes.h"
+
+#include "dispatch/dense_mode.h"
+#include "mask/masked_mode.h"
+#include "subnet/subnet_mode.h"
+#include "ternary/ternary_mode.h"
+
+namespace sieve::dispatch {
+
+namespace {
+
+Status NotACall(Comm&, const coll::Call& call) {
+  return Status::Internal(
+      StrFormat("%s is a step of other calls, not a call of its own", algo::OpKindName(call.kind)));
+}
+
+const coll::Mode kNotACall = {&NotACall, nullptr, "is not a call of its own"};
+
+}  // namespace
+
+const coll::Mode& ModeOf(algo::OpKind kind) {
+  switch (kind) {
+    case algo::OpKind::kAllReduce:
+    case algo::OpKind::kBroadcast:
+    case algo::OpKind::kReduce:
+    case algo::OpKind::kAllGather:
+    case algo::OpKind::kReduceScatter:
+      return DenseMode();
+    case algo::OpKind::kMaskedAllReduce:
+      return mask::MaskedMode();
+    case algo::OpKind::kTernaryAllReduce:
+      return ternary::TernaryMode();
+    case algo::OpKind::kSubnetAllReduce:
+    case algo::OpKind::kD2ftAllReduce:
+      return subnet::SubnetMode();
+    case algo::OpKind::kMaskUnion:
+      return kNotACall;
+  }
+  return kNotACall;
+}
+
+}  // namespace sieve::dispatch

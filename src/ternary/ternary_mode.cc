@@ -1,0 +1,97 @@
+// How a ternary all-reduce call runs: on host buffers through the host plans
+// (masked_ternary.h, ternary_allreduce.h), on device buffers by the route
+// plan::ChooseTernaryOnDevice picks. Error-feedback residuals are named by the
+// caller's buffer, whichever route a call takes.
+#include "ternary/ternary_mode.h"
+
+#include "gpu/device_collectives.h"
+#include "mask/device_masked.h"
+#include "plan/device_choice.h"
+#include "ternary/device_masked_ternary.h"
+#include "ternary/device_residuals.h"
+#include "ternary/device_ternary.h"
+#include "ternary/masked_ternary.h"
+#include "ternary/residuals.h"
+#include "ternary/ternary_allreduce.h"
+
+namespace sieve::ternary {
+
+namespace {
+
+using coll::Call;
+
+// The elements quantized (under a mask, the kept ones): a residual's length.
+size_t QuantizedElements(const Call& call) {
+  const TernaryParams& p = call.Params<TernaryParams>();
+  return p.mask ? p.mask->idx.size() : call.args.count;
+}
+
+// The call's ternary arguments over `buffers` (the caller's, or staging).
+coll::TernaryArgs ArgsOver(const Call& call, const coll::CollArgs& buffers) {
+  const TernaryParams& p = call.Params<TernaryParams>();
+  coll::TernaryArgs args;
+  args.base = buffers;
+  args.seed = p.seed;
+  args.step = p.step;
+  args.block = p.block;
+  return args;
+}
+
+// The host plans on host memory `buffers`; the residual is the caller's buffer's.
+Status RunOver(Comm& comm, const Call& call, const coll::CollArgs& buffers) {
+  const TernaryParams& p = call.Params<TernaryParams>();
+  coll::TernaryArgs args = ArgsOver(call, buffers);
+  if (p.error_feedback)
+    args.residual =
+        HostResidualFor(comm, call.args.send, call.args.count, static_cast<int>(call.args.dtype),
+                        p.mask_handle, QuantizedElements(call));
+  return p.mask ? mask::TernaryAllReduceMasked(comm, args, *p.mask)
+                : coll::TernaryAllReduce(comm, args);
+}
+
+Status RunOnHost(Comm& comm, const Call& call) { return RunOver(comm, call, call.args); }
+
+Status EnqueueOnDevice(Comm& comm, const Call& call) {
+  using plan::DeviceRoute;
+  const TernaryParams& p = call.Params<TernaryParams>();
+  const size_t elems = QuantizedElements(call);
+  const DeviceRoute route = plan::ChooseTernaryOnDevice(comm, elems, p.error_feedback,
+                                                        p.mask != nullptr,
+                                                        gpu::CanPackOnDevice())
+                                .route;
+  // The flat plan (always with error feedback): every kernel on the stream,
+  // packed first under a mask; only scales, wire and final sums are staged
+  // (ternary/device_ternary.h, ternary/device_masked_ternary.h).
+  if (route == DeviceRoute::kKernels) {
+    const coll::TernaryArgs args = ArgsOver(call, call.args);
+    gpu::DeviceResidual* residual = nullptr;
+    if (p.error_feedback)
+      SIEVE_RETURN_IF_ERROR(gpu::DeviceResidualFor(comm, call.args.send, call.args.count,
+                                                   static_cast<int>(call.args.dtype),
+                                                   p.mask_handle, elems, call.stream, &residual));
+    return p.mask ? gpu::EnqueueDeviceMaskedTernary(comm, args, p.mask, residual, call.stream)
+                  : gpu::EnqueueDeviceTernary(comm, args, residual, call.stream);
+  }
+  // Masked, hierarchical (no error feedback): packed on the device, the nnz
+  // kept elements staged and run through the hierarchical plan on the host.
+  Comm* c = &comm;
+  if (route == DeviceRoute::kPackedOnDevice)
+    return gpu::EnqueueDevicePacked(
+        comm, "masked ternary allreduce (hierarchical plan, quantized on the host)", call.args,
+        p.mask, call.stream, [c, call](const coll::CollArgs& packed) {
+          const TernaryParams& q = call.Params<TernaryParams>();
+          return mask::TernaryAllReduceMaskedPacked(*c, ArgsOver(call, packed), *q.mask);
+        });
+  // Else the whole buffer is staged and quantized on the host.
+  return gpu::EnqueueDeviceCollective(
+      comm, gpu::CollKind::kAllReduceWhole, call.args, call.stream,
+      [c, call](const coll::CollArgs& staged) { return RunOver(*c, call, staged); });
+}
+
+const coll::Mode kTernary = {&RunOnHost, &EnqueueOnDevice, nullptr};
+
+}  // namespace
+
+const coll::Mode& TernaryMode() { return kTernary; }
+
+}  // namespace sieve::ternary
