@@ -4,11 +4,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# libopenblas0-pthread: Debian's python3-torch otherwise runs on the reference
+# BLAS (libblas3, about 10x slower), which makes every example trainer look
+# compute-bound; installed, it takes over libblas.so.3 through the alternatives.
 packages=(build-essential cmake pkg-config libucx-dev libhwloc-dev libibverbs-dev
           libgtest-dev libgmock-dev libbenchmark-dev openmpi-bin libopenmpi-dev iproute2
           libssl-dev
           libgloo-dev gnuplot-nox python3
           python3-torch python3-numpy python3-sklearn python3-pytest python3-matplotlib
+          libopenblas0-pthread
           python3-pip python3-setuptools
           clang libclang-rt-14-dev)
 missing=()

@@ -18,6 +18,8 @@
 #include <deque>
 
 #include "algo/ring_pattern.h"
+#include "core/clock.h"
+#include "core/log.h"
 
 namespace sieve::algo {
 
@@ -40,7 +42,49 @@ struct Segment {
   } scratch;
 };
 
+// Where a ring's time goes, for SIEVE_DEBUG=TRACE (subsystem ALGO): the
+// codec's work, posting messages (an eager send may copy and write to the
+// socket right away), and waiting for receives and for sends to drain.
+// Off (no clock reads) unless that trace is enabled.
+class Profile {
+ public:
+  enum Phase { kEncode, kCombine, kDecode, kPost, kWaitRecv, kWaitSend, kPhases };
+  Profile() : on_(LogEnabled(LogLevel::kTrace, kLogAlgo)) {}
+  bool on() const { return on_; }
+  // Charges the time since the previous Mark (or Start) to `phase`.
+  void Start() {
+    if (on_) last_ = MonotonicSeconds(), start_ = last_;
+  }
+  void Mark(Phase phase) {
+    if (!on_) return;
+    const double now = MonotonicSeconds();
+    ms_[phase] += (now - last_) * 1e3;
+    last_ = now;
+  }
+  void Report(const char* name, size_t segments, int steps) const {
+    if (!on_) return;
+    SIEVE_TRACE(kLogAlgo,
+                "%s ring: %zu segments x %d steps in %.2f ms: encode %.2f, combine %.2f, "
+                "decode/deliver %.2f, post %.2f, wait recv %.2f, wait send %.2f ms",
+                name, segments, steps, (MonotonicSeconds() - start_) * 1e3, ms_[kEncode],
+                ms_[kCombine], ms_[kDecode], ms_[kPost], ms_[kWaitRecv], ms_[kWaitSend]);
+  }
+
+ private:
+  bool on_;
+  double start_ = 0, last_ = 0;
+  double ms_[kPhases] = {};
+};
+
 }  // namespace
+
+size_t RingSegments(const Codec& codec, const std::vector<size_t>& bounds, int n,
+                    const RingOptions& options) {
+  size_t max_bytes = 0;
+  for (int c = 0; c < n; ++c)
+    max_bytes = std::max(max_bytes, codec.WireBytes(bounds[c + 1] - bounds[c], n));
+  return std::max<size_t>(1, (max_bytes + options.segment_bytes - 1) / options.segment_bytes);
+}
 
 class Ring::Run {
  public:
@@ -50,16 +94,14 @@ class Ring::Run {
     rank_ = channel.rank();
     rs_steps_ = options.reduce_scatter ? n_ - 1 : 0;
     total_steps_ = rs_steps_ + (options.all_gather ? n_ - 1 : 0);
-    size_t max_bytes = 0;
-    for (int c = 0; c < n_; ++c)
-      max_bytes = std::max(max_bytes, codec.WireBytes(bounds_[c + 1] - bounds_[c], n_));
-    segments_ = std::max<size_t>(1, (max_bytes + opt_.segment_bytes - 1) / opt_.segment_bytes);
+    segments_ = RingSegments(codec, bounds_, n_, opt_);
     // At most `window` segments are in flight; a finished one hands its receive
     // scratch to the next, so scratch stays small enough to stay in cache.
     window_ = std::max<size_t>(2, opt_.inflight_bytes / opt_.segment_bytes);
   }
 
   Status Start() {
+    prof_.Start();
     if (n_ == 1) {
       if (opt_.reduce_scatter) {
         codec_.LoadInput(bounds_[0], bounds_[1] - bounds_[0]);
@@ -90,9 +132,12 @@ class Ring::Run {
     Segment* seg = queue_.front();
     queue_.pop_front();
     SIEVE_RETURN_IF_ERROR(ch_.Wait(seg->recv));
+    prof_.Mark(Profile::kWaitRecv);
     Absorb(*seg);
+    SIEVE_RETURN_IF_ERROR(codec_.status());
     Blockers b = BlockersOf(*seg);
     for (int i = 0; i < b.count; ++i) SIEVE_RETURN_IF_ERROR(ch_.Wait(b.sends[i]));
+    prof_.Mark(Profile::kWaitSend);
     if (++seg->step < total_steps_) {
       SIEVE_RETURN_IF_ERROR(Post(*seg));
       queue_.push_back(seg);
@@ -102,7 +147,12 @@ class Ring::Run {
     return Status::OK();
   }
 
-  Status Finish() { return ch_.WaitAll(); }
+  Status Finish() {
+    Status st = ch_.WaitAll();
+    prof_.Mark(Profile::kWaitSend);
+    prof_.Report(ch_.name().c_str(), segments_, total_steps_);
+    return st;
+  }
 
  private:
   // Sends whose buffers the segment's move past its current step reuses.
@@ -172,6 +222,7 @@ class Ring::Run {
       target = seg.scratch.recv.data();
     }
     SIEVE_RETURN_IF_ERROR(ch_.Recv(RingPrev(rank_, n_), target, recv_bytes, &seg.recv));
+    prof_.Mark(Profile::kPost);
 
     void* scratch = nullptr;
     seg.send_scratch_used[k % 2] = codec_.EncodeNeedsScratch(sb, se - sb, contributions);
@@ -181,8 +232,12 @@ class Ring::Run {
       scratch = buf.data();
     }
     const void* wire = codec_.Encode(sb, se - sb, contributions, scratch);
-    return ch_.Send(RingNext(rank_, n_), wire, codec_.WireBytes(se - sb, contributions),
-                    &seg.sends[k]);
+    prof_.Mark(Profile::kEncode);
+    SIEVE_RETURN_IF_ERROR(codec_.status());
+    Status st = ch_.Send(RingNext(rank_, n_), wire, codec_.WireBytes(se - sb, contributions),
+                         &seg.sends[k]);
+    prof_.Mark(Profile::kPost);
+    return st;
   }
 
   // Folds the segment just received into work.
@@ -192,14 +247,17 @@ class Ring::Run {
     if (InReduceScatter(k)) {
       Range(RsRecvChunk(rank_, k, n_), seg.index, &b, &e);
       codec_.ReduceInto(b, e - b, k + 1, seg.scratch.recv.data(), /*first=*/true);
+      prof_.Mark(Profile::kCombine);
       if (k == rs_steps_ - 1) {  // chunk r is complete
         codec_.Finalize(b, e - b);
         if (opt_.all_gather) codec_.Deliver(b, e - b);
+        prof_.Mark(Profile::kDecode);
       }
     } else {
       Range(AgRecvChunk(rank_, k - rs_steps_, n_), seg.index, &b, &e);
       if (!seg.recv_direct) codec_.Decode(b, e - b, seg.scratch.recv.data());
       if (rs_steps_ > 0) codec_.Deliver(b, e - b);  // the last hop of this range
+      prof_.Mark(Profile::kDecode);
     }
   }
 
@@ -216,6 +274,7 @@ class Ring::Run {
   size_t next_ = 0;
   std::vector<Segment> segs_;
   std::deque<Segment*> queue_;
+  Profile prof_;
 };
 
 Ring::Ring(Channel& channel, Codec& codec, std::vector<size_t> bounds, const RingOptions& options)

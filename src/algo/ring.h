@@ -19,10 +19,16 @@ struct RingOptions {
   size_t inflight_bytes = 2 << 20;  // segments in flight at once: this / segment_bytes (>= 2)
 };
 
+// How many segments each chunk is cut into (the same on every rank): as many
+// as the largest final wire image needs at options.segment_bytes each.
+size_t RingSegments(const Codec& codec, const std::vector<size_t>& bounds, int n,
+                    const RingOptions& options);
+
 // Runs the ring over the chunks [bounds[c], bounds[c+1]) (n+1 entries).
 // With reduce_scatter, each chunk is Finalize()d on its owner; with both
 // phases every range is Deliver()ed once on every rank. Without it,
-// chunk r must already be complete in work on rank r.
+// chunk r must already be complete in work on rank r. A codec whose status()
+// fails ends the ring with that failure.
 Status RunRing(Channel& channel, Codec& codec, const std::vector<size_t>& bounds,
                const RingOptions& options);
 

@@ -66,10 +66,12 @@ constexpr size_t kMaxInflightBytes = 256 << 20;
 size_t InflightBytes(const Link& link, size_t segment_bytes);
 
 // Whether the ternary scales (an all-reduce-max of `scale_bytes` per rank) go in
-// one exchange: every rank sends them to every other, one one-way delay and no
-// verdict round of their own (the data step's verdict covers the call), instead
-// of a dense all-reduce's two delays and its verdict. Where latency matters and
-// the copies stay small ((n-1) x scale_bytes <= kOneExchangeBytes).
+// one exchange: every rank sends them to every other on the call's own channel,
+// one one-way delay and no fingerprint or verdict round of their own, in pieces
+// the ring starts on (ternary/ternary_scales.h), instead of a dense all-reduce's
+// two or more delays, its fingerprints and its verdict before the ring's first
+// byte. Wherever the copies stay small ((n-1) x scale_bytes <= kOneExchangeBytes):
+// on a LAN too, as the ring no longer waits for every scale.
 constexpr size_t kOneExchangeBytes = 1 << 20;
 bool ScalesInOneExchange(int n, size_t scale_bytes, const Link& link);
 

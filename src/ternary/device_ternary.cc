@@ -20,6 +20,7 @@ namespace {
 // thread, in order).
 struct Agreed {
   std::vector<float> scales;
+  std::shared_ptr<coll::TernaryCall> call;  // the call's channel, opened by op 1
   bool ok = false;
 };
 
@@ -43,7 +44,7 @@ StagedOp ScalesOp(Comm& comm, const coll::TernaryArgs& args, cu::Stream stream, 
   Comm* cm = &comm;
   c.run = [cm, args, nblocks, agreed](char* staging) {
     auto* scales = reinterpret_cast<float*>(staging);
-    SIEVE_RETURN_IF_ERROR(coll::TernaryAgreeScales(*cm, args, scales, nblocks));
+    SIEVE_RETURN_IF_ERROR(coll::TernaryAgreeScales(*cm, args, scales, nblocks, &agreed->call));
     agreed->scales.assign(scales, scales + nblocks);
     agreed->ok = true;
     return Status::OK();
@@ -87,8 +88,10 @@ StagedOp WireOp(Comm& comm, const DeviceTernaryRun& run, cu::Stream stream, void
     if (run.masked) ++cm->stats().masked_collectives;
     // The device buffers are not touched here: the codes come from the
     // staged wire and the sums go back through staging.
-    Status st = coll::TernaryAllReduceQuantized(*cm, run.args, agreed->scales.data(), staging,
+    Status st = coll::TernaryAllReduceQuantized(*cm, run.args, agreed->call.get(),
+                                                agreed->scales.data(), staging,
                                                 staging + wire_bytes);
+    agreed->call.reset();  // the call is over
     if (st.ok()) cm->LogTransportOnce();
     return st;
   };

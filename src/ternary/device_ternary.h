@@ -3,7 +3,8 @@
 //
 //  [stream:  error feedback: sent = g + e_prev (kernel), kept in scratch]
 //   stream:   block abs-max kernel -> copy count/block maxima to pinned staging ...
-//   progress:     agree the scales: the all-reduce-max of the host path  [op 1]
+//   progress:     open the call (its channel) and agree on every scale: the
+//                 host path's pieces of maxima, all of them     [op 1]
 //   stream:   ... scales back -> quantize kernel (this rank's Philox stream,
 //             2-bit wire; with error feedback e = sent - s_b * q in the same
 //             pass) -> copy the wire (count/4 bytes) to staging ...
@@ -13,8 +14,10 @@
 //             / n for avg) into the output (under a mask: scattered to the
 //             kept positions, the others zero-filled) -> free scratch
 //
-// The two progress operations are the host path's two network operations in
-// the same order (same fingerprints), so device and host ranks interoperate
+// The two progress operations send the host path's messages in the same order
+// on one channel (one fingerprint: op 1 opens it, op 2 concludes it; the host
+// path pipelines the scales with its ring, but all of its scale messages also
+// precede its ring messages), so device and host ranks interoperate
 // and results (and residuals) equal the host path bit for bit. The vector is
 // a dense buffer, or a mask's packed kept elements (device_masked_ternary.h).
 // Only the hierarchical plan stays off it (plan::ChooseTernaryAllReduce).

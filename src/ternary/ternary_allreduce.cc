@@ -6,18 +6,18 @@
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
+#include <memory>
 #include <vector>
 
+#include "algo/allreduce.h"
 #include "algo/ring.h"
 #include "algo/ring_pattern.h"
-#include "ternary/ternary_codec.h"
-#include "algo/tree.h"
 #include "coll/hier.h"
 #include "core/log.h"
 #include "plan/algo_choice.h"
-#include "kernels/reduce.h"
 #include "plan/link_probe.h"
+#include "ternary/ternary_codec.h"
+#include "ternary/ternary_scales.h"
 
 namespace sieve::coll {
 
@@ -29,23 +29,6 @@ double MsSince(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
-// s_b = max over ranks of max |g| in block b of the `elems` quantized elements
-// (g + e_prev as sent, with error feedback); NaN where any rank's block is not
-// finite. TRACE: the time of the local pass and of the agreement (which waits
-// for the slowest rank's pass too), for finding a call's fixed costs.
-Status AgreeOnScales(Comm& comm, const TernaryArgs& a, const kernels::TernarySource& src,
-                     size_t elems, std::vector<float>* scales) {
-  const Clock::time_point start = Clock::now();
-  scales->assign((elems + a.block - 1) / a.block, 0.0f);
-  kernels::TernaryAbsMax(src, elems, scales->data());
-  const double absmax_ms = MsSince(start);
-  const Clock::time_point agreeing = Clock::now();
-  Status st = TernaryAgreeScales(comm, a, scales->data(), scales->size());
-  SIEVE_TRACE(kLogColl, "ternary scales: abs-max %.2f ms, all-reduce-max of %zu %.2f ms",
-              absmax_ms, scales->size(), MsSince(agreeing));
-  return st;
-}
-
 // Wire bytes of one pipelining segment: as many elements as a dense segment of
 // the same input (SIEVE_SEGMENT_BYTES / element size) would hold, not
 // SIEVE_SEGMENT_BYTES of the ~10x smaller wire. Otherwise a 16 MiB call is one
@@ -53,27 +36,89 @@ Status AgreeOnScales(Comm& comm, const TernaryArgs& a, const kernels::TernarySou
 // chunk while the link idles; this way the per-segment CPU work matches the
 // dense ring's and overlaps the network. The same on every rank (it depends
 // on the config, datatype and size only), so message sizes agree.
-size_t SegmentWireBytes(const Comm& comm, const algo::TernaryCodec& codec, kernels::DType dtype) {
+size_t SegmentWireBytes(const Comm& comm, const algo::Codec& codec, kernels::DType dtype) {
   const size_t elems = std::max<size_t>(1, comm.config().segment_bytes / kernels::DTypeSize(dtype));
   return codec.WireBytes(elems, comm.size());
 }
 
-// The ring, tree or direct exchange (`chosen`, plan::ChooseTernaryAllReduce's flat choice).
-Status Exchange(Comm& comm, const TernaryArgs& a, algo::TernaryCodec& codec, size_t elems,
-                plan::Algo chosen) {
-  uint32_t seq = comm.NextSeq();
-  const size_t segment_bytes = SegmentWireBytes(comm, codec, a.base.dtype);
-  const algo::AllReduceRun run = plan::FlatRun(comm, chosen, segment_bytes);
+algo::OpFingerprint CallFingerprint(const TernaryArgs& a, algo::OpAlgo run) {
   algo::OpFingerprint fp = TernaryFingerprint(a);
-  fp.algo = run.algo;
-  algo::Channel ch = comm.MakeChannel(fp, seq);
+  fp.algo = run;
+  return fp;
+}
+
+// The codec's wire sizes (no buffers are touched through it).
+algo::TernaryCodec SizesOnly(int n) {
+  return algo::TernaryCodec(algo::TernaryInput{}, algo::TernaryOutput{}, nullptr, n);
+}
+
+// Where the scales go with the data (plan::ScalesInOneExchange: their copies to
+// every rank stay small); else the dense all-reduce-max runs first, on its own.
+bool ScalesWithTheData(const Comm& comm, size_t elems, size_t block) {
+  const size_t nblocks = (elems + block - 1) / block;
+  return plan::ScalesInOneExchange(comm.size(), nblocks * sizeof(float), plan::LinkOf(comm));
+}
+
+}  // namespace
+
+// One flat call on more than one rank: its channel (the fingerprint goes out
+// as it is made) and the ring, tree or direct exchange on it; with
+// `pipelined_scales`, the scale agreement too (ternary_scales.h), so the call
+// has one fingerprint and one verdict exchange.
+struct TernaryCall {
+  TernaryCall(Comm& comm, const TernaryArgs& a, size_t elems, plan::Algo chosen,
+              bool pipelined_scales)
+      : elems(elems),
+        run(plan::FlatRun(comm, chosen, SegmentWireBytes(comm, SizesOnly(comm.size()),
+                                                          a.base.dtype))),
+        seq(comm.NextSeq()),
+        ch(comm.MakeChannel(CallFingerprint(a, run.algo), seq)) {
+    // A view's operation is a step of its communicator's collective (counted there).
+    if (!comm.is_view()) ++comm.stats().collectives;
+    if (!pipelined_scales) return;
+    const int n = comm.size();
+    // The pieces follow the ring's segments; the tree and the direct exchange
+    // take every scale before their first range.
+    size_t segments = 1;
+    const std::vector<size_t> bounds = algo::BalancedSplit(elems, n);
+    if (run.algo == algo::OpAlgo::kRing) {
+      algo::RingOptions options;
+      options.segment_bytes = run.segment_bytes;
+      options.inflight_bytes = run.inflight_bytes;
+      segments = algo::RingSegments(SizesOnly(n), bounds, n, options);
+    }
+    scale_values.assign((elems + a.block - 1) / a.block, 0.0f);
+    scales = std::make_unique<algo::TernaryScales>(
+        ch, algo::CutScalePieces(elems, a.block, bounds, segments), scale_values.data());
+    if (comm.FirstUse("ternary scales", scale_values.size() * sizeof(float)))
+      SIEVE_INFO(kLogColl,
+                 "ternary scales (%zu blocks) on %d ranks: to every rank in %zu pieces on the "
+                 "call's channel, pipelined with its %s",
+                 scale_values.size(), n, segments, algo::OpAlgoName(run.algo));
+  }
+
+  size_t elems;
+  algo::AllReduceRun run;
+  uint32_t seq;
+  algo::Channel ch;
+  std::vector<float> scale_values;
+  std::unique_ptr<algo::TernaryScales> scales;  // null: agreed before the call
+};
+
+namespace {
+
+// The ring, tree or direct exchange on the call's channel, then its one verdict exchange.
+Status Exchange(TernaryCall& call, algo::TernaryCodec& codec) {
   const Clock::time_point start = Clock::now();
-  Status data = algo::RunAllReduce(ch, codec, elems, run);
+  Status data = algo::RunAllReduce(call.ch, codec, call.elems, call.run);
+  if (data.ok()) data = codec.status();
+  if (data.ok() && call.scales != nullptr) data = call.scales->Finish();  // our scale sends
   const double data_ms = MsSince(start);
   const Clock::time_point concluding = Clock::now();
-  Status st = ch.Conclude(data);
-  SIEVE_TRACE(kLogColl, "ternary #%u: %s of %zu segment bytes %.2f ms, agreement %.2f ms", seq,
-              algo::OpAlgoName(run.algo), segment_bytes, data_ms, MsSince(concluding));
+  Status st = call.ch.Conclude(data);
+  SIEVE_TRACE(kLogColl, "ternary #%u: %s of %zu segment bytes %.2f ms, agreement %.2f ms",
+              call.seq, algo::OpAlgoName(call.run.algo), call.run.segment_bytes, data_ms,
+              MsSince(concluding));
   return st;
 }
 
@@ -91,11 +136,11 @@ kernels::TernarySource SourceOf(Comm& comm, const TernaryArgs& a) {
   return src;
 }
 
-// The flat choice (`chosen`) over `elems` quantized elements of `input`, each
+// The call's exchange over `elems` quantized elements of `input`, each
 // range delivered into a.base.recv (scattered through the mask, if any); or,
 // with `sums_wire`, the final sums packed there in TernaryBits(n) bits instead.
 Status RunCodec(Comm& comm, const TernaryArgs& a, const algo::TernaryInput& input,
-                size_t elems, plan::Algo chosen, void* sums_wire = nullptr) {
+                size_t elems, TernaryCall* call, void* sums_wire = nullptr) {
   const CollArgs& b = a.base;
   const int n = comm.size();
   algo::TernaryOutput output;
@@ -114,7 +159,7 @@ Status RunCodec(Comm& comm, const TernaryArgs& a, const algo::TernaryInput& inpu
     codec.LoadInput(0, elems);
     codec.Deliver(0, elems);
   } else {
-    SIEVE_RETURN_IF_ERROR(Exchange(comm, a, codec, elems, chosen));
+    SIEVE_RETURN_IF_ERROR(Exchange(*call, codec));
   }
   // Work keeps every range's final sums after the exchange (algo/codec.h).
   if (sums_wire != nullptr)
@@ -137,39 +182,6 @@ Status HierTernary(Comm& comm, const TernaryArgs& a) {
                        });
 }
 
-// The scales' all-reduce-max as one exchange (plan::ScalesInOneExchange): our
-// scales to every rank, theirs from every rank, the maximum taken in rank order
-// (the same bits everywhere, NaN included). Fingerprints still checked; the
-// verdict is the data step's.
-Status ExchangeScalesMax(Comm& comm, const algo::OpFingerprint& call, float* scales,
-                         size_t nblocks) {
-  const int n = comm.size(), me = comm.rank();
-  const uint32_t seq = comm.NextSeq();
-  if (!comm.is_view()) ++comm.stats().collectives;
-  algo::OpFingerprint fp = call;  // the ternary call's, as the dense max's would carry
-  fp.algo = algo::OpAlgo::kDirect;
-  algo::Channel ch = comm.MakeChannel(fp, seq, transport::MemoryType::kHost, /*verdicts=*/false);
-  if (comm.FirstUse("ternary scales", nblocks * sizeof(float)))
-    SIEVE_INFO(kLogColl, "ternary scales (%zu blocks) on %d ranks: one exchange with every rank "
-               "(round trip %.3g ms)", nblocks, n, comm.link_rtt_s() * 1e3);
-  const size_t bytes = nblocks * sizeof(float);
-  std::vector<float> all(nblocks * static_cast<size_t>(n));
-  std::copy(scales, scales + nblocks, all.begin() + static_cast<size_t>(me) * nblocks);
-  Status data;
-  for (int p = 0; p < n && data.ok(); ++p)
-    if (p != me) data = ch.Recv(p, all.data() + static_cast<size_t>(p) * nblocks, bytes);
-  for (int p = 0; p < n && data.ok(); ++p)
-    if (p != me) data = ch.Send(p, scales, bytes);
-  if (data.ok()) data = ch.WaitAll();
-  if (data.ok()) {
-    std::copy(all.begin(), all.begin() + nblocks, scales);
-    for (int p = 1; p < n; ++p)
-      kernels::Reduce(kernels::DType::kFloat32, kernels::RedOp::kMax, scales,
-                      all.data() + static_cast<size_t>(p) * nblocks, scales, nblocks);
-  }
-  return ch.Conclude(data);
-}
-
 }  // namespace
 
 algo::OpFingerprint TernaryFingerprint(const TernaryArgs& a) {
@@ -183,21 +195,24 @@ algo::OpFingerprint TernaryFingerprint(const TernaryArgs& a) {
   return fp;
 }
 
-// A NaN scale (non-finite input) must win the max on every rank whatever the
-// order of the hops, which the dense max (a > b ? a : b) does not promise for
-// NaN: it travels as +infinity, which no finite scale exceeds, and comes back.
-Status TernaryAgreeScales(Comm& comm, const TernaryArgs& a, float* scales, size_t nblocks) {
-  if (comm.size() == 1) return Status::OK();
+namespace {
+
+// The flat plan (`chosen`) of `elems` quantized elements; null on one rank.
+std::shared_ptr<TernaryCall> OpenCall(Comm& comm, const TernaryArgs& a, size_t elems,
+                                      plan::Algo chosen, bool pipelined_scales) {
+  if (comm.size() == 1) return nullptr;
+  return std::make_shared<TernaryCall>(comm, a, elems, chosen, pipelined_scales);
+}
+
+// The scales as a dense all-reduce-max of their own, before the call. A NaN
+// scale (non-finite input) must win the max on every rank whatever the order
+// of the hops, which the dense max (a > b ? a : b) does not promise for NaN:
+// it travels as +infinity, which no finite scale exceeds, and comes back.
+Status AllReduceScalesMax(Comm& comm, const TernaryArgs& a, float* scales, size_t nblocks) {
   const algo::OpFingerprint call = TernaryFingerprint(a);
   const float inf = std::numeric_limits<float>::infinity();
   for (size_t b = 0; b < nblocks; ++b)
     if (!(scales[b] < inf)) scales[b] = inf;  // NaN or +infinity
-  if (plan::ScalesInOneExchange(comm.size(), nblocks * sizeof(float), plan::LinkOf(comm))) {
-    Status st = ExchangeScalesMax(comm, call, scales, nblocks);
-    for (size_t b = 0; b < nblocks; ++b)
-      if (!(scales[b] < inf)) scales[b] = std::numeric_limits<float>::quiet_NaN();
-    return st;
-  }
   CollArgs max;
   max.call = &call;
   max.send = scales;
@@ -211,16 +226,38 @@ Status TernaryAgreeScales(Comm& comm, const TernaryArgs& a, float* scales, size_
   return st;
 }
 
-Status TernaryAllReduceQuantized(Comm& comm, const TernaryArgs& a, const float* scales,
-                                 const void* wire, void* sums_wire) {
+}  // namespace
+
+Status TernaryAgreeScales(Comm& comm, const TernaryArgs& a, float* scales, size_t nblocks,
+                          std::shared_ptr<TernaryCall>* call) {
+  const plan::Algo chosen =
+      plan::ChooseTernaryAllReduce(comm, a.base.count, "codes quantized on the device").algo;
+  if (comm.size() == 1) return Status::OK();
+  const bool pipelined = ScalesWithTheData(comm, a.base.count, a.block);
+  if (!pipelined) SIEVE_RETURN_IF_ERROR(AllReduceScalesMax(comm, a, scales, nblocks));
+  *call = OpenCall(comm, a, a.base.count, chosen, pipelined);
+  if (!pipelined) return Status::OK();
+  TernaryCall& c = **call;
+  if (nblocks != c.scale_values.size())
+    return c.ch.Conclude(Status::Internal(StrFormat(
+        "ternary scales: %zu blocks where %zu were expected", nblocks, c.scale_values.size())));
+  std::copy(scales, scales + nblocks, c.scale_values.begin());
+  Status st = c.scales->StartComputed();
+  if (st.ok()) st = c.scales->Finish();
+  if (!st.ok()) return c.ch.Conclude(st);  // no exchange follows: every peer hears it failed
+  std::copy(c.scale_values.begin(), c.scale_values.end(), scales);
+  return Status::OK();
+}
+
+Status TernaryAllReduceQuantized(Comm& comm, const TernaryArgs& a, TernaryCall* call,
+                                 const float* scales, const void* wire, void* sums_wire) {
   algo::TernaryInput input;
   input.src = SourceOf(comm, a);
   input.src.scales = scales;
   input.quantized = wire;  // the codec reads the 2-bit codes range by range
-  const plan::Algo chosen =
-      plan::ChooseTernaryAllReduce(comm, a.base.count, "codes quantized on the device")
-          .algo;
-  return RunCodec(comm, a, input, a.base.count, chosen, sums_wire);
+  if (comm.size() > 1 && call == nullptr)
+    return Status::Internal("ternary allreduce: the scales were not agreed");
+  return RunCodec(comm, a, input, a.base.count, call, sums_wire);
 }
 
 Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
@@ -235,12 +272,30 @@ Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
   if (chosen == plan::Algo::kHier) return HierTernary(comm, a);
   // Two passes over the input: the abs-max, then the codec's quantization
   // (with the gather through the mask and the error feedback fused into it).
+  // With the scales pipelined, the abs-max goes out piece by piece and the
+  // ring starts on the first pieces agreed (ternary_scales.h).
   algo::TernaryInput input;
   input.src = SourceOf(comm, a);
-  std::vector<float> scales;
-  SIEVE_RETURN_IF_ERROR(AgreeOnScales(comm, a, input.src, elems, &scales));
-  input.src.scales = scales.data();
-  return RunCodec(comm, a, input, elems, chosen);
+  const bool pipelined = comm.size() > 1 && ScalesWithTheData(comm, elems, a.block);
+  std::vector<float> local;
+  const Clock::time_point start = Clock::now();
+  if (!pipelined) {
+    local.assign((elems + a.block - 1) / a.block, 0.0f);
+    kernels::TernaryAbsMax(input.src, elems, local.data());
+    input.src.scales = local.data();
+    if (comm.size() > 1) SIEVE_RETURN_IF_ERROR(AllReduceScalesMax(comm, a, local.data(), local.size()));
+  }
+  std::shared_ptr<TernaryCall> call = OpenCall(comm, a, elems, chosen, pipelined);
+  if (pipelined) {
+    Status st = call->scales->Start(input.src);
+    if (!st.ok()) return call->ch.Conclude(st);
+    input.src.scales = call->scale_values.data();
+    input.pending_scales = call->scales.get();
+  }
+  SIEVE_TRACE(kLogColl, "ternary scales: abs-max of %zu blocks%s, %.2f ms",
+              (elems + a.block - 1) / a.block,
+              pipelined ? ", sent in pieces" : " and their all-reduce-max", MsSince(start));
+  return RunCodec(comm, a, input, elems, call.get());
 }
 
 }  // namespace sieve::coll

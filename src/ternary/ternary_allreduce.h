@@ -1,12 +1,14 @@
-// The ternary all-reduce as a plan (DESIGN.md 1.3): agree on block scales with
-// a dense all-reduce-max, run the ring or tree with the TernaryCodec, which
-// dequantizes each range into recvbuff on its last hop. Under a mask the same
+// The ternary all-reduce as a plan (DESIGN.md 1.3): agree on block scales (the
+// max over ranks, pipelined with the ring: ternary_scales.h), run the ring or
+// tree with the TernaryCodec, which dequantizes each range into recvbuff on
+// its last hop. Under a mask the same
 // runs over the kept elements only, gathered and scattered by the kernels.
 // Arguments are already checked by api/.
 #ifndef SIEVE_COLL_TERNARY_ALLREDUCE_H_
 #define SIEVE_COLL_TERNARY_ALLREDUCE_H_
 
 #include <cstdint>
+#include <memory>
 
 #include "coll/collectives.h"
 
@@ -47,16 +49,21 @@ Status TernaryAllReduce(Comm& comm, const TernaryArgs& args);
 // op and the mode word of seed, step and block_size (algo::TernaryMode), so a
 // mismatch names the user's field.
 algo::OpFingerprint TernaryFingerprint(const TernaryArgs& args);
-// Step 1: this rank's block abs-maxes (nblocks floats) become the agreed
-// scales, in place (the all-reduce-max), agreeing on args' fingerprint.
-Status TernaryAgreeScales(Comm& comm, const TernaryArgs& args, float* scales, size_t nblocks);
+// One flat call's channel (one fingerprint and one verdict exchange for the
+// whole call) and scale agreement (ternary/ternary_scales.h), from step 1 to step 2.
+struct TernaryCall;
+// Step 1: opens the call and agrees on every scale: this rank's block
+// abs-maxes (nblocks floats) become the agreed scales, in place. *call is
+// what step 2 runs on (null on one rank). A failure here ends the call.
+Status TernaryAgreeScales(Comm& comm, const TernaryArgs& args, float* scales, size_t nblocks,
+                          std::shared_ptr<TernaryCall>* call);
 // Step 2: the ring/tree from this rank's codes, already quantized into the
 // 2-bit wire (TernaryBits(1)) with (seed, comm.rank(), step) against `scales`.
 // Writes the final integer sums Q packed in TernaryBits(comm.size()) bits
 // into `sums_wire` (dequantized by the caller: s_b * Q, / n for avg), or, when
 // that is null, the result as TernaryAllReduce's into args.base.recv.
-Status TernaryAllReduceQuantized(Comm& comm, const TernaryArgs& args, const float* scales,
-                                 const void* wire, void* sums_wire);
+Status TernaryAllReduceQuantized(Comm& comm, const TernaryArgs& args, TernaryCall* call,
+                                 const float* scales, const void* wire, void* sums_wire);
 
 }  // namespace sieve::coll
 

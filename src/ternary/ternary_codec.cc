@@ -36,6 +36,7 @@ const void* TernaryCodec::Encode(size_t offset, size_t elems, int contributions,
     LoadCodes(offset, elems);  // the range's 2-bit image, re-aligned to bit 0 through work
     kernels::TernaryPack(wt_, Work(offset), elems, TernaryBits(1), scratch);
   } else if (contributions == 1) {
+    EnsureScales(offset, elems);
     kernels::TernaryQuantizePack(in_.src, offset, elems, TernaryBits(1), scratch);
   } else {
     kernels::TernaryPack(wt_, Work(offset), elems, TernaryBits(contributions), scratch);
@@ -50,6 +51,7 @@ void TernaryCodec::ReduceInto(size_t offset, size_t elems, int contributions, co
     kernels::TernaryUnpack(wt_, wire, elems, TernaryBits(contributions), /*accumulate=*/true,
                            Work(offset));
   } else if (first) {
+    EnsureScales(offset, elems);
     kernels::TernaryQuantizeAdd(in_.src, offset, elems, wire, TernaryBits(contributions), wt_,
                                 Work(offset));
   } else {
@@ -60,6 +62,7 @@ void TernaryCodec::ReduceInto(size_t offset, size_t elems, int contributions, co
 
 void TernaryCodec::LoadInput(size_t offset, size_t elems) {
   if (in_.quantized != nullptr) return LoadCodes(offset, elems);
+  EnsureScales(offset, elems);
   kernels::TernaryQuantizeAdd(in_.src, offset, elems, nullptr, TernaryBits(1), wt_, Work(offset));
 }
 
@@ -90,6 +93,7 @@ void TernaryCodec::Deliver(size_t offset, size_t elems) {
 
 void TernaryCodec::Dequantize(size_t offset, size_t elems) {
   if (out_.data == nullptr) return;  // the sums stay in work for the caller
+  EnsureScales(offset, elems);  // agreed before this rank quantized the range; kept cheap
   if (out_.bits == nullptr) {
     char* out = static_cast<char*>(out_.data) + offset * kernels::DTypeSize(in_.src.dtype);
     kernels::TernaryDequantizeRange(in_.src.dtype, wt_, Work(offset), offset, elems,

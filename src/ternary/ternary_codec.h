@@ -11,6 +11,17 @@
 
 namespace sieve::algo {
 
+// Scales still being agreed while the ring runs (ternary/ternary_scales.h):
+// the codec asks for a range's before it first reads them.
+class ScaleSource {
+ public:
+  virtual ~ScaleSource() = default;
+  // Returns once src.scales holds the agreed scales of the blocks of
+  // [offset, offset+elems) (or status() failed: the collective then fails).
+  virtual void Ensure(size_t offset, size_t elems) = 0;
+  virtual Status status() const = 0;
+};
+
 struct TernaryInput {
   // This rank's gradient, gathered through a mask when src.idx is set, with
   // error feedback when src.residual is set (kernels::TernarySource says how:
@@ -21,6 +32,8 @@ struct TernaryInput {
   // rng and scales), as the 2-bit wire image of every element; read instead of
   // quantizing src.data (which is then unused).
   const void* quantized = nullptr;
+  // When set, src.scales fills in as the call runs; null: agreed already.
+  ScaleSource* pending_scales = nullptr;
 };
 
 // Where Deliver writes the dequantized result s_b * Q / divisor.
@@ -61,10 +74,17 @@ class TernaryCodec : public Codec {
   // division) of the final sums of the range into the output.
   void Deliver(size_t offset, size_t elems) override;
 
+  Status status() const override {
+    return in_.pending_scales != nullptr ? in_.pending_scales->status() : Status::OK();
+  }
+
   kernels::TernaryWork work_type() const { return wt_; }
 
  private:
   char* Work(size_t offset) const { return work_ + offset * static_cast<size_t>(wt_); }
+  void EnsureScales(size_t offset, size_t elems) {
+    if (in_.pending_scales != nullptr) in_.pending_scales->Ensure(offset, elems);
+  }
   // work = this rank's codes for the range (quantized beforehand).
   void LoadCodes(size_t offset, size_t elems);
   // The dequantization of Deliver.

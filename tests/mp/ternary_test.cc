@@ -166,10 +166,10 @@ uint64_t Packed(size_t len, size_t bits) { return (len * bits + 7) / 8; }
 // Exact bytes rank r sends in one ring ternary all-reduce of `count` elements:
 // reduce-scatter step k sends chunk r-k-1 carrying k+1 contributions in
 // ceil(len * bits(k+1) / 8) bytes per segment; all-gather step k sends chunk
-// r-k with final sums in ceil(len * bits(n) / 8) bytes per segment; plus the
-// dense float32 ring all-reduce-max of nb = ceil(count / block) scales, which
-// sends every chunk of the scale vector but r (reduce-scatter) and but r+1
-// (all-gather): 4 * (2 nb - len_r - len_{r+1}) bytes.
+// r-k with final sums in ceil(len * bits(n) / 8) bytes per segment; plus this
+// rank's abs-max of each of the nb = ceil(count / block) blocks, a float32 to
+// every peer (ternary_scales.h: one round, pieces in the ring's order):
+// 4 * nb * (n - 1) bytes.
 // Segments: a segment holds `segment_elems` elements (SIEVE_SEGMENT_BYTES of
 // float32 input; 0: one segment per chunk), so every chunk is cut into
 // ceil(largest chunk's final wire / one segment's final wire) equal parts.
@@ -194,7 +194,7 @@ uint64_t ExpectedBytesSent(size_t count, size_t block, int n, int r, size_t segm
     total += send((r - k + n) % n, Bits(n));
   }
   size_t nb = (count + block - 1) / block;
-  total += 4 * (2 * nb - ChunkLen(nb, n, r) - ChunkLen(nb, n, (r + 1) % n));
+  total += 4 * nb * static_cast<uint64_t>(n - 1);
   return total;
 }
 

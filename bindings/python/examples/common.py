@@ -1,8 +1,11 @@
 """What the three example trainers share: the launch environment (torchrun-style RANK,
 WORLD_SIZE, MASTER_ADDR, MASTER_PORT), the data (scikit-learn's digits, shipped offline,
 sharded across ranks), the timed training loop with periodic evaluation (evaluation time
-is not on the clock), byte accounting, the time-to-accuracy table and the PNG plot."""
+is not on the clock), byte accounting, the time-to-accuracy table (with each run's step
+time, its compute-only time and the communication time that leaves, and bytes per step)
+and the PNG plot."""
 import argparse
+import copy
 import importlib
 import json
 import os
@@ -116,16 +119,37 @@ def warm_start(model, ctx, lr=0.05):
     return model
 
 
+def compute_only_seconds(ctx, module, opt, forward=None, steps=5):
+    """Mean time of one step without communication: forward, backward and optimizer step on
+    a copy of the model and its optimizer, on this rank's batches (not on the clock; the model
+    itself is untouched). Measured before the run, so a step's communication time is the
+    run's step time minus this."""
+    model, optimizer = copy.deepcopy((module, opt))
+    forward = forward or (lambda m, x, step: m(x))
+    total = 0.0
+    for step in range(steps + 1):  # the first step warms up (allocations)
+        x, y = ctx.batch(step)
+        t0 = time.perf_counter()
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(forward(model, x, step), y).backward()
+        optimizer.step()
+        if step > 0:
+            total += time.perf_counter() - t0
+    return total / steps
+
+
 def train(ctx, name, ddp, opt, forward=None, before_step=None, eval_model=None,
-          setup_seconds=0.0):
+          setup_seconds=0.0, compute_forward=None):
     """Runs ctx.args.steps steps; returns the record of this run (rank's view).
     forward(x, step) defaults to ddp(x); before_step(step) runs inside the clock;
     eval_model() gives the model to evaluate (it may communicate: not timed, not counted);
     setup_seconds: time spent before training that belongs on the clock (e.g. a scoring
-    pre-pass)."""
+    pre-pass); compute_forward(model, x, step): forward's computation on a plain copy of
+    the model, for the compute-only time (default model(x))."""
     args = ctx.args
     forward = forward or (lambda x, step: ddp(x))
     eval_model = eval_model or (lambda: ddp.module)
+    compute_s = compute_only_seconds(ctx, ddp.module, opt, compute_forward)
     dist.barrier()
     c0, tx0 = ctx.comm.counters(), ctx.tx_bytes()
     excluded_sieve, excluded_tx = 0, 0
@@ -151,7 +175,9 @@ def train(ctx, name, ddp, opt, forward=None, before_step=None, eval_model=None,
             excluded_sieve += ctx.comm.counters()["bytes_sent"] - e0
             excluded_tx += ctx.tx_bytes() - et0
     c1, tx1 = ctx.comm.counters(), ctx.tx_bytes()
-    return {"name": name, "curve": curve, "steps": args.steps,
+    step_s = (clock - setup_seconds) / max(1, args.steps)
+    return {"name": name, "curve": curve, "steps": args.steps, "step_s": step_s,
+            "compute_s": compute_s,
             "sieve_bytes": c1["bytes_sent"] - c0["bytes_sent"] - excluded_sieve,
             "tx_bytes": tx1 - tx0 - excluded_tx, "rank": ctx.rank}
 
@@ -189,8 +215,9 @@ def report(ctx, records, nparams, note=""):
                  os.path.basename(sys.argv[0]), ctx.size, nparams, 4 * nparams / 1e6,
                  args.steps, args.batch, base["name"], target, note),
              "| run | final acc (last 3) | time to target (s) | steps to target | train time (s) | "
-             "speedup | payload B/rank/step | iface tx B/rank/step |",
-             "|---|---|---|---|---|---|---|---|"]
+             "speedup | step (ms) | compute-only (ms) | communication (ms) | "
+             "payload B/rank/step | iface tx B/rank/step |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     tta0 = time_to(base["curve"], target)[0]
     for i, rec in enumerate(everyone[0]):
         runs = [everyone[r][i] for r in range(ctx.size)]
@@ -200,10 +227,14 @@ def report(ctx, records, nparams, note=""):
         else:
             payload = "%.0f" % (max(r["sieve_bytes"] for r in runs) / rec["steps"])
         tx = max(r["tx_bytes"] for r in runs) / rec["steps"]
-        lines.append("| %s | %.3f | %s | %s | %.1f | %s | %s | %s |" % (
+        # The slowest rank's step (every rank waits for it); compute-only: the ranks' mean.
+        step_ms = 1e3 * max(r["step_s"] for r in runs)
+        compute_ms = 1e3 * sum(r["compute_s"] for r in runs) / len(runs)
+        lines.append("| %s | %.3f | %s | %s | %.1f | %s | %.1f | %.1f | %.1f | %s | %s |" % (
             rec["name"], final_accuracy(rec["curve"]), "-" if t is None else "%.1f" % t,
             "-" if s is None else s, rec["curve"][-1][0],
             "-" if not (t and tta0) else "%.1fx" % (tta0 / t),
+            step_ms, compute_ms, max(0.0, step_ms - compute_ms),
             payload, "%.0f" % tx if ctx.ifname != "lo" else "n/a (lo shared)"))
     text = "\n".join(lines)
     print(text, flush=True)

@@ -73,7 +73,8 @@ def main():
             state.table = tables[step]
 
         rec = common.train(ctx, "d2ft", ddp, opt, before_step=before, setup_seconds=setup,
-                           forward=lambda x, step: ddp(x, ops[ctx.rank, step].tolist()))
+                           forward=lambda x, step: ddp(x, ops[ctx.rank, step].tolist()),
+                           compute_forward=lambda m, x, step: m(x, ops[ctx.rank, step].tolist()))
         counts = np.bincount(ops.reshape(-1), minlength=3) / ops.size
         rec["ops"] = {"skip": counts[0], "forward": counts[1], "full": counts[2]}
         rec["never_full_per_step"] = float(np.mean([(~t.any(0)).sum() for t in tables]))

@@ -1,6 +1,6 @@
 """Does a bucket's exchange overlap the backward of the next? DDP with bucket_cap_mb=1 on an
 MLP whose gradient falls into >= 8 buckets, on the "sieve" backend, four ways (rank 0 prints
-the mean step time of each, after warm-up):
+the mean step time of each, after warm-up, and the bytes each rank sent per step):
 
   compute   DDP under no_sync(): forward + backward + optimizer, no communication
   comm      the same buckets exchanged back to back by the hook, no computation
@@ -51,14 +51,18 @@ def state_for(args, comm):
     return hooks.MaskedState(comm, {}), hooks.masked_hook  # no masks: dense average
 
 
-def timed(fn, args):
+def timed(fn, args, comm=None, sent=None, name=None):
+    """Mean seconds per step of fn; with `comm`, sent[name] = its bytes sent per step."""
     for _ in range(args.warmup):
         fn()
     dist.barrier()
+    c0 = comm.counters()["bytes_sent"] if comm is not None else 0
     t0 = time.perf_counter()
     for _ in range(args.steps):
         fn()
     dist.barrier()
+    if comm is not None:
+        sent[name] = (comm.counters()["bytes_sent"] - c0) / args.steps
     return (time.perf_counter() - t0) / args.steps
 
 
@@ -114,13 +118,15 @@ def main():
     def comm_only():
         for fut in [hook(st, Bucket(i, b)) for i, b in enumerate(buffers)]:
             fut.wait()
-    results["comm"] = timed(comm_only, args)
+    sent = {}  # bytes this rank sent per step (Sieve's counters; the barriers' included)
+    pg_comm = pg.sieve_comm
+    results["comm"] = timed(comm_only, args, pg_comm, sent, "comm")
     for name, comm in (("sync", blocking), ("async", pg)):
         model2 = mlp(args)
         opt = torch.optim.SGD(model2.parameters(), lr=1e-4)
         ddp = torch.nn.parallel.DistributedDataParallel(model2, bucket_cap_mb=args.bucket_cap_mb)
         ddp.register_comm_hook(*state_for(args, comm))
-        results[name] = timed(step, args)
+        results[name] = timed(step, args, blocking if comm is blocking else pg_comm, sent, name)
     if rank == 0:
         nparams = sum(p.numel() for p in model.parameters())
         bound = max(results["compute"], results["comm"])
@@ -128,7 +134,8 @@ def main():
               % (dist.get_world_size(), nparams, 4e-6 * nparams, len(sizes), sizes, args.hook,
                  args.batch))
         for k in ("compute", "comm", "sync", "async"):
-            print("  %-8s %7.3f s/step" % (k, results[k]))
+            print("  %-8s %7.3f s/step%s" % (
+                k, results[k], "  %10.0f B sent/step" % sent[k] if k in sent else ""))
         print("  async / max(compute, comm) = %.2f (goal <= 1.15); sync / async = %.2f"
               % (results["async"] / bound, results["sync"] / results["async"]), flush=True)
     dist.barrier()

@@ -58,6 +58,7 @@ def main():
         opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
         rec = common.train(ctx, "sdp C=%.2f" % args.coverage, ddp, opt,
                            forward=lambda x, step: ddp(x, ops, scale),
+                           compute_forward=lambda m, x, step: m(x, ops, scale),
                            eval_model=lambda: assembled(model, matrix, ctx.comm))
         records.append(rec)
     common.report(ctx, records, nparams, note="; rank %d holds blocks %s, coverage per block %s"
