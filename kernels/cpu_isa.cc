@@ -3,16 +3,28 @@
 
 #include <atomic>
 
+#if defined(__x86_64__) && !defined(__CUDACC__)
+#include <cpuid.h>
+#endif
+
 namespace sieve::kernels {
 
 namespace {
 
 std::atomic<int> g_limit{static_cast<int>(CpuIsa::kAvx512)};
 
+#if defined(__x86_64__) && !defined(__CUDACC__)
+// CPUID leaf 1, ECX bit 29: clang before 15 has no "f16c" for __builtin_cpu_supports.
+bool HasF16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+}
+#endif
+
 CpuIsa Probe() {
 #if defined(__x86_64__) && !defined(__CUDACC__)
   __builtin_cpu_init();
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") &&
+  const bool avx2 = __builtin_cpu_supports("avx2") && HasF16c() &&
                     __builtin_cpu_supports("popcnt");
   if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi") &&

@@ -99,7 +99,8 @@ class Transport {
   }
   // Cancels pending requests and waits (bounded, for all of them together)
   // until the transport no longer touches them; what UCX cannot cancel in
-  // time is detached and released when it finishes.
+  // time (a rendezvous send) is handed back to UCX, which finishes or drops it
+  // on its own, and fails here. Each request's resources are freed either way.
   virtual void Cancel(Request* const* reqs, size_t count) = 0;
   // Number of operations completed so far (any outcome): the progress measure.
   virtual uint64_t completions() const = 0;

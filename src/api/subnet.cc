@@ -81,14 +81,15 @@ Status CopySegments(const sieveSegment_t* segments, int nsegments, int nranks,
   return Status::OK();
 }
 
-// Checks shared by both all-reduces; writes the call (its layout in `params`).
+// Checks shared by both all-reduces; writes the call (its layout in `params`). `datatype` is
+// the caller's raw value (sieve::EnumValue): any int, so it is never loaded as the enum.
 Status CheckSubnetCall(sieveComm_t comm, const void* sendbuff, void* recvbuff, size_t count,
-                       sieveDataType_t datatype, sieveLayout_t layout, const char* call,
+                       int datatype, sieveLayout_t layout, const char* call,
                        sieve::Comm** impl, sieve::coll::Call* out, SubnetParams* params) {
   sieve::coll::CollArgs* args = &out->args;
   std::shared_ptr<LayoutState>* state = &params->layout;
   SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, impl));
-  SIEVE_RETURN_IF_ERROR(sieve::CheckDataType(sieve::EnumValue(datatype), &args->dtype));
+  SIEVE_RETURN_IF_ERROR(sieve::CheckDataType(datatype, &args->dtype));
   if (!sieve::kernels::SupportsCoverageAverage(args->dtype))
     return Status::InvalidArgument(
         StrFormat("datatype %s is not supported by %s (float32, float16, bfloat16, float64)",
@@ -174,8 +175,9 @@ sieveResult_t sieveAllReduceSubnet(const void* sendbuff, void* recvbuff, size_t 
     sieve::Comm* impl = nullptr;
     sieve::coll::Call call;
     auto params = std::make_shared<SubnetParams>();
-    SIEVE_RETURN_IF_ERROR(CheckSubnetCall(comm, sendbuff, recvbuff, count, datatype, layout,
-                                          "sieveAllReduceSubnet", &impl, &call, params.get()));
+    SIEVE_RETURN_IF_ERROR(CheckSubnetCall(comm, sendbuff, recvbuff, count,
+                                          sieve::EnumValue(datatype), layout, "sieveAllReduceSubnet",
+                                          &impl, &call, params.get()));
     call.kind = sieve::algo::OpKind::kSubnetAllReduce;
     call.params = std::move(params);
     call.stream = stream;
@@ -191,8 +193,9 @@ sieveResult_t sieveAllReduceD2ft(const void* sendbuff, void* recvbuff, size_t co
     sieve::Comm* impl = nullptr;
     sieve::coll::Call call;
     auto params = std::make_shared<SubnetParams>();
-    SIEVE_RETURN_IF_ERROR(CheckSubnetCall(comm, sendbuff, recvbuff, count, datatype, layout,
-                                          "sieveAllReduceD2ft", &impl, &call, params.get()));
+    SIEVE_RETURN_IF_ERROR(CheckSubnetCall(comm, sendbuff, recvbuff, count,
+                                          sieve::EnumValue(datatype), layout, "sieveAllReduceD2ft",
+                                          &impl, &call, params.get()));
     const LayoutState& state = *params->layout;
     const size_t row = (static_cast<size_t>(state.num_segments()) + 7) / 8;
     // Copied now: a grouped call runs after the caller may have reused them.

@@ -12,6 +12,7 @@
 #ifndef SIEVE_GPU_STAGING_POOL_H_
 #define SIEVE_GPU_STAGING_POOL_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -35,14 +36,18 @@ struct Slot {
   SlotWords* words = nullptr;
   char* data = nullptr;
   size_t capacity = 0;
-  uint32_t gen = 0;           // last generation handed out
+  // Last generation handed out: advanced by the enqueuing call (its lease), read by
+  // the progress thread's reaper (Idle) under the pool's lock, hence atomic.
+  std::atomic<uint32_t> gen{0};
   const void* key = nullptr;  // the device buffer it last mirrored (see Acquire)
   bool leased = false;        // held by an enqueuing call
   bool abandoned = false;     // its stream will never write `freed` (a failed enqueue)
   size_t placed_bytes = 0;    // > 0: mapped on a NUMA node and registered (else AllocPinned)
   // Starts the next use; every use has its own generation.
-  uint32_t NextGen() { return ++gen; }
-  bool Idle() const { return !leased && Reached(LoadWord(&words->freed), gen); }
+  uint32_t NextGen() { return gen.fetch_add(1, std::memory_order_relaxed) + 1; }
+  bool Idle() const {
+    return !leased && Reached(LoadWord(&words->freed), gen.load(std::memory_order_relaxed));
+  }
 };
 
 class StagingPool {

@@ -3,6 +3,9 @@
 // tests/support (dense, masked, ternary, subnet results, computable on any one rank).
 #include "fuzz/api_sequence.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -25,7 +28,7 @@
 
 namespace sieve_fuzz {
 
-// ---- names and known bugs ------------------------------------------------------------------
+// ---- names ------------------------------------------------------------------
 
 const char* KindName(Kind kind) {
   static const char* const kNames[] = {
@@ -44,37 +47,6 @@ const char* BadName(Bad bad) {
       "policyOther", "handleNull", "outNull"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(Bad::kNumBad), "");
   return kNames[static_cast<int>(bad)];
-}
-
-const char* KnownBugName(KnownBug bug) {
-  switch (bug) {
-    case KnownBug::kZeroCountOneRank: return "issue 22 item 1 (count 0 on one rank)";
-    case KnownBug::kOverlap: return "issue 22 item 2 (overlapping buffers)";
-    case KnownBug::kDestroyInGroup: return "issue 22 item 5 (destroy inside an open group)";
-    case KnownBug::kHugeSizes: return "issue 22 items 6, 10 (sizes near SIZE_MAX)";
-    case KnownBug::kStaleHandle: return "issue 22 item 8 (stale handles)";
-    case KnownBug::kMixedPolicy: return "issue 22 item 9 (mixed mask policies)";
-    case KnownBug::kMessages: return "issue 22 item 11 (stale messages)";
-    case KnownBug::kGroupRemnant: return "a refused grouped receive leaves its group's send behind";
-    case KnownBug::kSubnetEnum: return "subnet calls load an invalid datatype enum (UBSan)";
-  }
-  return "?";
-}
-
-const char* KnownBugKey(KnownBug bug) {
-  static const char* const kKeys[] = {"zero_count", "overlap", "destroy_in_group", "huge_sizes",
-                                      "stale_handle", "mixed_policy", "messages", "group_remnant",
-                                      "subnet_enum"};
-  return kKeys[static_cast<int>(bug)];
-}
-
-// SIEVE_FUZZ_KNOWN_BUGS: "run" (all) or a comma list of KnownBugKey names to exercise.
-bool Avoided(KnownBug bug) {
-  const char* v = std::getenv("SIEVE_FUZZ_KNOWN_BUGS");
-  if (v == nullptr) return true;
-  if (std::strcmp(v, "run") == 0) return false;
-  std::string list = std::string(",") + v + ",";
-  return list.find(std::string(",") + KnownBugKey(bug) + ",") == std::string::npos;
 }
 
 namespace {
@@ -102,46 +74,6 @@ size_t EffectiveCount(const Step& s, Bad b) {
     case Bad::kCountPlusOne: return s.count + 1;
     case Bad::kCountHuge: return kHugeCount;
     default: return s.count;
-  }
-}
-
-bool OneRank(const Step& s, int nranks) {
-  int perturbed = 0;
-  for (int r = 0; r < nranks; ++r) perturbed += s.bad[r] != Bad::kNone;
-  return perturbed > 0 && !(perturbed == nranks &&
-                            std::all_of(s.bad.begin(), s.bad.begin() + nranks,
-                                        [&](Bad b) { return b == s.bad[0]; }));
-}
-
-// Leaves out what a known, avoided bug would turn into a finding.
-void Sanitize(Step* s, int nranks) {
-  for (Step& m : s->members) Sanitize(&m, nranks);
-  auto drop = [&](auto pred) {
-    for (int r = 0; r < nranks; ++r)
-      if (pred(s->bad[r])) s->bad[r] = Bad::kNone;
-  };
-  if (Avoided(KnownBug::kOverlap)) drop([](Bad b) { return b == Bad::kOverlap; });
-  if (Avoided(KnownBug::kMixedPolicy)) drop([](Bad b) { return b == Bad::kPolicyOther; });
-  if (Avoided(KnownBug::kSubnetEnum) && (s->kind == Kind::kSubnet || s->kind == Kind::kD2ft))
-    drop([](Bad b) { return b == Bad::kDtypeInvalid; });
-  if (Avoided(KnownBug::kHugeSizes)) {
-    drop([](Bad b) { return b == Bad::kBlockHuge; });
-    if (s->kind == Kind::kMaskRegister || s->kind == Kind::kLayoutEqual ||
-        s->kind == Kind::kLayoutRegister)
-      drop([](Bad b) { return b == Bad::kCountHuge; });
-  }
-  // Count 0 with a mask or layout of another count is accepted unchecked (the count-0 early
-  // return skips every later check; same bug family).
-  if (Avoided(KnownBug::kZeroCountOneRank) &&
-      (s->kind == Kind::kMasked || s->kind == Kind::kTernary || s->kind == Kind::kSubnet ||
-       s->kind == Kind::kD2ft))
-    drop([](Bad b) { return b == Bad::kCountZero; });
-  if (Avoided(KnownBug::kZeroCountOneRank) && OneRank(*s, nranks)) {
-    // A count of 0 on some ranks but not all, or any one-rank difference beside a count of 0
-    // (a count-0 call returns before its agreement).
-    bool zero = s->count == 0;
-    for (int r = 0; r < nranks; ++r) zero |= EffectiveCount(*s, s->bad[r]) == 0;
-    if (zero) drop([](Bad) { return true; });
   }
 }
 
@@ -177,7 +109,6 @@ Step DecodeStep(sieve_fuzz::Reader& in, int nranks, bool member) {
   }
   if (s.kind == Kind::kGroup)
     for (int i = 0; i < 1 + s.variant % 3; ++i) s.members.push_back(DecodeStep(in, nranks, true));
-  Sanitize(&s, nranks);
   return s;
 }
 
@@ -189,16 +120,10 @@ Program Decode(const uint8_t* data, size_t size) {
   uint8_t head = in.Take<uint8_t>();
   p.nranks = 2 + (head & 1);
   p.teardown = (head >> 1) % 3;
-  p.destroy_in_group = ((head >> 3) & 1) && !Avoided(KnownBug::kDestroyInGroup);
-  p.use_after_destroy = ((head >> 4) & 1) && !Avoided(KnownBug::kStaleHandle);
+  p.destroy_in_group = (head >> 3) & 1;
+  p.use_after_destroy = (head >> 4) & 1;
   while (in.left() > 0 && p.steps.size() < kMaxSteps) p.steps.push_back(DecodeStep(in, p.nranks, false));
   return p;
-}
-
-void Normalize(Program* p) {
-  for (Step& s : p->steps) Sanitize(&s, p->nranks);
-  if (Avoided(KnownBug::kDestroyInGroup)) p->destroy_in_group = false;
-  if (Avoided(KnownBug::kStaleHandle)) p->use_after_destroy = false;
 }
 
 namespace {
@@ -418,6 +343,19 @@ int64_t NowMs() {
       .count();
 }
 
+// How long thread `tid` of this process has waited, runnable, for a CPU (ms; the second field of
+// its schedstat); 0 where the kernel does not say.
+int64_t RunQueueWaitMs(int tid) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
+  FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return 0;
+  unsigned long long run_ns = 0, wait_ns = 0;
+  int fields = std::fscanf(f, "%llu %llu", &run_ns, &wait_ns);
+  std::fclose(f);
+  return fields == 2 ? static_cast<int64_t>(wait_ns / 1000000) : 0;
+}
+
 constexpr size_t kInitStep = SIZE_MAX;
 
 struct Ctx {
@@ -431,12 +369,14 @@ struct Ctx {
   bool initialized = false;  // init succeeded on every rank
   size_t step = 0;
   // The watchdog: per rank, when its current call started (0: none), which, and the
-  // watchdog's lost time then. Lost time: how much later than asked its sleeps ended, i.e. how
-  // long this process was starved of CPU (a loaded machine); it extends the limit, so a rank
-  // that was not run is not taken for a rank that hangs.
+  // watchdog's lost time then. Lost time: per 20 ms tick, the longest that the watchdog's sleep
+  // overran or that a rank's thread waited for a CPU while runnable, i.e. how long this program
+  // was starved of CPU (a loaded machine); it extends the limit, so a rank that was not run is
+  // not taken for a rank that hangs.
   std::atomic<int64_t> since[kMaxRanks];
   std::atomic<int64_t> lost_at_start[kMaxRanks];
   std::atomic<const char*> what[kMaxRanks];
+  std::atomic<int> tid[kMaxRanks];  // each rank's thread (0 until it starts)
   std::atomic<int64_t> lost_ms{0};
   // Every rank's view of the slots' agreed contents (written at the barrier).
   std::vector<uint8_t> mask_bits[kMaxRanks][kSlots];
@@ -791,11 +731,9 @@ Member RunSubnet(Ctx& ctx, int rank, const Step& s, RankState& st) {
 Member RunDeregister(Ctx& ctx, int rank, const Step& s, RankState& st) {
   Member m;
   m.eff = Effective(s, rank, ctx.n);
-  const bool stale_ok = !Avoided(KnownBug::kStaleHandle);
   if ((s.variant & 1) == 0) {
     MaskSlot& slot = st.masks[s.slot];
-    sieveMask_t h = m.eff.handle_null ? nullptr : slot.handle ? slot.handle
-                                                 : stale_ok ? slot.stale : nullptr;
+    sieveMask_t h = m.eff.handle_null ? nullptr : slot.handle ? slot.handle : slot.stale;
     m.value = h != nullptr && h == slot.handle;  // expected to succeed
     m.calls.push_back(Call(ctx, rank, "sieveMaskDeregister", nullptr,
                            [&] { return sieveMaskDeregister(h); }));
@@ -805,8 +743,7 @@ Member RunDeregister(Ctx& ctx, int rank, const Step& s, RankState& st) {
     }
   } else {
     LayoutSlot& slot = st.layouts[s.slot];
-    sieveLayout_t h = m.eff.handle_null ? nullptr : slot.handle ? slot.handle
-                                                   : stale_ok ? slot.stale : nullptr;
+    sieveLayout_t h = m.eff.handle_null ? nullptr : slot.handle ? slot.handle : slot.stale;
     m.value = h != nullptr && h == slot.handle;
     m.calls.push_back(Call(ctx, rank, "sieveLayoutDeregister", nullptr,
                            [&] { return sieveLayoutDeregister(h); }));
@@ -980,7 +917,7 @@ class Judge {
       Finding("rank " + std::to_string(rank) + ": " + c.name + " failed (" +
               std::to_string(c.result) + ") but sieveGetLastError(NULL) says \"" + c.thread_msg +
               "\"");
-    if (c.comm_checked && !comm_destroyed && !Avoided(KnownBug::kMessages) &&
+    if (c.comm_checked && !comm_destroyed &&
         c.comm_msg.find(c.name) == std::string::npos && c.name != "sieveGroupEnd")
       Finding("rank " + std::to_string(rank) + ": " + c.name +
               " failed but sieveGetLastError(comm) still says \"" + c.comm_msg + "\"");
@@ -1575,6 +1512,7 @@ struct Shared {
 };
 
 void RankMain(Ctx& ctx, Shared& shared, int rank) {
+  ctx.tid[rank].store(static_cast<int>(syscall(SYS_gettid)));
   const Program& p = *ctx.program;
   RankState st;
   CallRec init = Call(ctx, rank, "sieveCommInitRank", nullptr,
@@ -1659,15 +1597,6 @@ void RankMain(Ctx& ctx, Shared& shared, int rank) {
         default: JudgeDenseStep(ctx, s); break;
       }
       for (int r = 0; r < ctx.n; ++r) ctx.go &= ctx.recs[r].healthy;
-      // A failed step with point-to-point calls may leave messages in flight (a known bug):
-      // stop before a later receive can match them.
-      if (Avoided(KnownBug::kGroupRemnant) &&
-          (s.kind == Kind::kGroup || s.kind == Kind::kSendRecv))
-        for (int r = 0; r < ctx.n; ++r) {
-          bool ok = ctx.recs[r].in_group ? ctx.recs[r].group_end.result == sieveSuccess : true;
-          for (const Member& m : ctx.recs[r].members) ok &= m.ok();
-          ctx.go &= ok;
-        }
       ctx.go &= ctx.findings.empty();
     });
   }
@@ -1750,6 +1679,7 @@ std::vector<std::string> Run(const Program& program, bool* tested) {
     ctx.since[r].store(0);
     ctx.lost_at_start[r].store(0);
     ctx.what[r].store("");
+    ctx.tid[r].store(0);
   }
   if (sieveGetUniqueId(&ctx.id) != sieveSuccess)
     return {std::string("sieveGetUniqueId failed: ") + sieveGetLastError(nullptr)};
@@ -1757,10 +1687,19 @@ std::vector<std::string> Run(const Program& program, bool* tested) {
   std::atomic<bool> done{false};
   std::thread watchdog([&] {
     int64_t last = NowMs();
+    int64_t waited[kMaxRanks] = {};  // each rank thread's run-queue wait at the last tick
     while (!done.load()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       int64_t now = NowMs();
-      ctx.lost_ms += std::max<int64_t>(0, now - last - 25);
+      int64_t lost = std::max<int64_t>(0, now - last - 25);
+      for (int r = 0; r < ctx.n; ++r) {
+        const int tid = ctx.tid[r].load();
+        if (tid == 0) continue;
+        const int64_t w = RunQueueWaitMs(tid);
+        if (waited[r] != 0) lost = std::max(lost, w - waited[r]);
+        waited[r] = w;
+      }
+      ctx.lost_ms += lost;
       last = now;
       for (int r = 0; r < ctx.n; ++r) {
         int64_t since = ctx.since[r].load();

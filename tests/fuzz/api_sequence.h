@@ -74,31 +74,8 @@ struct Program {
   bool use_after_destroy = false; // after teardown: sieveCommCount on the freed handle
 };
 
-// Bugs of issue 22 that the fuzzer finds on main and branch `harden` fixes. Until it lands,
-// programs avoid them (so CI stays green on main).
-enum class KnownBug {
-  kZeroCountOneRank,  // item 1: a count-0 call on one rank skips the sequence
-  kOverlap,           // item 2: overlapping send and receive buffers accepted
-  kDestroyInGroup,    // item 5: destroy/abort with a call queued in an open group
-  kHugeSizes,         // item 6: ternary block_size / mask count near SIZE_MAX
-  kStaleHandle,       // item 8: a destroyed communicator's handle, deregistered handles reused
-  kMixedPolicy,       // item 9: mask policies differing across ranks
-  kMessages,          // item 11: a failed call that leaves the communicator's message stale
-  kGroupRemnant,      // found here: a group whose receive was refused still sends; the message
-                      // later breaks a valid receive, or matches one of its size (wrong data)
-  kSubnetEnum,        // found here: sieveAllReduceSubnet/D2ft load an invalid datatype enum
-                      // (UBSan: "load of value 4294967295 ... sieveDataType_t", subnet.cc)
-};
-// SIEVE_FUZZ_KNOWN_BUGS=run exercises all, or a comma list of keys (KnownBugKey) some.
-bool Avoided(KnownBug bug);
-const char* KnownBugName(KnownBug bug);
-const char* KnownBugKey(KnownBug bug);
-
-// Any bytes are a program (missing bytes read as zero); known bugs are left out when avoided.
+// Any bytes are a program (missing bytes read as zero).
 Program Decode(const uint8_t* data, size_t size);
-
-// Leaves out of a program the perturbations that would run into an avoided known bug.
-void Normalize(Program* program);
 
 // Runs the program (sets SIEVE_TIMEOUT=1, loopback interfaces, unless already set) and returns
 // what broke the contract, one line each; empty when nothing did. A call blocked past

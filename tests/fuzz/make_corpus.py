@@ -4,9 +4,8 @@
 The frames follow transport/bootstrap/wire.h, written here independently. Rerun after a wire
 format change: python3 tests/fuzz/make_corpus.py
 
-api_sequence's programs follow the decoder in api_sequence.cc. Programs that run into a known
-bug of issue 22 go to known/api_sequence/<key>-NN instead (not replayed: CI would fail on
-main); each reproduces with SIEVE_FUZZ_KNOWN_BUGS=<key>
+api_sequence's programs follow the decoder in api_sequence.cc. The reproducers of the bugs it
+found (issue 22) are in known/api_sequence/<bug>-NN, replayed beside the corpus as regressions:
 build/tests/fuzz/fuzz_api_sequence_replay -runs=0 tests/fuzz/known/api_sequence/<file>.
 """
 import hashlib
@@ -222,7 +221,7 @@ def api_sequence():
         program(2, [step("AllGather", bad="dtypeInvalid", rank=1)]),
     ]
     write("api_sequence", seeds)
-    # Known bugs of issue 22 (branch harden): kept out of the replayed corpus until fixed.
+    # Reproducers of the bugs of issue 22 the fuzzer found (all fixed): regression inputs.
     known = [
         ("zero_count", program(3, [step("AllReduce", bad="count0", rank=0), step("AllReduce")])),
         ("zero_count", program(2, [step("Broadcast", root=1, bad="count0", rank=0),
@@ -237,7 +236,7 @@ def api_sequence():
                                      step("Masked")])),
         ("messages", program(2, [step("Query", variant=0, bad="outNull")])),
         ("group_remnant", program(2, [step("SendRecv", bad="recvNull"), step("SendRecv", seed=2)])),
-        # not a key: suppressed in known/lsan.supp (a failed all-reduce of rendezvous size)
+        # a failed all-reduce of rendezvous size leaked its sends' completion records (LSan)
         ("request_leak", program(3, [step("AllReduce", count=4700, bad="opOther", rank=0)])),
         ("subnet_enum", program(2, [layout, step("D2ft", variant=2, dtype=0, bad="dtypeInvalid",
                                                  seed=2)])),

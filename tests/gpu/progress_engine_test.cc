@@ -155,13 +155,13 @@ TEST(ProgressEngine, GenerationsWrapAround) {
   ASSERT_TRUE(engine.pool().Acquire(4 * 50, nullptr, [] { return false; }, &s).ok());
   s->gen = 0xfffffffdu;
   for (uint32_t* w : {&s->words->ready, &s->words->done, &s->words->freed})
-    sieve::gpu::StoreWord(w, s->gen);
+    sieve::gpu::StoreWord(w, s->gen.load());
   engine.pool().Release(s);
   std::vector<uint32_t> in = RandomWords(500, 4), out(500, 0);
   ASSERT_TRUE(engine.Enqueue(Transform(stream.handle(), in.data(), out.data(), 500, 50, 1)).ok());
   stream.Drain();
   ExpectTransformed(in, out);
-  EXPECT_LT(s->gen, 10u);  // wrapped
+  EXPECT_LT(s->gen.load(), 10u);  // wrapped
 }
 
 TEST(ProgressEngine, BlockingPathCompletesBeforeReturningWithoutFlags) {

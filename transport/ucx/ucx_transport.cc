@@ -30,35 +30,32 @@ namespace {
 // another transport is recognized (SetPeers) instead of failing in UCX.
 constexpr char kAddressPrefix[] = "ucx:";
 
-// Per-operation completion record, passed to UCX as user_data. It outlives a
-// cancelled-but-unfinished request (owner is then cleared), and it is valid
-// even when UCX runs the callback before the posting call returns.
+// Per-operation completion record, passed to UCX as user_data: valid even when
+// UCX runs the callback before the posting call returns. The callback deletes
+// it; so does Cancel when it hands an unfinished request back to UCX (after
+// ucp_request_free no callback comes).
 struct Slot {
   Request* owner;
   uint64_t* completions;
   void* ucx_request;
-  bool released;  // ucp_request_free already called by Cancel
 };
 
 void Finish(void* request, ucs_status_t status, size_t received, void* user_data) {
   auto* slot = static_cast<Slot*>(user_data);
-  if (slot->completions != nullptr) ++*slot->completions;
-  if (Request* req = slot->owner) {
-    req->impl = nullptr;
-    req->received_bytes = received;
-    if (status == UCS_OK) {
-      req->state = Request::kDone;
-    } else {
-      req->state = Request::kFailed;
-      req->truncated = status == UCS_ERR_MESSAGE_TRUNCATED;
-      req->error = status == UCS_ERR_MESSAGE_TRUNCATED
-                       ? "message longer than the posted receive"
-                       : ucs_status_string(status);
-    }
+  ++*slot->completions;
+  Request* req = slot->owner;
+  req->impl = nullptr;
+  req->received_bytes = received;
+  if (status == UCS_OK) {
+    req->state = Request::kDone;
+  } else {
+    req->state = Request::kFailed;
+    req->truncated = status == UCS_ERR_MESSAGE_TRUNCATED;
+    req->error = status == UCS_ERR_MESSAGE_TRUNCATED ? "message longer than the posted receive"
+                                                     : ucs_status_string(status);
   }
-  bool released = slot->released;
   delete slot;
-  if (!released) ucp_request_free(request);
+  ucp_request_free(request);
 }
 
 void SendDone(void* request, ucs_status_t status, void* user_data) {
@@ -141,7 +138,7 @@ struct UcxTransport::Impl {
   // Marks req pending with a fresh slot; returns the slot to pass as user_data.
   Slot* Begin(Request* req) {
     req->state = Request::kPending;
-    return new Slot{req, &completions, nullptr, false};
+    return new Slot{req, &completions, nullptr};
   }
   // After posting: UCX returned r (pending, or already completed by callback).
   void Track(void* r, Slot* slot, Request* req) {
@@ -515,14 +512,13 @@ void UcxTransport::Cancel(Request* const* reqs, size_t count) {
   while (any_pending() && MonotonicSeconds() < deadline) ucp_worker_progress(impl_->worker);
   for (Request* req : pending) {
     if (req->state != Request::kPending) continue;
-    // UCX still owns it (e.g. a rendezvous it cannot cancel): detach so its
-    // late completion frees the slot without touching `req`, and release it
-    // so destroying the worker does not find it unreleased.
+    // UCX still owns it (e.g. a rendezvous send, which it cannot cancel): hand
+    // it back, so UCX finishes or drops it on its own and destroying the worker
+    // does not find it unreleased. UCX calls no callback after the free, so
+    // the slot goes now (it leaked until the fuzzer's request_leak reproducer).
     auto* slot = static_cast<Slot*>(req->impl);
-    slot->owner = nullptr;
-    slot->completions = nullptr;
-    slot->released = true;
     ucp_request_free(slot->ucx_request);
+    delete slot;
     req->impl = nullptr;
     req->state = Request::kFailed;
     req->error = "cancelled";
