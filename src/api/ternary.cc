@@ -48,13 +48,13 @@ Status CheckTernaryParams(const sieveTernaryParams_t* params, size_t count, cons
 // Both entry points (`entry` and `name` in messages, `levels` already checked):
 // the arguments checked, the call described and submitted.
 Status Submit(const char* entry, const char* name, const void* sendbuff, void* recvbuff,
-              size_t count, sieveDataType_t datatype, sieveRedOp_t op, int levels,
+              size_t count, int datatype, int op, int levels,
               const sieveTernaryParams_t* params, sieveComm_t comm, sieveStream_t stream) {
   sieve::Comm* impl = nullptr;
   sieve::coll::CollArgs args;
   SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, &impl));
-  SIEVE_RETURN_IF_ERROR(sieve::CheckDataType(sieve::EnumValue(datatype), &args.dtype));
-  SIEVE_RETURN_IF_ERROR(sieve::CheckRedOp(sieve::EnumValue(op), &args.op));
+  SIEVE_RETURN_IF_ERROR(sieve::CheckDataType(datatype, &args.dtype));
+  SIEVE_RETURN_IF_ERROR(sieve::CheckRedOp(op, &args.op));
   SIEVE_RETURN_IF_ERROR(CheckTernaryTypes(args.dtype, args.op, name));
   SIEVE_RETURN_IF_ERROR(sieve::CheckByteSize(count, 1, sieve::kernels::DTypeSize(args.dtype),
                                              "count"));
@@ -96,7 +96,7 @@ sieveResult_t sieveAllReduceTernary(const void* sendbuff, void* recvbuff, size_t
                                     sieveStream_t stream) {
   return sieve::Guard(sieve::IdleImpl(comm), "sieveAllReduceTernary", [&]() -> Status {
     return Submit("sieveAllReduceTernary", "the ternary all-reduce", sendbuff, recvbuff, count,
-                  datatype, op, 1, params, comm, stream);
+                  sieve::EnumValue(datatype), sieve::EnumValue(op), 1, params, comm, stream);
   });
 }
 
@@ -109,7 +109,8 @@ sieveResult_t sieveAllReduceQuantized(const void* sendbuff, void* recvbuff, size
       return Status::InvalidArgument(sieve::StrFormat(
           "levels %d is out of range (1..%d; 1 is ternary)", levels, sieve::kernels::kMaxLevels));
     return Submit("sieveAllReduceQuantized", "the quantized all-reduce", sendbuff, recvbuff,
-                  count, datatype, op, levels, params, comm, stream);
+                  count, sieve::EnumValue(datatype), sieve::EnumValue(op), levels, params, comm,
+                  stream);
   });
 }
 
