@@ -28,7 +28,9 @@ void DenseCodec::ReduceInto(size_t offset, size_t elems, int, const void* wire, 
 }
 
 void DenseCodec::LoadInput(size_t offset, size_t elems) {
-  if (In(offset) != Work(offset)) std::memcpy(Work(offset), In(offset), elems * elem_size_);
+  // elems may be 0 with a NULL buffer (a count-0 call): memcpy must not see it.
+  if (elems != 0 && In(offset) != Work(offset))
+    std::memcpy(Work(offset), In(offset), elems * elem_size_);
 }
 
 void DenseCodec::Finalize(size_t offset, size_t elems) {

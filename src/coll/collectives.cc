@@ -42,7 +42,7 @@ algo::Channel MakeChannel(Comm& comm, algo::OpKind kind, const CollArgs& a, uint
 const DenseMemory& HostMemory() {
   static const DenseMemory* host = new DenseMemory{
       [](void* dst, const void* src, size_t bytes) {
-        if (dst != src) std::memcpy(dst, src, bytes);
+        if (bytes != 0 && dst != src) std::memcpy(dst, src, bytes);  // NULL with 0 bytes
         return Status::OK();
       },
       nullptr,
