@@ -30,8 +30,8 @@ for ((i = 1; i <= reps; ++i)); do
   esac
   delay=$((RANDOM % 60))
   ELASTIC_POINT=$point ELASTIC_NTH=$nth ELASTIC_VICTIM=$victim ELASTIC_DELAY_MS=$delay \
-    timeout 120 "$bin" --gtest_also_run_disabled_tests \
-    --gtest_filter='RepeatKill.DISABLED_SurvivorsAgreeOnTheNewMembership' >"$log" 2>&1
+    timeout 120 "$bin" \
+    --gtest_filter='RepeatKill.SurvivorsAgreeOnTheNewMembership' >"$log" 2>&1
   rc=$?
   line=$(grep -o 'ELASTIC_RESULT.*' "$log" | tail -1)
   if [[ $rc -eq 0 ]]; then
