@@ -457,6 +457,30 @@ sieveResult_t sieveAllReduceQuantized(const void* sendbuff, void* recvbuff, size
                                       const sieveTernaryParams_t* params, sieveComm_t comm,
                                       sieveStream_t stream);
 
+/* ---- Quantized reduce-scatter (sharded training) ------------------------- */
+
+/* sieveReduceScatter of the quantized all-reduce: recvbuff (recvcount elements) of
+ * rank r = elements [r * recvcount, (r + 1) * recvcount) of what sieveAllReduceQuantized
+ * of every rank's whole sendbuff (recvcount * nranks elements) with the same levels and
+ * params would give, bit for bit: per block b of block_size elements of sendbuff the
+ * agreed scale s_b (max over ranks of max |g| in b), codes q in [-L, L] from Philox
+ * (seed, rank, step, j) with j the index in sendbuff, the ring's integer partial sums
+ * exact (k ranks in ceil(log2(2kL + 1)) bits), recvbuff[i] = (s_b * Q) / L (sum) or
+ * (s_b * Q) / (nranks * L) (avg). Each rank sends, per element of recvcount, the sum
+ * over k = 1..nranks-1 of ceil(log2(2kL + 1)) bits (per ring message rounded up to a
+ * byte), plus ceil(recvcount * nranks / block_size) float32 scales to every peer:
+ * at 4 ranks 8 bits (L = 1) and 15 bits (L = 7) where the dense ring sends 3 elements.
+ * float32/float16/bfloat16, sum or avg; 1 <= levels <= SIEVE_MAX_LEVELS. In place when
+ * recvbuff == sendbuff + rank * recvcount. params->mask must be NULL; error feedback
+ * keeps a residual of recvcount * nranks floats for sendbuff. The non-finite contract
+ * is sieveAllReduceTernary's. Host buffers only for now (device buffers:
+ * sieveInvalidUsage). A recvcount, op, datatype, levels or params field that differs
+ * across ranks fails the call on every rank. */
+sieveResult_t sieveReduceScatterQuantized(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                          sieveDataType_t datatype, sieveRedOp_t op, int levels,
+                                          const sieveTernaryParams_t* params, sieveComm_t comm,
+                                          sieveStream_t stream);
+
 /* ---- Subnet layouts: SDP coverage averaging, D2FT subnet skipping -------- */
 
 /* A registered subnet layout: segments that partition a buffer of `count`

@@ -59,6 +59,11 @@ bool IsSubnet(OpKind kind) {
   return kind == OpKind::kSubnetAllReduce || kind == OpKind::kD2ftAllReduce;
 }
 
+// The calls whose mode word is algo::TernaryMode (their codes must add up).
+bool IsQuantizedSum(OpKind kind) {
+  return kind == OpKind::kTernaryAllReduce || kind == OpKind::kQuantizedReduceScatter;
+}
+
 constexpr uint64_t kTernaryBlockMask = (uint64_t{1} << kTernaryBlockBits) - 1;
 constexpr uint64_t kTernaryLevelMask = ((uint64_t{1} << kTernaryLevelBits) - 1)
                                        << kTernaryBlockBits;
@@ -105,10 +110,10 @@ std::string DescribeFingerprint(const OpFingerprint& fp) {
   if (fp.root >= 0) out += StrFormat(", root %d", fp.root);
   if (IsSubnet(fp.kind)) out += StrFormat(", %u segments", fp.segments);
   if (fp.bitmaps != BitmapSource::kNone) out += StrFormat(", %s", BitmapText(fp.bitmaps));
-  if (fp.kind == OpKind::kTernaryAllReduce)
+  if (IsQuantizedSum(fp.kind))
     out += StrFormat(", block_size %llu",
                      static_cast<unsigned long long>(fp.mode & kTernaryBlockMask));
-  if (fp.kind == OpKind::kTernaryAllReduce && TernaryLevels(fp.mode) > 1)
+  if (IsQuantizedSum(fp.kind) && TernaryLevels(fp.mode) > 1)
     out += StrFormat(", levels %llu", static_cast<unsigned long long>(TernaryLevels(fp.mode)));
   return out + StrFormat(", %s)", AlgoText(fp.algo));
 }
@@ -132,7 +137,7 @@ std::string FingerprintDiff(const OpFingerprint& a, const OpFingerprint& b, int 
   add("D2FT bitmaps (touched or schedule, SIEVE_CHECK_SCHEDULE)", BitmapText(a.bitmaps),
       BitmapText(b.bitmaps));
   auto hex = [](uint64_t v) { return StrFormat("%016llx", static_cast<unsigned long long>(v)); };
-  if (a.kind == OpKind::kTernaryAllReduce && b.kind == OpKind::kTernaryAllReduce) {
+  if (IsQuantizedSum(a.kind) && a.kind == b.kind) {
     add("block_size", std::to_string(a.mode & kTernaryBlockMask),
         std::to_string(b.mode & kTernaryBlockMask));
     add("levels", std::to_string(TernaryLevels(a.mode)), std::to_string(TernaryLevels(b.mode)));

@@ -1,6 +1,7 @@
-// sieveAllReduceTernary and sieveAllReduceQuantized (its L-level form, DESIGN.md
-// 1.3a; L = 1 is the same call): checks (floating dtypes, sum/avg, params,
-// levels), then the all-reduce described and submitted like any collective.
+// sieveAllReduceTernary, sieveAllReduceQuantized (its L-level form, DESIGN.md
+// 1.3a; L = 1 is the same call) and sieveReduceScatterQuantized: checks
+// (floating dtypes, sum/avg, params, levels), then the call described and
+// submitted like any collective.
 #include <memory>
 
 #include "api/api_guard.h"
@@ -45,26 +46,43 @@ Status CheckTernaryParams(const sieveTernaryParams_t* params, size_t count, cons
   return Status::OK();
 }
 
-// Both entry points (`entry` and `name` in messages, `levels` already checked):
-// the arguments checked, the call described and submitted.
-Status Submit(const char* entry, const char* name, const void* sendbuff, void* recvbuff,
-              size_t count, int datatype, int op, int levels,
-              const sieveTernaryParams_t* params, sieveComm_t comm, sieveStream_t stream) {
+Status CheckLevels(int levels) {
+  if (levels < 1 || levels > sieve::kernels::kMaxLevels)
+    return Status::InvalidArgument(sieve::StrFormat(
+        "levels %d is out of range (1..%d; 1 is ternary)", levels, sieve::kernels::kMaxLevels));
+  return Status::OK();
+}
+
+// Every entry point (`entry` and `name` in messages, `levels` already checked):
+// the arguments checked, the call described and submitted. The reduce-scatter
+// (kind kQuantizedReduceScatter) reads count * nranks elements of sendbuff and
+// may run in place at recvbuff == sendbuff + rank * count.
+Status Submit(const char* entry, const char* name, sieve::algo::OpKind kind,
+              const void* sendbuff, void* recvbuff, size_t count, int datatype, int op,
+              int levels, const sieveTernaryParams_t* params, sieveComm_t comm,
+              sieveStream_t stream) {
   sieve::Comm* impl = nullptr;
   sieve::coll::CollArgs args;
   SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, &impl));
   SIEVE_RETURN_IF_ERROR(sieve::CheckDataType(datatype, &args.dtype));
   SIEVE_RETURN_IF_ERROR(sieve::CheckRedOp(op, &args.op));
   SIEVE_RETURN_IF_ERROR(CheckTernaryTypes(args.dtype, args.op, name));
-  SIEVE_RETURN_IF_ERROR(sieve::CheckByteSize(count, 1, sieve::kernels::DTypeSize(args.dtype),
-                                             "count"));
-  SIEVE_RETURN_IF_ERROR(CheckTernaryParams(params, count, name));
+  const bool scatter = kind == sieve::algo::OpKind::kQuantizedReduceScatter;
+  const size_t blocks = scatter ? static_cast<size_t>(impl->size()) : 1;
+  const size_t es = sieve::kernels::DTypeSize(args.dtype);
+  SIEVE_RETURN_IF_ERROR(sieve::CheckByteSize(count, blocks, es, "count"));
+  SIEVE_RETURN_IF_ERROR(CheckTernaryParams(params, count * blocks, name));
+  if (scatter && params->mask != nullptr)
+    return Status::InvalidArgument(
+        sieve::StrFormat("params->mask: masks are not supported by %s (pass NULL)", name));
   SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
   SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
-  const size_t bytes = count * sieve::kernels::DTypeSize(args.dtype);
-  SIEVE_RETURN_IF_ERROR(sieve::CheckOverlap(sendbuff, bytes, recvbuff, bytes,
-                                            reinterpret_cast<uintptr_t>(recvbuff),
-                                            "sendbuff == recvbuff"));
+  // In place: sendbuff at recvbuff (the all-reduce), or recvbuff at our block.
+  const size_t recv_at = scatter ? static_cast<size_t>(impl->rank()) * count * es : 0;
+  SIEVE_RETURN_IF_ERROR(sieve::CheckOverlap(
+      sendbuff, count * blocks * es, recvbuff, count * es,
+      reinterpret_cast<uintptr_t>(recvbuff) - recv_at,
+      scatter ? "recvbuff == sendbuff + rank * recvcount" : "sendbuff == recvbuff"));
   args.send = sendbuff;
   args.recv = recvbuff;
   args.count = count;
@@ -79,7 +97,7 @@ Status Submit(const char* entry, const char* name, const void* sendbuff, void* r
     SIEVE_RETURN_IF_ERROR(sieve::CheckMaskUse(params->mask, impl, count, &mode->mask));
   sieve::coll::Call call;
   call.entry = entry;
-  call.kind = sieve::algo::OpKind::kTernaryAllReduce;
+  call.kind = kind;
   call.args = args;
   call.params = std::move(mode);
   call.stream = stream;
@@ -95,7 +113,8 @@ sieveResult_t sieveAllReduceTernary(const void* sendbuff, void* recvbuff, size_t
                                     const sieveTernaryParams_t* params, sieveComm_t comm,
                                     sieveStream_t stream) {
   return sieve::Guard(sieve::IdleImpl(comm), "sieveAllReduceTernary", [&]() -> Status {
-    return Submit("sieveAllReduceTernary", "the ternary all-reduce", sendbuff, recvbuff, count,
+    return Submit("sieveAllReduceTernary", "the ternary all-reduce",
+                  sieve::algo::OpKind::kTernaryAllReduce, sendbuff, recvbuff, count,
                   sieve::EnumValue(datatype), sieve::EnumValue(op), 1, params, comm, stream);
   });
 }
@@ -105,12 +124,22 @@ sieveResult_t sieveAllReduceQuantized(const void* sendbuff, void* recvbuff, size
                                       const sieveTernaryParams_t* params, sieveComm_t comm,
                                       sieveStream_t stream) {
   return sieve::Guard(sieve::IdleImpl(comm), "sieveAllReduceQuantized", [&]() -> Status {
-    if (levels < 1 || levels > sieve::kernels::kMaxLevels)
-      return Status::InvalidArgument(sieve::StrFormat(
-          "levels %d is out of range (1..%d; 1 is ternary)", levels, sieve::kernels::kMaxLevels));
-    return Submit("sieveAllReduceQuantized", "the quantized all-reduce", sendbuff, recvbuff,
-                  count, sieve::EnumValue(datatype), sieve::EnumValue(op), levels, params, comm,
-                  stream);
+    SIEVE_RETURN_IF_ERROR(CheckLevels(levels));
+    return Submit("sieveAllReduceQuantized", "the quantized all-reduce",
+                  sieve::algo::OpKind::kTernaryAllReduce, sendbuff, recvbuff, count,
+                  sieve::EnumValue(datatype), sieve::EnumValue(op), levels, params, comm, stream);
+  });
+}
+
+sieveResult_t sieveReduceScatterQuantized(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                          sieveDataType_t datatype, sieveRedOp_t op, int levels,
+                                          const sieveTernaryParams_t* params, sieveComm_t comm,
+                                          sieveStream_t stream) {
+  return sieve::Guard(sieve::IdleImpl(comm), "sieveReduceScatterQuantized", [&]() -> Status {
+    SIEVE_RETURN_IF_ERROR(CheckLevels(levels));
+    return Submit("sieveReduceScatterQuantized", "the quantized reduce-scatter",
+                  sieve::algo::OpKind::kQuantizedReduceScatter, sendbuff, recvbuff, recvcount,
+                  sieve::EnumValue(datatype), sieve::EnumValue(op), levels, params, comm, stream);
   });
 }
 

@@ -31,6 +31,8 @@ const coll::Mode& ModeOf(algo::OpKind kind) {
       return mask::MaskedMode();
     case algo::OpKind::kTernaryAllReduce:
       return ternary::TernaryMode();
+    case algo::OpKind::kQuantizedReduceScatter:
+      return ternary::QuantizedReduceScatterMode();
     case algo::OpKind::kSubnetAllReduce:
     case algo::OpKind::kD2ftAllReduce:
       return subnet::SubnetMode();

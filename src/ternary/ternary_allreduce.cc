@@ -29,18 +29,6 @@ double MsSince(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
-// Wire bytes of one pipelining segment: as many elements as a dense segment of
-// the same input (SIEVE_SEGMENT_BYTES / element size) would hold, not
-// SIEVE_SEGMENT_BYTES of the ~10x smaller wire. Otherwise a 16 MiB call is one
-// segment per chunk and each ring step quantizes, adds or dequantizes a whole
-// chunk while the link idles; this way the per-segment CPU work matches the
-// dense ring's and overlaps the network. The same on every rank (it depends
-// on the config, datatype and size only), so message sizes agree.
-size_t SegmentWireBytes(const Comm& comm, const algo::Codec& codec, kernels::DType dtype) {
-  const size_t elems = std::max<size_t>(1, comm.config().segment_bytes / kernels::DTypeSize(dtype));
-  return codec.WireBytes(elems, comm.size());
-}
-
 algo::OpFingerprint CallFingerprint(const TernaryArgs& a, algo::OpAlgo run) {
   algo::OpFingerprint fp = TernaryFingerprint(a);
   fp.algo = run;
@@ -60,6 +48,11 @@ bool ScalesWithTheData(const Comm& comm, size_t elems, size_t block) {
 }
 
 }  // namespace
+
+size_t SegmentWireBytes(const Comm& comm, const algo::Codec& codec, kernels::DType dtype) {
+  const size_t elems = std::max<size_t>(1, comm.config().segment_bytes / kernels::DTypeSize(dtype));
+  return codec.WireBytes(elems, comm.size());
+}
 
 // One flat call on more than one rank: its channel (the fingerprint goes out
 // as it is made) and the ring, tree or direct exchange on it; with
@@ -122,9 +115,9 @@ Status Exchange(TernaryCall& call, algo::TernaryCodec& codec) {
   return st;
 }
 
-// What this rank quantizes: sendbuff (gathered through the mask, if any), plus
-// its residual with error feedback; scales are set once agreed.
-kernels::TernarySource SourceOf(Comm& comm, const TernaryArgs& a) {
+}  // namespace
+
+kernels::TernarySource TernarySourceOf(Comm& comm, const TernaryArgs& a) {
   kernels::TernarySource src;
   src.dtype = a.base.dtype;
   src.data = a.base.send;
@@ -136,6 +129,8 @@ kernels::TernarySource SourceOf(Comm& comm, const TernaryArgs& a) {
       a.seed, static_cast<uint32_t>(a.rng_rank >= 0 ? a.rng_rank : comm.rank()), a.step};
   return src;
 }
+
+namespace {
 
 // The call's exchange over `elems` quantized elements of `input`, each
 // range delivered into a.base.recv (scattered through the mask, if any); or,
@@ -255,7 +250,7 @@ Status TernaryAgreeScales(Comm& comm, const TernaryArgs& a, float* scales, size_
 Status TernaryAllReduceQuantized(Comm& comm, const TernaryArgs& a, TernaryCall* call,
                                  const float* scales, const void* wire, void* sums_wire) {
   algo::TernaryInput input;
-  input.src = SourceOf(comm, a);
+  input.src = TernarySourceOf(comm, a);
   input.src.scales = scales;
   input.quantized = wire;  // the codec reads the codes (TernaryBits(L) bits) range by range
   if (comm.size() > 1 && call == nullptr)
@@ -279,7 +274,7 @@ Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
   // With the scales pipelined, the abs-max goes out piece by piece and the
   // ring starts on the first pieces agreed (ternary_scales.h).
   algo::TernaryInput input;
-  input.src = SourceOf(comm, a);
+  input.src = TernarySourceOf(comm, a);
   const bool pipelined = comm.size() > 1 && ScalesWithTheData(comm, elems, a.block);
   std::vector<float> local;
   const Clock::time_point start = Clock::now();

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "coll/collectives.h"
+#include "kernels/ternary.h"
 
 namespace sieve::coll {
 
@@ -37,6 +38,21 @@ struct TernaryArgs {
   const uint64_t* mask_bits = nullptr;
   size_t mask_nnz = 0;
 };
+
+// What this rank quantizes: sendbuff (gathered through the mask, if any), plus
+// its residual with error feedback, keyed by (seed, rng_rank or comm.rank(),
+// step); the caller sets the scales once agreed. Shared with the quantized
+// reduce-scatter (ternary/quantized_reduce_scatter.h).
+kernels::TernarySource TernarySourceOf(Comm& comm, const TernaryArgs& args);
+
+// Wire bytes of one pipelining segment: as many elements as a dense segment of
+// the same input (SIEVE_SEGMENT_BYTES / element size) would hold, not
+// SIEVE_SEGMENT_BYTES of the ~10x smaller wire. Otherwise a 16 MiB call is one
+// segment per chunk and each ring step quantizes, adds or dequantizes a whole
+// chunk while the link idles; this way the per-segment CPU work matches the
+// dense ring's and overlaps the network. The same on every rank (it depends
+// on the config, datatype and size only), so message sizes agree.
+size_t SegmentWireBytes(const Comm& comm, const algo::Codec& codec, kernels::DType dtype);
 
 // The plan plan::ChooseTernaryAllReduce picks: hierarchical without error
 // feedback and without a mask (masked + ternary packs first for that plan): the

@@ -11,6 +11,7 @@
 #include "ternary/device_residuals.h"
 #include "ternary/device_ternary.h"
 #include "ternary/masked_ternary.h"
+#include "ternary/quantized_reduce_scatter.h"
 #include "ternary/residuals.h"
 #include "ternary/ternary_allreduce.h"
 
@@ -91,8 +92,29 @@ Status EnqueueOnDevice(Comm& comm, const Call& call) {
 
 const coll::Mode kTernary = {&RunOnHost, &EnqueueOnDevice, nullptr};
 
+// The reduce-scatter on host memory `buffers` (sendbuff: count * nranks elements).
+Status RunReduceScatterOver(Comm& comm, const Call& call, const coll::CollArgs& buffers) {
+  const TernaryParams& p = call.Params<TernaryParams>();
+  coll::TernaryArgs args = ArgsOver(call, buffers);
+  const size_t total = call.args.count * static_cast<size_t>(comm.size());
+  if (p.error_feedback)
+    args.residual = HostResidualFor(comm, call.args.send, total,
+                                    static_cast<int>(call.args.dtype), nullptr, total);
+  return coll::QuantizedReduceScatter(comm, args);
+}
+
+Status RunReduceScatterOnHost(Comm& comm, const Call& call) {
+  return RunReduceScatterOver(comm, call, call.args);
+}
+
+const coll::Mode kQuantizedReduceScatter = {
+    &RunReduceScatterOnHost, nullptr,
+    "does not take device buffers yet (no device kernels and no whole-buffer staging for it; "
+    "copy the buffers to host memory)"};
+
 }  // namespace
 
 const coll::Mode& TernaryMode() { return kTernary; }
+const coll::Mode& QuantizedReduceScatterMode() { return kQuantizedReduceScatter; }
 
 }  // namespace sieve::ternary

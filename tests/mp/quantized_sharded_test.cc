@@ -1,0 +1,233 @@
+// The sharded-training collectives of issue 20 on real processes:
+// sieveReduceScatterQuantized bit for bit against the one-process reference for
+// L in {1, 3, 7, 127} x float32/float16/bfloat16 x sum/avg x n in {2, 3, 4} x odd
+// counts (in place and not); its wire bytes equal the bit-growth formula and, at
+// n = 4, at most 1/8 (L = 1) and 1/5 (L = 7) of the dense reduce-scatter's
+// (counted, not timed); its argument errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/ternary.h"
+#include "support/mp_harness.h"
+#include "support/ternary_reference.h"
+
+namespace sieve_test {
+namespace {
+
+const sieveDataType_t kTypes[] = {sieveFloat32, sieveFloat16, sieveBfloat16};
+const int kLevels[] = {1, 3, 7, 127};
+const size_t kCounts[] = {1, 7, 333, 1001, 2049};  // per rank
+
+size_t ElemSize(sieveDataType_t dtype) { return dtype == sieveFloat32 ? 4 : 2; }
+
+// Elements whose bytes differ (a NaN matches any NaN).
+long CountDifferent(sieveDataType_t dtype, const char* got, const char* want, size_t count) {
+  long bad = 0;
+  const size_t es = ElemSize(dtype);
+  for (size_t j = 0; j < count; ++j) {
+    if (std::isnan(LoadWidened(dtype, got, j)) && std::isnan(LoadWidened(dtype, want, j)))
+      continue;
+    bad += std::memcmp(got + j * es, want + j * es, es) != 0;
+  }
+  return bad;
+}
+
+// Every L x dtype x op, counts and blocks cycling through odd sizes, every
+// other case in place (recvbuff = sendbuff + rank * recvcount): rank r's result
+// is chunk r of the reference quantized all-reduce of the whole sendbuffs.
+int RunExactness(int rank, int n, const sieveUniqueId& id) {
+  sieveComm_t comm = nullptr;
+  RANK_CHECK(InitComm(rank, n, id, &comm) == 0, "%s", sieveGetLastError(nullptr));
+  long bad = 0;
+  int k = 0;
+  for (int levels : kLevels)
+    for (sieveDataType_t dtype : kTypes)
+      for (sieveRedOp_t op : {sieveSum, sieveAvg}) {
+        const size_t count = kCounts[k % 5];
+        TernaryCase c;
+        c.input_seed = 300 + k;
+        c.nranks = n;
+        c.dtype = dtype;
+        c.op = op;
+        c.count = count * static_cast<size_t>(n);
+        c.block = k % 3 == 0 ? 2048 : (k % 3 == 1 ? 7 : 61);
+        c.seed = 0x5ca77e0ull + k;
+        c.step = 11 + k;
+        c.levels = levels;
+        const bool in_place = k % 2 == 1;
+        ++k;
+        const size_t es = ElemSize(dtype), bytes = count * es;
+        std::vector<char> send = TernaryCaseInput(c, rank), recv(bytes + 1, 0x5a);
+        void* out = in_place ? send.data() + rank * bytes : recv.data();
+        sieveTernaryParams_t params = TernaryParams(c.seed, c.step, c.block);
+        RANK_CHECK(sieveReduceScatterQuantized(send.data(), out, count, dtype, op, levels,
+                                               &params, comm, nullptr) == sieveSuccess,
+                   "%s", sieveGetLastError(comm));
+        const std::vector<char> expected = ExpectedTernary(c);
+        long wrong = CountDifferent(dtype, static_cast<char*>(out), expected.data() + rank * bytes,
+                                    count);
+        if (!in_place && recv[bytes] != 0x5a) ++wrong;  // wrote past the end
+        if (wrong != 0)
+          std::fprintf(stderr, "rank %d: L %d dtype %d op %d count %zu block %zu%s: %ld wrong\n",
+                       rank, levels, int(dtype), int(op), count, c.block,
+                       in_place ? " in place" : "", wrong);
+        bad += wrong != 0;
+      }
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  RANK_CHECK(bad == 0, "%ld cases wrong", bad);
+  return 0;
+}
+
+class QuantizedReduceScatterExactTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(QuantizedReduceScatterExactTest, MatchesReferenceBitForBit) {
+  RankSpec spec;
+  spec.nranks = GetParam();
+  // Small segments: the ring pipelines several segments of unaligned lengths.
+  spec.env = {{"SIEVE_SEGMENT_BYTES", "1k"}};
+  EXPECT_EQ(RunRanks(spec, RunExactness), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, QuantizedReduceScatterExactTest, ::testing::Values(2, 3, 4));
+
+// Bytes rank r sends in one quantized reduce-scatter of `count` elements per rank
+// (one segment per chunk): at step k (1..n-1) a chunk of partial sums of k ranks
+// in ceil(log2(2kL + 1)) bits, rounded up to a byte, plus this rank's
+// ceil(count * n / block) float32 scales to each of the n - 1 peers.
+uint64_t ExpectedScatterBytes(size_t count, size_t block, int n, int levels) {
+  uint64_t total = 0;
+  for (int k = 1; k < n; ++k)
+    total += sieve::kernels::TernaryPackedBytes(count, sieve::kernels::TernaryBits(k * levels));
+  const size_t nblocks = (count * static_cast<size_t>(n) + block - 1) / block;
+  return total + 4 * nblocks * static_cast<uint64_t>(n - 1);
+}
+
+uint64_t SentBy(sieveComm_t comm, const std::function<sieveResult_t()>& call) {
+  sieveCounters_t before, after;
+  if (sieveCommGetCounters(comm, &before) != sieveSuccess || call() != sieveSuccess ||
+      sieveCommGetCounters(comm, &after) != sieveSuccess)
+    return 0;
+  return after.bytes_sent - before.bytes_sent;
+}
+
+// The formula exactly for every L at two counts, and the ratios to the dense
+// reduce-scatter of the same float32 buffers (the goal of issue 20 at n = 4).
+int RunWire(int rank, int n, const sieveUniqueId& id) {
+  sieveComm_t comm = nullptr;
+  RANK_CHECK(InitComm(rank, n, id, &comm) == 0, "%s", sieveGetLastError(nullptr));
+  for (size_t count : {size_t{25001}, size_t{1023}}) {
+    std::vector<float> in(count * n), out(count);
+    FillTernaryInput(3, rank, sieveFloat32, in.size(), in.data());
+    const uint64_t dense = SentBy(comm, [&] {
+      return sieveReduceScatter(in.data(), out.data(), count, sieveFloat32, sieveSum, comm,
+                                nullptr);
+    });
+    RANK_CHECK(dense == 4 * count * static_cast<uint64_t>(n - 1), "dense sent %llu",
+               static_cast<unsigned long long>(dense));
+    for (int levels : kLevels) {
+      sieveTernaryParams_t params = TernaryParams(1, 2);
+      const uint64_t sent = SentBy(comm, [&] {
+        return sieveReduceScatterQuantized(in.data(), out.data(), count, sieveFloat32, sieveAvg,
+                                           levels, &params, comm, nullptr);
+      });
+      const uint64_t want = ExpectedScatterBytes(count, 2048, n, levels);
+      RANK_CHECK(sent == want, "L %d count %zu: sent %llu bytes, formula says %llu (%s)", levels,
+                 count, static_cast<unsigned long long>(sent),
+                 static_cast<unsigned long long>(want), sieveGetLastError(comm));
+      if (rank == 0 && count == 25001)
+        std::fprintf(stderr,
+                     "n %d L %d: %llu bytes sent per rank for %zu float32 per rank, dense "
+                     "reduce-scatter %llu: ratio 1/%.2f\n",
+                     n, levels, static_cast<unsigned long long>(sent), count,
+                     static_cast<unsigned long long>(dense), double(dense) / double(sent));
+      if (n == 4 && count == 25001) {
+        if (levels == 1)
+          RANK_CHECK(8 * sent <= dense, "L 1: %llu bytes, above 1/8 of dense %llu",
+                     static_cast<unsigned long long>(sent), static_cast<unsigned long long>(dense));
+        if (levels == 7)
+          RANK_CHECK(5 * sent <= dense, "L 7: %llu bytes, above 1/5 of dense %llu",
+                     static_cast<unsigned long long>(sent), static_cast<unsigned long long>(dense));
+      }
+    }
+  }
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  return 0;
+}
+
+class QuantizedReduceScatterWireTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(QuantizedReduceScatterWireTest, BytesSentMatchBitGrowthFormula) {
+  RankSpec spec;
+  spec.nranks = GetParam();
+  spec.env = {{"SIEVE_SEGMENT_BYTES", "64m"}};
+  EXPECT_EQ(RunRanks(spec, RunWire), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, QuantizedReduceScatterWireTest, ::testing::Values(3, 4));
+
+// Local argument errors fail on the calling rank before anything travels (every
+// rank makes the same bad calls, so the communicator stays in step); a
+// recvcount that differs across ranks fails on every rank, naming the count.
+int RunErrors(int rank, int n, const sieveUniqueId& id) {
+  sieveComm_t comm = nullptr;
+  RANK_CHECK(InitComm(rank, n, id, &comm) == 0, "%s", sieveGetLastError(nullptr));
+  std::vector<float> in(1000 * n, 0.5f), out(1000);
+  sieveTernaryParams_t params = TernaryParams(1, 2);
+  auto expect = [&](sieveResult_t got, const char* word, const char* what) {
+    RANK_CHECK(got == sieveInvalidArgument, "%s: returned %d", what, int(got));
+    RANK_CHECK(std::string(sieveGetLastError(comm)).find(word) != std::string::npos,
+               "%s: %s does not name %s", what, sieveGetLastError(comm), word);
+    return 0;
+  };
+  for (int bad : {0, -1, SIEVE_MAX_LEVELS + 1})
+    if (expect(sieveReduceScatterQuantized(in.data(), out.data(), 1000, sieveFloat32, sieveSum,
+                                           bad, &params, comm, nullptr),
+               "levels", "bad levels") != 0)
+      return 1;
+  if (expect(sieveReduceScatterQuantized(in.data(), out.data(), 1000, sieveFloat32, sieveMax, 3,
+                                         &params, comm, nullptr),
+             "op", "op max") != 0 ||
+      expect(sieveReduceScatterQuantized(in.data(), out.data(), 1000, sieveInt32, sieveSum, 3,
+                                         &params, comm, nullptr),
+             "datatype", "int32") != 0 ||
+      expect(sieveReduceScatterQuantized(in.data(), out.data(), 1000, sieveFloat32, sieveSum, 3,
+                                         nullptr, comm, nullptr),
+             "params", "NULL params") != 0 ||
+      // recvbuff inside sendbuff, not at this rank's block.
+      expect(sieveReduceScatterQuantized(in.data(), in.data() + 1 + 1000 * rank, 999,
+                                         sieveFloat32, sieveSum, 3, &params, comm, nullptr),
+             "overlap", "overlap") != 0)
+    return 1;
+  // The communicator is still in step.
+  RANK_CHECK(sieveReduceScatterQuantized(in.data(), out.data(), 1000, sieveFloat32, sieveSum, 3,
+                                         &params, comm, nullptr) == sieveSuccess,
+             "%s", sieveGetLastError(comm));
+  // recvcount 999 on the last rank: every rank fails, naming the count.
+  const size_t count = rank == n - 1 ? 999 : 1000;
+  const sieveResult_t mismatch = sieveReduceScatterQuantized(
+      in.data(), out.data(), count, sieveFloat32, sieveSum, 3, &params, comm, nullptr);
+  const std::string msg = sieveGetLastError(comm);
+  RANK_CHECK(mismatch == sieveInvalidUsage, "count mismatch returned %d: %s", int(mismatch),
+             msg.c_str());
+  RANK_CHECK(msg.find("count") != std::string::npos && msg.find("reducescatter-quantized") !=
+                                                           std::string::npos,
+             "%s", msg.c_str());
+  RANK_CHECK(sieveCommAbort(comm) == sieveSuccess, "abort");
+  return 0;
+}
+
+TEST(QuantizedReduceScatterErrorsTest, BadArgumentsAndCountMismatch) {
+  RankSpec spec;
+  spec.nranks = 3;
+  spec.kill_after_s = 60;
+  spec.env = {{"SIEVE_TIMEOUT", "10"}};
+  EXPECT_EQ(RunRanks(spec, RunErrors), "");
+}
+
+}  // namespace
+}  // namespace sieve_test
