@@ -473,8 +473,8 @@ sieveResult_t sieveAllReduceQuantized(const void* sendbuff, void* recvbuff, size
  * float32/float16/bfloat16, sum or avg; 1 <= levels <= SIEVE_MAX_LEVELS. In place when
  * recvbuff == sendbuff + rank * recvcount. params->mask must be NULL; error feedback
  * keeps a residual of recvcount * nranks floats for sendbuff. The non-finite contract
- * is sieveAllReduceTernary's. Host buffers only for now (device buffers:
- * sieveInvalidUsage). A recvcount, op, datatype, levels or params field that differs
+ * is sieveAllReduceTernary's. Device buffers are staged whole to host memory and
+ * quantized there (no device kernels for it yet), with the same result. A recvcount, op, datatype, levels or params field that differs
  * across ranks fails the call on every rank. */
 sieveResult_t sieveReduceScatterQuantized(const void* sendbuff, void* recvbuff, size_t recvcount,
                                           sieveDataType_t datatype, sieveRedOp_t op, int levels,

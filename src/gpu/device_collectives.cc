@@ -5,7 +5,8 @@
 // algorithm and copied back. All-gather and reduce-scatter cut each rank's
 // block the same way: chunk c holds elements [off, off+len) of every block.
 // Whole-buffer all-reduces (mask tracker, ternary, masked) are one chunk whose
-// staging address stays the same for the same device buffer. The plain dense
+// staging address stays the same for the same device buffer; so are the
+// whole-buffer reduce-scatter and all-gather (the quantized ones). The plain dense
 // collectives go direct instead where plan::ChooseDenseOnDevice says so
 // (gpu/direct_collectives.h).
 #include "gpu/device_collectives.h"
@@ -51,6 +52,7 @@ StagedChunk Elementwise(const CollArgs& a, CollKind kind, int rank, size_t off, 
 // of each of the n blocks, staged as n consecutive blocks of len.
 StagedChunk Blocked(const CollArgs& a, CollKind kind, int rank, int n, size_t off, size_t len,
                     const HostCollective& host) {
+  if (kind == CollKind::kAllGatherWhole) kind = CollKind::kAllGather;
   size_t es = kernels::DTypeSize(a.dtype), block = len * es;
   StagedChunk c;
   c.bytes = block * static_cast<size_t>(n);
@@ -94,6 +96,10 @@ algo::OpKind OpKindOf(CollKind kind) {
 #undef SIEVE_DEVICE_ROW_1
     case CollKind::kAllReduceWhole:
       return algo::OpKind::kAllReduce;
+    case CollKind::kReduceScatterWhole:
+      return algo::OpKind::kReduceScatter;
+    case CollKind::kAllGatherWhole:
+      return algo::OpKind::kAllGather;
   }
   return algo::OpKind::kAllReduce;
 }
@@ -157,6 +163,12 @@ Status EnqueueDeviceCollective(Comm& comm, CollKind kind, const CollArgs& args,
       }
       break;
     }
+    case CollKind::kReduceScatterWhole:
+    case CollKind::kAllGatherWhole:
+      op.name = CollKindName(kind);
+      op.key = args.send;
+      op.chunks.push_back(Blocked(args, kind, rank, n, 0, args.count, host));
+      break;
     case CollKind::kAllGather:
     case CollKind::kReduceScatter: {
       op.name = CollKindName(kind);

@@ -26,10 +26,15 @@ enum class CollKind {
   kAllReduceWhole,  // one piece with a stable staging address (mask tracker, hierarchical
                     // dense ternary, and masked or ternary where libsieve has no device
                     // kernels: mask/device_masked.h, ternary/device_ternary.h)
+  // One piece of every rank's block (the quantized reduce-scatter and all-gather, whose
+  // block scales and Philox indices span the whole buffer: chunks would re-index them).
+  kReduceScatterWhole,
+  kAllGatherWhole,
 };
 #undef SIEVE_DEVICE_KIND_0
 #undef SIEVE_DEVICE_KIND_1
-// The table's row (kAllReduce for kAllReduceWhole too) and its name ("allreduce").
+// The table's row (kAllReduce for kAllReduceWhole too, the dense row for the other
+// whole kinds) and its name ("allreduce").
 algo::OpKind OpKindOf(CollKind kind);
 const char* CollKindName(CollKind kind);
 // The device kind of a table row with one (device 1); false for the others.

@@ -107,10 +107,17 @@ Status RunReduceScatterOnHost(Comm& comm, const Call& call) {
   return RunReduceScatterOver(comm, call, call.args);
 }
 
-const coll::Mode kQuantizedReduceScatter = {
-    &RunReduceScatterOnHost, nullptr,
-    "does not take device buffers yet (no device kernels and no whole-buffer staging for it; "
-    "copy the buffers to host memory)"};
+// Device buffers: every rank's block staged whole (the blocks' scales and the
+// Philox indices span the whole sendbuff) and quantized on the host.
+Status EnqueueReduceScatterOnDevice(Comm& comm, const Call& call) {
+  Comm* c = &comm;
+  return gpu::EnqueueDeviceCollective(
+      comm, gpu::CollKind::kReduceScatterWhole, call.args, call.stream,
+      [c, call](const coll::CollArgs& staged) { return RunReduceScatterOver(*c, call, staged); });
+}
+
+const coll::Mode kQuantizedReduceScatter = {&RunReduceScatterOnHost,
+                                            &EnqueueReduceScatterOnDevice, nullptr};
 
 }  // namespace
 

@@ -174,13 +174,14 @@ TEST(CollectiveTable, WireBytesAndNamesArePinned) {
               {algo::OpKind::kTernaryAllReduce, 7, "allreduce-ternary"},
               {algo::OpKind::kMaskUnion, 8, "mask union"},
               {algo::OpKind::kSubnetAllReduce, 9, "subnet allreduce"},
-              {algo::OpKind::kD2ftAllReduce, 10, "d2ft allreduce"}};
+              {algo::OpKind::kD2ftAllReduce, 10, "d2ft allreduce"},
+              {algo::OpKind::kQuantizedReduceScatter, 11, "reducescatter-quantized"}};
   for (const Row& r : rows) {
     EXPECT_EQ(static_cast<int>(r.kind), r.wire) << r.name;
     EXPECT_STREQ(algo::OpKindName(r.kind), r.name);
   }
   EXPECT_STREQ(algo::OpKindName(static_cast<algo::OpKind>(0)), "unknown collective");
-  EXPECT_STREQ(algo::OpKindName(static_cast<algo::OpKind>(11)), "unknown collective");
+  EXPECT_STREQ(algo::OpKindName(static_cast<algo::OpKind>(12)), "unknown collective");
 }
 
 // The device kinds are the table's dense rows, named as the table names them.
@@ -194,7 +195,9 @@ TEST(CollectiveTable, DeviceKindsShareTheTableNames) {
               {CollKind::kReduce, algo::OpKind::kReduce},
               {CollKind::kAllGather, algo::OpKind::kAllGather},
               {CollKind::kReduceScatter, algo::OpKind::kReduceScatter},
-              {CollKind::kAllReduceWhole, algo::OpKind::kAllReduce}};
+              {CollKind::kAllReduceWhole, algo::OpKind::kAllReduce},
+              {CollKind::kReduceScatterWhole, algo::OpKind::kReduceScatter},
+              {CollKind::kAllGatherWhole, algo::OpKind::kAllGather}};
   for (const Row& r : rows) EXPECT_STREQ(gpu::CollKindName(r.device), algo::OpKindName(r.kind));
 }
 
