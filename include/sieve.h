@@ -481,6 +481,29 @@ sieveResult_t sieveReduceScatterQuantized(const void* sendbuff, void* recvbuff, 
                                           const sieveTernaryParams_t* params, sieveComm_t comm,
                                           sieveStream_t stream);
 
+/* ---- Quantized all-gather (sharded training) ----------------------------- */
+
+/* Elements per scale block of sieveAllGatherQuantized. */
+#define SIEVE_ALLGATHER_QUANT_BLOCK 256
+
+/* sieveAllGather with each rank's shard sent as block-scaled `bits`-bit integers
+ * (bits 8 or 4, else sieveInvalidArgument): per block b of SIEVE_ALLGATHER_QUANT_BLOCK
+ * elements of a shard, s_b = m_b / Q in float32 (m_b = max |x| over the block, Q = 127
+ * for 8 bits, 7 for 4), q = x / s_b rounded to nearest (even) and clamped to [-Q, Q],
+ * and recvbuff gets q * s_b in float32 rounded to datatype, for every shard, this
+ * rank's own included: every rank holds the same bytes. Error: every element y of
+ * recvbuff is within |y - x| <= s_b / 2 + u (|x| + s_b) + 2^-25 of the sent x, with
+ * u = 2^-22 (float32), 2^-10 (float16), 2^-7 (bfloat16), i.e. about m_b / 254 (8 bits)
+ * or m_b / 14 (4 bits). A block holding a NaN or an infinity arrives as all NaN.
+ * Each rank sends (nranks - 1) * (ceil(sendcount / 256) * 4 + ceil(sendcount * bits / 8))
+ * bytes: about 1/4 (8 bits) or 1/8 (4 bits) of a float32 all-gather's. float32, float16
+ * or bfloat16; in place when sendbuff == recvbuff + rank * sendcount. A sendcount,
+ * datatype or bits that differs across ranks fails the call on every rank. Device
+ * buffers are staged whole and coded on the host. */
+sieveResult_t sieveAllGatherQuantized(const void* sendbuff, void* recvbuff, size_t sendcount,
+                                      sieveDataType_t datatype, int bits, sieveComm_t comm,
+                                      sieveStream_t stream);
+
 /* ---- Subnet layouts: SDP coverage averaging, D2FT subnet skipping -------- */
 
 /* A registered subnet layout: segments that partition a buffer of `count`

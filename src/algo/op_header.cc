@@ -113,6 +113,8 @@ std::string DescribeFingerprint(const OpFingerprint& fp) {
   if (IsQuantizedSum(fp.kind))
     out += StrFormat(", block_size %llu",
                      static_cast<unsigned long long>(fp.mode & kTernaryBlockMask));
+  if (fp.kind == OpKind::kQuantizedAllGather)
+    out += StrFormat(", bits %llu", static_cast<unsigned long long>(fp.mode));
   if (IsQuantizedSum(fp.kind) && TernaryLevels(fp.mode) > 1)
     out += StrFormat(", levels %llu", static_cast<unsigned long long>(TernaryLevels(fp.mode)));
   return out + StrFormat(", %s)", AlgoText(fp.algo));
@@ -146,6 +148,10 @@ std::string FingerprintDiff(const OpFingerprint& a, const OpFingerprint& b, int 
   }
   if (a.kind == OpKind::kMaskedAllReduce && b.kind == OpKind::kMaskedAllReduce) {
     add("mask (kept elements)", std::to_string(a.mode), std::to_string(b.mode));
+    return out;
+  }
+  if (a.kind == OpKind::kQuantizedAllGather && b.kind == OpKind::kQuantizedAllGather) {
+    add("bits", std::to_string(a.mode), std::to_string(b.mode));
     return out;
   }
   // Subnet calls hash their layout here: another layout of the same count.

@@ -1,7 +1,7 @@
 // sieveAllReduceTernary, sieveAllReduceQuantized (its L-level form, DESIGN.md
-// 1.3a; L = 1 is the same call) and sieveReduceScatterQuantized: checks
-// (floating dtypes, sum/avg, params, levels), then the call described and
-// submitted like any collective.
+// 1.3a; L = 1 is the same call), sieveReduceScatterQuantized and
+// sieveAllGatherQuantized: checks (floating dtypes, sum/avg, params, levels,
+// bits), then the call described and submitted like any collective.
 #include <memory>
 
 #include "api/api_guard.h"
@@ -10,6 +10,7 @@
 #include "dispatch/dispatch.h"
 #include "kernels/philox.h"
 #include "kernels/ternary.h"
+#include "ternary/quantized_allgather.h"
 #include "ternary/ternary_mode.h"
 
 static_assert(SIEVE_MAX_LEVELS == sieve::kernels::kMaxLevels, "one bound on levels");
@@ -140,6 +141,44 @@ sieveResult_t sieveReduceScatterQuantized(const void* sendbuff, void* recvbuff, 
     return Submit("sieveReduceScatterQuantized", "the quantized reduce-scatter",
                   sieve::algo::OpKind::kQuantizedReduceScatter, sendbuff, recvbuff, recvcount,
                   sieve::EnumValue(datatype), sieve::EnumValue(op), levels, params, comm, stream);
+  });
+}
+
+sieveResult_t sieveAllGatherQuantized(const void* sendbuff, void* recvbuff, size_t sendcount,
+                                      sieveDataType_t datatype, int bits, sieveComm_t comm,
+                                      sieveStream_t stream) {
+  return sieve::Guard(sieve::IdleImpl(comm), "sieveAllGatherQuantized", [&]() -> Status {
+    sieve::Comm* impl = nullptr;
+    sieve::coll::CollArgs args;
+    SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, &impl));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckDataType(sieve::EnumValue(datatype), &args.dtype));
+    SIEVE_RETURN_IF_ERROR(
+        CheckTernaryTypes(args.dtype, sieve::kernels::RedOp::kSum, "the quantized all-gather"));
+    if (bits != 8 && bits != 4)
+      return Status::InvalidArgument(
+          sieve::StrFormat("bits %d is not supported by the quantized all-gather (8, 4)", bits));
+    const size_t n = static_cast<size_t>(impl->size()), r = static_cast<size_t>(impl->rank());
+    const size_t es = sieve::kernels::DTypeSize(args.dtype);
+    SIEVE_RETURN_IF_ERROR(sieve::CheckByteSize(sendcount, n, es, "sendcount"));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", sendcount));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", sendcount));
+    // In place: sendbuff is this rank's block of recvbuff.
+    SIEVE_RETURN_IF_ERROR(sieve::CheckOverlap(
+        sendbuff, sendcount * es, recvbuff, sendcount * n * es,
+        reinterpret_cast<uintptr_t>(recvbuff) + r * sendcount * es,
+        "sendbuff == recvbuff + rank * sendcount"));
+    args.send = sendbuff;
+    args.recv = recvbuff;
+    args.count = sendcount;
+    auto mode = std::make_shared<sieve::ternary::QuantizedGatherParams>();
+    mode->bits = bits;
+    sieve::coll::Call call;
+    call.entry = "sieveAllGatherQuantized";
+    call.kind = sieve::algo::OpKind::kQuantizedAllGather;
+    call.args = args;
+    call.params = std::move(mode);
+    call.stream = stream;
+    return sieve::dispatch::Submit(impl, call);
   });
 }
 

@@ -4,6 +4,7 @@
 #include "dispatch/dense_mode.h"
 #include "mask/masked_mode.h"
 #include "subnet/subnet_mode.h"
+#include "ternary/quantized_allgather.h"
 #include "ternary/ternary_mode.h"
 
 namespace sieve::dispatch {
@@ -33,6 +34,8 @@ const coll::Mode& ModeOf(algo::OpKind kind) {
       return ternary::TernaryMode();
     case algo::OpKind::kQuantizedReduceScatter:
       return ternary::QuantizedReduceScatterMode();
+    case algo::OpKind::kQuantizedAllGather:
+      return ternary::QuantizedAllGatherMode();
     case algo::OpKind::kSubnetAllReduce:
     case algo::OpKind::kD2ftAllReduce:
       return subnet::SubnetMode();

@@ -2,7 +2,8 @@
 // rank's block staged whole (SIEVE_GPU_CHUNK_BYTES far below the buffer, which
 // would cut a dense reduce-scatter into chunks and re-index its Philox
 // stream), in place and not, with error feedback for three steps: bit for bit
-// the host path's result (its own residuals, from zero alike).
+// the host path's result (its own residuals, from zero alike). The quantized
+// all-gather staged whole the same way, in place and not: the host path's bytes.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -70,6 +71,47 @@ TEST(DeviceShardedFakeMp, QuantizedReduceScatterMatchesTheHostPath) {
   spec.nranks = 3;
   spec.env = {{"SIEVE_GPU_CHUNK_BYTES", "4096"}, {"SIEVE_TIMEOUT", "60"}};
   EXPECT_EQ(RunRanks(spec, ReduceScatterMatchesHost), "");
+}
+
+int AllGatherMatchesHost(int rank, int n, const sieveUniqueId& id) {
+  ScopedFakeRuntime rt;
+  sieveComm_t comm = nullptr;
+  {
+    FakeMemory mem(&rt);
+    RANK_CHECK(sieveCommInitRank(&comm, n, id, rank) == sieveSuccess, "init");
+    int k = 0;
+    for (sieveDataType_t dtype : {sieveFloat32, sieveBfloat16})
+      for (int bits : {8, 4}) {
+        const size_t count = 2001 + 2 * k, es = dtype == sieveFloat32 ? 4 : 2;
+        const size_t bytes = count * es, total = bytes * n;
+        const bool in_place = k % 2 == 1;
+        std::vector<char> send(bytes), want(total), got(total);
+        FillTernaryInput(70 + k, rank, dtype, count, send.data());
+        RANK_CHECK(sieveAllGatherQuantized(send.data(), want.data(), count, dtype, bits, comm,
+                                           nullptr) == sieveSuccess,
+                   "host: %s", sieveGetLastError(comm));
+        char* d_out = static_cast<char*>(mem.Alloc(total));
+        char* d = in_place ? d_out + rank * bytes : static_cast<char*>(mem.Alloc(bytes));
+        mem.Upload(d, send.data(), bytes);
+        RANK_CHECK(sieveAllGatherQuantized(d, d_out, count, dtype, bits, comm, mem.stream()) ==
+                       sieveSuccess,
+                   "device: %s", sieveGetLastError(comm));
+        mem.Synchronize();
+        mem.Download(got.data(), d_out, total);
+        RANK_CHECK(std::memcmp(got.data(), want.data(), total) == 0,
+                   "all-gather case %d: the device result differs from the host path's", k);
+        ++k;
+      }
+    RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  }
+  return 0;
+}
+
+TEST(DeviceShardedFakeMp, QuantizedAllGatherMatchesTheHostPath) {
+  RankSpec spec;
+  spec.nranks = 3;
+  spec.env = {{"SIEVE_GPU_CHUNK_BYTES", "4096"}, {"SIEVE_TIMEOUT", "60"}};
+  EXPECT_EQ(RunRanks(spec, AllGatherMatchesHost), "");
 }
 
 }  // namespace

@@ -3,12 +3,17 @@
 // L in {1, 3, 7, 127} x float32/float16/bfloat16 x sum/avg x n in {2, 3, 4} x odd
 // counts (in place and not); its wire bytes equal the bit-growth formula and, at
 // n = 4, at most 1/8 (L = 1) and 1/5 (L = 7) of the dense reduce-scatter's
-// (counted, not timed); its argument errors.
+// (counted, not timed); its argument errors. sieveAllGatherQuantized: every
+// element within the bound include/sieve.h states, the same bytes on every
+// rank, non-finite blocks, wire bytes, errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -227,6 +232,167 @@ TEST(QuantizedReduceScatterErrorsTest, BadArgumentsAndCountMismatch) {
   spec.kill_after_s = 60;
   spec.env = {{"SIEVE_TIMEOUT", "10"}};
   EXPECT_EQ(RunRanks(spec, RunErrors), "");
+}
+
+// ---- sieveAllGatherQuantized ----------------------------------------------
+
+// The bound of include/sieve.h for element x of a block whose max |x| is m.
+double GatherBound(sieveDataType_t dtype, int bits, float m, double x) {
+  const float s = m / static_cast<float>((1 << (bits - 1)) - 1);
+  const double u = dtype == sieveFloat32   ? std::ldexp(1.0, -22)
+                   : dtype == sieveFloat16 ? std::ldexp(1.0, -10)
+                                           : std::ldexp(1.0, -7);
+  return s / 2.0 + u * (std::fabs(x) + s) + std::ldexp(1.0, -25);
+}
+
+uint64_t Fnv(const char* p, size_t bytes) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < bytes; ++i) h = (h ^ static_cast<unsigned char>(p[i])) * 1099511628211ull;
+  return h;
+}
+
+// bits x dtype x odd counts, every other case in place: each element of every
+// shard within the bound of what its owner sent (computed here from every
+// rank's input), the largest error at least a quarter of the bound's s / 2 (it
+// did quantize), and a hash of recvbuff equal on every rank. One case puts an
+// infinity into rank 1's shard: its block is NaN everywhere, the others not.
+int RunGather(int rank, int n, const sieveUniqueId& id) {
+  sieveComm_t comm = nullptr;
+  RANK_CHECK(InitComm(rank, n, id, &comm) == 0, "%s", sieveGetLastError(nullptr));
+  const size_t counts[] = {1, 255, 257, 1001, 3001};
+  int k = 0;
+  for (int bits : {8, 4})
+    for (sieveDataType_t dtype : kTypes)
+      for (int variant = 0; variant < 2; ++variant) {
+        const size_t count = counts[k % 5], es = ElemSize(dtype);
+        const bool in_place = variant == 1, poison = k == 3;
+        std::vector<std::vector<char>> shards(n, std::vector<char>(count * es));
+        for (int r = 0; r < n; ++r) FillTernaryInput(500 + k, r, dtype, count, shards[r].data());
+        const size_t poisoned = count / 2;  // element of rank 1's shard
+        if (poison && n > 1) {
+          const float inf = std::numeric_limits<float>::infinity();
+          if (dtype == sieveFloat32)
+            std::memcpy(shards[1].data() + poisoned * 4, &inf, 4);
+          else  // +inf in float16 and bfloat16
+            std::memcpy(shards[1].data() + poisoned * 2,
+                        dtype == sieveFloat16 ? "\x00\x7c" : "\x80\x7f", 2);
+        }
+        std::vector<char> recv(count * es * n + 1, 0x5a);
+        if (in_place) std::memcpy(recv.data() + rank * count * es, shards[rank].data(), count * es);
+        const void* send = in_place ? recv.data() + rank * count * es : shards[rank].data();
+        RANK_CHECK(sieveAllGatherQuantized(send, recv.data(), count, dtype, bits, comm,
+                                           nullptr) == sieveSuccess,
+                   "%s", sieveGetLastError(comm));
+        RANK_CHECK(recv[count * es * n] == 0x5a, "wrote past the end");
+        double worst = 0;  // largest error / (s / 2) seen
+        for (int r = 0; r < n; ++r)
+          for (size_t b = 0; b * SIEVE_ALLGATHER_QUANT_BLOCK < count; ++b) {
+            const size_t first = b * SIEVE_ALLGATHER_QUANT_BLOCK;
+            const size_t last = std::min(count, first + SIEVE_ALLGATHER_QUANT_BLOCK);
+            const bool nan_block = poison && r == 1 && first <= poisoned && poisoned < last;
+            float m = 0;
+            for (size_t j = first; j < last; ++j)
+              m = std::max(m, std::fabs(LoadWidened(dtype, shards[r].data(), j)));
+            for (size_t j = first; j < last; ++j) {
+              const double x = LoadWidened(dtype, shards[r].data(), j);
+              const double y = LoadWidened(dtype, recv.data(), r * count + j);
+              if (nan_block) {
+                RANK_CHECK(std::isnan(y), "bits %d: element %zu of a block with an infinity is %g",
+                           bits, j, y);
+                continue;
+              }
+              const double bound = GatherBound(dtype, bits, m, x);
+              RANK_CHECK(std::fabs(y - x) <= bound,
+                         "bits %d dtype %d count %zu rank %d element %zu: sent %.9g, got %.9g, "
+                         "error %.3g above the bound %.3g",
+                         bits, int(dtype), count, r, j, x, y, std::fabs(y - x), bound);
+              const double half = m / ((1 << (bits - 1)) - 1) / 2.0;
+              if (half > 0) worst = std::max(worst, std::fabs(y - x) / half);
+            }
+          }
+        if (count > 200)
+          RANK_CHECK(worst > 0.25, "bits %d count %zu: largest error %.3f of s/2: not quantized?",
+                     bits, count, worst);
+        const uint64_t mine = Fnv(recv.data(), count * es * n);
+        std::vector<uint64_t> all(n);
+        RANK_CHECK(sieveAllGather(&mine, all.data(), 1, sieveUint64, comm, nullptr) == sieveSuccess,
+                   "%s", sieveGetLastError(comm));
+        for (int r = 0; r < n; ++r)
+          RANK_CHECK(all[r] == mine, "bits %d dtype %d count %zu: rank %d holds other bytes", bits,
+                     int(dtype), count, r);
+        ++k;
+      }
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  return 0;
+}
+
+class QuantizedAllGatherTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(QuantizedAllGatherTest, WithinTheStatedBoundAndTheSameOnEveryRank) {
+  RankSpec spec;
+  spec.nranks = GetParam();
+  spec.env = {{"SIEVE_SEGMENT_BYTES", "1k"}};
+  EXPECT_EQ(RunRanks(spec, RunGather), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, QuantizedAllGatherTest, ::testing::Values(2, 3));
+
+// Bytes: (n - 1) encoded shards, ceil(count / 256) scales and count * bits / 8
+// bytes of codes each, against the dense all-gather's (n - 1) * 4 * count; then
+// the argument errors, and a sendcount that differs across ranks.
+int RunGatherWireAndErrors(int rank, int n, const sieveUniqueId& id) {
+  sieveComm_t comm = nullptr;
+  RANK_CHECK(InitComm(rank, n, id, &comm) == 0, "%s", sieveGetLastError(nullptr));
+  const size_t count = 25001;
+  std::vector<float> in(count), out(count * n);
+  FillTernaryInput(8, rank, sieveFloat32, count, in.data());
+  const uint64_t dense = SentBy(comm, [&] {
+    return sieveAllGather(in.data(), out.data(), count, sieveFloat32, comm, nullptr);
+  });
+  for (int bits : {8, 4}) {
+    const uint64_t sent = SentBy(comm, [&] {
+      return sieveAllGatherQuantized(in.data(), out.data(), count, sieveFloat32, bits, comm,
+                                     nullptr);
+    });
+    const uint64_t want = static_cast<uint64_t>(n - 1) *
+                          ((count + 255) / 256 * 4 + (count * static_cast<size_t>(bits) + 7) / 8);
+    RANK_CHECK(sent == want, "bits %d: sent %llu bytes, formula %llu (%s)", bits,
+               static_cast<unsigned long long>(sent), static_cast<unsigned long long>(want),
+               sieveGetLastError(comm));
+    if (rank == 0)
+      std::fprintf(stderr, "n %d all-gather %d bits: %llu bytes per rank, dense %llu: ratio 1/%.2f\n",
+                   n, bits, static_cast<unsigned long long>(sent),
+                   static_cast<unsigned long long>(dense), double(dense) / double(sent));
+  }
+  for (int bits : {0, 2, 16})
+    RANK_CHECK(sieveAllGatherQuantized(in.data(), out.data(), count, sieveFloat32, bits, comm,
+                                       nullptr) == sieveInvalidArgument &&
+                   std::string(sieveGetLastError(comm)).find("bits") != std::string::npos,
+               "bits %d: %s", bits, sieveGetLastError(comm));
+  RANK_CHECK(sieveAllGatherQuantized(in.data(), out.data(), count, sieveInt32, 8, comm, nullptr) ==
+                     sieveInvalidArgument &&
+                 std::string(sieveGetLastError(comm)).find("datatype") != std::string::npos,
+             "int32: %s", sieveGetLastError(comm));
+  // In the communicator's step still; then bits differ on the last rank.
+  RANK_CHECK(sieveAllGatherQuantized(in.data(), out.data(), 100, sieveFloat32, 4, comm, nullptr) ==
+                 sieveSuccess,
+             "%s", sieveGetLastError(comm));
+  const sieveResult_t mismatch = sieveAllGatherQuantized(in.data(), out.data(), 100, sieveFloat32,
+                                                         rank == n - 1 ? 4 : 8, comm, nullptr);
+  const std::string msg = sieveGetLastError(comm);
+  RANK_CHECK(mismatch == sieveInvalidUsage && msg.find("bits") != std::string::npos &&
+                 msg.find("allgather-quantized") != std::string::npos,
+             "bits mismatch returned %d: %s", int(mismatch), msg.c_str());
+  RANK_CHECK(sieveCommAbort(comm) == sieveSuccess, "abort");
+  return 0;
+}
+
+TEST(QuantizedAllGatherWireTest, BytesMatchTheFormulaAndErrorsAreValues) {
+  RankSpec spec;
+  spec.nranks = 3;
+  spec.kill_after_s = 60;
+  spec.env = {{"SIEVE_TIMEOUT", "10"}};
+  EXPECT_EQ(RunRanks(spec, RunGatherWireAndErrors), "");
 }
 
 }  // namespace

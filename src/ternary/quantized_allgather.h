@@ -1,0 +1,26 @@
+// The quantized all-gather (sieveAllGatherQuantized, issue 20): each rank
+// encodes its shard once as block-scaled int8 or int4 (kernels/block_quant.h),
+// the dense ring all-gather moves the encoded shards as bytes, and every rank
+// (the owner too) decodes every shard, so all ranks hold the same values.
+// Its mode (coll/call.h) stages device buffers whole. Arguments are already
+// checked by api/.
+#ifndef SIEVE_TERNARY_QUANTIZED_ALLGATHER_H_
+#define SIEVE_TERNARY_QUANTIZED_ALLGATHER_H_
+
+#include "coll/call.h"
+
+namespace sieve::ternary {
+
+struct QuantizedGatherParams : coll::ModeParams {
+  int bits = 8;  // 8 or 4
+};
+
+// args.count: elements per rank (sendcount); recv holds count * comm.size().
+Status QuantizedAllGather(Comm& comm, const coll::CollArgs& args, int bits);
+
+// For core/collectives.def's QuantizedAllGather (dispatch/modes.cc).
+const coll::Mode& QuantizedAllGatherMode();
+
+}  // namespace sieve::ternary
+
+#endif  // SIEVE_TERNARY_QUANTIZED_ALLGATHER_H_
