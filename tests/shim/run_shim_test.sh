@@ -64,7 +64,7 @@ for ((r = 0; r < nranks; ++r)); do
   [[ $(cat "$work/badmode.$r.rc") == 2 ]] ||
     fail "rank $r: SIEVE_NCCL_MODE=fast did not fail init"
 done
-grep -q "SIEVE_NCCL_MODE=fast is not one of dense|auto-mask|ternary|auto-mask+ternary" "$work/badmode.0.log" ||
+grep -q "SIEVE_NCCL_MODE=fast is not one of dense|auto-mask|ternary|auto-mask+ternary|q3|q7|rs-ternary|rs-ternary+ag8|q7+ag8" "$work/badmode.0.log" ||
   fail "the failure does not name SIEVE_NCCL_MODE and its accepted values"
 echo "ok: SIEVE_NCCL_MODE=fast fails init naming the accepted values"
 
