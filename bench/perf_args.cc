@@ -46,8 +46,9 @@ void PrintUsage(FILE* f) {
           "                         allreduce of data that is zero outside the mask, with\n"
           "                         SIEVE_AUTO_MASK=1) -- allreduce only; default dense\n"
           "      --quant Q          none, ternary, or qL for L levels (q3, q7, q127: about 3, 4,\n"
-          "                         8 bits; q1 is ternary) (allreduce, float/half/bfloat16,\n"
-          "                         sum/avg; results are stochastic, so #wrong is N/A)\n"
+          "                         8 bits; q1 is ternary) (allreduce and reducescatter,\n"
+          "                         float/half/bfloat16, sum/avg; results are stochastic, so\n"
+          "                         #wrong is N/A); int8 or int4: block-scaled allgather\n"
           "      --mask-density D   masked mode: random mask keeping D of the elements, the\n"
           "                         same on every rank (0..1, default 1)\n"
           "      --layout sdp:C     SDP: sieveAllReduceSubnet on a balanced random layout of 64\n"
@@ -141,9 +142,15 @@ bool ApplyOption(int c, const char* arg, Options* opts) {
         opts->levels = static_cast<int>(v);
         return true;
       }
+      if (strcmp(arg, "int8") == 0 || strcmp(arg, "int4") == 0) {
+        opts->ternary = false;
+        opts->gather_bits = arg[3] == '8' ? 8 : 4;
+        return true;
+      }
       if (strcmp(arg, "none") != 0 && strcmp(arg, "ternary") != 0) return false;
       opts->ternary = strcmp(arg, "ternary") == 0;
       opts->levels = 1;
+      opts->gather_bits = 0;
       return true;
     case 'L': {
       if (strncmp(arg, "sdp:", 4) != 0) return false;
@@ -233,9 +240,19 @@ int ParseArgs(int argc, char** argv, bool verbose, Options* opts) {
       return 2;
     }
   }
-  if (opts->ternary) opts->check = false;  // stochastic rounding: no exact reference here
-  if (opts->ternary && opts->coll != Collective::kAllReduce) {
-    if (verbose) fprintf(stderr, "sieve-perf: --quant ternary runs allreduce only\n");
+  // Quantized: no exact reference here (stochastic rounding, or the int8/int4 error).
+  if (opts->ternary || opts->gather_bits != 0) opts->check = false;
+  if (opts->ternary && opts->coll != Collective::kAllReduce &&
+      opts->coll != Collective::kReduceScatter) {
+    if (verbose) fprintf(stderr, "sieve-perf: --quant ternary/qL runs allreduce or reducescatter\n");
+    return 2;
+  }
+  if (opts->gather_bits != 0 && opts->coll != Collective::kAllGather) {
+    if (verbose) fprintf(stderr, "sieve-perf: --quant int8/int4 runs allgather only\n");
+    return 2;
+  }
+  if (opts->ternary && opts->masked && opts->coll != Collective::kAllReduce) {
+    if (verbose) fprintf(stderr, "sieve-perf: --mode masked runs allreduce only\n");
     return 2;
   }
   if ((opts->masked || opts->auto_mask) && opts->coll != Collective::kAllReduce) {

@@ -33,8 +33,10 @@ struct Options {
   double mask_density = 1.0;  // --mask-density: fraction of elements the mask keeps
   bool auto_mask = false;     // --mode auto-mask: plain allreduce, zeros outside a random
                               // mask, with the library's mask tracker on (SIEVE_AUTO_MASK=1)
-  bool ternary = false;       // --quant ternary: sieveAllReduceTernary (with the mask if masked)
+  bool ternary = false;       // --quant ternary: sieveAllReduceTernary (with the mask if masked);
+                              // with -x reducescatter, sieveReduceScatterQuantized
   int levels = 1;             // --quant qL: sieveAllReduceQuantized at L levels (ternary set too)
+  int gather_bits = 0;        // --quant int8/int4 with -x allgather: sieveAllGatherQuantized
   double sdp_coverage = -1;   // --layout sdp:C: sieveAllReduceSubnet on a balanced random
                               // layout, each block held by about C*nranks ranks (-1: off)
   double d2ft_p = -1;         // --d2ft P: sieveAllReduceD2ft, each subnet touched by each rank

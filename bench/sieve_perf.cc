@@ -160,8 +160,16 @@ class Bench {
       case Collective::kReduce:
         return sieveReduce(bufs.send, bufs.recv, n, t, opts_.op, opts_.root, comm_, nullptr);
       case Collective::kAllGather:
+        if (opts_.gather_bits != 0)
+          return sieveAllGatherQuantized(bufs.send, bufs.recv, n, t, opts_.gather_bits, comm_,
+                                         nullptr);
         return sieveAllGather(bufs.send, bufs.recv, n, t, comm_, nullptr);
       case Collective::kReduceScatter:
+        if (opts_.ternary) {
+          sieveTernaryParams_t params{1, ++ternary_step_, 0, nullptr, 0};
+          return sieveReduceScatterQuantized(bufs.send, bufs.recv, n, t, opts_.op, opts_.levels,
+                                             &params, comm_, nullptr);
+        }
         return sieveReduceScatter(bufs.send, bufs.recv, n, t, opts_.op, comm_, nullptr);
       case Collective::kSendRecv:
         return SendRecv(n, bufs);
