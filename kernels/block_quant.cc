@@ -47,6 +47,7 @@ size_t BlockQuantBytes(size_t count, int bits) {
 }
 
 void BlockQuantEncode(DType dtype, const void* in, size_t count, int bits, void* out) {
+  if (count == 0) return;  // `out` may be NULL then (memset's argument must not be)
   unsigned char* scales = static_cast<unsigned char*>(out);
   unsigned char* codes = scales + Blocks(count) * sizeof(float);
   std::memset(codes, 0, (count * static_cast<size_t>(bits) + 7) / 8);

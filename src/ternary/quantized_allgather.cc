@@ -9,8 +9,7 @@
 #include "plan/algo_choice.h"
 #include "sieve.h"
 
-static_assert(SIEVE_ALLGATHER_QUANT_BLOCK == sieve::kernels::kBlockQuantBlock,
-              "one block size");
+static_assert(SIEVE_ALLGATHER_QUANT_BLOCK == sieve::kernels::kBlockQuantBlock, "one block size");
 
 namespace sieve::ternary {
 
@@ -40,8 +39,8 @@ Status QuantizedAllGather(Comm& comm, const coll::CollArgs& a, int bits) {
     SIEVE_RETURN_IF_ERROR(ch.Conclude(coll::RingAllGather(ch, bytes, comm.config().segment_bytes)));
   }
   for (int r = 0; r < n; ++r)
-    kernels::BlockQuantDecode(a.dtype, image.data() + static_cast<size_t>(r) * shard, a.count,
-                              bits, static_cast<char*>(a.recv) + static_cast<size_t>(r) * a.count * es);
+    kernels::BlockQuantDecode(a.dtype, image.data() + static_cast<size_t>(r) * shard, a.count, bits,
+                              static_cast<char*>(a.recv) + static_cast<size_t>(r) * a.count * es);
   return Status::OK();
 }
 

@@ -45,8 +45,8 @@ int ReduceScatterMatchesHost(int rank, int n, const sieveUniqueId& id) {
       char* d_out = c.in_place ? d + rank * bytes : static_cast<char*>(mem.Alloc(bytes));
       for (int step = 0; step < (c.feedback ? 3 : 1); ++step) {
         FillTernaryInput(40 + 4 * k + step, rank, c.dtype, count * n, send.data());
-        const sieveTernaryParams_t p = TernaryParams(9 + k, step, k == 0 ? 0 : 61, nullptr,
-                                                     c.feedback);
+        const sieveTernaryParams_t p =
+            TernaryParams(9 + k, step, k == 0 ? 0 : 61, nullptr, c.feedback);
         RANK_CHECK(sieveReduceScatterQuantized(send.data(), want.data(), count, c.dtype, c.op,
                                                c.levels, &p, comm, nullptr) == sieveSuccess,
                    "host: %s", sieveGetLastError(comm));

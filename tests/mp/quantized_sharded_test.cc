@@ -35,8 +35,7 @@ long CountDifferent(sieveDataType_t dtype, const char* got, const char* want, si
   long bad = 0;
   const size_t es = ElemSize(dtype);
   for (size_t j = 0; j < count; ++j) {
-    if (std::isnan(LoadWidened(dtype, got, j)) && std::isnan(LoadWidened(dtype, want, j)))
-      continue;
+    if (std::isnan(LoadWidened(dtype, got, j)) && std::isnan(LoadWidened(dtype, want, j))) continue;
     bad += std::memcmp(got + j * es, want + j * es, es) != 0;
   }
   return bad;
@@ -70,12 +69,12 @@ int RunExactness(int rank, int n, const sieveUniqueId& id) {
         std::vector<char> send = TernaryCaseInput(c, rank), recv(bytes + 1, 0x5a);
         void* out = in_place ? send.data() + rank * bytes : recv.data();
         sieveTernaryParams_t params = TernaryParams(c.seed, c.step, c.block);
-        RANK_CHECK(sieveReduceScatterQuantized(send.data(), out, count, dtype, op, levels,
-                                               &params, comm, nullptr) == sieveSuccess,
+        RANK_CHECK(sieveReduceScatterQuantized(send.data(), out, count, dtype, op, levels, &params,
+                                               comm, nullptr) == sieveSuccess,
                    "%s", sieveGetLastError(comm));
         const std::vector<char> expected = ExpectedTernary(c);
-        long wrong = CountDifferent(dtype, static_cast<char*>(out), expected.data() + rank * bytes,
-                                    count);
+        long wrong =
+            CountDifferent(dtype, static_cast<char*>(out), expected.data() + rank * bytes, count);
         if (!in_place && recv[bytes] != 0x5a) ++wrong;  // wrote past the end
         if (wrong != 0)
           std::fprintf(stderr, "rank %d: L %d dtype %d op %d count %zu block %zu%s: %ld wrong\n",
@@ -190,8 +189,8 @@ int RunErrors(int rank, int n, const sieveUniqueId& id) {
     return 0;
   };
   for (int bad : {0, -1, SIEVE_MAX_LEVELS + 1})
-    if (expect(sieveReduceScatterQuantized(in.data(), out.data(), 1000, sieveFloat32, sieveSum,
-                                           bad, &params, comm, nullptr),
+    if (expect(sieveReduceScatterQuantized(in.data(), out.data(), 1000, sieveFloat32, sieveSum, bad,
+                                           &params, comm, nullptr),
                "levels", "bad levels") != 0)
       return 1;
   if (expect(sieveReduceScatterQuantized(in.data(), out.data(), 1000, sieveFloat32, sieveMax, 3,
@@ -204,14 +203,20 @@ int RunErrors(int rank, int n, const sieveUniqueId& id) {
                                          nullptr, comm, nullptr),
              "params", "NULL params") != 0 ||
       // recvbuff inside sendbuff, not at this rank's block.
-      expect(sieveReduceScatterQuantized(in.data(), in.data() + 1 + 1000 * rank, 999,
-                                         sieveFloat32, sieveSum, 3, &params, comm, nullptr),
+      expect(sieveReduceScatterQuantized(in.data(), in.data() + 1 + 1000 * rank, 999, sieveFloat32,
+                                         sieveSum, 3, &params, comm, nullptr),
              "overlap", "overlap") != 0)
     return 1;
-  // The communicator is still in step.
+  // The communicator is still in step; a count of 0 (NULL buffers) takes part too.
   RANK_CHECK(sieveReduceScatterQuantized(in.data(), out.data(), 1000, sieveFloat32, sieveSum, 3,
                                          &params, comm, nullptr) == sieveSuccess,
              "%s", sieveGetLastError(comm));
+  RANK_CHECK(sieveReduceScatterQuantized(nullptr, nullptr, 0, sieveFloat32, sieveAvg, 1, &params,
+                                         comm, nullptr) == sieveSuccess,
+             "count 0: %s", sieveGetLastError(comm));
+  RANK_CHECK(
+      sieveAllGatherQuantized(nullptr, nullptr, 0, sieveFloat32, 8, comm, nullptr) == sieveSuccess,
+      "all-gather count 0: %s", sieveGetLastError(comm));
   // recvcount 999 on the last rank: every rank fails, naming the count.
   const size_t count = rank == n - 1 ? 999 : 1000;
   const sieveResult_t mismatch = sieveReduceScatterQuantized(
@@ -219,8 +224,8 @@ int RunErrors(int rank, int n, const sieveUniqueId& id) {
   const std::string msg = sieveGetLastError(comm);
   RANK_CHECK(mismatch == sieveInvalidUsage, "count mismatch returned %d: %s", int(mismatch),
              msg.c_str());
-  RANK_CHECK(msg.find("count") != std::string::npos && msg.find("reducescatter-quantized") !=
-                                                           std::string::npos,
+  RANK_CHECK(msg.find("count") != std::string::npos &&
+                 msg.find("reducescatter-quantized") != std::string::npos,
              "%s", msg.c_str());
   RANK_CHECK(sieveCommAbort(comm) == sieveSuccess, "abort");
   return 0;
@@ -280,8 +285,8 @@ int RunGather(int rank, int n, const sieveUniqueId& id) {
         std::vector<char> recv(count * es * n + 1, 0x5a);
         if (in_place) std::memcpy(recv.data() + rank * count * es, shards[rank].data(), count * es);
         const void* send = in_place ? recv.data() + rank * count * es : shards[rank].data();
-        RANK_CHECK(sieveAllGatherQuantized(send, recv.data(), count, dtype, bits, comm,
-                                           nullptr) == sieveSuccess,
+        RANK_CHECK(sieveAllGatherQuantized(send, recv.data(), count, dtype, bits, comm, nullptr) ==
+                       sieveSuccess,
                    "%s", sieveGetLastError(comm));
         RANK_CHECK(recv[count * es * n] == 0x5a, "wrote past the end");
         double worst = 0;  // largest error / (s / 2) seen
@@ -360,8 +365,9 @@ int RunGatherWireAndErrors(int rank, int n, const sieveUniqueId& id) {
                static_cast<unsigned long long>(sent), static_cast<unsigned long long>(want),
                sieveGetLastError(comm));
     if (rank == 0)
-      std::fprintf(stderr, "n %d all-gather %d bits: %llu bytes per rank, dense %llu: ratio 1/%.2f\n",
-                   n, bits, static_cast<unsigned long long>(sent),
+      std::fprintf(stderr,
+                   "n %d all-gather %d bits: %llu bytes per rank, dense %llu: ratio 1/%.2f\n", n,
+                   bits, static_cast<unsigned long long>(sent),
                    static_cast<unsigned long long>(dense), double(dense) / double(sent));
   }
   for (int bits : {0, 2, 16})

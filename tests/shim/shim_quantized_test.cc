@@ -89,9 +89,9 @@ int RunRsTernaryAg8(int rank, int n, const sieveUniqueId& sid) {
   // The all-gather of every rank's shard: int8, within the bound, not exact.
   std::vector<float> shard(recvcount), all(recvcount * n);
   for (size_t j = 0; j < recvcount; ++j) shard[j] = std::sin(0.37f * j + rank) * (1 + rank);
-  RANK_CHECK(ncclAllGather(shard.data(), all.data(), recvcount, ncclFloat32, comm, nullptr) ==
-                 ncclSuccess,
-             "%s", ncclGetLastError(comm));
+  RANK_CHECK(
+      ncclAllGather(shard.data(), all.data(), recvcount, ncclFloat32, comm, nullptr) == ncclSuccess,
+      "%s", ncclGetLastError(comm));
   long inexact = 0;
   for (int r = 0; r < n; ++r)
     for (size_t j = 0; j < recvcount; ++j) {
@@ -109,8 +109,8 @@ int RunRsTernaryAg8(int rank, int n, const sieveUniqueId& sid) {
              "%s", ncclGetLastError(comm));
   for (int r = 0; r < n; ++r) RANK_CHECK(gathered[r * 5 + 4] == r, "int32 all-gather changed");
   float one = 1.0f + rank;
-  RANK_CHECK(ncclAllReduce(&one, &one, 1, ncclFloat32, ncclSum, comm, nullptr) == ncclSuccess,
-             "%s", ncclGetLastError(comm));
+  RANK_CHECK(ncclAllReduce(&one, &one, 1, ncclFloat32, ncclSum, comm, nullptr) == ncclSuccess, "%s",
+             ncclGetLastError(comm));
   RANK_CHECK(one == n * (n + 1) / 2.0f, "the all-reduce was not dense: %g", one);
   RANK_CHECK(ncclCommDestroy(comm) == ncclSuccess, "destroy");
   return 0;
