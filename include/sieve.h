@@ -466,16 +466,19 @@ sieveResult_t sieveAllReduceQuantized(const void* sendbuff, void* recvbuff, size
  * agreed scale s_b (max over ranks of max |g| in b), codes q in [-L, L] from Philox
  * (seed, rank, step, j) with j the index in sendbuff, the ring's integer partial sums
  * exact (k ranks in ceil(log2(2kL + 1)) bits), recvbuff[i] = (s_b * Q) / L (sum) or
- * (s_b * Q) / (nranks * L) (avg). Each rank sends, per element of recvcount, the sum
- * over k = 1..nranks-1 of ceil(log2(2kL + 1)) bits (per ring message rounded up to a
- * byte), plus ceil(recvcount * nranks / block_size) float32 scales to every peer:
- * at 4 ranks 8 bits (L = 1) and 15 bits (L = 7) where the dense ring sends 3 elements.
+ * (s_b * Q) / (nranks * L) (avg). Unmasked, each rank sends, per element of recvcount,
+ * the sum over k = 1..nranks-1 of ceil(log2(2kL + 1)) bits (per ring message rounded
+ * up to a byte), plus ceil(recvcount * nranks / block_size) float32 scales to every
+ * peer: at 4 ranks 8 bits (L = 1) and 15 bits (L = 7) where the dense ring sends 96.
  * float32/float16/bfloat16, sum or avg; 1 <= levels <= SIEVE_MAX_LEVELS. In place when
- * recvbuff == sendbuff + rank * recvcount. params->mask must be NULL; error feedback
- * keeps a residual of recvcount * nranks floats for sendbuff. The non-finite contract
- * is sieveAllReduceTernary's. Device buffers are staged whole to host memory and
- * quantized there (no device kernels for it yet), with the same result. A recvcount, op, datatype, levels or params field that differs
- * across ranks fails the call on every rank. */
+ * recvbuff == sendbuff + rank * recvcount. params->mask, when set, is registered for
+ * recvcount * nranks elements and applies to sendbuff as for the all-reduce (only kept
+ * elements are quantized and travel; recvbuff is 0 where it drops). Error feedback
+ * keeps a residual per quantized element of sendbuff. The non-finite contract is
+ * sieveAllReduceTernary's. Device buffers are staged whole to host memory and quantized
+ * there (no device kernels for it yet), with the same result. A recvcount, op,
+ * datatype, levels or params field that differs across ranks fails the call on every
+ * rank. */
 sieveResult_t sieveReduceScatterQuantized(const void* sendbuff, void* recvbuff, size_t recvcount,
                                           sieveDataType_t datatype, sieveRedOp_t op, int levels,
                                           const sieveTernaryParams_t* params, sieveComm_t comm,

@@ -73,9 +73,6 @@ Status Submit(const char* entry, const char* name, sieve::algo::OpKind kind,
   const size_t es = sieve::kernels::DTypeSize(args.dtype);
   SIEVE_RETURN_IF_ERROR(sieve::CheckByteSize(count, blocks, es, "count"));
   SIEVE_RETURN_IF_ERROR(CheckTernaryParams(params, count * blocks, name));
-  if (scatter && params->mask != nullptr)
-    return Status::InvalidArgument(
-        sieve::StrFormat("params->mask: masks are not supported by %s (pass NULL)", name));
   SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
   SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
   // In place: sendbuff at recvbuff (the all-reduce), or recvbuff at our block.
@@ -95,7 +92,7 @@ Status Submit(const char* entry, const char* name, sieve::algo::OpKind kind,
   mode->error_feedback = params->error_feedback != 0;
   mode->mask_handle = params->mask;
   if (params->mask != nullptr)
-    SIEVE_RETURN_IF_ERROR(sieve::CheckMaskUse(params->mask, impl, count, &mode->mask));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckMaskUse(params->mask, impl, count * blocks, &mode->mask));
   sieve::coll::Call call;
   call.entry = entry;
   call.kind = kind;

@@ -15,8 +15,10 @@
 namespace sieve::coll {
 
 // args.base.count: elements per rank (recvcount); args.base.send holds
-// count * comm.size() of them. No mask (args.mask_idx must be null);
-// args.residual, when set, holds count * comm.size() floats.
+// count * comm.size() of them. A mask (args.mask_idx etc.) covers all of
+// sendbuff: only its kept elements are quantized (Philox index and scale block
+// = position among them) and recvbuff is 0 where it drops. args.residual, when
+// set, holds one float per quantized element.
 Status QuantizedReduceScatter(Comm& comm, const TernaryArgs& args);
 
 }  // namespace sieve::coll

@@ -92,14 +92,21 @@ Status EnqueueOnDevice(Comm& comm, const Call& call) {
 
 const coll::Mode kTernary = {&RunOnHost, &EnqueueOnDevice, nullptr};
 
-// The reduce-scatter on host memory `buffers` (sendbuff: count * nranks elements).
+// The reduce-scatter on host memory `buffers` (sendbuff: count * nranks elements,
+// which the mask, if any, covers).
 Status RunReduceScatterOver(Comm& comm, const Call& call, const coll::CollArgs& buffers) {
   const TernaryParams& p = call.Params<TernaryParams>();
   coll::TernaryArgs args = ArgsOver(call, buffers);
   const size_t total = call.args.count * static_cast<size_t>(comm.size());
+  if (p.mask) {
+    ++comm.stats().masked_collectives;
+    args.mask_idx = p.mask->idx.data();
+    args.mask_bits = p.mask->bits.data();
+    args.mask_nnz = p.mask->idx.size();
+  }
   if (p.error_feedback)
-    args.residual = HostResidualFor(comm, call.args.send, total,
-                                    static_cast<int>(call.args.dtype), nullptr, total);
+    args.residual = HostResidualFor(comm, call.args.send, total, static_cast<int>(call.args.dtype),
+                                    p.mask_handle, p.mask ? p.mask->idx.size() : total);
   return coll::QuantizedReduceScatter(comm, args);
 }
 

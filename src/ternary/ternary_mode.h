@@ -26,8 +26,8 @@ struct TernaryParams : coll::ModeParams {
 
 // For core/collectives.def's TernaryAllReduce (dispatch/modes.cc).
 const coll::Mode& TernaryMode();
-// For its QuantizedReduceScatter (TernaryParams without a mask; the residual
-// of error feedback covers the whole sendbuff, count * nranks elements).
+// For its QuantizedReduceScatter (TernaryParams; the mask and the residual of
+// error feedback cover the whole sendbuff, count * nranks elements).
 const coll::Mode& QuantizedReduceScatterMode();
 
 }  // namespace sieve::ternary

@@ -1,7 +1,8 @@
 // The quantized reduce-scatter on device buffers over the fake device: every
 // rank's block staged whole (SIEVE_GPU_CHUNK_BYTES far below the buffer, which
 // would cut a dense reduce-scatter into chunks and re-index its Philox
-// stream), in place and not, with error feedback for three steps: bit for bit
+// stream), in place and not, masked and not, with error feedback for three
+// steps: bit for bit
 // the host path's result (its own residuals, from zero alike). The quantized
 // all-gather staged whole the same way, in place and not: the host path's bytes.
 #include <gtest/gtest.h>
@@ -28,13 +29,14 @@ int ReduceScatterMatchesHost(int rank, int n, const sieveUniqueId& id) {
       sieveDataType_t dtype;
       sieveRedOp_t op;
       int levels;
-      bool feedback, in_place;
+      bool feedback, in_place, masked;
     };
-    const Case cases[] = {{sieveFloat32, sieveSum, 1, false, false},
-                          {sieveFloat16, sieveAvg, 7, true, true},
-                          {sieveBfloat16, sieveSum, 127, true, false}};
+    const Case cases[] = {{sieveFloat32, sieveSum, 1, false, false, false},
+                          {sieveFloat16, sieveAvg, 7, true, true, false},
+                          {sieveBfloat16, sieveSum, 127, true, false, false},
+                          {sieveFloat32, sieveAvg, 3, true, false, true}};
     std::vector<std::vector<char>> host_sends;  // residual keys: kept alive, never reused
-    host_sends.reserve(3);
+    host_sends.reserve(4);
     int k = 0;
     for (const Case& c : cases) {
       const size_t count = 3001 + 2 * k, es = c.dtype == sieveFloat32 ? 4 : 2;
@@ -43,10 +45,18 @@ int ReduceScatterMatchesHost(int rank, int n, const sieveUniqueId& id) {
       std::vector<char> want(bytes), got(bytes);
       char* d = static_cast<char*>(mem.Alloc(total));
       char* d_out = c.in_place ? d + rank * bytes : static_cast<char*>(mem.Alloc(bytes));
+      sieveMask_t mask = nullptr;  // over the whole sendbuff, about 2/3 kept
+      if (c.masked) {
+        std::vector<uint8_t> keep(count * n);
+        for (size_t j = 0; j < keep.size(); ++j) keep[j] = (j * 7 + j / 5) % 3 != 1;
+        RANK_CHECK(sieveMaskRegister(comm, keep.data(), sieveMaskBytes, keep.size(),
+                                     sieveMaskStrict, &mask) == sieveSuccess,
+                   "register: %s", sieveGetLastError(comm));
+      }
       for (int step = 0; step < (c.feedback ? 3 : 1); ++step) {
         FillTernaryInput(40 + 4 * k + step, rank, c.dtype, count * n, send.data());
         const sieveTernaryParams_t p =
-            TernaryParams(9 + k, step, k == 0 ? 0 : 61, nullptr, c.feedback);
+            TernaryParams(9 + k, step, k == 0 ? 0 : 61, mask, c.feedback);
         RANK_CHECK(sieveReduceScatterQuantized(send.data(), want.data(), count, c.dtype, c.op,
                                                c.levels, &p, comm, nullptr) == sieveSuccess,
                    "host: %s", sieveGetLastError(comm));
@@ -59,6 +69,7 @@ int ReduceScatterMatchesHost(int rank, int n, const sieveUniqueId& id) {
         RANK_CHECK(std::memcmp(got.data(), want.data(), bytes) == 0,
                    "case %d step %d: the device result differs from the host path's", k, step);
       }
+      if (mask != nullptr) RANK_CHECK(sieveMaskDeregister(mask) == sieveSuccess, "deregister");
       ++k;
     }
     RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");

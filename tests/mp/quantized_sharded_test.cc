@@ -1,11 +1,10 @@
 // The sharded-training collectives of issue 20 on real processes:
 // sieveReduceScatterQuantized bit for bit against the one-process reference for
-// L in {1, 3, 7, 127} x float32/float16/bfloat16 x sum/avg x n in {2, 3, 4} x odd
-// counts (in place and not); its wire bytes equal the bit-growth formula and, at
-// n = 4, at most 1/8 (L = 1) and 1/5 (L = 7) of the dense reduce-scatter's
-// (counted, not timed); its argument errors. sieveAllGatherQuantized: every
-// element within the bound include/sieve.h states, the same bytes on every
-// rank, non-finite blocks, wire bytes, errors.
+// L in {1, 3, 7, 127} x float32/float16/bfloat16 x sum/avg x masked/unmasked x
+// n in {2, 3, 4} x odd counts (in place and not); its wire bytes equal the bit-growth formula and,
+// at n = 4, at most 1/8 (L = 1) and 1/5 (L = 7) of the dense reduce-scatter's (counted, not timed);
+// its argument errors. sieveAllGatherQuantized: every element within the bound include/sieve.h
+// states, the same bytes on every rank, non-finite blocks, wire bytes, errors.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -41,47 +40,71 @@ long CountDifferent(sieveDataType_t dtype, const char* got, const char* want, si
   return bad;
 }
 
-// Every L x dtype x op, counts and blocks cycling through odd sizes, every
-// other case in place (recvbuff = sendbuff + rank * recvcount): rank r's result
-// is chunk r of the reference quantized all-reduce of the whole sendbuffs.
+// The same mask on every rank for buffers of `count` (about 2/3 kept); *kept gets it.
+sieveMask_t SomeMask(sieveComm_t comm, size_t count, std::vector<bool>* kept) {
+  std::vector<uint8_t> bytes(count);
+  kept->assign(count, false);
+  for (size_t j = 0; j < count; ++j) bytes[j] = (*kept)[j] = (j * 7 + j / 5) % 3 != 1;
+  sieveMask_t mask = nullptr;
+  if (sieveMaskRegister(comm, bytes.data(), sieveMaskBytes, count, sieveMaskStrict, &mask) !=
+      sieveSuccess)
+    return nullptr;
+  return mask;
+}
+
+// Every L x dtype x op x masked/unmasked, counts and blocks cycling through odd
+// sizes, every other case in place (recvbuff = sendbuff + rank * recvcount):
+// rank r's result is chunk r of the reference quantized all-reduce of the whole
+// sendbuffs (under a mask over all of them: zeros where it drops).
 int RunExactness(int rank, int n, const sieveUniqueId& id) {
   sieveComm_t comm = nullptr;
   RANK_CHECK(InitComm(rank, n, id, &comm) == 0, "%s", sieveGetLastError(nullptr));
+  std::vector<std::vector<bool>> kept(5);
+  std::vector<sieveMask_t> masks(5);
+  for (int i = 0; i < 5; ++i) {
+    masks[i] = SomeMask(comm, kCounts[i] * n, &kept[i]);
+    RANK_CHECK(masks[i] != nullptr, "%s", sieveGetLastError(comm));
+  }
   long bad = 0;
   int k = 0;
   for (int levels : kLevels)
     for (sieveDataType_t dtype : kTypes)
-      for (sieveRedOp_t op : {sieveSum, sieveAvg}) {
-        const size_t count = kCounts[k % 5];
-        TernaryCase c;
-        c.input_seed = 300 + k;
-        c.nranks = n;
-        c.dtype = dtype;
-        c.op = op;
-        c.count = count * static_cast<size_t>(n);
-        c.block = k % 3 == 0 ? 2048 : (k % 3 == 1 ? 7 : 61);
-        c.seed = 0x5ca77e0ull + k;
-        c.step = 11 + k;
-        c.levels = levels;
-        const bool in_place = k % 2 == 1;
-        ++k;
-        const size_t es = ElemSize(dtype), bytes = count * es;
-        std::vector<char> send = TernaryCaseInput(c, rank), recv(bytes + 1, 0x5a);
-        void* out = in_place ? send.data() + rank * bytes : recv.data();
-        sieveTernaryParams_t params = TernaryParams(c.seed, c.step, c.block);
-        RANK_CHECK(sieveReduceScatterQuantized(send.data(), out, count, dtype, op, levels, &params,
-                                               comm, nullptr) == sieveSuccess,
-                   "%s", sieveGetLastError(comm));
-        const std::vector<char> expected = ExpectedTernary(c);
-        long wrong =
-            CountDifferent(dtype, static_cast<char*>(out), expected.data() + rank * bytes, count);
-        if (!in_place && recv[bytes] != 0x5a) ++wrong;  // wrote past the end
-        if (wrong != 0)
-          std::fprintf(stderr, "rank %d: L %d dtype %d op %d count %zu block %zu%s: %ld wrong\n",
-                       rank, levels, int(dtype), int(op), count, c.block,
-                       in_place ? " in place" : "", wrong);
-        bad += wrong != 0;
-      }
+      for (sieveRedOp_t op : {sieveSum, sieveAvg})
+        for (bool masked : {false, true}) {
+          const size_t count = kCounts[k % 5];
+          TernaryCase c;
+          c.input_seed = 300 + k;
+          c.nranks = n;
+          c.dtype = dtype;
+          c.op = op;
+          c.count = count * static_cast<size_t>(n);
+          c.block = k % 3 == 0 ? 2048 : (k % 3 == 1 ? 7 : 61);
+          c.seed = 0x5ca77e0ull + k;
+          c.step = 11 + k;
+          c.levels = levels;
+          if (masked) c.kept = &kept[k % 5];
+          const bool in_place = k % 2 == 1;
+          sieveTernaryParams_t params =
+              TernaryParams(c.seed, c.step, c.block, masked ? masks[k % 5] : nullptr);
+          ++k;
+          const size_t es = ElemSize(dtype), bytes = count * es;
+          std::vector<char> send = TernaryCaseInput(c, rank), recv(bytes + 1, 0x5a);
+          void* out = in_place ? send.data() + rank * bytes : recv.data();
+          RANK_CHECK(sieveReduceScatterQuantized(send.data(), out, count, dtype, op, levels,
+                                                 &params, comm, nullptr) == sieveSuccess,
+                     "%s", sieveGetLastError(comm));
+          const std::vector<char> expected = ExpectedTernary(c);
+          long wrong =
+              CountDifferent(dtype, static_cast<char*>(out), expected.data() + rank * bytes, count);
+          if (!in_place && recv[bytes] != 0x5a) ++wrong;  // wrote past the end
+          if (wrong != 0)
+            std::fprintf(stderr,
+                         "rank %d: L %d dtype %d op %d count %zu block %zu%s%s: %ld wrong\n", rank,
+                         levels, int(dtype), int(op), count, c.block, in_place ? " in place" : "",
+                         masked ? " masked" : "", wrong);
+          bad += wrong != 0;
+        }
+  for (sieveMask_t m : masks) RANK_CHECK(sieveMaskDeregister(m) == sieveSuccess, "deregister");
   RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
   RANK_CHECK(bad == 0, "%ld cases wrong", bad);
   return 0;
@@ -207,6 +230,16 @@ int RunErrors(int rank, int n, const sieveUniqueId& id) {
                                          sieveSum, 3, &params, comm, nullptr),
              "overlap", "overlap") != 0)
     return 1;
+  // A mask must cover the whole sendbuff (recvcount * nranks), not recvbuff.
+  std::vector<bool> kept;
+  sieveMask_t recv_sized = SomeMask(comm, 1000, &kept);
+  RANK_CHECK(recv_sized != nullptr, "%s", sieveGetLastError(comm));
+  sieveTernaryParams_t masked = TernaryParams(1, 2, 0, recv_sized);
+  if (expect(sieveReduceScatterQuantized(in.data(), out.data(), 1000, sieveFloat32, sieveSum, 3,
+                                         &masked, comm, nullptr),
+             "mask", "a mask of recvcount elements") != 0)
+    return 1;
+  RANK_CHECK(sieveMaskDeregister(recv_sized) == sieveSuccess, "deregister");
   // The communicator is still in step; a count of 0 (NULL buffers) takes part too.
   RANK_CHECK(sieveReduceScatterQuantized(in.data(), out.data(), 1000, sieveFloat32, sieveSum, 3,
                                          &params, comm, nullptr) == sieveSuccess,
