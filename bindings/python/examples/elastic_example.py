@@ -21,7 +21,6 @@ import sys
 import tempfile
 import time
 
-import numpy as np
 import torch
 
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..")))
