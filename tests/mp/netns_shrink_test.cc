@@ -19,17 +19,17 @@ namespace sieve_test {
 namespace {
 
 constexpr int kRanks = 4;
-constexpr int kVictim = 3;                      // host b, local index 1
-constexpr size_t kCount = size_t{1} << 20;      // 4 MiB of float32
-constexpr double kTimeoutS = 5;                 // SIEVE_TIMEOUT
+constexpr int kVictim = 3;                  // host b, local index 1
+constexpr size_t kCount = size_t{1} << 20;  // 4 MiB of float32
+constexpr double kTimeoutS = 5;             // SIEVE_TIMEOUT
 constexpr const char* kTimeout = "5";
 
 // The survivors' side: revoke, agree on who failed, shrink, one exact all-reduce.
 int ShrinkAway(sieveComm_t comm, int rank, double died_s) {
   RANK_CHECK(sieveCommRevoke(comm, 0) == sieveSuccess, "revoke: %s", sieveGetLastError(comm));
   int failed[kRanks] = {}, nfailed = -1;
-  RANK_CHECK(sieveCommAgreeFailedRanks(comm, failed, kRanks, &nfailed) == sieveSuccess,
-             "agree: %s", sieveGetLastError(comm));
+  RANK_CHECK(sieveCommAgreeFailedRanks(comm, failed, kRanks, &nfailed) == sieveSuccess, "agree: %s",
+             sieveGetLastError(comm));
   RANK_CHECK(nfailed == 1 && failed[0] == kVictim, "rank %d: agreed on %d failed ranks (first %d)",
              rank, nfailed, nfailed > 0 ? failed[0] : -1);
   sieveComm_t shrunk = nullptr;
@@ -39,15 +39,17 @@ int ShrinkAway(sieveComm_t comm, int rank, double died_s) {
   int new_rank = -1, new_size = -1;
   sieveCommUserRank(shrunk, &new_rank);
   sieveCommCount(shrunk, &new_size);
-  RANK_CHECK(new_size == kRanks - 1 && new_rank == rank, "rank %d became %d of %d", rank,
-             new_rank, new_size);
+  RANK_CHECK(new_size == kRanks - 1 && new_rank == rank, "rank %d became %d of %d", rank, new_rank,
+             new_size);
   sieveResult_t res;
   long wrong = CheckedAllReduce(shrunk, new_rank, new_size, kCount + 3, &res);
   RANK_CHECK(res == sieveSuccess, "all-reduce on the shrunk communicator: %s",
              sieveGetLastError(shrunk));
   RANK_CHECK(wrong == 0, "rank %d: %ld wrong elements on the shrunk communicator", rank, wrong);
-  std::fprintf(stderr, "rank %d (host %d): exact all-reduce on the shrunk communicator %.3f s "
-               "after rank %d died\n", rank, TwoHosts::HostOf(rank), NowS() - died_s, kVictim);
+  std::fprintf(stderr,
+               "rank %d (host %d): exact all-reduce on the shrunk communicator %.3f s "
+               "after rank %d died\n",
+               rank, TwoHosts::HostOf(rank), NowS() - died_s, kVictim);
   RANK_CHECK(sieveCommDestroy(shrunk) == sieveSuccess, "destroy: %s", sieveGetLastError(nullptr));
   RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "parent destroy");
   return 0;
@@ -60,29 +62,26 @@ TEST(NetnsShrinkTest, DeadRankOnAnotherHostIsShrunkAway) {
   RankSpec spec = HostSpec(hosts, kTimeout);
   // Its 6th data segment: past the host-local reduce-scatter, in the inter-host step.
   spec.env.push_back({"SIEVE_FAULT", "rank=3,on=send,min=65536,nth=6,do=kill"});
-  std::string failures;
-  {
-    VictimWatcher watcher(board.get(), kRanks, kVictim, /*stopped=*/false, 0);
-    failures = RunRanks(spec, [&](int rank, int nranks, const sieveUniqueId& id) {
-      board->pid[rank].store(getpid());
-      sieveComm_t comm = nullptr;
-      RANK_CHECK(InitComm(rank, nranks, id, &comm) == 0, "%s", sieveGetLastError(nullptr));
-      sieveResult_t res;
-      RANK_CHECK(CheckedAllReduce(comm, rank, nranks, 1001, &res) == 0, "warm-up");
-      CheckedAllReduce(comm, rank, nranks, kCount, &res);  // rank 3 dies inside
-      RANK_CHECK(rank != kVictim, "the victim survived");
-      RANK_CHECK(res != sieveSuccess, "the all-reduce succeeded without rank %d", kVictim);
-      RANK_CHECK(WaitFor([&] { return board->event_s.load() > 0; }, 10), "no death seen");
-      const double died = board->event_s.load();
-      const double detect = NowS() - died;
-      std::fprintf(stderr, "rank %d (host %d): failed %.3f s after rank %d died: %s\n", rank,
-                   TwoHosts::HostOf(rank), detect, kVictim, sieveGetLastError(comm));
-      EXPECT_LE(detect, kTimeoutS) << "the death was not found within SIEVE_TIMEOUT";
-      if (ShrinkAway(comm, rank, died) != 0) return 1;
-      board->rejoined.fetch_add(1);
-      return 0;
-    });
-  }
+  spec.watch = VictimWatch(board.get(), kRanks, kVictim, /*stopped=*/false, 0);
+  std::string failures = RunRanks(spec, [&](int rank, int nranks, const sieveUniqueId& id) {
+    board->pid[rank].store(getpid());
+    sieveComm_t comm = nullptr;
+    RANK_CHECK(InitComm(rank, nranks, id, &comm) == 0, "%s", sieveGetLastError(nullptr));
+    sieveResult_t res;
+    RANK_CHECK(CheckedAllReduce(comm, rank, nranks, 1001, &res) == 0, "warm-up");
+    CheckedAllReduce(comm, rank, nranks, kCount, &res);  // rank 3 dies inside
+    RANK_CHECK(rank != kVictim, "the victim survived");
+    RANK_CHECK(res != sieveSuccess, "the all-reduce succeeded without rank %d", kVictim);
+    RANK_CHECK(WaitFor([&] { return board->event_s.load() > 0; }, 10), "no death seen");
+    const double died = board->event_s.load();
+    const double detect = NowS() - died;
+    std::fprintf(stderr, "rank %d (host %d): failed %.3f s after rank %d died: %s\n", rank,
+                 TwoHosts::HostOf(rank), detect, kVictim, sieveGetLastError(comm));
+    EXPECT_LE(detect, kTimeoutS) << "the death was not found within SIEVE_TIMEOUT";
+    if (ShrinkAway(comm, rank, died) != 0) return 1;
+    board->rejoined.fetch_add(1);
+    return 0;
+  });
   EXPECT_EQ(failures, "rank 3 killed by signal 9\n");
   EXPECT_EQ(board->rejoined.load(), kRanks - 1);
 }
