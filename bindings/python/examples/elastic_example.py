@@ -258,7 +258,7 @@ def launch(args, mode, workdir):
             mode, rcs, VICTIM))
     with open(os.path.join(workdir, "curve.json")) as f:
         run = json.load(f)
-    if mode == "elastic":
+    if mode == "elastic" and "resumed_at" in run:
         run["resumed_s"] = run["resumed_at"] - killed_at  # one machine: one wall clock
     return run
 
@@ -311,9 +311,10 @@ def main():
         "| elastic | %.3f | %s | %s | %s | %.2f |" % (
             final(ec), "%.2f" % te if te else "-", "%.2f" % (te / tb) if te and tb else "-",
             se or "-", ec[-1][0]),
-        "elastic run: rank 0's first step on the shrunk communicator %.3f s after the kill; "
-        "the grow (with the model's broadcast) took %.3f s" % (elastic["resumed_s"],
-                                                              elastic["grow_s"]),
+        "elastic run: rank 0's first step on the shrunk communicator %s s after the kill; "
+        "the grow (with the model's broadcast) took %s s" % (
+            "%.3f" % elastic["resumed_s"] if "resumed_s" in elastic else "-",
+            "%.3f" % elastic["grow_s"] if "grow_s" in elastic else "-"),
         "(load average %.1f before, %.1f after, on %d cores: times are wall clock)" % (
             load_before, os.getloadavg()[0], os.cpu_count()),
     ]
