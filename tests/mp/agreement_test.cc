@@ -340,6 +340,16 @@ INSTANTIATE_TEST_SUITE_P(
                        return sieveAllReduceQuantized(a, b, 5003, sieveFloat32, sieveSum,
                                                       odd ? 7 : 3, &p, c, nullptr);
                      },
+                     nullptr, nullptr, "max"},
+        // sieveReduceScatterQuantized: the same field, named as the reduce-scatter's.
+        MismatchCase{"QuantizedReduceScatterLevels", "levels",
+                     [](sieveComm_t c, bool odd, float* a, float* b) {
+                       sieveTernaryParams_t p = {};
+                       p.seed = 7;
+                       p.block_size = 256;
+                       return sieveReduceScatterQuantized(a, b, 5003, sieveFloat32, sieveAvg,
+                                                          odd ? 7 : 3, &p, c, nullptr);
+                     },
                      nullptr, nullptr, "max"}),
     [](const testing::TestParamInfo<MismatchCase>& info) { return info.param.name; });
 
