@@ -33,6 +33,9 @@ constexpr double kMinWireShare = 0.1;
 constexpr size_t kProbeElements = 1 << 15;
 constexpr int kRuns = 3;
 
+// The running estimate after a new sample (recent calls weigh most).
+double Blend(double old, double sample) { return old > 0 ? 0.5 * (old + sample) : sample; }
+
 double Since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
@@ -79,17 +82,25 @@ void MeasureKernels(int nranks, AutoMeasurements* m) {
   m->dense_s_per_element = dense / e;
 }
 
-// Updates the local rate from a call that sent `sent` bytes in `seconds`.
+// Learns from a call that sent `sent` bytes in `seconds`: a dense call (little
+// compute) the link's rate, a quantized one (with the agreed rate) its kernels' real
+// cost per element, waits for slower ranks included (the one-time measurement is
+// one rank's kernels on a small buffer in cache; the call's are not).
 void Observe(const Comm& comm, AutoState& s, int levels, size_t elements, uint64_t sent,
              double seconds) {
-  if (s.injected || comm.config().link_rate > 0 || sent < kMinSampleBytes) return;
-  const double per_element = levels == plan::kAutoDense ? s.local.dense_s_per_element
-                                                        : s.local.codec_s_per_element;
-  const double wire_s = seconds - static_cast<double>(elements) * per_element -
-                        (comm.size() - 1) * comm.link_rtt_s();
-  if (!(wire_s > kMinWireShare * seconds)) return;
-  const double rate = static_cast<double>(sent) / wire_s;
-  s.local.rate_Bps = s.local.rate_Bps > 0 ? 0.5 * (s.local.rate_Bps + rate) : rate;
+  if (s.injected || sent < kMinSampleBytes) return;
+  const double e = static_cast<double>(elements);
+  const double latency = (comm.size() - 1) * comm.link_rtt_s();
+  if (levels == plan::kAutoDense) {
+    if (comm.config().link_rate > 0) return;
+    const double wire_s = seconds - e * s.local.dense_s_per_element - latency;
+    if (!(wire_s > kMinWireShare * seconds)) return;
+    s.local.rate_Bps = Blend(s.local.rate_Bps, static_cast<double>(sent) / wire_s);
+    return;
+  }
+  if (!(s.agreed.rate_Bps > 0)) return;
+  const double kernels_s = seconds - static_cast<double>(sent) / s.agreed.rate_Bps - latency;
+  if (kernels_s > 0) s.local.codec_s_per_element = Blend(s.local.codec_s_per_element, kernels_s / e);
 }
 
 // Every rank's inputs become the slowest rank's: max of 1/rate (0: not known, so a

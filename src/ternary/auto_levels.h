@@ -3,9 +3,10 @@
 //
 // What a rank measures: its kernels' cost per element (the quantized path's and
 // the dense reduction's, timed once per communicator on a small buffer at its
-// first auto call) and the link's rate from its own auto calls (bytes it sent over
-// the call's time less the kernels' and the latency's share; calls of 256 KiB or
-// more), or SIEVE_LINK_RATE where set. Ranks differ (load, timing noise), so the
+// first auto call, then the quantized path's from its own quantized calls: their
+// time less the bytes at the agreed rate), and the link's rate from its own dense
+// auto calls (bytes sent over the time less the kernels' and the latency's share),
+// or SIEVE_LINK_RATE where set; from calls that sent 256 KiB or more. Ranks differ (load, timing noise), so the
 // choice uses only agreed inputs: at the 1st to 4th auto call of the communicator
 // and every 16th after, every rank all-reduces its {1/rate, costs} with max (one
 // tiny dense all-reduce, as the mask tracker's flags: the slowest rate, the
