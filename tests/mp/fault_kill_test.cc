@@ -95,7 +95,7 @@ TEST_P(KillTest, SurvivorsFailFastAbortAndRebuild) {
                                   std::to_string(c.nth_send) + ",do=" + c.action}};
   std::string failures;
   {
-    VictimWatcher watcher(board.get(), kRanks, c.victim, /*stopped=*/false, 0);
+    spec.watch = VictimWatch(board.get(), kRanks, c.victim, /*stopped=*/false, 0);
     failures = RunRanks(spec, [&](int rank, int nranks, const sieveUniqueId& id) {
       return KillRank(board.get(), c, rank, nranks, id);
     });

@@ -27,7 +27,7 @@ TEST(FaultStallTest, FrozenRankIsFoundAndFailsTooWhenResumed) {
               {"SIEVE_FAULT", "rank=1,on=send,min=65536,nth=5,do=stop"}};
   std::string failures;
   {
-    VictimWatcher watcher(board.get(), kRanks, kVictim, /*stopped=*/true, kRanks - 1);
+    spec.watch = VictimWatch(board.get(), kRanks, kVictim, /*stopped=*/true, kRanks - 1);
     failures = RunRanks(spec, [&](int rank, int nranks, const sieveUniqueId& id) {
       board->pid[rank].store(getpid());
       sieveComm_t comm = nullptr;

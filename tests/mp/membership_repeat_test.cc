@@ -91,13 +91,12 @@ TEST(RepeatKill, SurvivorsAgreeOnTheNewMembership) {
   if (!grow)
     spec.env.push_back({"SIEVE_FAULT", "rank=" + std::to_string(victim) + "," + fault + ",nth=" +
                                            std::to_string(nth) + ",do=kill"});
-  std::thread killer;
   if (grow)
-    killer = std::thread([&] {
+    spec.watch = [&] {
       if (!WaitFor([&] { return board->started.load() == kMembers; }, 30)) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
       kill(board->pid[victim].load(), SIGKILL);
-    });
+    };
   std::string failures = RunRanks(spec, [&](int rank, int, const sieveUniqueId& id) {
     board->pid[rank].store(getpid());
     if (rank == kJoiner) {
@@ -140,7 +139,6 @@ TEST(RepeatKill, SurvivorsAgreeOnTheNewMembership) {
     board->result[rank].store(Works(grown) ? 0x1f : Recover(grown, rank));
     return 0;
   });
-  if (killer.joinable()) killer.join();
   EXPECT_EQ(failures, "rank " + std::to_string(victim) + " killed by signal 9\n");
   // Every survivor reports the same membership, which lacks the victim and holds every
   // surviving member (the joiner only when the grow went through).

@@ -83,7 +83,7 @@ TEST_P(ShrinkAfterKillTest, SurvivorsAgreeShrinkAndAreExactInEveryMode) {
               {"SIEVE_FAULT", "rank=" + std::to_string(c.victim) + "," + c.fault}};
   std::string failures;
   {
-    VictimWatcher watcher(board.get(), kRanks, c.victim, /*stopped=*/false, 0);
+    spec.watch = VictimWatch(board.get(), kRanks, c.victim, /*stopped=*/false, 0);
     failures = RunRanks(spec, [&](int rank, int nranks, const sieveUniqueId& id) {
       board->pid[rank].store(getpid());
       sieveComm_t comm = nullptr;
@@ -133,7 +133,7 @@ TEST(ShrinkAfterStopTest, FrozenRankIsAgreedOnAndShrunkAwayInTime) {
   std::string failures;
   {
     // Resumed once the survivors are done; it then fails and leaves.
-    VictimWatcher watcher(board.get(), kRanks, kVictim, /*stopped=*/true, kRanks - 1);
+    spec.watch = VictimWatch(board.get(), kRanks, kVictim, /*stopped=*/true, kRanks - 1);
     failures = RunRanks(spec, [&](int rank, int nranks, const sieveUniqueId& id) {
       board->pid[rank].store(getpid());
       sieveComm_t comm = nullptr;

@@ -124,7 +124,7 @@ TEST(NetnsTest, DeadRankOnAnotherHostIsFoundWithinTwoSeconds) {
   spec.env.push_back({"SIEVE_FAULT", "rank=3,on=send,min=65536,nth=20,do=kill"});
   std::string failures;
   {
-    VictimWatcher watcher(board.get(), 4, kVictim, /*stopped=*/false, 0);
+    spec.watch = VictimWatch(board.get(), 4, kVictim, /*stopped=*/false, 0);
     failures = RunRanks(spec, [&](int rank, int nranks, const sieveUniqueId& id) {
       board->pid[rank].store(getpid());
       sieveComm_t comm = nullptr;
@@ -160,16 +160,17 @@ TEST(NetnsTest, PartitionIsFoundWithinTheTimeout) {
   // (A cut at a fixed delay could land in the hierarchical all-reduce's
   // host-local step, which rightly keeps progressing, under load for seconds:
   // the timeout counts from the last progress, not from the cut.)
-  std::thread cutter([&] {
-    WaitFor([&] { return board->started.load() == 4; }, 60);
+  RankSpec spec = HostSpec(hosts, "2");
+  spec.watch = [&] {
+    if (!WaitFor([&] { return board->started.load() == 4; }, 60)) return;
     const long long before = hosts.TxBytes(0);
     WaitFor([&] {
       long long now = hosts.TxBytes(0);
       return before < 0 || now < 0 || now - before > (1 << 20);
     }, 30);
     board->event_s.store(hosts.Partition() ? NowS() : -1);
-  });
-  failures = RunRanks(HostSpec(hosts, "2"), [&](int rank, int nranks, const sieveUniqueId& id) {
+  };
+  failures = RunRanks(spec, [&](int rank, int nranks, const sieveUniqueId& id) {
     sieveComm_t comm = nullptr;
     RANK_CHECK(sieveCommInitRank(&comm, nranks, id, rank) == sieveSuccess, "%s",
                sieveGetLastError(nullptr));
@@ -187,7 +188,6 @@ TEST(NetnsTest, PartitionIsFoundWithinTheTimeout) {
     EXPECT_EQ(sieveCommAbort(comm), sieveSuccess);
     return 0;
   });
-  cutter.join();
   EXPECT_EQ(failures, "");
 }
 

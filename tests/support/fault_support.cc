@@ -78,12 +78,9 @@ SharedFaultBoard::~SharedFaultBoard() {
   munmap(board_, sizeof(FaultBoard));
 }
 
-VictimWatcher::VictimWatcher(FaultBoard* board, int nranks, int victim, bool stopped,
-                             int cont_after_reports) {
-  std::atomic<bool> started{false};
-  thread_ = std::thread([=, &started] {
-    started.store(true);
-    // Only atomics until every rank is forked (no lock may be held across a fork).
+std::function<void()> VictimWatch(FaultBoard* board, int nranks, int victim, bool stopped,
+                                  int cont_after_reports) {
+  return [=] {
     auto all_forked = [&] {
       for (int r = 0; r < nranks; ++r)
         if (board->pid[r].load() == 0) return false;
@@ -101,14 +98,8 @@ VictimWatcher::VictimWatcher(FaultBoard* board, int nranks, int victim, bool sto
     WaitFor([&] { return board->reported.load() >= cont_after_reports; }, 60);
     board->cont_s.store(NowS());
     kill(pid, SIGCONT);
-  });
-  // Return only once the thread runs its body: thread start-up (under ASan it
-  // takes the sanitizer's thread-registry and allocator locks) must not race
-  // the forks that follow, or a child inherits a held lock and hangs.
-  while (!started.load()) std::this_thread::yield();
+  };
 }
-
-VictimWatcher::~VictimWatcher() { thread_.join(); }
 
 namespace {
 

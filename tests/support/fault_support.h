@@ -57,18 +57,12 @@ class SharedFaultBoard {
   FaultBoard* board_;
 };
 
-// Test-process thread: once all `nranks` pids are on the board, polls the
+// For RankSpec::watch: once all `nranks` pids are on the board, polls the
 // victim until it is a zombie/gone (or stopped, when `stopped` is set) and
 // stores the time in event_s. With `cont_after_reports` > 0 it then waits for
-// that many survivor reports and sends SIGCONT (time in cont_s).
-class VictimWatcher {
- public:
-  VictimWatcher(FaultBoard* board, int nranks, int victim, bool stopped, int cont_after_reports);
-  ~VictimWatcher();  // joins (bounded by its own timeouts)
-
- private:
-  std::thread thread_;
-};
+// that many survivor reports and sends SIGCONT (time in cont_s). Bounded waits.
+std::function<void()> VictimWatch(FaultBoard* board, int nranks, int victim, bool stopped,
+                                  int cont_after_reports);
 
 // The survivors of a failed communicator build a fresh one (the lowest
 // surviving rank creates the id) and check an exact int32 sum all-reduce of

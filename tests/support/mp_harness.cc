@@ -50,6 +50,19 @@ int RunChild(const RankSpec& spec, const RankFn& fn, int rank, SharedId* shared)
   return rc;
 }
 
+// Prints where a hung rank's threads are (gdb, when installed), so a hang in CI
+// says where it was before the harness kills it.
+void PrintStacks(pid_t pid, int rank) {
+  char cmd[200];
+  std::snprintf(cmd, sizeof(cmd),
+                "command -v gdb >/dev/null && timeout 30 gdb -p %d -batch -nx "
+                "-ex 'thread apply all bt 20' 2>/dev/null | grep -E '^(#|Thread)' >&2",
+                static_cast<int>(pid));
+  std::fprintf(stderr, "rank %d (pid %d) hung; its threads:\n", rank, static_cast<int>(pid));
+  std::fflush(stderr);
+  if (std::system(cmd) != 0) std::fprintf(stderr, "(no stacks: gdb missing or failed)\n");
+}
+
 }  // namespace
 
 std::string RunRanks(const RankSpec& spec, const RankFn& fn) {
@@ -72,6 +85,8 @@ std::string RunRanks(const RankSpec& spec, const RankFn& fn) {
     }
     pids[r] = pid;
   }
+  std::thread watcher;
+  if (spec.watch) watcher = std::thread(spec.watch);
   std::string failures;
   auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(int(spec.kill_after_s * 1000));
@@ -80,6 +95,7 @@ std::string RunRanks(const RankSpec& spec, const RankFn& fn) {
     int status = 0;
     while (waitpid(pids[r], &status, WNOHANG) == 0) {
       if (std::chrono::steady_clock::now() > deadline) {
+        PrintStacks(pids[r], r);
         for (pid_t p : pids)
           if (p > 0) kill(p, SIGKILL);
         failures += "rank " + std::to_string(r) + " hung (killed after " +
@@ -97,6 +113,7 @@ std::string RunRanks(const RankSpec& spec, const RankFn& fn) {
       failures += "rank " + std::to_string(r) + " killed by signal " +
                   std::to_string(WTERMSIG(status)) + "\n";
   }
+  if (watcher.joinable()) watcher.join();
   munmap(mem, sizeof(SharedId));
   return failures;
 }

@@ -23,6 +23,13 @@ struct RankSpec {
   // Runs first in each rank's process, before the unique id is made (e.g. to
   // enter a network namespace); a non-zero return fails the rank.
   std::function<int(int rank)> setup;
+  // Runs on a thread of the test process, started only once every rank is
+  // forked, and joined before RunRanks returns (so it must end by itself: bounded
+  // waits). A test that watches or disturbs its ranks (kills one, cuts a link) does
+  // it here, never on a thread it starts itself: a thread alive during fork() can
+  // leave a child holding one of its locks (the loader's, which UCX's module
+  // loading in ucp_init then waits on forever).
+  std::function<void()> watch;
 };
 
 // fn(rank, nranks, id) runs in a child; it passes when it returns 0 and no
