@@ -13,8 +13,7 @@ double RingBytesSent(const CompressionInputs& in, int levels) {
   const int n = in.nranks;
   const double e = static_cast<double>(in.elements);
   if (n < 2) return 0;
-  if (levels == kAutoDense)
-    return 2.0 * (n - 1) / n * e * static_cast<double>(in.element_bytes);
+  if (levels == kAutoDense) return 2.0 * (n - 1) / n * e * static_cast<double>(in.element_bytes);
   const double chunk = e / n;
   double bits = 0;
   for (int k = 1; k < n; ++k) bits += chunk * kernels::TernaryBits(k * levels);
@@ -27,8 +26,7 @@ double PredictSeconds(const CompressionInputs& in, int levels) {
   const int n = in.nranks;
   const double e = static_cast<double>(in.elements);
   const double latency = (n - 1) * in.link.rtt_s;  // 2(n-1) one-way delays
-  const double per_element =
-      levels == kAutoDense ? in.dense_s_per_element : in.codec_s_per_element;
+  const double per_element = levels == kAutoDense ? in.dense_s_per_element : in.codec_s_per_element;
   return latency + RingBytesSent(in, levels) / in.link.rate_Bps + e * per_element;
 }
 

@@ -44,9 +44,9 @@ struct AutoState {
   std::mutex mu;  // the test hook may write from another thread than the calls'
   bool kernels_measured = false;
   bool injected = false;
-  AutoMeasurements local;    // this rank's
-  AutoMeasurements agreed;   // every rank's, as of the last agreement
-  uint64_t calls = 0;        // auto calls of kMinAutoElements or more
+  AutoMeasurements local;                  // this rank's
+  AutoMeasurements agreed;                 // every rank's, as of the last agreement
+  uint64_t calls = 0;                      // auto calls of kMinAutoElements or more
   std::map<size_t, int> last_by_elements;  // for the INFO line on a switch
   std::atomic<int> last_levels{-1};
 };
@@ -66,8 +66,8 @@ void MeasureKernels(int nranks, AutoMeasurements* m) {
   for (int run = 0; run < kRuns; ++run) {
     Clock::time_point t0 = Clock::now();
     TernaryAbsMax(DType::kFloat32, g.data(), e, block, scales.data());
-    TernaryQuantizePack(DType::kFloat32, g.data(), 0, e, block, scales.data(), PhiloxStream{},
-                        w1, wire.data());
+    TernaryQuantizePack(DType::kFloat32, g.data(), 0, e, block, scales.data(), PhiloxStream{}, w1,
+                        wire.data());
     TernaryUnpack(wt, wire.data(), e, w1, false, work.data());
     TernaryPack(wt, work.data(), e, wn, wire.data());
     TernaryUnpack(wt, wire.data(), e, wn, false, work.data());
@@ -100,14 +100,15 @@ void Observe(const Comm& comm, AutoState& s, int levels, size_t elements, uint64
   }
   if (!(s.agreed.rate_Bps > 0)) return;
   const double kernels_s = seconds - static_cast<double>(sent) / s.agreed.rate_Bps - latency;
-  if (kernels_s > 0) s.local.codec_s_per_element = Blend(s.local.codec_s_per_element, kernels_s / e);
+  if (kernels_s > 0)
+    s.local.codec_s_per_element = Blend(s.local.codec_s_per_element, kernels_s / e);
 }
 
 // Every rank's inputs become the slowest rank's: max of 1/rate (0: not known, so a
 // rank that knows it decides) and of each cost per element.
 Status Agree(Comm& comm, AutoState& s) {
-  double v[3] = {s.local.rate_Bps > 0 ? 1.0 / s.local.rate_Bps : 0.0,
-                 s.local.codec_s_per_element, s.local.dense_s_per_element};
+  double v[3] = {s.local.rate_Bps > 0 ? 1.0 / s.local.rate_Bps : 0.0, s.local.codec_s_per_element,
+                 s.local.dense_s_per_element};
   coll::CollArgs a;
   a.send = v;
   a.recv = v;

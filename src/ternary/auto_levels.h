@@ -6,13 +6,14 @@
 // first auto call, then the quantized path's from its own quantized calls: their
 // time less the bytes at the agreed rate), and the link's rate from its own dense
 // auto calls (bytes sent over the time less the kernels' and the latency's share),
-// or SIEVE_LINK_RATE where set; from calls that sent 256 KiB or more. Ranks differ (load, timing noise), so the
-// choice uses only agreed inputs: at the 1st to 4th auto call of the communicator
-// and every 16th after, every rank all-reduces its {1/rate, costs} with max (one
-// tiny dense all-reduce, as the mask tracker's flags: the slowest rate, the
-// slowest kernels). Between agreements the inputs stay fixed, and the choice is a
-// pure function of them and the call's size, so every rank issues the same
-// collective. Calls below plan::kMinAutoElements are dense without agreement.
+// or SIEVE_LINK_RATE where set; from calls that sent 256 KiB or more. Ranks differ
+// (load, timing noise), so the choice uses only agreed inputs: at the 1st to 4th
+// auto call of the communicator and every 16th after, every rank all-reduces its
+// {1/rate, costs} with max (one tiny dense all-reduce, as the mask tracker's flags:
+// the slowest rate, the slowest kernels). Between agreements the inputs stay fixed,
+// and the choice is a pure function of them and the call's size (the same library
+// computes the same bits), so every rank issues the same collective. Calls below
+// plan::kMinAutoElements are dense without agreement.
 #ifndef SIEVE_TERNARY_AUTO_LEVELS_H_
 #define SIEVE_TERNARY_AUTO_LEVELS_H_
 
