@@ -22,11 +22,20 @@ double RingBytesSent(const CompressionInputs& in, int levels) {
   return bits / 8 + 4.0 * blocks * (n - 1);
 }
 
+int AutoLevelIndex(int levels) {
+  for (int i = 0; i < kNumAutoLevels; ++i)
+    if (kAutoLevels[i] == levels) return i;
+  return -1;
+}
+
 double PredictSeconds(const CompressionInputs& in, int levels) {
   const int n = in.nranks;
   const double e = static_cast<double>(in.elements);
   const double latency = (n - 1) * in.link.rtt_s;  // 2(n-1) one-way delays
-  const double per_element = levels == kAutoDense ? in.dense_s_per_element : in.codec_s_per_element;
+  const int i = AutoLevelIndex(levels);
+  const double per_element = levels == kAutoDense
+                                 ? in.dense_s_per_element
+                                 : in.codec_s_per_element * (i >= 0 ? in.codec_factor[i] : 1.0);
   return latency + RingBytesSent(in, levels) / in.link.rate_Bps + e * per_element;
 }
 
@@ -61,10 +70,11 @@ CompressionChoice ChooseCompression(const CompressionInputs& in) {
     }
   }
   c.why = StrFormat(
-      "predicted %.3g ms (dense %.3g ms, fastest %.3g ms) at %.3g Gbit/s, codec %.3g ns/element, "
-      "dense %.3g ns/element, %d ranks",
+      "predicted %.3g ms (dense %.3g ms, fastest %.3g ms) at %.3g Gbit/s, codec %.3g ns/element "
+      "(x%.2g at L = 7, x%.2g at 127), dense %.3g ns/element, %d ranks",
       c.predicted_s * 1e3, c.dense_s * 1e3, fastest * 1e3, in.link.rate_Bps * 8e-9,
-      in.codec_s_per_element * 1e9, in.dense_s_per_element * 1e9, in.nranks);
+      in.codec_s_per_element * 1e9, in.codec_factor[AutoLevelIndex(7)],
+      in.codec_factor[kNumAutoLevels - 1], in.dense_s_per_element * 1e9, in.nranks);
   return c;
 }
 

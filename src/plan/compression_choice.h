@@ -18,7 +18,8 @@
 // reduce-scatter carries E/n partial sums of k ranks in TernaryBits(kL) bits, each
 // all-gather hop E/n final sums in TernaryBits(nL) bits; scales: 4 bytes per block
 // to each of n-1 peers. t_codec (abs-max, quantize, pack, unpack, dequantize per
-// element) hardly depends on L, so one figure serves every L.
+// element) grows with L (more instructions per code; partial sums of nL > 127 are
+// int16): t_codec(L) = t_codec(1) x codec_factor[L], the factors measured.
 #ifndef SIEVE_PLAN_COMPRESSION_CHOICE_H_
 #define SIEVE_PLAN_COMPRESSION_CHOICE_H_
 
@@ -32,6 +33,7 @@ namespace sieve::plan {
 // The levels auto chooses among (about 2 to 8 bits at the first hop), most
 // compressed first; 0 stands for dense.
 constexpr int kAutoLevels[] = {1, 3, 7, 15, 31, 63, 127};
+constexpr int kNumAutoLevels = sizeof(kAutoLevels) / sizeof(kAutoLevels[0]);
 constexpr int kAutoDense = 0;
 // Time a more accurate choice may cost over the fastest.
 constexpr double kAccuracySlack = 0.10;
@@ -45,9 +47,14 @@ struct CompressionInputs {
   size_t element_bytes = 4;  // the datatype's size (what dense sends per element)
   size_t block = 2048;       // elements per scale block
   Link link;                 // rate_Bps 0: not known (no transfer measured, no SIEVE_LINK_RATE)
-  double codec_s_per_element = 0;  // the quantized path's kernels, per element
+  double codec_s_per_element = 0;  // the quantized path's kernels at L = 1, per element
   double dense_s_per_element = 0;  // the dense reduction, per element
+  // The quantized path's cost at kAutoLevels[i] over its cost at L = 1.
+  double codec_factor[kNumAutoLevels] = {1, 1, 1, 1, 1, 1, 1};
 };
+
+// i with kAutoLevels[i] == levels; -1 if none.
+int AutoLevelIndex(int levels);
 
 // Predicted seconds of the call with `levels` (kAutoDense: dense); the rate must be known.
 double PredictSeconds(const CompressionInputs& in, int levels);

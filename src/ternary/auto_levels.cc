@@ -51,35 +51,50 @@ struct AutoState {
   std::atomic<int> last_levels{-1};
 };
 
-// The quantized path's kernels over kProbeElements (abs-max, quantize and pack,
-// unpack and add, pack, dequantize: what a ring pass does per element) and the
-// dense reduction, per element: the best of kRuns, so a descheduled run does not count.
-void MeasureKernels(int nranks, AutoMeasurements* m) {
+// The quantized path's kernels over kProbeElements at L levels (abs-max, quantize
+// and pack, unpack, pack at the final sums' width, unpack, dequantize: what a ring
+// pass does per element), the best of kRuns, so a descheduled run does not count.
+double ProbeCodec(int nranks, int levels, const std::vector<float>& g) {
   using namespace kernels;
-  const size_t e = kProbeElements, block = 2048;
-  std::vector<float> g(e), out(e), scales((e + block - 1) / block);
-  for (size_t i = 0; i < e; ++i) g[i] = static_cast<float>((i * 2654435761u) % 1000) - 500.0f;
-  const TernaryWork wt = TernaryWorkFor(nranks, 1);
-  const int w1 = TernaryBits(1), wn = TernaryBits(nranks);
+  const size_t e = g.size(), block = 2048;
+  std::vector<float> out(e), scales((e + block - 1) / block);
+  const TernaryWork wt = TernaryWorkFor(nranks, levels);
+  const int w1 = TernaryBits(levels), wn = TernaryBits(nranks * levels);
   std::vector<uint8_t> wire(TernaryPackedBytes(e, wn)), work(e * static_cast<size_t>(wt));
-  double codec = 1e30, dense = 1e30;
+  double best = 1e30;
   for (int run = 0; run < kRuns; ++run) {
-    Clock::time_point t0 = Clock::now();
-    TernaryAbsMax(DType::kFloat32, g.data(), e, block, scales.data());
-    TernaryQuantizePack(DType::kFloat32, g.data(), 0, e, block, scales.data(), PhiloxStream{}, w1,
-                        wire.data());
+    const Clock::time_point t0 = Clock::now();
+    TernarySource src = TernarySourceOf(DType::kFloat32, g.data(), nullptr, block, nullptr);
+    src.levels = levels;
+    TernaryAbsMax(src, e, scales.data());
+    src.scales = scales.data();
+    TernaryQuantizePack(src, 0, e, w1, wire.data());
     TernaryUnpack(wt, wire.data(), e, w1, false, work.data());
     TernaryPack(wt, work.data(), e, wn, wire.data());
     TernaryUnpack(wt, wire.data(), e, wn, false, work.data());
-    TernaryDequantize(DType::kFloat32, wt, work.data(), e, block, scales.data(), nranks,
+    TernaryDequantize(DType::kFloat32, wt, work.data(), e, block, scales.data(), nranks * levels,
                       out.data());
-    codec = std::min(codec, Since(t0));
-    t0 = Clock::now();
-    Reduce(DType::kFloat32, RedOp::kSum, g.data(), out.data(), out.data(), e);
+    best = std::min(best, Since(t0));
+  }
+  return best / static_cast<double>(e);
+}
+
+// This rank's kernels: the codec at every auto level and the dense reduction.
+void MeasureKernels(int nranks, AutoMeasurements* m) {
+  std::vector<float> g(kProbeElements), out(kProbeElements);
+  for (size_t i = 0; i < g.size(); ++i)
+    g[i] = static_cast<float>((i * 2654435761u) % 1000) - 500.0f;
+  m->codec_s_per_element = ProbeCodec(nranks, 1, g);
+  for (int i = 0; i < plan::kNumAutoLevels; ++i)
+    m->codec_factor[i] = ProbeCodec(nranks, plan::kAutoLevels[i], g) / m->codec_s_per_element;
+  double dense = 1e30;
+  for (int run = 0; run < kRuns; ++run) {
+    const Clock::time_point t0 = Clock::now();
+    kernels::Reduce(kernels::DType::kFloat32, kernels::RedOp::kSum, g.data(), out.data(),
+                    out.data(), g.size());
     dense = std::min(dense, Since(t0));
   }
-  m->codec_s_per_element = codec / e;
-  m->dense_s_per_element = dense / e;
+  m->dense_s_per_element = dense / static_cast<double>(g.size());
 }
 
 // Learns from a call that sent `sent` bytes in `seconds`: a dense call (little
@@ -100,25 +115,31 @@ void Observe(const Comm& comm, AutoState& s, int levels, size_t elements, uint64
   }
   if (!(s.agreed.rate_Bps > 0)) return;
   const double kernels_s = seconds - static_cast<double>(sent) / s.agreed.rate_Bps - latency;
+  const int i = plan::AutoLevelIndex(levels);
+  const double factor = i >= 0 ? s.local.codec_factor[i] : 1.0;
   if (kernels_s > 0)
-    s.local.codec_s_per_element = Blend(s.local.codec_s_per_element, kernels_s / e);
+    s.local.codec_s_per_element = Blend(s.local.codec_s_per_element, kernels_s / e / factor);
 }
 
 // Every rank's inputs become the slowest rank's: max of 1/rate (0: not known, so a
-// rank that knows it decides) and of each cost per element.
+// rank that knows it decides), of each cost per element and of each factor.
 Status Agree(Comm& comm, AutoState& s) {
-  double v[3] = {s.local.rate_Bps > 0 ? 1.0 / s.local.rate_Bps : 0.0, s.local.codec_s_per_element,
-                 s.local.dense_s_per_element};
+  constexpr int kFixed = 3;
+  double v[kFixed + plan::kNumAutoLevels] = {s.local.rate_Bps > 0 ? 1.0 / s.local.rate_Bps : 0.0,
+                                             s.local.codec_s_per_element,
+                                             s.local.dense_s_per_element};
+  std::copy(s.local.codec_factor, s.local.codec_factor + plan::kNumAutoLevels, v + kFixed);
   coll::CollArgs a;
   a.send = v;
   a.recv = v;
-  a.count = 3;
+  a.count = kFixed + plan::kNumAutoLevels;
   a.dtype = kernels::DType::kFloat64;
   a.op = kernels::RedOp::kMax;
   SIEVE_RETURN_IF_ERROR(coll::AllReduce(comm, a).WithContext("auto levels: agreeing on inputs"));
   s.agreed.rate_Bps = v[0] > 0 ? 1.0 / v[0] : 0.0;
   s.agreed.codec_s_per_element = v[1];
   s.agreed.dense_s_per_element = v[2];
+  std::copy(v + kFixed, v + kFixed + plan::kNumAutoLevels, s.agreed.codec_factor);
   return Status::OK();
 }
 
@@ -144,6 +165,7 @@ Status RunWithAutoLevels(Comm& comm, size_t elements, kernels::DType dtype, size
     in.link.rate_Bps = s.agreed.rate_Bps;
     in.codec_s_per_element = s.agreed.codec_s_per_element;
     in.dense_s_per_element = s.agreed.dense_s_per_element;
+    std::copy(s.agreed.codec_factor, s.agreed.codec_factor + plan::kNumAutoLevels, in.codec_factor);
   }
   const plan::CompressionChoice choice = plan::ChooseCompression(in);
   auto [it, first] = s.last_by_elements.emplace(elements, choice.levels);

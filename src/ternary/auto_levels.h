@@ -3,16 +3,15 @@
 //
 // What a rank measures: its kernels' cost per element (the quantized path's and
 // the dense reduction's, timed once per communicator on a small buffer at its
-// first auto call, then the quantized path's from its own quantized calls: their
-// time less the bytes at the agreed rate), and the link's rate from its own dense
-// auto calls (bytes sent over the time less the kernels' and the latency's share),
-// or SIEVE_LINK_RATE where set; from calls that sent 256 KiB or more. Ranks differ
-// (load, timing noise), so the choice uses only agreed inputs: at the 1st to 4th
-// auto call of the communicator and every 16th after, every rank all-reduces its
-// {1/rate, costs} with max (one tiny dense all-reduce, as the mask tracker's flags:
-// the slowest rate, the slowest kernels). Between agreements the inputs stay fixed,
-// and the choice is a pure function of them and the call's size (the same library
-// computes the same bits), so every rank issues the same collective. Calls below
+// first auto call, at every L of plan::kAutoLevels, then the quantized path's from its
+// own quantized calls: their time less the bytes at the agreed rate), and the link's rate from its
+// own dense auto calls (bytes sent over the time less the kernels' and the latency's share), or
+// SIEVE_LINK_RATE where set; from calls that sent 256 KiB or more. Ranks differ (load, timing
+// noise), so the choice uses only agreed inputs: at the 1st to 4th auto call of the communicator
+// and every 16th after, every rank all-reduces its {1/rate, costs, factors} with max (one tiny
+// dense all-reduce, as the mask tracker's flags: the slowest rate, the slowest kernels). Between
+// agreements the inputs stay fixed, and the choice is a pure function of them and the call's size
+// (the same library computes the same bits), so every rank issues the same collective. Calls below
 // plan::kMinAutoElements are dense without agreement.
 #ifndef SIEVE_TERNARY_AUTO_LEVELS_H_
 #define SIEVE_TERNARY_AUTO_LEVELS_H_
@@ -22,6 +21,7 @@
 
 #include "comm/comm.h"
 #include "kernels/dtype.h"
+#include "plan/compression_choice.h"
 
 namespace sieve::ternary {
 
@@ -41,8 +41,10 @@ int LastAutoLevels(Comm& comm);
 // This rank's own measurements (0: not known).
 struct AutoMeasurements {
   double rate_Bps = 0;
-  double codec_s_per_element = 0;
+  double codec_s_per_element = 0;  // at L = 1
   double dense_s_per_element = 0;
+  // At plan::kAutoLevels[i] over L = 1.
+  double codec_factor[plan::kNumAutoLevels] = {1, 1, 1, 1, 1, 1, 1};
 };
 // Tests: these replace what this rank measures, from its next auto call on.
 void SetAutoMeasurementsForTest(Comm& comm, const AutoMeasurements& m);

@@ -51,6 +51,19 @@ TEST(CompressionChoiceTest, TableOfRateKernelCostAndSize) {
   }
 }
 
+TEST(CompressionChoiceTest, LevelsThatCostMoreKernelTimeLoseTheirSlack) {
+  // The slow-codec row above chose L = 7 at 1 Gbit/s; where L >= 3 costs 1.8x ternary's
+  // kernel time per element (this machine's probe says ~2x at L = 7), ternary wins.
+  CompressionInputs in = Inputs(kGbit, 30e-9, 16 << 20);
+  for (int i = 1; i < kNumAutoLevels; ++i) in.codec_factor[i] = 1.8;
+  CompressionChoice c = ChooseCompression(in);
+  EXPECT_EQ(c.levels, 1) << c.why;
+  // Kernels free of a level's cost again: L = 7.
+  in.codec_factor[AutoLevelIndex(7)] = 1.0;
+  EXPECT_EQ(ChooseCompression(in).levels, 7);
+  EXPECT_EQ(AutoLevelIndex(5), -1);
+}
+
 TEST(CompressionChoiceTest, TheChoiceIsWithinTheSlackOfTheFastest) {
   for (double rate : {100 * kMbit, kGbit, 10 * kGbit})
     for (double codec : {0.0, 8e-9, 30e-9, 1e-7})
