@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what Sieve needs on a fresh Debian 12 machine (root or sudo), then
 # configures and builds it in build/ (Release). Idempotent.
+# Env: SIEVE_BUILD_DIR (default build), SIEVE_CMAKE_ARGS, SIEVE_BUILD_TARGET (default all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,4 +30,4 @@ fi
 
 build_dir=${SIEVE_BUILD_DIR:-build}
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release ${SIEVE_CMAKE_ARGS:-} >/dev/null
-cmake --build "$build_dir" -j"$(nproc)"
+cmake --build "$build_dir" -j"$(nproc)" --target "${SIEVE_BUILD_TARGET:-all}"

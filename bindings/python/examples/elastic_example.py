@@ -7,8 +7,10 @@ from rank 0 by broadcast, and training goes on with 4 ranks and the full learnin
 failure-free run of the same length is the baseline: the elastic run must reach the
 baseline's final accuracy (minus 1 point) within 1.3x its time.
 
-Run: /usr/bin/python3 elastic_example.py [--steps N]   (it launches every process itself;
-no torch.distributed: a Gloo group would not survive the death)."""
+Run: /usr/bin/python3 elastic_example.py [--steps N] [--testbed [--rate 100mbit]]
+It launches every process itself (no torch.distributed: a Gloo group would not survive the
+death). --testbed (root): one rank per namespace of the shaped testbed (sieve-testbed, prefix
+el-), the new rank in the dead rank's namespace (a replacement machine)."""
 import argparse
 import functools
 import json
@@ -19,7 +21,6 @@ import sys
 import tempfile
 import time
 
-import numpy as np
 import torch
 
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..")))
@@ -38,6 +39,8 @@ def parse():
     ap.add_argument("--lr", type=float, default=0.05, help="with 4 ranks")
     ap.add_argument("--eval-every", type=int, default=10)
     ap.add_argument("--out", default=os.environ.get("SIEVE_EXAMPLE_OUT", "example-out"))
+    ap.add_argument("--testbed", action="store_true", help="shaped namespaces (root)")
+    ap.add_argument("--rate", default="100mbit", help="testbed link rate")
     ap.add_argument("--worker", choices=["member", "joiner"], help=argparse.SUPPRESS)
     ap.add_argument("--mode", choices=["baseline", "elastic"], help=argparse.SUPPRESS)
     return ap.parse_args()
@@ -153,9 +156,19 @@ class Trainer:
         self.comm = new
         self.share_state()
         self.rescale()
+        took = time.perf_counter() - t0
         if new.rank == 0:
-            print("grew to %d ranks at step %d in %.3f s" % (new.size, self.step,
-                                                             time.perf_counter() - t0), flush=True)
+            print("grew to %d ranks at step %d in %.3f s" % (new.size, self.step, took), flush=True)
+        return took
+
+
+def wait_for(path, timeout_s=600):
+    """Waits for a file another process writes (bounded: a crashed writer must not hang us)."""
+    deadline = time.time() + timeout_s
+    while not os.path.exists(path):
+        if time.time() > deadline:
+            raise SystemExit("%s did not appear within %d s" % (path, timeout_s))
+        time.sleep(0.005)
 
 
 def run_worker(args):
@@ -163,27 +176,40 @@ def run_worker(args):
     if args.worker == "joiner":
         path = os.path.join(workdir, "gid")
         data()  # ready before joining: the members wait for us in the model's broadcast
-        while not os.path.exists(path):
-            time.sleep(0.005)
+        wait_for(path)
         comm = sieve.join_grow(RANKS, open(path).read(), RANKS - 1)
         t = Trainer(args, comm)
         t.share_state()
         t.rescale()
     else:
         rank = int(os.environ["RANK"])
-        t = Trainer(args, sieve.Comm(RANKS, os.environ["SIEVE_UID"], rank))
+        with open(os.path.join(workdir, "pid.%d" % rank), "w") as f:
+            f.write(str(os.getpid()))  # the launcher kills the victim by its pid
+        uid_path = os.path.join(workdir, "uid")
+        if rank == 0:  # rank 0 hosts the bootstrap root (in its namespace, on the testbed)
+            with open(uid_path + ".tmp", "w") as f:
+                f.write(sieve.get_unique_id())
+            os.rename(uid_path + ".tmp", uid_path)
+        wait_for(uid_path)
+        t = Trainer(args, sieve.Comm(RANKS, open(uid_path).read(), rank))
         t.comm.all_reduce(torch.zeros(1))  # everyone is up: the clock starts
     elastic = args.mode == "elastic"
     start = time.time()  # only rank 0's clock is reported, and rank 0 is a member
     curve, evaluated = [], 0.0
+    # Rank 0's wall clock at its first step on the shrunk communicator (the launcher knows when
+    # it killed), and the grow's duration.
+    events, recovering = {}, False
     while t.step < args.steps:
         if elastic and t.step == args.grow_step and t.comm.size < RANKS and args.worker != "joiner":
-            t.grow(workdir)
+            events["grow_s"] = t.grow(workdir)
         if elastic and t.step == args.kill_step and t.comm.rank == 0 and t.comm.size == RANKS:
             open(os.path.join(workdir, "kill"), "w").close()  # the launcher kills the victim
         if not t.train_step():
             t.recover()
+            recovering = True
             continue
+        if recovering:
+            events["resumed_at"], recovering = time.time(), False
         if t.comm.rank == 0 and t.step % args.eval_every == 0:
             e0 = time.perf_counter()
             acc = t.accuracy()
@@ -191,34 +217,50 @@ def run_worker(args):
             curve.append((time.time() - start - evaluated, t.step, acc, t.comm.size))
     if t.comm.rank == 0:
         with open(os.path.join(workdir, "curve.json"), "w") as f:
-            json.dump(curve, f)
+            json.dump(dict(events, curve=curve), f)
     t.comm.destroy()
+
+
+TESTBED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "bench",
+                       "testbed", "sieve-testbed")
 
 
 def launch(args, mode, workdir):
     """Runs one training (4 member processes; elastic: the victim killed, a joiner added)."""
-    env = dict(os.environ, ELASTIC_DIR=workdir, SIEVE_UID=sieve.get_unique_id(),
+    ifname = "sv0" if args.testbed else "lo"
+    env = dict(os.environ, ELASTIC_DIR=workdir, SIEVE_SOCKET_IFNAME=ifname, UCX_NET_DEVICES=ifname,
                SIEVE_TIMEOUT=os.environ.get("SIEVE_TIMEOUT", "30"), OMP_NUM_THREADS="1")
     me = [sys.executable, os.path.abspath(__file__), "--mode", mode] + sys.argv[1:]
-    procs = [subprocess.Popen(me + ["--worker", "member"], env=dict(env, RANK=str(r)))
-             for r in range(RANKS)]
+
+    def start(host, role, **extra):
+        ns = [os.environ.get("SIEVE_TESTBED", TESTBED), "exec", str(host), "--prefix", "el-", "--"]
+        return subprocess.Popen((ns if args.testbed else []) + me + ["--worker", role],
+                                env=dict(env, **extra))
+
+    procs = [start(r, "member", RANK=str(r)) for r in range(RANKS)]
     joiner = None
     if mode == "elastic":
-        # The replacement starts now (a standby machine booting) and waits for the grow's id.
-        joiner = subprocess.Popen(me + ["--worker", "joiner"], env=env)
+        # The replacement starts now (a standby machine booting, in the namespace of the rank
+        # that will die) and waits for the grow's id.
+        joiner = start(VICTIM, "joiner")
         kill_file = os.path.join(workdir, "kill")
         while not os.path.exists(kill_file) and procs[0].poll() is None:
             time.sleep(0.001)
-        procs[VICTIM].send_signal(signal.SIGKILL)
+        killed_at = time.time()
+        os.kill(int(open(os.path.join(workdir, "pid.%d" % VICTIM)).read()), signal.SIGKILL)
         print("launcher: killed rank %d (SIGKILL)" % VICTIM, flush=True)
     rcs = [p.wait() for p in procs] + ([joiner.wait()] if joiner else [])
-    expected = [0] * RANKS + ([0] if joiner else [])
-    if mode == "elastic":
-        expected[VICTIM] = -signal.SIGKILL
-    if rcs != expected:
-        raise SystemExit("%s run: exit codes %s, expected %s" % (mode, rcs, expected))
+    killed = (-signal.SIGKILL, 128 + signal.SIGKILL)  # directly, or through the testbed's shell
+    bad = [(r, rc) for r, rc in enumerate(rcs)
+           if not (rc == 0 or (mode == "elastic" and r == VICTIM and rc in killed))]
+    if bad or (mode == "elastic" and rcs[VICTIM] not in killed):
+        raise SystemExit("%s run: exit codes %s (rank %d is killed, the rest exit 0)" % (
+            mode, rcs, VICTIM))
     with open(os.path.join(workdir, "curve.json")) as f:
-        return json.load(f)
+        run = json.load(f)
+    if mode == "elastic" and "resumed_at" in run:
+        run["resumed_s"] = run["resumed_at"] - killed_at  # one machine: one wall clock
+    return run
 
 
 def final(curve):
@@ -239,25 +281,42 @@ def main():
     if args.worker:
         return run_worker(args)
     os.makedirs(args.out, exist_ok=True)
-    with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
-        base = launch(args, "baseline", a)
-        elastic = launch(args, "elastic", b)
-    target = final(base) - 0.01
-    (tb, sb), (te, se) = time_to(base, target), time_to(elastic, target)
+    testbed = os.environ.get("SIEVE_TESTBED", TESTBED)
+    if args.testbed:
+        subprocess.run([testbed, "down", "--prefix", "el-"], stderr=subprocess.DEVNULL,
+                       check=False)
+        subprocess.run([testbed, "up", "--hosts", str(RANKS), "--rate", args.rate, "--prefix",
+                        "el-"], check=True)
+    load_before = os.getloadavg()[0]
+    try:
+        with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+            base = launch(args, "baseline", a)
+            elastic = launch(args, "elastic", b)
+    finally:
+        if args.testbed:
+            subprocess.run([testbed, "down", "--prefix", "el-"], check=False)
+    bc, ec = base["curve"], elastic["curve"]
+    target = final(bc) - 0.01
+    (tb, sb), (te, se) = time_to(bc, target), time_to(ec, target)
     lines = [
-        "elastic_example: %d ranks, %d steps x %d samples/rank; rank %d killed at step %d, a new "
-        "rank joins at step %d; target = baseline final accuracy (mean of the last 3 "
-        "evaluations) - 1 point = %.3f" % (RANKS, args.steps, args.batch, VICTIM, args.kill_step,
-                                           args.grow_step, target),
+        "elastic_example: %d ranks (%s), %d steps x %d samples/rank; rank %d killed at step %d, "
+        "a new rank joins at step %d; target = baseline final accuracy (mean of the last 3 "
+        "evaluations) - 1 point = %.3f" % (
+            RANKS, "testbed, %s links" % args.rate if args.testbed else "loopback", args.steps,
+            args.batch, VICTIM, args.kill_step, args.grow_step, target),
         "| run | final acc (last 3) | time to target (s) | ratio | steps to target | train time (s) |",
         "|---|---|---|---|---|---|",
         "| failure-free | %.3f | %s | 1.00 | %s | %.2f |" % (
-            final(base), "%.2f" % tb if tb else "-", sb or "-", base[-1][0]),
+            final(bc), "%.2f" % tb if tb else "-", sb or "-", bc[-1][0]),
         "| elastic | %.3f | %s | %s | %s | %.2f |" % (
-            final(elastic), "%.2f" % te if te else "-", "%.2f" % (te / tb) if te and tb else "-",
-            se or "-", elastic[-1][0]),
-        "(load average %.1f on %d cores: times are wall clock)" % (os.getloadavg()[0],
-                                                                  os.cpu_count()),
+            final(ec), "%.2f" % te if te else "-", "%.2f" % (te / tb) if te and tb else "-",
+            se or "-", ec[-1][0]),
+        "elastic run: rank 0's first step on the shrunk communicator %s s after the kill; "
+        "the grow (with the model's broadcast) took %s s" % (
+            "%.3f" % elastic["resumed_s"] if "resumed_s" in elastic else "-",
+            "%.3f" % elastic["grow_s"] if "grow_s" in elastic else "-"),
+        "(load average %.1f before, %.1f after, on %d cores: times are wall clock)" % (
+            load_before, os.getloadavg()[0], os.cpu_count()),
     ]
     text = "\n".join(lines)
     print(text, flush=True)
@@ -265,7 +324,7 @@ def main():
         f.write(text + "\n")
     with open(os.path.join(args.out, "elastic_example.json"), "w") as f:
         json.dump({"target": target, "baseline": base, "elastic": elastic}, f, indent=1)
-    ok = te is not None and tb is not None and final(elastic) >= final(base) - 0.01 and te <= 1.3 * tb
+    ok = te is not None and tb is not None and final(ec) >= final(bc) - 0.01 and te <= 1.3 * tb
     print("goal (within 1 point, time to target <= 1.3x): %s" % ("met" if ok else "NOT met"))
     return 0 if ok else 1
 
