@@ -46,7 +46,9 @@ void PrintUsage(FILE* f) {
           "                         allreduce of data that is zero outside the mask, with\n"
           "                         SIEVE_AUTO_MASK=1) -- allreduce only; default dense\n"
           "      --quant Q          none, ternary, or qL for L levels (q3, q7, q127: about 3, 4,\n"
-          "                         8 bits; q1 is ternary) (allreduce and reducescatter,\n"
+          "                         8 bits; q1 is ternary), or auto (SIEVE_LEVELS_AUTO: dense\n"
+          "                         or a level per call; a '# auto chose' line per size says\n"
+          "                         which) (allreduce; ternary and qL also reducescatter;\n"
           "                         float/half/bfloat16, sum/avg; results are stochastic, so\n"
           "                         #wrong is N/A); int8 or int4: block-scaled allgather\n"
           "      --mask-density D   masked mode: random mask keeping D of the elements, the\n"
@@ -140,6 +142,13 @@ bool ApplyOption(int c, const char* arg, Options* opts) {
         if (!ParseInt(arg + 1, 1, &v) || v > SIEVE_MAX_LEVELS) return false;
         opts->ternary = true;
         opts->levels = static_cast<int>(v);
+        opts->gather_bits = 0;
+        return true;
+      }
+      if (strcmp(arg, "auto") == 0) {
+        opts->ternary = true;
+        opts->levels = SIEVE_LEVELS_AUTO;
+        opts->gather_bits = 0;
         return true;
       }
       if (strcmp(arg, "int8") == 0 || strcmp(arg, "int4") == 0) {
@@ -247,12 +256,12 @@ int ParseArgs(int argc, char** argv, bool verbose, Options* opts) {
     if (verbose) fprintf(stderr, "sieve-perf: --quant ternary/qL runs allreduce or reducescatter\n");
     return 2;
   }
-  if (opts->gather_bits != 0 && opts->coll != Collective::kAllGather) {
-    if (verbose) fprintf(stderr, "sieve-perf: --quant int8/int4 runs allgather only\n");
+  if (opts->levels == SIEVE_LEVELS_AUTO && opts->coll != Collective::kAllReduce) {
+    if (verbose) fprintf(stderr, "sieve-perf: --quant auto runs allreduce only\n");
     return 2;
   }
-  if (opts->ternary && opts->masked && opts->coll != Collective::kAllReduce) {
-    if (verbose) fprintf(stderr, "sieve-perf: --mode masked runs allreduce only\n");
+  if (opts->gather_bits != 0 && opts->coll != Collective::kAllGather) {
+    if (verbose) fprintf(stderr, "sieve-perf: --quant int8/int4 runs allgather only\n");
     return 2;
   }
   if ((opts->masked || opts->auto_mask) && opts->coll != Collective::kAllReduce) {

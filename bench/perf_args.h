@@ -35,7 +35,8 @@ struct Options {
                               // mask, with the library's mask tracker on (SIEVE_AUTO_MASK=1)
   bool ternary = false;       // --quant ternary: sieveAllReduceTernary (with the mask if masked);
                               // with -x reducescatter, sieveReduceScatterQuantized
-  int levels = 1;             // --quant qL: sieveAllReduceQuantized at L levels (ternary set too)
+  int levels = 1;             // --quant qL: sieveAllReduceQuantized at L levels (ternary set too);
+                              // --quant auto: SIEVE_LEVELS_AUTO
   int gather_bits = 0;        // --quant int8/int4 with -x allgather: sieveAllGatherQuantized
   double sdp_coverage = -1;   // --layout sdp:C: sieveAllReduceSubnet on a balanced random
                               // layout, each block held by about C*nranks ranks (-1: off)

@@ -88,9 +88,9 @@ ncclResult_t Serve(ncclComm_t record_on, const char* call, sieveComm_t sieve) {
   sieveResult_t r = sieveCommServeNccl(sieve, &mode);
   if (r != sieveSuccess) return FromSieve(record_on, r);
   // Sieve validated the mode at init; a mode this shim predates is refused.
-  static const char* const kModes[] = {"dense", "auto-mask",  "ternary",        "auto-mask+ternary",
-                                       "q3",    "q7",         "rs-ternary",     "rs-ternary+ag8",
-                                       "q7+ag8"};
+  static const char* const kModes[] = {"dense", "auto-mask",      "ternary", "auto-mask+ternary",
+                                       "auto",  "q3",             "q7",      "rs-ternary",
+                                       "rs-ternary+ag8", "q7+ag8"};
   bool known = false;
   for (const char* m : kModes) known |= std::strcmp(mode, m) == 0;
   if (!known)

@@ -8,7 +8,9 @@
 #include "gpu/direct_collectives.h"
 #include "gpu/direct_path.h"
 #include "mask/mask_tracker.h"
+#include "plan/compression_choice.h"
 #include "plan/device_choice.h"
+#include "ternary/auto_levels.h"
 #include "ternary/masked_ternary.h"
 #include "ternary/ternary_allreduce.h"
 
@@ -31,10 +33,22 @@ bool TernaryEligible(const CollArgs& a) {
 // sieveAllReduce: the dense all-reduce; the mask tracker when the communicator
 // has SIEVE_AUTO_MASK=1; for a communicator served to NCCL, whatever
 // SIEVE_NCCL_MODE asks (auto-mask, ternary or L levels for float/half/bfloat16
-// sum/avg, or both: the tracker with quantized data steps).
+// sum/avg, or both: the tracker with quantized data steps; or auto: dense or L
+// levels per call).
 Status ConfiguredAllReduce(Comm& comm, const CollArgs& a) {
   const Config& config = comm.config();
   const ShimCompression shim = CompressionOf(comm);
+  if (shim.auto_levels && TernaryEligible(a)) {
+    coll::TernaryArgs t;
+    t.base = a;
+    t.seed = config.ternary_seed;
+    t.step = ShimNextStep(comm);
+    return ternary::RunWithAutoLevels(comm, a.count, a.dtype, t.block, [&](int levels) {
+      if (levels == plan::kAutoDense) return coll::AllReduce(comm, a);
+      t.levels = levels;
+      return coll::TernaryAllReduce(comm, t);
+    });
+  }
   bool auto_mask = config.auto_mask || shim.auto_mask;
   bool ternary = shim.allreduce_levels > 0 && TernaryEligible(a);
   if (!ternary) return auto_mask ? mask::TrackedAllReduce(comm, a, mask::ExactStep)
@@ -54,7 +68,8 @@ Status ConfiguredAllReduce(Comm& comm, const CollArgs& a) {
 // can be pipelined in chunks), rather than a mode that needs the whole buffer.
 bool PlainDenseAllReduce(const Comm& comm) {
   const ShimCompression shim = CompressionOf(comm);
-  return !comm.config().auto_mask && !shim.auto_mask && shim.allreduce_levels == 0;
+  return !comm.config().auto_mask && !shim.auto_mask && !shim.auto_levels &&
+         shim.allreduce_levels == 0;
 }
 
 using CollFn = Status (*)(Comm&, const CollArgs&);

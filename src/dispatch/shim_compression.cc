@@ -40,6 +40,9 @@ ShimCompression CompressionOf(const Comm& comm) {
       c.auto_mask = true;
       c.allreduce_levels = 1;
       break;
+    case NcclMode::kAuto:
+      c.auto_levels = true;
+      break;
     case NcclMode::kQ3:
       c.allreduce_levels = c.reduce_scatter_levels = 3;
       break;

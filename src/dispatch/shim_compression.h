@@ -10,6 +10,7 @@ namespace sieve::dispatch {
 
 struct ShimCompression {
   bool auto_mask = false;         // all-reduces through the mask tracker
+  bool auto_levels = false;       // float sum/avg all-reduces dense or at L levels per call
   int allreduce_levels = 0;       // float sum/avg all-reduces at L levels; 0: dense
   int reduce_scatter_levels = 0;  // float sum/avg reduce-scatters at L levels; 0: dense
   int allgather_bits = 0;         // float all-gathers block-scaled at 8 or 4 bits; 0: dense
