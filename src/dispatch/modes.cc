@@ -2,6 +2,7 @@
 #include "dispatch/modes.h"
 
 #include "dispatch/dense_mode.h"
+#include "gpu/device_p2p.h"
 #include "mask/masked_mode.h"
 #include "subnet/subnet_mode.h"
 #include "ternary/ternary_mode.h"
@@ -39,5 +40,7 @@ const coll::Mode& ModeOf(algo::OpKind kind) {
   }
   return kNotACall;
 }
+
+P2pOp::DeviceBatch DeviceSendRecv() { return &gpu::EnqueueDeviceP2p; }
 
 }  // namespace sieve::dispatch
