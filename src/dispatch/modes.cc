@@ -6,6 +6,7 @@
 #include "mask/masked_mode.h"
 #include "subnet/subnet_mode.h"
 #include "ternary/ternary_mode.h"
+#include "topk/topk_mode.h"
 
 namespace sieve::dispatch {
 
@@ -35,6 +36,8 @@ const coll::Mode& ModeOf(algo::OpKind kind) {
     case algo::OpKind::kSubnetAllReduce:
     case algo::OpKind::kD2ftAllReduce:
       return subnet::SubnetMode();
+    case algo::OpKind::kTopkAllReduce:
+      return topk::TopkMode();
     case algo::OpKind::kMaskUnion:
       return kNotACall;
   }
