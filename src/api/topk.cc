@@ -15,22 +15,12 @@ using sieve::Status;
 
 Status Submit(const void* sendbuff, void* recvbuff, size_t count, int datatype, int op,
               double fraction, int error_feedback, sieveComm_t comm, sieveStream_t stream) {
-  using sieve::kernels::DType;
-  using sieve::kernels::RedOp;
   sieve::Comm* impl = nullptr;
   sieve::coll::CollArgs args;
   SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, &impl));
   SIEVE_RETURN_IF_ERROR(sieve::CheckDataType(datatype, &args.dtype));
   SIEVE_RETURN_IF_ERROR(sieve::CheckRedOp(op, &args.op));
-  if (args.dtype != DType::kFloat32 && args.dtype != DType::kFloat16 &&
-      args.dtype != DType::kBfloat16)
-    return Status::InvalidArgument(sieve::StrFormat(
-        "datatype %s is not supported by the top-k all-reduce (float32, float16, bfloat16)",
-        sieve::kernels::DTypeName(args.dtype)));
-  if (args.op != RedOp::kSum && args.op != RedOp::kAvg)
-    return Status::InvalidArgument(sieve::StrFormat(
-        "op %s is not supported by the top-k all-reduce (sum, avg)",
-        sieve::kernels::RedOpName(args.op)));
+  SIEVE_RETURN_IF_ERROR(sieve::CheckFloatSumAvg(args.dtype, args.op, "the top-k all-reduce"));
   if (!(fraction > 0.0 && fraction <= 1.0))  // NaN fails too
     return Status::InvalidArgument(
         sieve::StrFormat("fraction %g is out of range (0 < fraction <= 1)", fraction));
