@@ -46,8 +46,10 @@ void PrintUsage(FILE* f) {
           "                         allreduce of data that is zero outside the mask, with\n"
           "                         SIEVE_AUTO_MASK=1) -- allreduce only; default dense\n"
           "      --quant Q          none, ternary, or qL for L levels (q3, q7, q127: about 3, 4,\n"
-          "                         8 bits; q1 is ternary) (allreduce, float/half/bfloat16,\n"
-          "                         sum/avg; results are stochastic, so #wrong is N/A)\n"
+          "                         8 bits; q1 is ternary), or auto (SIEVE_LEVELS_AUTO: dense\n"
+          "                         or a level per call; a '# auto chose' line per size says\n"
+          "                         which) (allreduce, float/half/bfloat16, sum/avg; results\n"
+          "                         are stochastic, so #wrong is N/A)\n"
           "      --mask-density D   masked mode: random mask keeping D of the elements, the\n"
           "                         same on every rank (0..1, default 1)\n"
           "      --layout sdp:C     SDP: sieveAllReduceSubnet on a balanced random layout of 64\n"
@@ -139,6 +141,11 @@ bool ApplyOption(int c, const char* arg, Options* opts) {
         if (!ParseInt(arg + 1, 1, &v) || v > SIEVE_MAX_LEVELS) return false;
         opts->ternary = true;
         opts->levels = static_cast<int>(v);
+        return true;
+      }
+      if (strcmp(arg, "auto") == 0) {
+        opts->ternary = true;
+        opts->levels = SIEVE_LEVELS_AUTO;
         return true;
       }
       if (strcmp(arg, "none") != 0 && strcmp(arg, "ternary") != 0) return false;

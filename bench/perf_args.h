@@ -34,7 +34,8 @@ struct Options {
   bool auto_mask = false;     // --mode auto-mask: plain allreduce, zeros outside a random
                               // mask, with the library's mask tracker on (SIEVE_AUTO_MASK=1)
   bool ternary = false;       // --quant ternary: sieveAllReduceTernary (with the mask if masked)
-  int levels = 1;             // --quant qL: sieveAllReduceQuantized at L levels (ternary set too)
+  int levels = 1;             // --quant qL: sieveAllReduceQuantized at L levels (ternary set too);
+                              // --quant auto: SIEVE_LEVELS_AUTO
   double sdp_coverage = -1;   // --layout sdp:C: sieveAllReduceSubnet on a balanced random
                               // layout, each block held by about C*nranks ranks (-1: off)
   double d2ft_p = -1;         // --d2ft P: sieveAllReduceD2ft, each subnet touched by each rank

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <string>
+
 namespace sieve {
 namespace perf {
 namespace {
@@ -12,6 +14,11 @@ namespace {
 const char* RedopColumn(const Options& opts) { return HasOp(opts.coll) ? OpName(opts.op) : "none"; }
 
 int RootColumn(const Options& opts) { return HasRoot(opts.coll) ? opts.root : -1; }
+
+// "dense" or "qL": what --quant auto chose.
+std::string AutoChoice(int levels) {
+  return levels == SIEVE_LEVELS_DENSE ? "dense" : "q" + std::to_string(levels);
+}
 
 void PrintPlacement(const Row* row) {
   if (row == nullptr) {
@@ -56,6 +63,10 @@ void Report::AddLine(const Row& out_of_place, const Row* in_place) {
   PrintPlacement(&out_of_place);
   PrintPlacement(in_place);
   printf("\n");
+  if (out_of_place.auto_levels >= 0)
+    printf("# auto chose %s at %zu bytes (in-place: %s)\n",
+           AutoChoice(out_of_place.auto_levels).c_str(), out_of_place.bytes,
+           in_place != nullptr ? AutoChoice(in_place->auto_levels).c_str() : "N/A");
   fflush(stdout);
   rows_.push_back(out_of_place);
   if (in_place != nullptr) rows_.push_back(*in_place);
@@ -100,10 +111,12 @@ bool Report::WriteJson(const char* path) const {
             r.in_place ? "in-place" : "out-of-place", r.time_us, r.algbw, r.busbw,
             r.bytes_per_rank);
     if (r.wrong < 0) {
-      fprintf(f, "null}");
+      fprintf(f, "null");
     } else {
-      fprintf(f, "%lld}", static_cast<long long>(r.wrong));
+      fprintf(f, "%lld", static_cast<long long>(r.wrong));
     }
+    if (r.auto_levels >= 0) fprintf(f, ", \"auto\": \"%s\"", AutoChoice(r.auto_levels).c_str());
+    fprintf(f, "}");
   }
   fprintf(f, "\n]\n");
   return fclose(f) == 0;

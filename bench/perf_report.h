@@ -22,6 +22,9 @@ struct Row {
   double busbw = 0;
   int64_t wrong = -1;  // Summed over ranks; -1 when not checked.
   double bytes_per_rank = 0;  // Bytes sent per call (sieveCommGetCounters), max over ranks.
+  // --quant auto: the choice of the last timed call (SIEVE_LEVELS_DENSE or L; the same on
+  // every rank); -1 otherwise.
+  int auto_levels = -1;
 };
 
 // Collects rows and prints them. Used by rank 0 only; not thread-safe.

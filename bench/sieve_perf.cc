@@ -141,7 +141,7 @@ class Bench {
           // A fresh step per call: new rounding noise, as in training.
           sieveTernaryParams_t params{1, ++ternary_step_, 0, opts_.masked ? mask_ : nullptr,
                                       0};
-          if (opts_.levels > 1)
+          if (opts_.levels != 1)
             return sieveAllReduceQuantized(bufs.send, bufs.recv, n, t, opts_.op, opts_.levels,
                                            &params, comm_, nullptr);
           return sieveAllReduceTernary(bufs.send, bufs.recv, n, t, opts_.op, &params, comm_,
@@ -234,6 +234,9 @@ class Bench {
     row->algbw = row->time_us > 0 ? static_cast<double>(shape.bytes) / row->time_us / 1e3 : 0;
     row->busbw = row->algbw * BusBwFactor(opts_.coll, nranks_);
     row->wrong = -1;
+    if (opts_.levels == SIEVE_LEVELS_AUTO &&
+        !Check(sieveCommGetAutoLevels(comm_, &row->auto_levels), "sieveCommGetAutoLevels"))
+      return false;
     return !opts_.check || Verify(shape, bufs, seed, &row->wrong);
   }
 

@@ -457,6 +457,25 @@ sieveResult_t sieveAllReduceQuantized(const void* sendbuff, void* recvbuff, size
                                       const sieveTernaryParams_t* params, sieveComm_t comm,
                                       sieveStream_t stream);
 
+/* levels = SIEVE_LEVELS_AUTO: the library chooses per call, the same on every rank,
+ * between the dense all-reduce (sieveAllReduce's result; under params->mask,
+ * sieveAllReduceMasked's) and L in {1, 3, 7, 15, 31, 63, 127} (then the call is
+ * sieveAllReduceQuantized at that L, bit for bit): the least predicted time from the
+ * link's rate (SIEVE_LINK_RATE, else measured from this communicator's own auto
+ * calls; dense until known), this machine's kernel speed and count, within
+ * ternary's variance, the most accurate choice within 10% of the fastest
+ * (docs/modes.md, "auto"). Every rank passes SIEVE_LEVELS_AUTO (where a rank passes
+ * an L instead, the call fails on every rank unless auto chose that L). Error feedback: a call done dense leaves the residual as it was, for the
+ * next quantized call. Device buffers are staged and run on the host. Each change of
+ * the choice for a count is logged at INFO (SIEVE_DEBUG=INFO). */
+#define SIEVE_LEVELS_AUTO (-1)
+/* What sieveCommGetAutoLevels reports for a call auto did dense. */
+#define SIEVE_LEVELS_DENSE 0
+/* The choice of this rank's latest SIEVE_LEVELS_AUTO call on comm (or on a
+ * communicator served to NCCL with SIEVE_NCCL_MODE=auto), once it ran: an L, or
+ * SIEVE_LEVELS_DENSE; -1 before any. */
+sieveResult_t sieveCommGetAutoLevels(sieveComm_t comm, int* levels);
+
 /* ---- Top-k sparsified all-reduce ----------------------------------------- */
 
 /* Each rank keeps the k = ceil(fraction * count) elements (at least 1 when

@@ -88,7 +88,8 @@ ncclResult_t Serve(ncclComm_t record_on, const char* call, sieveComm_t sieve) {
   sieveResult_t r = sieveCommServeNccl(sieve, &mode);
   if (r != sieveSuccess) return FromSieve(record_on, r);
   // Sieve validated the mode at init; a mode this shim predates is refused.
-  static const char* const kModes[] = {"dense", "auto-mask", "ternary", "auto-mask+ternary"};
+  static const char* const kModes[] = {"dense", "auto-mask", "ternary", "auto-mask+ternary",
+                                       "auto"};
   bool known = false;
   for (const char* m : kModes) known |= std::strcmp(mode, m) == 0;
   if (!known)

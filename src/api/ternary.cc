@@ -9,9 +9,13 @@
 #include "dispatch/dispatch.h"
 #include "kernels/philox.h"
 #include "kernels/ternary.h"
+#include "plan/compression_choice.h"
+#include "ternary/auto_levels.h"
 #include "ternary/ternary_mode.h"
 
 static_assert(SIEVE_MAX_LEVELS == sieve::kernels::kMaxLevels, "one bound on levels");
+static_assert(SIEVE_LEVELS_AUTO == sieve::ternary::kLevelsAuto, "one value asks for auto");
+static_assert(SIEVE_LEVELS_DENSE == sieve::plan::kAutoDense, "one value says dense");
 
 namespace {
 
@@ -91,12 +95,23 @@ sieveResult_t sieveAllReduceQuantized(const void* sendbuff, void* recvbuff, size
                                       const sieveTernaryParams_t* params, sieveComm_t comm,
                                       sieveStream_t stream) {
   return sieve::Guard(sieve::IdleImpl(comm), "sieveAllReduceQuantized", [&]() -> Status {
-    if (levels < 1 || levels > sieve::kernels::kMaxLevels)
+    if ((levels < 1 || levels > sieve::kernels::kMaxLevels) && levels != SIEVE_LEVELS_AUTO)
       return Status::InvalidArgument(sieve::StrFormat(
-          "levels %d is out of range (1..%d; 1 is ternary)", levels, sieve::kernels::kMaxLevels));
+          "levels %d is out of range (1..%d; 1 is ternary; SIEVE_LEVELS_AUTO (%d) chooses)",
+          levels, sieve::kernels::kMaxLevels, SIEVE_LEVELS_AUTO));
     return Submit("sieveAllReduceQuantized", "the quantized all-reduce", sendbuff, recvbuff,
                   count, sieve::EnumValue(datatype), sieve::EnumValue(op), levels, params, comm,
                   stream);
+  });
+}
+
+sieveResult_t sieveCommGetAutoLevels(sieveComm_t comm, int* levels) {
+  return sieve::Guard(sieve::IdleImpl(comm), "sieveCommGetAutoLevels", [&]() -> Status {
+    sieve::Comm* impl = nullptr;
+    SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, &impl));
+    if (levels == nullptr) return Status::InvalidArgument("levels is NULL");
+    *levels = sieve::ternary::LastAutoLevels(*impl);
+    return Status::OK();
   });
 }
 

@@ -22,8 +22,8 @@ enum class AlgoParam : uint8_t { kAuto, kFlat, kHier, kRing, kTree, kDirect, kLa
 enum class BindParam : uint8_t { kAuto, kNone, kLast = kNone };
 enum class PeerErrorsParam : uint8_t { kAuto, kPeer, kNone, kLast = kNone };
 enum class TransportParam : uint8_t { kUcx, kLoopback, kLast = kLoopback };
-enum class NcclMode : uint8_t { kDense, kAutoMask, kTernary, kAutoMaskTernary,
-                                kLast = kAutoMaskTernary };
+enum class NcclMode : uint8_t { kDense, kAutoMask, kTernary, kAutoMaskTernary, kAuto,
+                                kLast = kAuto };
 enum class GpuDirectParam : uint8_t { kAuto, kOff, kForce, kLast = kForce };
 
 // The value as params.def spells it ("RING", "auto-mask+ternary"): for messages.

@@ -7,7 +7,9 @@
 #include "gpu/direct_collectives.h"
 #include "gpu/direct_path.h"
 #include "mask/mask_tracker.h"
+#include "plan/compression_choice.h"
 #include "plan/device_choice.h"
+#include "ternary/auto_levels.h"
 #include "ternary/masked_ternary.h"
 #include "ternary/ternary_allreduce.h"
 
@@ -36,10 +38,21 @@ bool TernaryEligible(const CollArgs& a) {
 // sieveAllReduce: the dense all-reduce; the mask tracker when the communicator
 // has SIEVE_AUTO_MASK=1; for a communicator served to NCCL, whatever
 // SIEVE_NCCL_MODE asks (auto-mask, ternary for float/half/bfloat16 sum/avg, or
-// both: the tracker with ternary data steps).
+// both: the tracker with ternary data steps; or auto: dense or L levels per call).
 Status ConfiguredAllReduce(Comm& comm, const CollArgs& a) {
   const Config& config = comm.config();
   const NcclMode mode = comm.serving_nccl() ? config.nccl_mode : NcclMode::kDense;
+  if (mode == NcclMode::kAuto && TernaryEligible(a)) {
+    coll::TernaryArgs t;
+    t.base = a;
+    t.seed = config.ternary_seed;
+    t.step = comm.State<ShimTernarySteps>().next++;
+    return ternary::RunWithAutoLevels(comm, a.count, a.dtype, t.block, [&](int levels) {
+      if (levels == plan::kAutoDense) return coll::AllReduce(comm, a);
+      t.levels = levels;
+      return coll::TernaryAllReduce(comm, t);
+    });
+  }
   bool auto_mask =
       config.auto_mask || mode == NcclMode::kAutoMask || mode == NcclMode::kAutoMaskTernary;
   bool ternary =

@@ -6,7 +6,10 @@
 
 #include "gpu/device_collectives.h"
 #include "mask/device_masked.h"
+#include "mask/masked_allreduce.h"
+#include "plan/compression_choice.h"
 #include "plan/device_choice.h"
+#include "ternary/auto_levels.h"
 #include "ternary/device_masked_ternary.h"
 #include "ternary/device_residuals.h"
 #include "ternary/device_ternary.h"
@@ -38,10 +41,11 @@ coll::TernaryArgs ArgsOver(const Call& call, const coll::CollArgs& buffers) {
   return args;
 }
 
-// The host plans on host memory `buffers`; the residual is the caller's buffer's.
-Status RunOver(Comm& comm, const Call& call, const coll::CollArgs& buffers) {
+// The host plans on host memory `buffers` at `levels`; the residual is the caller's buffer's.
+Status RunAt(Comm& comm, const Call& call, const coll::CollArgs& buffers, int levels) {
   const TernaryParams& p = call.Params<TernaryParams>();
   coll::TernaryArgs args = ArgsOver(call, buffers);
+  args.levels = levels;
   if (p.error_feedback)
     args.residual =
         HostResidualFor(comm, call.args.send, call.args.count, static_cast<int>(call.args.dtype),
@@ -50,12 +54,32 @@ Status RunOver(Comm& comm, const Call& call, const coll::CollArgs& buffers) {
                 : coll::TernaryAllReduce(comm, args);
 }
 
+// At the call's levels, or at those auto chooses: dense (masked under a mask; a
+// residual waits, unchanged, for the next quantized call) or L levels.
+Status RunOver(Comm& comm, const Call& call, const coll::CollArgs& buffers) {
+  const TernaryParams& p = call.Params<TernaryParams>();
+  if (p.levels != kLevelsAuto) return RunAt(comm, call, buffers, p.levels);
+  return RunWithAutoLevels(comm, QuantizedElements(call), buffers.dtype, p.block,
+                           [&](int levels) {
+                             if (levels != plan::kAutoDense)
+                               return RunAt(comm, call, buffers, levels);
+                             return p.mask ? mask::AllReduceMasked(comm, buffers, *p.mask)
+                                           : coll::AllReduce(comm, buffers);
+                           });
+}
+
 Status RunOnHost(Comm& comm, const Call& call) { return RunOver(comm, call, call.args); }
 
 Status EnqueueOnDevice(Comm& comm, const Call& call) {
   using plan::DeviceRoute;
   const TernaryParams& p = call.Params<TernaryParams>();
   const size_t elems = QuantizedElements(call);
+  Comm* c = &comm;
+  // Auto chooses per call from agreed inputs on the host: the whole buffer staged.
+  if (p.levels == kLevelsAuto)
+    return gpu::EnqueueDeviceCollective(
+        comm, gpu::CollKind::kAllReduceWhole, call.args, call.stream,
+        [c, call](const coll::CollArgs& staged) { return RunOver(*c, call, staged); });
   const DeviceRoute route = plan::ChooseTernaryOnDevice(comm, elems, p.error_feedback,
                                                         p.mask != nullptr,
                                                         gpu::CanPackOnDevice(), p.levels)
@@ -75,7 +99,6 @@ Status EnqueueOnDevice(Comm& comm, const Call& call) {
   }
   // Masked, hierarchical (no error feedback): packed on the device, the nnz
   // kept elements staged and run through the hierarchical plan on the host.
-  Comm* c = &comm;
   if (route == DeviceRoute::kPackedOnDevice)
     return gpu::EnqueueDevicePacked(
         comm, "masked ternary allreduce (hierarchical plan, quantized on the host)", call.args,

@@ -14,7 +14,7 @@
 namespace sieve::ternary {
 
 struct TernaryParams : coll::ModeParams {
-  int levels = 1;  // L in 1..kMaxLevels (1: ternary), checked by api/
+  int levels = 1;  // L in 1..kMaxLevels (1: ternary) or kLevelsAuto, checked by api/
   uint64_t seed = 0;
   uint64_t step = 0;
   size_t block = 2048;  // >= 1

@@ -215,6 +215,7 @@ TEST_F(ParamsTest, EnumValuesMapToTheirEnumerators) {
        [](const Config& c) { return c.nccl_mode == NcclMode::kTernary; }},
       {"SIEVE_NCCL_MODE", "Auto-Mask+Ternary",
        [](const Config& c) { return c.nccl_mode == NcclMode::kAutoMaskTernary; }},
+      {"SIEVE_NCCL_MODE", "auto", [](const Config& c) { return c.nccl_mode == NcclMode::kAuto; }},
       {"SIEVE_GPU_DIRECT", "AUTO",
        [](const Config& c) { return c.gpu_direct == GpuDirectParam::kAuto; }},
       {"SIEVE_GPU_DIRECT", "0", [](const Config& c) { return c.gpu_direct == GpuDirectParam::kOff; }},
@@ -254,7 +255,8 @@ TEST_F(ParamsTest, EveryBadEnumNamesTheVariableAndItsValues) {
   } cases[] = {{"SIEVE_DEBUG", "verbose", {"NONE", "WARN", "INFO", "TRACE"}},
                {"SIEVE_BIND", "numa", {"AUTO", "NONE"}},
                {"SIEVE_UCX_PEER_ERRORS", "all", {"AUTO", "PEER", "NONE"}},
-               {"SIEVE_NCCL_MODE", "auto", {"dense", "auto-mask", "ternary", "auto-mask+ternary"}},
+               {"SIEVE_NCCL_MODE", "automatic",
+                {"dense", "auto-mask", "ternary", "auto-mask+ternary", "auto"}},
                {"SIEVE_NCCL_MODE", "mask+ternary", {"auto-mask+ternary"}},
                {"SIEVE_GPU_DIRECT", "1", {"AUTO", "0", "FORCE"}}};
   for (const Case& k : cases) {

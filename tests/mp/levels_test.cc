@@ -386,7 +386,7 @@ int RunErrors(int rank, int n, const sieveUniqueId& id) {
   RANK_CHECK(comm != nullptr, "%s", sieveGetLastError(nullptr));
   std::vector<float> in(1000, 0.5f), out(1000);
   sieveTernaryParams_t params = TernaryParams(1, 2);
-  for (int bad : {0, -1, SIEVE_MAX_LEVELS + 1}) {
+  for (int bad : {0, -2, SIEVE_MAX_LEVELS + 1}) {  // -1 is SIEVE_LEVELS_AUTO
     RANK_CHECK(sieveAllReduceQuantized(in.data(), out.data(), in.size(), sieveFloat32, sieveSum,
                                        bad, &params, comm, nullptr) == sieveInvalidArgument,
                "levels %d accepted", bad);

@@ -64,7 +64,7 @@ for ((r = 0; r < nranks; ++r)); do
   [[ $(cat "$work/badmode.$r.rc") == 2 ]] ||
     fail "rank $r: SIEVE_NCCL_MODE=fast did not fail init"
 done
-grep -q "SIEVE_NCCL_MODE=fast is not one of dense|auto-mask|ternary|auto-mask+ternary" "$work/badmode.0.log" ||
+grep -q "SIEVE_NCCL_MODE=fast is not one of dense|auto-mask|ternary|auto-mask+ternary|auto" "$work/badmode.0.log" ||
   fail "the failure does not name SIEVE_NCCL_MODE and its accepted values"
 echo "ok: SIEVE_NCCL_MODE=fast fails init naming the accepted values"
 
@@ -100,6 +100,21 @@ for mode in ternary auto-mask+ternary; do
     ((sent * 6 < dense)) || fail "rank $r: $mode sent $sent bytes, dense $dense"
     echo "ok: rank $r sent $sent bytes with $mode, $dense dense (12 steps within the bound)"
   done
+done
+
+# 2d. SIEVE_NCCL_MODE=auto at a stated 100 Mbit/s: every rank chooses a level for the
+# gradient (which L depends on this machine's kernel speed), logged at INFO; results within
+# the bound; well under half of dense's bytes (127 levels, the most, send 14 bits per element).
+run_ranks grad-auto LD_PRELOAD="$preload" SIEVE_NCCL_MODE=auto SIEVE_LINK_RATE=12m \
+  NCCL_APP_GRADIENT_STEPS=12 NCCL_APP_LOSSY=1 SIEVE_DEBUG=INFO SIEVE_DEBUG_SUBSYS=COLL
+for ((r = 0; r < nranks; ++r)); do
+  [[ $(cat "$work/grad-auto.$r.rc") == 0 ]] || fail "rank $r: gradient steps failed in auto mode"
+  grep -q "auto: all-reduce of 65536 elements: q[0-9]" "$work/grad-auto.$r.log" ||
+    fail "rank $r: auto did not choose a level for the gradient at 100 Mbit/s"
+  dense=$(sent_bytes "$work/grad-dense.$r.log")
+  sent=$(sent_bytes "$work/grad-auto.$r.log")
+  ((sent * 2 < dense)) || fail "rank $r: auto sent $sent bytes, dense $dense"
+  echo "ok: rank $r sent $sent bytes with auto at 100 Mbit/s, $dense dense"
 done
 
 # 3. Not preloaded: the real NCCL answers and fails at init (no GPU).

@@ -123,6 +123,7 @@ _PROTOS = {
     "sieveAllReduceMasked": [_P, _P, _S, _I, _I, _P, _P, _P],
     "sieveAllReduceTernary": [_P, _P, _S, _I, _I, ctypes.POINTER(TernaryParams), _P, _P],
     "sieveAllReduceQuantized": [_P, _P, _S, _I, _I, _I, ctypes.POINTER(TernaryParams), _P, _P],
+    "sieveCommGetAutoLevels": [_P, ctypes.POINTER(_I)],
     "sieveLayoutRegister": [_P, _S, ctypes.POINTER(Segment), _I, ctypes.POINTER(_P)],
     "sieveLayoutFromMaskMatrix": [_P, _P, _S, _S, _S, ctypes.POINTER(_P)],
     "sieveLayoutEqualSubnets": [_P, _S, _I, ctypes.POINTER(_P)],

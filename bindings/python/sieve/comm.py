@@ -13,6 +13,7 @@ SUM, PROD, MAX, MIN, AVG = range(5)
 _OPS = {"sum": SUM, "prod": PROD, "max": MAX, "min": MIN, "avg": AVG}
 
 MASK_STRICT, MASK_UNION = 0, 1
+LEVELS_AUTO = -1  # SIEVE_LEVELS_AUTO: all_reduce_quantized(levels="auto")
 
 
 def _op(op, where):
@@ -161,6 +162,14 @@ class Comm:
         from . import membership
         return membership.grow(self, nranks, unique_id)
 
+    def auto_levels(self):
+        """The choice of this rank's latest levels="auto" call: an L, 0 for dense, -1
+        before any (sieveCommGetAutoLevels)."""
+        v = ctypes.c_int(0)
+        self._check(_lib.lib.sieveCommGetAutoLevels(self._handle(), ctypes.byref(v)),
+                    "sieveCommGetAutoLevels")
+        return v.value
+
     def counters(self):
         """dict of sieveCounters_t: bytes_sent, bytes_received, collectives, ..."""
         c = _lib.Counters()
@@ -261,8 +270,11 @@ class Comm:
                              block_size=0, mask=None, error_feedback=False):
         """all_reduce_ternary with `levels` = L levels per sign (1..127; 1 is ternary bit
         for bit): codes in [-L, L], exact integer sums, result s * Q / L (sum) or
-        s * Q / (n L) (avg). Every rank passes the same levels, seed, step, block_size."""
-        levels = c_int(levels, "levels", "all_reduce_quantized")
+        s * Q / (n L) (avg). Every rank passes the same levels, seed, step, block_size.
+        levels="auto" (SIEVE_LEVELS_AUTO): dense or an L chosen per call, the same on
+        every rank (docs/modes.md); auto_levels() says which."""
+        levels = LEVELS_AUTO if levels == "auto" else c_int(levels, "levels",
+                                                             "all_reduce_quantized")
         return self._quantized("all_reduce_quantized", levels, send, recv, op, seed, step,
                                block_size, mask, error_feedback)
 

@@ -111,26 +111,32 @@ def _registered(run, make):
 class TernaryState(MaskedState):
     """Ternary all-reduce state: the Philox seed, and the step, a count of hook calls
     (identical on every rank because every rank runs the same buckets in the same order;
-    each call gets fresh rounding noise). masks: optional PacTrain masks (masked+ternary)."""
+    each call gets fresh rounding noise). masks: optional PacTrain masks (masked+ternary).
+    levels: 1 (ternary), an L in 1..127 (all_reduce_quantized), or "auto": per bucket and
+    call, dense or an L as Sieve chooses from the link and this machine (docs/modes.md)."""
 
     def __init__(self, comm, seed=1, masks=None, block_size=0, error_feedback=False,
-                 policy=MASK_STRICT):
+                 policy=MASK_STRICT, levels=1):
         super().__init__(comm, masks, policy)
         self.seed, self.block_size, self.error_feedback = seed, block_size, error_feedback
+        self.levels = levels
         self.step = 0
 
 
 def ternary_hook(state, bucket):
-    """Averages the bucket with the unbiased stochastic ternary all-reduce (over the
-    PacTrain mask when the state has masks)."""
+    """Averages the bucket with the unbiased stochastic ternary all-reduce, or at
+    state.levels (over the PacTrain mask when the state has masks)."""
     buf = bucket.buffer()
     step, state.step = state.step, state.step + 1
 
     def task(run):
         mask = _registered(run, lambda: state.mask_for(bucket)) if state.masks else None
-        run(lambda: state.comm.all_reduce_ternary(buf, op="avg", seed=state.seed, step=step,
-                                                  block_size=state.block_size, mask=mask,
-                                                  error_feedback=state.error_feedback))
+        kw = dict(op="avg", seed=state.seed, step=step, block_size=state.block_size, mask=mask,
+                  error_feedback=state.error_feedback)
+        if state.levels == 1:
+            run(lambda: state.comm.all_reduce_ternary(buf, **kw))
+        else:
+            run(lambda: state.comm.all_reduce_quantized(buf, levels=state.levels, **kw))
         return buf
     return state.runner.submit(task)
 

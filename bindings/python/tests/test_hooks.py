@@ -160,6 +160,30 @@ def test_hook_one_step(mode, n):
     assert min(sent) > 0
 
 
+@pytest.mark.parametrize("levels", [1, 7, "auto"])
+def test_ternary_hook_passes_its_levels(levels):
+    """In one process, over a stand-in communicator: levels 1 is all_reduce_ternary, any
+    other value (an L, "auto") all_reduce_quantized with it, with the same seed and step."""
+    calls = []
+
+    class Comm:
+        def all_reduce_ternary(self, buf, **kw):
+            calls.append(("ternary", kw["seed"], kw["step"]))
+
+        def all_reduce_quantized(self, buf, levels, **kw):
+            calls.append((levels, kw["seed"], kw["step"]))
+
+    class Bucket:
+        def buffer(self):
+            return torch.zeros(8)
+
+    state = hooks.TernaryState(Comm(), seed=3, levels=levels)
+    for _ in range(2):
+        hooks.ternary_hook(state, Bucket()).wait()
+    name = "ternary" if levels == 1 else levels
+    assert calls == [(name, 3, 0), (name, 3, 1)]
+
+
 @needs_subnets
 @pytest.mark.parametrize("mode", ["sdp", "d2ft"])
 def test_subnet_hook_one_step(mode):

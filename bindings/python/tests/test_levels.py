@@ -1,6 +1,7 @@
 """Comm.all_reduce_quantized (L levels) on real processes, NumPy buffers only: equal to the
 NumPy reference (philox_ref.ternary_avg with levels) bit for bit, levels=1 equal to
-all_reduce_ternary, and levels out of range refused before anything travels."""
+all_reduce_ternary, levels="auto" equal to the level it chose, and levels out of range
+refused before anything travels."""
 import numpy as np
 import pytest
 
@@ -24,6 +25,14 @@ def levels_rank(rank, n, uid):
         want = ternary_avg(xs, seed=9, step=levels, levels=levels)
         assert np.array_equal(got, want), "levels %d: %d elements differ" % (
             levels, int(np.sum(got != want)))
+    # levels="auto" at the stated SIEVE_LINK_RATE (100 Mbit/s): a level (which L depends on
+    # this machine's kernel speed), the same on every rank, bit for bit that level's result.
+    assert comm.auto_levels() == -1
+    ys = inputs(n, 5001)  # auto keeps calls under 4096 elements dense
+    got = comm.all_reduce_quantized(ys[rank].copy(), levels="auto", op="avg", seed=9, step=5)
+    chosen = comm.auto_levels()
+    assert chosen in (1, 3, 7, 15, 31, 63, 127), chosen
+    assert np.array_equal(got, ternary_avg(ys, seed=9, step=5, levels=chosen)), chosen
     ternary = comm.all_reduce_ternary(xs[rank].copy(), op="avg", seed=9, step=1)
     assert np.array_equal(ternary, ternary_avg(xs, seed=9, step=1))
     for bad in (0, 128):
@@ -37,4 +46,6 @@ def levels_rank(rank, n, uid):
 
 @pytest.mark.parametrize("n", [2, 3])
 def test_all_reduce_quantized(n):
-    assert run_ranks(n, levels_rank, sieve.get_unique_id()) == ["ok"] * n
+    assert run_ranks(n, levels_rank, sieve.get_unique_id(),
+                     env={"SIEVE_LINK_RATE": "12m"}) == ["ok"] * n
+

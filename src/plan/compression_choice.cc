@@ -1,0 +1,81 @@
+// The auto policy of plan/compression_choice.h.
+#include "plan/compression_choice.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/status.h"
+#include "kernels/ternary.h"
+
+namespace sieve::plan {
+
+double RingBytesSent(const CompressionInputs& in, int levels) {
+  const int n = in.nranks;
+  const double e = static_cast<double>(in.elements);
+  if (n < 2) return 0;
+  if (levels == kAutoDense) return 2.0 * (n - 1) / n * e * static_cast<double>(in.element_bytes);
+  const double chunk = e / n;
+  double bits = 0;
+  for (int k = 1; k < n; ++k) bits += chunk * kernels::TernaryBits(k * levels);
+  bits += (n - 1) * chunk * kernels::TernaryBits(n * levels);
+  const double blocks = in.block > 0 ? std::ceil(e / static_cast<double>(in.block)) : 0;
+  return bits / 8 + 4.0 * blocks * (n - 1);
+}
+
+int AutoLevelIndex(int levels) {
+  for (int i = 0; i < kNumAutoLevels; ++i)
+    if (kAutoLevels[i] == levels) return i;
+  return -1;
+}
+
+double PredictSeconds(const CompressionInputs& in, int levels) {
+  const int n = in.nranks;
+  const double e = static_cast<double>(in.elements);
+  const double latency = (n - 1) * in.link.rtt_s;  // 2(n-1) one-way delays
+  const int i = AutoLevelIndex(levels);
+  const double per_element = levels == kAutoDense
+                                 ? in.dense_s_per_element
+                                 : in.codec_s_per_element * (i >= 0 ? in.codec_factor[i] : 1.0);
+  return latency + RingBytesSent(in, levels) / in.link.rate_Bps + e * per_element;
+}
+
+std::string LevelsName(int levels) {
+  return levels == kAutoDense ? "dense" : StrFormat("q%d", levels);
+}
+
+CompressionChoice ChooseCompression(const CompressionInputs& in) {
+  CompressionChoice c;
+  if (in.nranks < 2 || in.elements < kMinAutoElements) {
+    c.why = StrFormat("fewer than %zu elements or one rank", kMinAutoElements);
+    return c;
+  }
+  if (!(in.link.rate_Bps > 0)) {
+    c.why = "link rate not known yet (SIEVE_LINK_RATE unset, no transfer measured): dense";
+    return c;
+  }
+  c.dense_s = PredictSeconds(in, kAutoDense);
+  double fastest = c.dense_s;
+  for (int l : kAutoLevels) fastest = std::min(fastest, PredictSeconds(in, l));
+  // The most accurate within the slack: dense, then the largest L.
+  const double bound = fastest * (1 + kAccuracySlack);
+  if (c.dense_s <= bound) {
+    c.predicted_s = c.dense_s;
+  } else {
+    for (int l : kAutoLevels) {
+      const double t = PredictSeconds(in, l);
+      if (t <= bound) {
+        c.levels = l;
+        c.predicted_s = t;
+      }
+    }
+  }
+  c.why = StrFormat(
+      "predicted %.3g ms (dense %.3g ms, fastest %.3g ms) at %.3g Gbit/s, codec %.3g ns/element "
+      "(x%.2g at L = 7, x%.2g at 127), dense %.3g ns/element, %d ranks",
+      c.predicted_s * 1e3, c.dense_s * 1e3, fastest * 1e3, in.link.rate_Bps * 8e-9,
+      in.codec_s_per_element * 1e9, in.codec_factor[AutoLevelIndex(7)],
+      in.codec_factor[kNumAutoLevels - 1], in.dense_s_per_element * 1e9, in.nranks);
+  return c;
+}
+
+}  // namespace sieve::plan

@@ -1,0 +1,198 @@
+// Auto levels: measure, agree every so often, choose (plan/compression_choice.h), run.
+#include "ternary/auto_levels.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "coll/collectives.h"
+#include "core/log.h"
+#include "kernels/reduce.h"
+#include "kernels/ternary.h"
+#include "plan/compression_choice.h"
+#include "plan/link_probe.h"
+
+namespace sieve::ternary {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Agreements at the first kEarlyAgreements auto calls (the first dense calls
+// measure the link) and every kAgreeEvery-th after.
+constexpr uint64_t kEarlyAgreements = 4;
+constexpr uint64_t kAgreeEvery = 16;
+// Calls that sent fewer bytes say more about latency than about the rate.
+constexpr uint64_t kMinSampleBytes = 256 << 10;
+// A call whose transfer share is below this fraction of its time is the kernels'.
+constexpr double kMinWireShare = 0.1;
+// Elements of the one-time kernel measurement (128 KiB of float32), best of kRuns.
+constexpr size_t kProbeElements = 1 << 15;
+constexpr int kRuns = 3;
+
+// The running estimate after a new sample (recent calls weigh most).
+double Blend(double old, double sample) { return old > 0 ? 0.5 * (old + sample) : sample; }
+
+double Since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+struct AutoState {
+  std::mutex mu;  // the test hook may write from another thread than the calls'
+  bool kernels_measured = false;
+  bool injected = false;
+  AutoMeasurements local;                  // this rank's
+  AutoMeasurements agreed;                 // every rank's, as of the last agreement
+  uint64_t calls = 0;                      // auto calls of kMinAutoElements or more
+  std::map<size_t, int> last_by_elements;  // for the INFO line on a switch
+  std::atomic<int> last_levels{-1};
+};
+
+// The quantized path's kernels over kProbeElements at L levels (abs-max, quantize
+// and pack, unpack, pack at the final sums' width, unpack, dequantize: what a ring
+// pass does per element), the best of kRuns, so a descheduled run does not count.
+double ProbeCodec(int nranks, int levels, const std::vector<float>& g) {
+  using namespace kernels;
+  const size_t e = g.size(), block = 2048;
+  std::vector<float> out(e), scales((e + block - 1) / block);
+  const TernaryWork wt = TernaryWorkFor(nranks, levels);
+  const int w1 = TernaryBits(levels), wn = TernaryBits(nranks * levels);
+  std::vector<uint8_t> wire(TernaryPackedBytes(e, wn)), work(e * static_cast<size_t>(wt));
+  double best = 1e30;
+  for (int run = 0; run < kRuns; ++run) {
+    const Clock::time_point t0 = Clock::now();
+    TernarySource src = TernarySourceOf(DType::kFloat32, g.data(), nullptr, block, nullptr);
+    src.levels = levels;
+    TernaryAbsMax(src, e, scales.data());
+    src.scales = scales.data();
+    TernaryQuantizePack(src, 0, e, w1, wire.data());
+    TernaryUnpack(wt, wire.data(), e, w1, false, work.data());
+    TernaryPack(wt, work.data(), e, wn, wire.data());
+    TernaryUnpack(wt, wire.data(), e, wn, false, work.data());
+    TernaryDequantize(DType::kFloat32, wt, work.data(), e, block, scales.data(), nranks * levels,
+                      out.data());
+    best = std::min(best, Since(t0));
+  }
+  return best / static_cast<double>(e);
+}
+
+// This rank's kernels: the codec at every auto level and the dense reduction.
+void MeasureKernels(int nranks, AutoMeasurements* m) {
+  std::vector<float> g(kProbeElements), out(kProbeElements);
+  for (size_t i = 0; i < g.size(); ++i)
+    g[i] = static_cast<float>((i * 2654435761u) % 1000) - 500.0f;
+  m->codec_s_per_element = ProbeCodec(nranks, 1, g);
+  for (int i = 0; i < plan::kNumAutoLevels; ++i)
+    m->codec_factor[i] = ProbeCodec(nranks, plan::kAutoLevels[i], g) / m->codec_s_per_element;
+  double dense = 1e30;
+  for (int run = 0; run < kRuns; ++run) {
+    const Clock::time_point t0 = Clock::now();
+    kernels::Reduce(kernels::DType::kFloat32, kernels::RedOp::kSum, g.data(), out.data(),
+                    out.data(), g.size());
+    dense = std::min(dense, Since(t0));
+  }
+  m->dense_s_per_element = dense / static_cast<double>(g.size());
+}
+
+// Learns from a call that sent `sent` bytes in `seconds`: a dense call (little
+// compute) the link's rate, a quantized one (with the agreed rate) its kernels' real
+// cost per element, waits for slower ranks included (the one-time measurement is
+// one rank's kernels on a small buffer in cache; the call's are not).
+void Observe(const Comm& comm, AutoState& s, int levels, size_t elements, uint64_t sent,
+             double seconds) {
+  if (s.injected || sent < kMinSampleBytes) return;
+  const double e = static_cast<double>(elements);
+  const double latency = (comm.size() - 1) * comm.link_rtt_s();
+  if (levels == plan::kAutoDense) {
+    if (comm.config().link_rate > 0) return;
+    const double wire_s = seconds - e * s.local.dense_s_per_element - latency;
+    if (!(wire_s > kMinWireShare * seconds)) return;
+    s.local.rate_Bps = Blend(s.local.rate_Bps, static_cast<double>(sent) / wire_s);
+    return;
+  }
+  if (!(s.agreed.rate_Bps > 0)) return;
+  const double kernels_s = seconds - static_cast<double>(sent) / s.agreed.rate_Bps - latency;
+  const int i = plan::AutoLevelIndex(levels);
+  const double factor = i >= 0 ? s.local.codec_factor[i] : 1.0;
+  if (kernels_s > 0)
+    s.local.codec_s_per_element = Blend(s.local.codec_s_per_element, kernels_s / e / factor);
+}
+
+// Every rank's inputs become the slowest rank's: max of 1/rate (0: not known, so a
+// rank that knows it decides), of each cost per element and of each factor.
+Status Agree(Comm& comm, AutoState& s) {
+  constexpr int kFixed = 3;
+  double v[kFixed + plan::kNumAutoLevels] = {s.local.rate_Bps > 0 ? 1.0 / s.local.rate_Bps : 0.0,
+                                             s.local.codec_s_per_element,
+                                             s.local.dense_s_per_element};
+  std::copy(s.local.codec_factor, s.local.codec_factor + plan::kNumAutoLevels, v + kFixed);
+  coll::CollArgs a;
+  a.send = v;
+  a.recv = v;
+  a.count = kFixed + plan::kNumAutoLevels;
+  a.dtype = kernels::DType::kFloat64;
+  a.op = kernels::RedOp::kMax;
+  SIEVE_RETURN_IF_ERROR(coll::AllReduce(comm, a).WithContext("auto levels: agreeing on inputs"));
+  s.agreed.rate_Bps = v[0] > 0 ? 1.0 / v[0] : 0.0;
+  s.agreed.codec_s_per_element = v[1];
+  s.agreed.dense_s_per_element = v[2];
+  std::copy(v + kFixed, v + kFixed + plan::kNumAutoLevels, s.agreed.codec_factor);
+  return Status::OK();
+}
+
+}  // namespace
+
+Status RunWithAutoLevels(Comm& comm, size_t elements, kernels::DType dtype, size_t block,
+                         const LevelsRun& run) {
+  AutoState& s = comm.State<AutoState>();
+  std::unique_lock<std::mutex> lock(s.mu);
+  plan::CompressionInputs in;
+  in.nranks = comm.size();
+  in.elements = elements;
+  in.element_bytes = kernels::DTypeSize(dtype);
+  in.block = block;
+  if (elements >= plan::kMinAutoElements && comm.size() > 1) {
+    if (!s.kernels_measured && !s.injected) MeasureKernels(comm.size(), &s.local);
+    s.kernels_measured = true;
+    if (!s.injected && comm.config().link_rate > 0)
+      s.local.rate_Bps = static_cast<double>(comm.config().link_rate);
+    const uint64_t call = s.calls++;
+    if (call < kEarlyAgreements || call % kAgreeEvery == 0) SIEVE_RETURN_IF_ERROR(Agree(comm, s));
+    in.link = plan::LinkOf(comm);
+    in.link.rate_Bps = s.agreed.rate_Bps;
+    in.codec_s_per_element = s.agreed.codec_s_per_element;
+    in.dense_s_per_element = s.agreed.dense_s_per_element;
+    std::copy(s.agreed.codec_factor, s.agreed.codec_factor + plan::kNumAutoLevels, in.codec_factor);
+  }
+  const plan::CompressionChoice choice = plan::ChooseCompression(in);
+  auto [it, first] = s.last_by_elements.emplace(elements, choice.levels);
+  if (first || it->second != choice.levels) {
+    SIEVE_INFO(kLogColl, "auto: all-reduce of %zu elements: %s%s%s (%s)", elements,
+               first ? "" : plan::LevelsName(it->second).c_str(), first ? "" : " -> ",
+               plan::LevelsName(choice.levels).c_str(), choice.why.c_str());
+    it->second = choice.levels;
+  }
+  s.last_levels.store(choice.levels);
+  const uint64_t sent0 = comm.stats().traffic.sent;
+  const Clock::time_point t0 = Clock::now();
+  lock.unlock();  // the call may take long; the test hook must not wait on it
+  SIEVE_RETURN_IF_ERROR(run(choice.levels));
+  const double seconds = Since(t0);
+  lock.lock();
+  Observe(comm, s, choice.levels, elements, comm.stats().traffic.sent - sent0, seconds);
+  return Status::OK();
+}
+
+int LastAutoLevels(Comm& comm) { return comm.State<AutoState>().last_levels.load(); }
+
+void SetAutoMeasurementsForTest(Comm& comm, const AutoMeasurements& m) {
+  AutoState& s = comm.State<AutoState>();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.injected = true;
+  s.local = m;
+}
+
+}  // namespace sieve::ternary

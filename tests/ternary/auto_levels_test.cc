@@ -1,0 +1,138 @@
+// Auto levels (ternary/auto_levels.h) with ranks as threads over the loopback
+// transport: ranks fed different local measurements (the test hook) still make
+// one choice, the one plan::ChooseCompression makes from the slowest rank's
+// inputs, and the result is bit for bit that of the fixed mode chosen
+// (sieveAllReduceQuantized at that L, or sieveAllReduce); each change of the
+// choice is logged at INFO.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "api/arg_check.h"
+#include "plan/compression_choice.h"
+#include "support/log_capture.h"
+#include "support/thread_ranks.h"
+#include "ternary/auto_levels.h"
+
+namespace sieve_test {
+namespace {
+
+using sieve::ternary::AutoMeasurements;
+
+constexpr int kRanks = 3;
+constexpr size_t kCount = 1 << 16;  // 256 KiB of float32
+constexpr double kMbit = 1e6 / 8, kGbit = 1e9 / 8;
+
+// Per scenario, per rank: what the rank measured. Each scenario is chosen so
+// that some rank alone would choose otherwise than the slowest inputs say.
+const AutoMeasurements kScenarios[][kRanks] = {
+    // Slowest rate 100 Mbit/s: ternary; rank 1 alone (10 Gbit/s) would go dense.
+    {{100 * kMbit, 8e-9, 0.5e-9}, {10 * kGbit, 8e-9, 0.5e-9}, {10 * kGbit, 1e-9, 0.5e-9}},
+    // Slow kernels on rank 2 make the kernels dominate at 1 Gbit/s: a larger L;
+    // ranks 0 and 1 alone (fast kernels) would stay ternary.
+    {{kGbit, 8e-9, 0.5e-9}, {kGbit, 4e-9, 0.5e-9}, {kGbit, 30e-9, 0.5e-9}},
+    // One rank at 100 Mbit/s (with the fastest codec), one with slow dense kernels:
+    // the slowest of each, ternary; ranks 0 and 2 alone would go dense.
+    {{10 * kGbit, 8e-9, 0.5e-9}, {100 * kMbit, 1e-9, 0.5e-9}, {10 * kGbit, 8e-9, 5e-9}},
+    // 10 Gbit/s on every rank: dense.
+    {{10 * kGbit, 8e-9, 0.5e-9}, {10 * kGbit, 2e-9, 0.5e-9}, {10 * kGbit, 8e-9, 0.1e-9}},
+};
+constexpr int kNumScenarios = sizeof(kScenarios) / sizeof(kScenarios[0]);
+
+std::atomic<int> g_chosen[kNumScenarios][kRanks];
+
+// This executable logs at INFO (COLL only); the logger reads it on first use.
+const bool kInfo = [] {
+  setenv("SIEVE_DEBUG", "INFO", 1);
+  setenv("SIEVE_DEBUG_SUBSYS", "COLL", 1);
+  return true;
+}();
+
+// The choice from the slowest inputs (the agreement's max of 1/rate and costs).
+int Expected(int scenario) {
+  sieve::plan::CompressionInputs in;
+  in.nranks = kRanks;
+  in.elements = kCount;
+  in.link.rate_Bps = 1e300;
+  for (const AutoMeasurements& m : kScenarios[scenario]) {
+    in.link.rate_Bps = std::min(in.link.rate_Bps, m.rate_Bps);
+    in.codec_s_per_element = std::max(in.codec_s_per_element, m.codec_s_per_element);
+    in.dense_s_per_element = std::max(in.dense_s_per_element, m.dense_s_per_element);
+  }
+  return sieve::plan::ChooseCompression(in).levels;
+}
+
+int Alone(int scenario, int rank) {
+  sieve::plan::CompressionInputs in;
+  in.nranks = kRanks;
+  in.elements = kCount;
+  const AutoMeasurements& m = kScenarios[scenario][rank];
+  in.link.rate_Bps = m.rate_Bps;
+  in.codec_s_per_element = m.codec_s_per_element;
+  in.dense_s_per_element = m.dense_s_per_element;
+  return sieve::plan::ChooseCompression(in).levels;
+}
+
+int RankFnAuto(int rank, int n, const sieveUniqueId& id) {
+  sieveComm_t comm = nullptr;
+  RANK_CHECK(InitComm(rank, n, id, &comm) == 0, "%s", sieveGetLastError(nullptr));
+  sieve::Comm* impl = nullptr;
+  RANK_CHECK(sieve::CheckComm(comm, &impl).ok(), "no communicator");
+  std::vector<float> in(kCount), out_auto(kCount), out_fixed(kCount);
+  for (size_t i = 0; i < kCount; ++i)
+    in[i] = static_cast<float>(((i * 7919 + rank * 104729) % 2001)) * 1e-3f - 1.0f;
+  // Scenarios run at the communicator's first auto calls, which all agree anew.
+  for (int sc = 0; sc < kNumScenarios; ++sc) {
+    sieve::ternary::SetAutoMeasurementsForTest(*impl, kScenarios[sc][rank]);
+    sieveTernaryParams_t params{11, static_cast<uint64_t>(sc), 0, nullptr, 0};
+    RANK_CHECK(sieveAllReduceQuantized(in.data(), out_auto.data(), kCount, sieveFloat32, sieveAvg,
+                                       SIEVE_LEVELS_AUTO, &params, comm, nullptr) == sieveSuccess,
+               "auto: %s", sieveGetLastError(comm));
+    int levels = -2;
+    RANK_CHECK(sieveCommGetAutoLevels(comm, &levels) == sieveSuccess, "%s",
+               sieveGetLastError(comm));
+    g_chosen[sc][rank].store(levels);
+    sieveResult_t r =
+        levels == SIEVE_LEVELS_DENSE
+            ? sieveAllReduce(in.data(), out_fixed.data(), kCount, sieveFloat32, sieveAvg, comm,
+                             nullptr)
+            : sieveAllReduceQuantized(in.data(), out_fixed.data(), kCount, sieveFloat32, sieveAvg,
+                                      levels, &params, comm, nullptr);
+    RANK_CHECK(r == sieveSuccess, "fixed %d: %s", levels, sieveGetLastError(comm));
+    RANK_CHECK(std::memcmp(out_auto.data(), out_fixed.data(), kCount * sizeof(float)) == 0,
+               "scenario %d: auto's result differs from levels %d's", sc, levels);
+  }
+  sieveCommDestroy(comm);
+  return 0;
+}
+
+TEST(AutoLevelsTest, RanksWithDifferentMeasurementsMakeOneChoiceBitIdenticalToIt) {
+  for (int sc = 0; sc < kNumScenarios; ++sc) {
+    bool some_rank_differs = false;
+    for (int r = 0; r < kRanks; ++r) some_rank_differs |= Alone(sc, r) != Expected(sc);
+    EXPECT_TRUE(some_rank_differs || sc == kNumScenarios - 1)
+        << "scenario " << sc << " does not test the agreement";
+  }
+  EXPECT_EQ(Expected(0), 1);
+  EXPECT_GT(Expected(1), 1);
+  EXPECT_EQ(Expected(3), sieve::plan::kAutoDense);
+  ASSERT_TRUE(kInfo);
+  LogCapture log;
+  RankSpec spec;
+  spec.nranks = kRanks;
+  spec.env = {{"SIEVE_TRANSPORT", "LOOPBACK"}, {"SIEVE_TIMEOUT", "60"}};
+  EXPECT_EQ(RunThreadRanks(spec, RankFnAuto), "");
+  for (int sc = 0; sc < kNumScenarios; ++sc)
+    for (int r = 0; r < kRanks; ++r)
+      EXPECT_EQ(g_chosen[sc][r].load(), Expected(sc)) << "scenario " << sc << " rank " << r;
+  // One line per rank for the first choice and for each switch (q1 -> qL -> q1 -> dense).
+  EXPECT_EQ(log.Count("auto: all-reduce of 65536 elements"), kRanks * kNumScenarios);
+  EXPECT_EQ(log.Count("q1 -> q"), kRanks);
+}
+
+}  // namespace
+}  // namespace sieve_test
