@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernels/dtype.h"
+#include "support/fake_device.h"
 #include "support/mp_harness.h"
 #include "support/thread_ranks.h"
 
@@ -234,6 +235,32 @@ int RunBadArguments(int rank, int n, const sieveUniqueId& id) {
 
 TEST(LoopbackTopkTest, BadArgumentsAreRefusedByName) {
   EXPECT_EQ(RunThreadRanks(Spec(2), RunBadArguments), "");
+}
+
+// Device buffers (here a fake device's arena) are refused on every rank, by name.
+std::vector<float>* g_device_arena = nullptr;
+
+int RunDeviceBuffers(int rank, int n, const sieveUniqueId& id) {
+  sieveComm_t comm = nullptr;
+  RANK_CHECK(InitComm(rank, n, id, &comm) == 0, "%s", sieveGetLastError(nullptr));
+  float* dev = g_device_arena->data() + 16 * rank;
+  const sieveResult_t r =
+      sieveAllReduceTopK(dev, dev, 16, sieveFloat32, sieveSum, 0.5, 0, comm, nullptr);
+  const std::string msg = sieveGetLastError(comm);
+  RANK_CHECK(r == sieveInvalidUsage, "device buffers: result %d (%s)", r, msg.c_str());
+  RANK_CHECK(msg.find("sieveAllReduceTopK does not take device buffers") != std::string::npos,
+             "message: %s", msg.c_str());
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  return 0;
+}
+
+TEST(LoopbackTopkTest, DeviceBuffersAreRefused) {
+  ScopedFakeRuntime fake;
+  std::vector<float> arena(64);
+  fake.classifier.AddArena(arena.data(), arena.size() * sizeof(float));
+  g_device_arena = &arena;
+  EXPECT_EQ(RunThreadRanks(Spec(2), RunDeviceBuffers), "");
+  g_device_arena = nullptr;
 }
 
 // Rank 2 passes one element more: k and the pairs' bytes may even agree, the
