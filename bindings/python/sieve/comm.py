@@ -6,7 +6,7 @@ import numpy as np
 
 from . import _lib
 from ._args import c_int, c_size, c_uint64
-from .buffers import view, writable
+from .buffers import _torch, view, writable
 from .errors import SieveArgumentError, SieveError, check, INVALID_ARGUMENT, INVALID_USAGE
 
 SUM, PROD, MAX, MIN, AVG = range(5)
@@ -402,12 +402,9 @@ class Mask:
 
 
 def _mask_bytes(mask):
-    try:
-        import torch
-        if isinstance(mask, torch.Tensor):
-            mask = mask.detach().cpu().reshape(-1).ne(0).to(torch.uint8).numpy()
-    except ImportError:
-        pass
+    torch = _torch()  # never imported here: a tensor exists only once the program did
+    if torch is not None and isinstance(mask, torch.Tensor):
+        mask = mask.detach().cpu().reshape(-1).ne(0).to(torch.uint8).numpy()
     a = np.ascontiguousarray(np.asarray(mask).reshape(-1) != 0, dtype=np.uint8)
     if a.size == 0:
         raise SieveError(INVALID_ARGUMENT, "mask is empty")

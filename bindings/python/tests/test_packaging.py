@@ -62,3 +62,12 @@ def test_pip_install_finds_the_library_on_the_loader_path(tmp_path):
                                   LD_LIBRARY_PATH=os.path.dirname(os.path.abspath(LIB))),
                          capture_output=True, check=True)
     assert out.stdout.strip() == "libsieve.so.0", out.stdout
+
+
+def test_import_does_not_import_torch():
+    # NumPy-only programs (and every spawned rank) must not pay torch's import: seconds.
+    probe = "import sys, numpy as np, sieve; sieve.buffers.view(np.zeros(3, np.float32)); " \
+            "print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True,
+                         text=True, env=dict(os.environ, PYTHONPATH=SRC)).stdout
+    assert out.strip() == "False"

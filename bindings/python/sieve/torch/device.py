@@ -13,7 +13,7 @@ import torch
 
 from .. import _lib
 from ..async_comm import new_future
-from ..buffers import _TORCH
+from ..buffers import _torch_dtype
 from .._args import c_int, c_size, c_uint64
 from ..comm import _op
 
@@ -29,12 +29,12 @@ def check_tensor(t, what):
     if what not in SUPPORTED:
         raise ValueError("sieve: %s of CUDA tensors is not supported (device path: %s)"
                          % (what, ", ".join(SUPPORTED)))
-    if t.dtype not in _TORCH:
+    if _torch_dtype(torch, t.dtype) is None:
         raise ValueError("sieve: %s: dtype %s has no Sieve datatype" % (what, t.dtype))
 
 
 def _ptr(t):
-    return ctypes.c_void_p(t.data_ptr()), t.numel(), _TORCH[t.dtype]
+    return ctypes.c_void_p(t.data_ptr()), t.numel(), _torch_dtype(torch, t.dtype)
 
 
 def _stream(t):
