@@ -526,6 +526,25 @@ sieveResult_t sieveAllGatherQuantized(const void* sendbuff, void* recvbuff, size
                                       sieveDataType_t datatype, int bits, sieveComm_t comm,
                                       sieveStream_t stream);
 
+/* ---- Top-k sparsified all-reduce ----------------------------------------- */
+
+/* Each rank keeps the k = ceil(fraction * count) elements (at least 1 when
+ * count > 0) of largest magnitude of g = sendbuff (+ its residual with error
+ * feedback; ties keep the lower index, NaN counts as largest) and sends them as
+ * (uint32 index, value as datatype) pairs: (nranks - 1) * k * (4 + element size)
+ * bytes per rank on the wire, an all-gather over the ring. recvbuff[i] = sum over
+ * ranks, in rank order in double, of the values kept at i (0 where no rank kept
+ * i), divided by nranks for avg, rounded to datatype: the same bits on every
+ * rank. float32/float16/bfloat16, sum or avg; 0 < fraction <= 1; count at most
+ * 2^32; host buffers only (device buffers: sieveInvalidUsage). error_feedback 1:
+ * keep this rank's residual per buffer (sendbuff, count, datatype): e = g - what
+ * was sent, 4 bytes per element until the communicator is destroyed. Every rank
+ * passes the same count, datatype, op, fraction and error_feedback (else every
+ * rank fails, naming the field). */
+sieveResult_t sieveAllReduceTopK(const void* sendbuff, void* recvbuff, size_t count,
+                                 sieveDataType_t datatype, sieveRedOp_t op, double fraction,
+                                 int error_feedback, sieveComm_t comm, sieveStream_t stream);
+
 /* ---- Subnet layouts: SDP coverage averaging, D2FT subnet skipping -------- */
 
 /* A registered subnet layout: segments that partition a buffer of `count`

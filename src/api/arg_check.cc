@@ -91,4 +91,17 @@ Status CheckOverlap(const void* send, size_t send_bytes, const void* recv, size_
       send, send_bytes, recv, recv_bytes, in_place_text));
 }
 
+Status CheckFloatSumAvg(kernels::DType dtype, kernels::RedOp op, const char* name) {
+  using kernels::DType;
+  using kernels::RedOp;
+  if (dtype != DType::kFloat32 && dtype != DType::kFloat16 && dtype != DType::kBfloat16)
+    return Status::InvalidArgument(StrFormat(
+        "datatype %s is not supported by %s (float32, float16, bfloat16)",
+        kernels::DTypeName(dtype), name));
+  if (op != RedOp::kSum && op != RedOp::kAvg)
+    return Status::InvalidArgument(StrFormat(
+        "op %s is not supported by %s (sum, avg)", kernels::RedOpName(op), name));
+  return Status::OK();
+}
+
 }  // namespace sieve

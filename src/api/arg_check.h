@@ -37,6 +37,10 @@ Status CheckRank(int rank, int nranks, const char* name);
 Status CheckOverlap(const void* send, size_t send_bytes, const void* recv, size_t recv_bytes,
                     uintptr_t in_place, const char* in_place_text);
 
+// The types and ops of the compressed all-reduces: float32/float16/bfloat16,
+// sum or avg; `name` ("the ternary all-reduce") says whose in the message.
+Status CheckFloatSumAvg(kernels::DType dtype, kernels::RedOp op, const char* name);
+
 }  // namespace sieve
 
 #endif  // SIEVE_API_ARG_CHECK_H_

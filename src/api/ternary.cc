@@ -23,20 +23,6 @@ namespace {
 
 using sieve::Status;
 
-Status CheckTernaryTypes(sieve::kernels::DType dtype, sieve::kernels::RedOp op,
-                         const char* name) {
-  using sieve::kernels::DType;
-  using sieve::kernels::RedOp;
-  if (dtype != DType::kFloat32 && dtype != DType::kFloat16 && dtype != DType::kBfloat16)
-    return Status::InvalidArgument(sieve::StrFormat(
-        "datatype %s is not supported by %s (float32, float16, bfloat16)",
-        sieve::kernels::DTypeName(dtype), name));
-  if (op != RedOp::kSum && op != RedOp::kAvg)
-    return Status::InvalidArgument(sieve::StrFormat(
-        "op %s is not supported by %s (sum, avg)", sieve::kernels::RedOpName(op), name));
-  return Status::OK();
-}
-
 Status CheckTernaryParams(const sieveTernaryParams_t* params, size_t count, const char* name) {
   if (params == nullptr) return Status::InvalidArgument("params is NULL");
   if (count > sieve::kernels::kPhiloxMaxElements)
@@ -71,7 +57,7 @@ Status Submit(const char* entry, const char* name, sieve::algo::OpKind kind,
   SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, &impl));
   SIEVE_RETURN_IF_ERROR(sieve::CheckDataType(datatype, &args.dtype));
   SIEVE_RETURN_IF_ERROR(sieve::CheckRedOp(op, &args.op));
-  SIEVE_RETURN_IF_ERROR(CheckTernaryTypes(args.dtype, args.op, name));
+  SIEVE_RETURN_IF_ERROR(sieve::CheckFloatSumAvg(args.dtype, args.op, name));
   const bool scatter = kind == sieve::algo::OpKind::kQuantizedReduceScatter;
   const size_t blocks = scatter ? static_cast<size_t>(impl->size()) : 1;
   const size_t es = sieve::kernels::DTypeSize(args.dtype);
@@ -157,7 +143,7 @@ sieveResult_t sieveAllGatherQuantized(const void* sendbuff, void* recvbuff, size
     SIEVE_RETURN_IF_ERROR(sieve::CheckComm(comm, &impl));
     SIEVE_RETURN_IF_ERROR(sieve::CheckDataType(sieve::EnumValue(datatype), &args.dtype));
     SIEVE_RETURN_IF_ERROR(
-        CheckTernaryTypes(args.dtype, sieve::kernels::RedOp::kSum, "the quantized all-gather"));
+        sieve::CheckFloatSumAvg(args.dtype, sieve::kernels::RedOp::kSum, "the quantized all-gather"));
     if (bits != 8 && bits != 4)
       return Status::InvalidArgument(
           sieve::StrFormat("bits %d is not supported by the quantized all-gather (8, 4)", bits));

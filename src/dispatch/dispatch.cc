@@ -1,24 +1,24 @@
-// Host or device, then the mode: the one place a call's buffers are classified.
+// Host or device (plan::ChooseMemory), then the mode. Nothing here names gpu/:
+// a call on host buffers never enters it.
 #include "dispatch/dispatch.h"
 
 #include "comm/group.h"
 #include "core/log.h"
 #include "dispatch/modes.h"
-#include "gpu/device_collectives.h"
-#include "gpu/device_p2p.h"
+#include "plan/device_choice.h"
 
 namespace sieve::dispatch {
 
 namespace {
 
 using coll::Call;
-using gpu::MemoryKind;
+using plan::MemoryKind;
 
 Status SubmitSendRecv(Comm* comm, const Call& call) {
   const char* name = call.is_send ? "sendbuff" : "recvbuff";
   void* buffer = call.is_send ? const_cast<void*>(call.args.send) : call.args.recv;
   MemoryKind memory = MemoryKind::kHost;
-  SIEVE_RETURN_IF_ERROR(gpu::ClassifyBuffers({{name, buffer}}, &memory));
+  SIEVE_RETURN_IF_ERROR(plan::ChooseMemory({{name, buffer}}, &memory));
   P2pOp op;
   op.comm = comm;
   op.is_send = call.is_send;
@@ -26,7 +26,7 @@ Status SubmitSendRecv(Comm* comm, const Call& call) {
   op.buffer = buffer;
   op.bytes = call.args.count * kernels::DTypeSize(call.args.dtype);
   op.stream = call.stream;
-  if (memory == MemoryKind::kDevice) op.enqueue_on_device = &gpu::EnqueueDeviceP2p;
+  if (memory == MemoryKind::kDevice) op.enqueue_on_device = DeviceSendRecv();
   return SubmitP2p(op);
 }
 
@@ -38,12 +38,12 @@ Status Submit(Comm* comm, const Call& call) {
   const coll::CollArgs& a = call.args;
   MemoryKind memory = MemoryKind::kHost;
   if (a.count > 0 || mode->enqueue_on_device == nullptr)
-    SIEVE_RETURN_IF_ERROR(gpu::ClassifyBuffers({{"sendbuff", call.uses_send ? a.send : nullptr},
-                                                {"recvbuff", call.uses_recv ? a.recv : nullptr}},
-                                               &memory));
+    SIEVE_RETURN_IF_ERROR(plan::ChooseMemory({{"sendbuff", call.uses_send ? a.send : nullptr},
+                                              {"recvbuff", call.uses_recv ? a.recv : nullptr}},
+                                             &memory));
   SIEVE_TRACE(kLogCall, "%s: send %p recv %p count %zu dtype %d op %d root %d (%s)", call.entry,
               a.send, a.recv, a.count, static_cast<int>(a.dtype), static_cast<int>(a.op), a.root,
-              gpu::MemoryKindName(memory));
+              plan::MemoryKindName(memory));
   if (memory == MemoryKind::kDevice) {
     if (mode->enqueue_on_device == nullptr)
       return Status::InvalidUsage(StrFormat("%s %s", call.entry, mode->no_device));
@@ -59,7 +59,7 @@ Status Submit(Comm* comm, const Call& call) {
 
 Status RefuseDeviceMemory(const char* name, const void* ptr, const char* why) {
   MemoryKind memory = MemoryKind::kHost;
-  SIEVE_RETURN_IF_ERROR(gpu::ClassifyBuffers({{name, ptr}}, &memory));
+  SIEVE_RETURN_IF_ERROR(plan::ChooseMemory({{name, ptr}}, &memory));
   if (memory == MemoryKind::kDevice) return Status::InvalidArgument(why);
   return Status::OK();
 }

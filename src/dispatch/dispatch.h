@@ -1,7 +1,7 @@
 // The one seam between the entry points and everything below them. api/ checks
 // a call's arguments, describes it once (coll::Call) and submits it here, once.
 // Here, and only here, the call's buffers are classified (host or device, one
-// question to gpu/memory_kind per call) and the call is handed to the mode
+// plan::ChooseMemory per call: plan/device_choice.h) and the call is handed to the mode
 // registered for its kind (dispatch/modes.h): on host buffers its run_on_host,
 // as comm/group.h schedules it (now, at sieveGroupEnd, on the background thread;
 // after the communicator's queued device work); on device buffers its

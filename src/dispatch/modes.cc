@@ -2,10 +2,12 @@
 #include "dispatch/modes.h"
 
 #include "dispatch/dense_mode.h"
+#include "gpu/device_p2p.h"
 #include "mask/masked_mode.h"
 #include "subnet/subnet_mode.h"
 #include "ternary/quantized_allgather.h"
 #include "ternary/ternary_mode.h"
+#include "topk/topk_mode.h"
 
 namespace sieve::dispatch {
 
@@ -39,10 +41,14 @@ const coll::Mode& ModeOf(algo::OpKind kind) {
     case algo::OpKind::kSubnetAllReduce:
     case algo::OpKind::kD2ftAllReduce:
       return subnet::SubnetMode();
+    case algo::OpKind::kTopkAllReduce:
+      return topk::TopkMode();
     case algo::OpKind::kMaskUnion:
       return kNotACall;
   }
   return kNotACall;
 }
+
+P2pOp::DeviceBatch DeviceSendRecv() { return &gpu::EnqueueDeviceP2p; }
 
 }  // namespace sieve::dispatch

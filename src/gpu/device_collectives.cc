@@ -124,10 +124,6 @@ bool DeviceKindOf(algo::OpKind op, CollKind* kind) {
   return false;
 }
 
-Status ClassifyBuffers(std::initializer_list<NamedBuffer> buffers, MemoryKind* out) {
-  return ClassifyCall(*Runtime().classifier, buffers, out);
-}
-
 Status EnqueueDeviceCollective(Comm& comm, CollKind kind, const CollArgs& args,
                                CUstream_st* stream, HostCollective run) {
   Comm* c = &comm;

@@ -43,9 +43,6 @@ bool DeviceKindOf(algo::OpKind op, CollKind* kind);
 // Runs the host algorithm on host (staging) buffers.
 using HostCollective = std::function<Status(const coll::CollArgs& staged)>;
 
-// Host or device for this call's buffers (null ones skipped); mixed: an error.
-Status ClassifyBuffers(std::initializer_list<NamedBuffer> buffers, MemoryKind* out);
-
 // Enqueues `kind` over the device buffers of `args` on `stream`, staged, and returns;
 // `host` runs on each staged chunk (the transports are logged after its first success).
 Status EnqueueDeviceCollective(Comm& comm, CollKind kind, const coll::CollArgs& args,

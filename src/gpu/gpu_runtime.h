@@ -24,6 +24,10 @@ struct GpuRuntime {
 
 const GpuRuntime& Runtime();
 
+// How many times Runtime() was asked since the process started: every way into
+// gpu/ asks it (tests: a host call never does).
+unsigned long RuntimeLookups();
+
 // Tests only: replaces the runtime (a fake classifier and device) until
 // called again with nullptr. Not thread-safe against calls in flight.
 void SetRuntimeForTest(const GpuRuntime* fake);

@@ -1,7 +1,7 @@
 // Per-call pointer classification.
 #include "gpu/memory_kind.h"
 
-#include <string>
+#include "plan/device_choice.h"
 
 namespace sieve::gpu {
 
@@ -27,33 +27,10 @@ int DriverClassifier::DeviceOf(const void* ptr) const {
   return ordinal;
 }
 
-const char* MemoryKindName(MemoryKind kind) {
-  return kind == MemoryKind::kDevice ? "device" : "host";
-}
-
 Status ClassifyCall(const PointerClassifier& classifier, std::initializer_list<NamedBuffer> buffers,
                     MemoryKind* out) {
-  bool any = false, mixed = false;
-  MemoryKind first = MemoryKind::kHost;
-  for (const NamedBuffer& b : buffers) {
-    if (b.ptr == nullptr) continue;
-    MemoryKind kind = classifier.Classify(b.ptr);
-    if (any && kind != first) mixed = true;
-    if (!any) first = kind;
-    any = true;
-  }
-  if (mixed) {  // the message names every buffer (only built on this error path)
-    std::string listing;
-    for (const NamedBuffer& b : buffers) {
-      if (b.ptr == nullptr) continue;
-      listing += StrFormat("%s%s %p is %s memory", listing.empty() ? "" : ", ", b.name, b.ptr,
-                           MemoryKindName(classifier.Classify(b.ptr)));
-    }
-    return Status::InvalidUsage(StrFormat(
-        "buffers of one call must all be host or all be device memory: %s", listing.c_str()));
-  }
-  *out = first;
-  return Status::OK();
+  return plan::ChooseMemoryWith([&classifier](const void* p) { return classifier.Classify(p); },
+                                buffers, out);
 }
 
 }  // namespace sieve::gpu

@@ -1,5 +1,6 @@
-// Where a call's buffers live, decided per call: all host, all device, or an
-// error naming the buffers that disagree (Sieve never guesses on mixed calls).
+// How gpu/ tells host from device memory: the driver's pointer attributes. The
+// decision per call (all host, all device, or an error naming the buffers that
+// disagree) is plan/'s (plan/device_choice.h), asking the query gpu/ installs.
 #ifndef SIEVE_GPU_MEMORY_KIND_H_
 #define SIEVE_GPU_MEMORY_KIND_H_
 
@@ -7,10 +8,13 @@
 
 #include "core/status.h"
 #include "gpu/cuda_driver.h"
+#include "plan/memory_kind.h"
 
 namespace sieve::gpu {
 
-enum class MemoryKind { kHost, kDevice };
+using plan::MemoryKind;
+using plan::MemoryKindName;
+using plan::NamedBuffer;
 
 // Answers "is this pointer device memory?". Implementations: the driver's
 // pointer attributes (DriverClassifier) and fakes in tests.
@@ -39,17 +43,9 @@ class DriverClassifier : public PointerClassifier {
   const CudaDriver* driver_;
 };
 
-struct NamedBuffer {
-  const char* name;  // "sendbuff"
-  const void* ptr;   // nullptr: not used by this rank (skipped)
-};
-
-// The one kind all non-null buffers share, or InvalidUsage naming each buffer
-// and its kind when they differ.
+// plan::ChooseMemory's rule with `classifier` (tests' fakes).
 Status ClassifyCall(const PointerClassifier& classifier, std::initializer_list<NamedBuffer> buffers,
                     MemoryKind* out);
-
-const char* MemoryKindName(MemoryKind kind);
 
 }  // namespace sieve::gpu
 

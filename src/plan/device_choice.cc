@@ -1,12 +1,24 @@
 // The device-buffer rules of plan/device_choice.h and their INFO lines.
 #include "plan/device_choice.h"
 
+#include <atomic>
+
 #include "core/log.h"
 #include "plan/algo_choice.h"
 
 namespace sieve::plan {
 
 namespace {
+
+std::atomic<PointerQuery> g_query{nullptr};
+std::atomic<unsigned long> g_asked{0};
+
+MemoryKind AskInstalled(const void* ptr) {
+  const PointerQuery query = g_query.load(std::memory_order_acquire);
+  if (query == nullptr) return MemoryKind::kHost;
+  g_asked.fetch_add(1, std::memory_order_relaxed);
+  return query(ptr);
+}
 
 DeviceChoice Logged(Comm& comm, algo::OpKind kind, size_t bytes, DeviceChoice choice) {
   const std::string what = std::string(algo::OpKindName(kind)) + " on device buffers";
@@ -17,6 +29,33 @@ DeviceChoice Logged(Comm& comm, algo::OpKind kind, size_t bytes, DeviceChoice ch
 }
 
 }  // namespace
+
+const char* MemoryKindName(MemoryKind kind) {
+  return kind == MemoryKind::kDevice ? "device" : "host";
+}
+
+void InstallPointerQuery(PointerQuery query) { g_query.store(query, std::memory_order_release); }
+
+PointerQuery InstalledPointerQuery() { return g_query.load(std::memory_order_acquire); }
+
+unsigned long PointerQueriesAsked() { return g_asked.load(std::memory_order_relaxed); }
+
+Status ChooseMemory(std::initializer_list<NamedBuffer> buffers, MemoryKind* out) {
+  return ChooseMemoryWith(&AskInstalled, buffers, out);
+}
+
+Status MixedBuffers(std::initializer_list<NamedBuffer> buffers, const MemoryKind* kinds) {
+  std::string listing;
+  size_t i = 0;
+  for (const NamedBuffer& b : buffers) {
+    const MemoryKind kind = kinds[i++];
+    if (b.ptr == nullptr) continue;
+    listing += StrFormat("%s%s %p is %s memory", listing.empty() ? "" : ", ", b.name, b.ptr,
+                         MemoryKindName(kind));
+  }
+  return Status::InvalidUsage(StrFormat(
+      "buffers of one call must all be host or all be device memory: %s", listing.c_str()));
+}
 
 const char* DeviceRouteName(DeviceRoute route) {
   switch (route) {

@@ -7,12 +7,26 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 #include "algo/op_header.h"
 #include "comm/comm.h"
+#include "core/status.h"
+#include "plan/memory_kind.h"
 
 namespace sieve::plan {
+
+// Host or device for one call, the one place it is decided: the kind all
+// non-null buffers share, asked of the query gpu/ installed
+// (plan/memory_kind.h; none installed: host, without a question), or
+// InvalidUsage naming each buffer and its kind when they differ.
+Status ChooseMemory(std::initializer_list<NamedBuffer> buffers, MemoryKind* out);
+
+// The same rule with the caller's query (gpu/'s classifiers, tests' fakes).
+template <typename Query>
+Status ChooseMemoryWith(const Query& query, std::initializer_list<NamedBuffer> buffers,
+                        MemoryKind* out);
 
 enum class DeviceRoute : uint8_t {
   kDirect,          // device memory handed to UCX, device kernels reduce (gpu/direct_collectives.h)
@@ -49,6 +63,31 @@ DeviceChoice ChooseMaskedOnDevice(Comm& comm, size_t nnz, bool kernels);
 // whole buffer staged and quantized on the host.
 DeviceChoice ChooseTernaryOnDevice(Comm& comm, size_t elems, bool error_feedback, bool masked,
                                    bool kernels, int levels);
+
+// The mixed-buffers error of ChooseMemory: names every non-null buffer and the
+// kind `kinds` gives it (only built on that error path).
+Status MixedBuffers(std::initializer_list<NamedBuffer> buffers, const MemoryKind* kinds);
+
+template <typename Query>
+Status ChooseMemoryWith(const Query& query, std::initializer_list<NamedBuffer> buffers,
+                        MemoryKind* out) {
+  MemoryKind kinds[8] = {};
+  bool any = false, mixed = false;
+  MemoryKind first = MemoryKind::kHost;
+  size_t i = 0;
+  for (const NamedBuffer& b : buffers) {
+    if (i == 8) return Status::Internal("more than 8 buffers in one call");
+    MemoryKind kind = b.ptr == nullptr ? MemoryKind::kHost : query(b.ptr);
+    kinds[i++] = kind;
+    if (b.ptr == nullptr) continue;
+    if (any && kind != first) mixed = true;
+    if (!any) first = kind;
+    any = true;
+  }
+  if (mixed) return MixedBuffers(buffers, kinds);
+  *out = first;
+  return Status::OK();
+}
 
 }  // namespace sieve::plan
 
