@@ -176,13 +176,14 @@ TEST(CollectiveTable, WireBytesAndNamesArePinned) {
               {algo::OpKind::kSubnetAllReduce, 9, "subnet allreduce"},
               {algo::OpKind::kD2ftAllReduce, 10, "d2ft allreduce"},
               {algo::OpKind::kQuantizedReduceScatter, 11, "reducescatter-quantized"},
-              {algo::OpKind::kQuantizedAllGather, 12, "allgather-quantized"}};
+              {algo::OpKind::kQuantizedAllGather, 12, "allgather-quantized"},
+              {algo::OpKind::kTopkAllReduce, 13, "allreduce-topk"}};
   for (const Row& r : rows) {
     EXPECT_EQ(static_cast<int>(r.kind), r.wire) << r.name;
     EXPECT_STREQ(algo::OpKindName(r.kind), r.name);
   }
   EXPECT_STREQ(algo::OpKindName(static_cast<algo::OpKind>(0)), "unknown collective");
-  EXPECT_STREQ(algo::OpKindName(static_cast<algo::OpKind>(13)), "unknown collective");
+  EXPECT_STREQ(algo::OpKindName(static_cast<algo::OpKind>(14)), "unknown collective");
 }
 
 // The device kinds are the table's dense rows, named as the table names them.
