@@ -24,6 +24,14 @@ while [ $# -gt 0 ]; do
   esac
 done
 python=${SIEVE_PYTHON:-/usr/bin/python3}
+# Debian 12's OpenBLAS (0.3.21) does not know recent Xeons (family 6 model 207 here) and falls
+# back to its SSE3 "Prescott" kernels: sgemm 4-5x slower, every example compute-bound. Pick
+# the kernels by instruction set unless the caller chose (OPENBLAS_VERBOSE=2 shows the core).
+if [ -z "${OPENBLAS_CORETYPE+set}" ]; then
+  if grep -qw avx512f /proc/cpuinfo; then export OPENBLAS_CORETYPE=SkylakeX
+  elif grep -qw avx2 /proc/cpuinfo; then export OPENBLAS_CORETYPE=Haswell
+  fi
+fi
 export SIEVE_LIBRARY=${SIEVE_LIBRARY:-$repo/build/src/libsieve.so}
 export SIEVE_EXAMPLE_OUT=${SIEVE_EXAMPLE_OUT:-$repo/build/examples}
 port=$((20000 + RANDOM % 20000))
@@ -45,6 +53,7 @@ if [ "$testbed" = 1 ]; then
       MASTER_PORT=$port GLOO_SOCKET_IFNAME=sv0 SIEVE_SOCKET_IFNAME=sv0 UCX_NET_DEVICES=sv0 \
       SIEVE_LIBRARY="$SIEVE_LIBRARY" SIEVE_EXAMPLE_OUT="$SIEVE_EXAMPLE_OUT" \
       SIEVE_EXAMPLE_LINK="$SIEVE_EXAMPLE_LINK" OMP_NUM_THREADS=1 \
+      ${OPENBLAS_CORETYPE:+OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE} \
       "$python" "$script" "$@" &
     pids+=($!)
   done

@@ -92,7 +92,9 @@ def masked_hook(state, bucket):
     buf = bucket.buffer()
 
     def task(run):
-        mask = _registered(run, lambda: state.mask_for(bucket))
+        # Without masks there is nothing to register: no extra round through run (and the
+        # bucket's parameter list is not walked) on the way to the exchange.
+        mask = _registered(run, lambda: state.mask_for(bucket)) if state.masks else None
         if mask is None:
             run(lambda: state.comm.all_reduce(buf, op="avg"))
         else:
