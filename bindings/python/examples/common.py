@@ -36,6 +36,9 @@ def parse(description, **defaults):
                          "hooks queue on the backend's completion thread)")
     ap.add_argument("--clip", type=float, default=defaults.get("clip", 0.0),
                     help="clip the (already averaged) gradient norm; 0 = off")
+    ap.add_argument("--bucket-copies", action="store_true",
+                    help="DDP copies gradients into its buckets and back (PyTorch's default); "
+                         "without it gradients are views into the buckets")
     ap.add_argument("--warm-epochs", type=int, default=defaults.get("warm_epochs", 1),
                     help="epochs of the untimed dense warm start (the 'pretrained' model)")
     for name, (typ, val, helptext) in defaults.get("extra", {}).items():
@@ -119,6 +122,13 @@ def warm_start(model, ctx, lr=0.05):
     return model
 
 
+def ddp(model, args, **kwargs):
+    """DistributedDataParallel over model; gradients are views into DDP's buckets unless
+    --bucket-copies (no copy into the buckets before the exchange and back after it)."""
+    return torch.nn.parallel.DistributedDataParallel(
+        model, gradient_as_bucket_view=not args.bucket_copies, **kwargs)
+
+
 def compute_only_seconds(ctx, module, opt, forward=None, steps=5):
     """Mean time of one step without communication: forward, backward and optimizer step on
     a copy of the model and its optimizer, on this rank's batches (not on the clock; the model
@@ -154,9 +164,10 @@ def train(ctx, name, ddp, opt, forward=None, before_step=None, eval_model=None,
     c0, tx0 = ctx.comm.counters(), ctx.tx_bytes()
     excluded_sieve, excluded_tx = 0, 0
     clock = setup_seconds
+    cpu = 0.0  # this process's CPU seconds (every thread) over the timed steps
     curve = [(clock, 0, accuracy(eval_model(), ctx))]
     for step in range(args.steps):
-        t0 = time.perf_counter()
+        t0, p0 = time.perf_counter(), time.process_time()
         if before_step:
             before_step(step)
         x, y = ctx.batch(step)
@@ -166,6 +177,7 @@ def train(ctx, name, ddp, opt, forward=None, before_step=None, eval_model=None,
             torch.nn.utils.clip_grad_norm_(ddp.parameters(), args.clip)
         opt.step()
         clock += time.perf_counter() - t0
+        cpu += time.process_time() - p0
         if (step + 1) % args.eval_every == 0 or step + 1 == args.steps:
             e0, et0 = ctx.comm.counters()["bytes_sent"], ctx.tx_bytes()
             curve.append((clock, step + 1, accuracy(eval_model(), ctx)))
@@ -177,7 +189,7 @@ def train(ctx, name, ddp, opt, forward=None, before_step=None, eval_model=None,
     c1, tx1 = ctx.comm.counters(), ctx.tx_bytes()
     step_s = (clock - setup_seconds) / max(1, args.steps)
     return {"name": name, "curve": curve, "steps": args.steps, "step_s": step_s,
-            "compute_s": compute_s,
+            "compute_s": compute_s, "cpu_s": cpu / max(1, args.steps),
             "sieve_bytes": c1["bytes_sent"] - c0["bytes_sent"] - excluded_sieve,
             "tx_bytes": tx1 - tx0 - excluded_tx, "rank": ctx.rank}
 
@@ -215,9 +227,9 @@ def report(ctx, records, nparams, note=""):
                  os.path.basename(sys.argv[0]), ctx.size, nparams, 4 * nparams / 1e6,
                  args.steps, args.batch, base["name"], target, note),
              "| run | final acc (last 3) | time to target (s) | steps to target | train time (s) | "
-             "speedup | step (ms) | compute-only (ms) | communication (ms) | "
+             "speedup | step (ms) | compute-only (ms) | communication (ms) | CPU/rank (ms/step) | "
              "payload B/rank/step | iface tx B/rank/step |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     tta0 = time_to(base["curve"], target)[0]
     for i, rec in enumerate(everyone[0]):
         runs = [everyone[r][i] for r in range(ctx.size)]
@@ -230,11 +242,12 @@ def report(ctx, records, nparams, note=""):
         # The slowest rank's step (every rank waits for it); compute-only: the ranks' mean.
         step_ms = 1e3 * max(r["step_s"] for r in runs)
         compute_ms = 1e3 * sum(r["compute_s"] for r in runs) / len(runs)
-        lines.append("| %s | %.3f | %s | %s | %.1f | %s | %.1f | %.1f | %.1f | %s | %s |" % (
+        cpu_ms = 1e3 * sum(r.get("cpu_s", 0.0) for r in runs) / len(runs)
+        lines.append("| %s | %.3f | %s | %s | %.1f | %s | %.1f | %.1f | %.1f | %.1f | %s | %s |" % (
             rec["name"], final_accuracy(rec["curve"]), "-" if t is None else "%.1f" % t,
             "-" if s is None else s, rec["curve"][-1][0],
             "-" if not (t and tta0) else "%.1fx" % (tta0 / t),
-            step_ms, compute_ms, max(0.0, step_ms - compute_ms),
+            step_ms, compute_ms, max(0.0, step_ms - compute_ms), cpu_ms,
             payload, "%.0f" % tx if ctx.ifname != "lo" else "n/a (lo shared)"))
     text = "\n".join(lines)
     print(text, flush=True)

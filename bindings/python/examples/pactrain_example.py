@@ -31,9 +31,7 @@ def main():
     records = []
     for name in args.runs.split(","):
         model = copy.deepcopy(start)
-        # Gradients as views into DDP's buckets (every run): no copy of the gradient into the
-        # buckets before the exchange and back after it (two passes over 17 MB per step).
-        ddp = torch.nn.parallel.DistributedDataParallel(model, gradient_as_bucket_view=True)
+        ddp = common.ddp(model, args)  # the same DDP settings for every run
         if name != "ddp":  # "ternary": the ternary hook alone, no pruning
             masks = pactrain.magnitude_prune(model, args.prune) if name != "ternary" else {}
             state = (hooks.MaskedState(ctx.comm, masks) if name == "masked" else
