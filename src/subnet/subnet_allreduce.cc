@@ -76,7 +76,8 @@ algo::OpFingerprint SubnetFingerprint(algo::OpKind kind, const ExchangeArgs& arg
   fp.algo = algo::OpAlgo::kRing;
   fp.mode = layout.hash;
   const GroupQuantization& q = args.quant;
-  if (q.levels > 0) fp.mode ^= Mix64(algo::TernaryMode(q.seed, q.step, q.block, q.levels));
+  // Levels have their own field; the rest must agree too, or codes do not add up.
+  if (q.levels > 0) fp.mode ^= Mix64(algo::TernaryMode(q.seed, q.step, q.block));
   fp.levels = static_cast<uint8_t>(q.levels);
   fp.segments = static_cast<uint32_t>(layout.num_segments());
   fp.bitmaps = bitmaps;

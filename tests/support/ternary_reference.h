@@ -48,6 +48,10 @@ struct TernaryCase {
   // quantization (Philox indices and blocks count kept elements) and are 0 in
   // the result. nullptr: every element is kept.
   const std::vector<bool>* kept = nullptr;
+  // The contributing ranks (their inputs and Philox keys; an average divides by
+  // their number), ascending: a subnet group's (subnet_reference.h). nullptr:
+  // ranks 0 .. nranks-1.
+  const std::vector<int>* ranks = nullptr;
   // Non-finite input: element poison_index of rank poison_rank's gradient is
   // replaced by poison_value (-1: none).
   int poison_rank = -1;
@@ -66,6 +70,9 @@ std::vector<char> TernaryCaseInput(const TernaryCase& c, int rank);
 // (in double, exact), at most L.
 int TernaryReferenceCode(const sieve::kernels::PhiloxStream& rng, size_t j, float g, float s,
                          int levels = 1);
+
+// The contributing ranks of c: *c.ranks, or 0 .. nranks-1.
+std::vector<int> CaseRanks(const TernaryCase& c);
 
 // Per-block agreed scales s_b = max over ranks and the block of |g| (kept
 // elements); NaN where any rank's block holds a NaN or an infinity.
