@@ -132,6 +132,27 @@ float LoadWidened(sieveDataType_t dtype, const void* buf, size_t j) {
   return dtype == sieveFloat16 ? sieve::kernels::HalfToFloat(h) : sieve::kernels::Bf16ToFloat(h);
 }
 
+long CountDifferent(sieveDataType_t dtype, const char* got, const char* want, size_t count) {
+  long bad = 0;
+  const size_t es = TernaryElemSize(dtype);
+  for (size_t j = 0; j < count; ++j) {
+    if (std::isnan(LoadWidened(dtype, got, j)) && std::isnan(LoadWidened(dtype, want, j))) continue;
+    bad += std::memcmp(got + j * es, want + j * es, es) != 0;
+  }
+  return bad;
+}
+
+sieveMask_t RegisterSomeMask(sieveComm_t comm, size_t count, std::vector<bool>* kept) {
+  std::vector<uint8_t> bytes(count);
+  kept->assign(count, false);
+  for (size_t j = 0; j < count; ++j) bytes[j] = (*kept)[j] = (j * 7 + j / 5) % 3 != 1;
+  sieveMask_t mask = nullptr;
+  if (sieveMaskRegister(comm, bytes.data(), sieveMaskBytes, count, sieveMaskStrict, &mask) !=
+      sieveSuccess)
+    return nullptr;
+  return mask;
+}
+
 void FillTernaryInput(uint64_t seed, int rank, sieveDataType_t dtype, size_t count, void* out) {
   static const float kMagnitude[3] = {1.0f, 0.125f, 8.0f};
   for (size_t j = 0; j < count; ++j) {
@@ -191,6 +212,13 @@ std::vector<std::vector<char>> ExpectedTernaryFeedback(const TernaryCase& c, int
     results.push_back(ResultOf(c, sent, c.step + static_cast<uint64_t>(t), &residual));
   }
   return results;
+}
+
+uint64_t ExpectedScatterBytes(size_t count, size_t block, int n, int levels) {
+  uint64_t total = 0;
+  for (int k = 1; k < n; ++k) total += Packed(count, Bits(k * levels));
+  const size_t nblocks = (count * static_cast<size_t>(n) + block - 1) / block;
+  return total + 4 * nblocks * static_cast<uint64_t>(n - 1);
 }
 
 // Reduce-scatter step k sends chunk r-k-1 carrying k+1 contributions in
