@@ -179,11 +179,10 @@ Status SubmitSubnet(const void* sendbuff, void* recvbuff, size_t count, int data
                                         &impl, &call, p.get()));
   if (levels > 0) SIEVE_RETURN_IF_ERROR(CheckQuantized(call.args, levels, params, entry, &p->quant));
   if (d2ft != nullptr) SIEVE_RETURN_IF_ERROR(CopyBitmaps(*d2ft, *p->layout, *impl, p.get()));
-  call.kind = d2ft != nullptr ? sieve::algo::OpKind::kD2ftAllReduce
-                              : sieve::algo::OpKind::kSubnetAllReduce;
-  call.params = std::move(p);
-  call.stream = stream;
-  return sieve::dispatch::Submit(impl, call);
+  return sieve::dispatch::SubmitCollective(impl, entry,
+                                           d2ft != nullptr ? sieve::algo::OpKind::kD2ftAllReduce
+                                                           : sieve::algo::OpKind::kSubnetAllReduce,
+                                           call.args, std::move(p), stream);
 }
 
 }  // namespace

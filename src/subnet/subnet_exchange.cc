@@ -50,10 +50,11 @@ class GroupRun {
       // quantized group runs the ring (its scale pieces follow the ring's
       // segments), a segment holding as many elements as a dense one.
       const bool quantized = args.quant.levels > 0 && senders > 1;
-      const plan::AlgoChoice choice = plan::ChooseGroupExchange(
-          comm, senders, group.elems * elem_size_);
+      const plan::Algo chosen =
+          quantized ? plan::Algo::kRing
+                    : plan::ChooseGroupExchange(comm, senders, group.elems * elem_size_).algo;
       algo::AllReduceRun run = plan::FlatRun(
-          comm, quantized ? plan::Algo::kRing : choice.algo,
+          comm, chosen,
           quantized ? kernels::TernaryPackedBytes(
                           std::max<size_t>(1, comm.config().segment_bytes / elem_size_),
                           kernels::TernaryBits(senders * args.quant.levels))
