@@ -1,19 +1,13 @@
 // The background thread's queue and loop.
 #include "comm/background_worker.h"
 
-#include <cerrno>
 #include <chrono>
-#include <cstdint>
 #include <condition_variable>
 #include <deque>
 #include <exception>
 #include <mutex>
 
-#if defined(__linux__)
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
-
+#include "comm/thread_slice.h"
 #include "core/log.h"
 
 namespace sieve {
@@ -38,42 +32,17 @@ void RunCaught(const std::function<void()>& task) {
   }
 }
 
-// The calling thread asks Linux (6.12+, EEVDF) for a short time slice: this thread
-// sleeps on the network and runs briefly when data arrives, so when it wakes it may
-// preempt a compute thread at once instead of waiting out that thread's slice. On a
-// host with more busy threads than cores (ranks computing backward while their
-// gradient buckets are exchanged) a wake-up otherwise waits several ms, and each
-// ring step of the exchange waits as long. Its share of CPU is unchanged. Older
-// kernels ignore the hint (or refuse it: nothing changes then).
-void RequestShortSlice() {
-#if defined(__linux__) && defined(SYS_sched_setattr) && defined(SYS_sched_getattr)
-  struct Attr {  // struct sched_attr (SCHED_ATTR_SIZE_VER0 fields)
-    uint32_t size;
-    uint32_t policy;
-    uint64_t flags;
-    int32_t nice;
-    uint32_t priority;
-    uint64_t runtime;  // for SCHED_OTHER: the requested slice, in ns
-    uint64_t deadline;
-    uint64_t period;
-  } attr{};
-  constexpr uint64_t kSliceNs = 100 * 1000;  // the kernel's lower bound is 100 us
-  if (syscall(SYS_sched_getattr, 0, &attr, sizeof(attr), 0) != 0) return;
-  if (attr.policy != 0 /* SCHED_OTHER */) return;  // the application chose another policy
-  attr.size = sizeof(attr);
-  attr.runtime = kSliceNs;
-  if (syscall(SYS_sched_setattr, 0, &attr, 0) != 0)
-    SIEVE_INFO(kLogInit, "background thread: the kernel refused a short time slice (errno %d)",
-               errno);
-#endif
-}
-
 }  // namespace
 
 BackgroundWorker::BackgroundWorker() : queue_(std::make_shared<Queue>()) {
   // The loop holds the queue, not `this`: it may outlive the worker (Abandon).
   thread_ = std::thread([queue = queue_] {
-    RequestShortSlice();
+    // This thread sleeps on the network and runs briefly when woken: with more busy threads
+    // than cores (ranks computing backward while their buckets are exchanged) it would
+    // otherwise wait out a computing thread's slice at every wake-up, every ring step.
+    // Threads it creates (the transport's) inherit the slice.
+    if (!RequestThreadSlice(kShortSliceNs))
+      SIEVE_INFO(kLogInit, "background thread: no short time slice (policy or kernel)");
     std::unique_lock<std::mutex> lock(queue->mu);
     for (;;) {
       queue->cv.wait(lock, [&] { return queue->stop || !queue->tasks.empty(); });
