@@ -38,7 +38,8 @@ def parse(description, **defaults):
                     help="clip the (already averaged) gradient norm; 0 = off")
     ap.add_argument("--bucket-copies", action="store_true",
                     help="DDP copies gradients into its buckets and back (PyTorch's default); "
-                         "without it gradients are views into the buckets")
+                         "without it gradients are views into the buckets (trainers that build "
+                         "DDP with common.ddp: pactrain)")
     ap.add_argument("--warm-epochs", type=int, default=defaults.get("warm_epochs", 1),
                     help="epochs of the untimed dense warm start (the 'pretrained' model)")
     for name, (typ, val, helptext) in defaults.get("extra", {}).items():
