@@ -91,6 +91,42 @@ SIEVE_AVX2 __m256 Load8(const void* p, size_t j) {
   return _mm256_loadu_ps(static_cast<const float*>(p) + j);
 }
 
+// Lane i of the result: the position of the (i+1)-th set bit of m (< 256), a
+// nibble each in one 32-bit word per m (vpermps reads the low three bits).
+struct CompressTable {
+  uint32_t v[256] = {};
+  constexpr CompressTable() {
+    for (uint32_t m = 0; m < 256; ++m)
+      for (uint32_t i = 0, o = 0; i < 8; ++i)
+        if ((m >> i) & 1u) v[m] |= i << (4 * o++);
+  }
+};
+alignas(64) constexpr CompressTable kCompress{};
+
+// Elements j0 .. j0+n-1 (n >= 1) of a source with a mask bitmap: eight dense
+// positions at a time from idx[j0] on, loaded whole while they end at or before
+// the last kept element (nothing past it is read) and permuted so the kept
+// lanes come first; the rest one by one. g holds at least n + 8 floats.
+template <class L>
+SIEVE_AVX2 void CompressKept(const TernarySource& src, uint64_t j0, int n, float* g) {
+  const size_t first = src.idx[j0], last = src.idx[j0 + static_cast<uint64_t>(n) - 1];
+  const __m256i shifts = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+  size_t a = first & ~size_t{7};
+  uint32_t lead = 0xffu << (first - a);  // the first eight start at `first`
+  int k = 0;
+  for (;; a += 8, lead = 0xffu) {  // a <= last: kept elements remain at or after a
+    uint32_t m = static_cast<uint32_t>(src.bits[a / 64] >> (a % 64)) & lead & 0xffu;
+    if (a + 8 > last + 1) {
+      for (; k < n; m &= m - 1) g[k++] = L::Load(src.data, a + static_cast<size_t>(__builtin_ctz(m)));
+      return;
+    }
+    const __m256i order =
+        _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(kCompress.v[m])), shifts);
+    _mm256_storeu_ps(g + k, _mm256_permutevar8x32_ps(Load8<L>(src.data, a), order));
+    k += __builtin_popcount(m);
+  }
+}
+
 // L::Round, eight at a time (NaN stays NaN; its payload does not matter here:
 // a NaN quantizes to 0 against any scale, and its scale is NaN).
 template <class L>
@@ -142,6 +178,20 @@ struct Avx2Ops {
   SIEVE_AVX2 static void Stage(const TernarySource& src, uint64_t j0, int n, float* g,
                                float* sum) {
     int k = 0;
+    if (src.idx != nullptr && src.bits != nullptr) {
+      CompressKept<L>(src, j0, n, g);
+      if (src.residual == nullptr) return;
+      for (; k + 8 <= n; k += 8) {  // g + e_prev
+        const __m256 v = _mm256_add_ps(_mm256_loadu_ps(g + k), _mm256_loadu_ps(src.residual + j0 + k));
+        _mm256_storeu_ps(sum + k, v);
+        _mm256_storeu_ps(g + k, Round8<L>(v));
+      }
+      for (; k < n; ++k) {
+        sum[k] = g[k] + src.residual[j0 + k];
+        g[k] = L::Round(sum[k]);
+      }
+      return;
+    }
     if (src.idx == nullptr) {
       for (; k + 8 <= n; k += 8) {
         __m256 v = Load8<L>(src.data, j0 + static_cast<uint64_t>(k));
