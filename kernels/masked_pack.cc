@@ -63,6 +63,9 @@ size_t CompressT(const T* src, const uint64_t* bits, size_t count, T* dst) {
   if (ActiveCpuIsa() >= CpuIsa::kAvx512) {
     p = simd::MaskedCompressWordsAvx512(sizeof(T), src, bits, count / 64, dst);
     j = count / 64 * 64;
+  } else if (ActiveCpuIsa() == CpuIsa::kAvx2 && sizeof(T) == 4) {
+    p = simd::MaskedCompressWords4Avx2(src, bits, count / 64, dst);
+    j = count / 64 * 64;
   }
   for (; j < count; j += 64) {
     uint64_t word = bits[j / 64];

@@ -238,7 +238,7 @@ struct TernarySource {
   const void* data = nullptr;
   const uint32_t* idx = nullptr;
   // With idx, optionally the mask's bitmap (bit d of word d / 64 set iff dense
-  // position d is kept; idx[j] is the j-th set bit): the wide paths then load
+  // position d is kept; idx[j] is the j-th set bit): the AVX-512 paths then load
   // runs of dense positions and compress the kept lanes (no element-by-element
   // gather). The same elements either way.
   const uint64_t* bits = nullptr;

@@ -13,8 +13,7 @@
 //
 // Ops provides (n64: a number of whole chunks of 64 elements):
 //   Philox8(rng, oct0, words)           words[4l + i] = PhiloxOct(rng, oct0 + l).v[i], l < 8
-//   Stage<L>(src, j0, n, g, sum)        g[k] = element j0 + k as quantized (k < n; may
-//                                       write g up to 16 floats past n),
+//   Stage<L>(src, j0, n, g, sum)        g[k] = element j0 + k as quantized (k < n),
 //                                       sum[k] = g + e_prev in float32 (feedback only)
 //   Masks(g, sc, s, h, n64, keep, neg, lt)   per element: x = TernaryLevel(g, sc ? sc[k] : s),
 //                                       keep = TernaryKeepCoarse(x, h), lt = h < x, neg = g < 0
@@ -124,7 +123,7 @@ SIEVE_TK_INLINE void ResolveTies(const TernarySource& src, uint64_t j0, int n, c
 template <class Ops, class L>
 struct Quantizer {
   OctWords<Ops> oct;
-  alignas(64) float staged[kBatch + 16];  // Stage may write 16 past n
+  alignas(64) float staged[kBatch];
   alignas(64) float sums[kBatch];
   alignas(64) float sc_buf[kBatch];
   alignas(64) float frac[kBatch];  // L > 1 only
@@ -336,7 +335,7 @@ SIEVE_TK_INLINE void QuantizeLevels(const TernarySource& src, size_t offset, siz
 // TernaryAbsMax: per block, the max magnitude bits of its elements as quantized.
 template <class Ops, class L>
 SIEVE_TK_INLINE void AbsMax(const TernarySource& src, size_t count, float* scales) {
-  alignas(64) float staged[kBatch + 16];  // Stage may write 16 past n
+  alignas(64) float staged[kBatch];
   alignas(64) float sums[kBatch];
   const bool direct =
       std::is_same<L, TernaryF32>::value && src.idx == nullptr && src.residual == nullptr;
