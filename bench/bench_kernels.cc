@@ -5,12 +5,14 @@
 // 100 x (CPU time memcpy takes for those bytes, measured just before) / (kernel's time):
 // 100% means the kernel gets through its buffer as fast as memcpy copies it.
 //
-// Families: reduce (a op b), avg division, coverage division (SDP/D2FT), masked pack /
-// gather+reduce (the first hop's partial sum) / unpack, ternary absmax / quantize+pack /
+// Families: reduce (a op b), avg division, coverage division (SDP/D2FT), masked pack (by
+// index, or compressed through the bitmap) / gather+reduce (the first hop's partial sum) /
+// unpack, ternary absmax / quantize+pack /
 // quantize+add (partial sum) / pack / unpack+accumulate (partial-sum add) / unpack (final
 // sums) / dequantize, with error feedback fused (absmax, quantize+pack, and one rank's whole
-// encode with and without it), masked+ternary (gathered absmax and quantize+pack, dequantize
-// with scatter and zero-fill), and the split feedback passes the device path uses.
+// encode with and without it), masked+ternary (absmax, quantize+pack and quantize+add
+// through the bitmap, dequantize with scatter and zero-fill), and the split feedback passes
+// the device path uses.
 #include <benchmark/benchmark.h>
 #include <time.h>
 
@@ -196,6 +198,14 @@ void BM_MaskedPack(benchmark::State& state) {
   });
 }
 
+// The same through the bitmap: what masked + ternary runs once per call.
+void BM_MaskedCompress(benchmark::State& state) {
+  MaskedBuffers buf(static_cast<int>(state.range(0)), static_cast<size_t>(state.range(1)));
+  RunVsMemcpy(state, buf.dense.size() * 4, [&] {
+    MaskedCompress(4, buf.dense.data(), buf.bits.data(), buf.dense.size(), buf.packed.data());
+  });
+}
+
 // Partial-sum add of the masked ring's first hop: out[k] = in[idx[k]] + wire[k].
 void BM_MaskedGatherReduce(benchmark::State& state) {
   MaskedBuffers buf(static_cast<int>(state.range(0)), static_cast<size_t>(state.range(1)));
@@ -228,6 +238,7 @@ void MaskedArgs(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_Memcpy)->Arg(1 << 20)->Arg(kDenseBytes);
 BENCHMARK(BM_MaskedPack)->Apply(MaskedArgs);
+BENCHMARK(BM_MaskedCompress)->Apply(MaskedArgs);
 BENCHMARK(BM_MaskedGatherReduce)->Apply(MaskedArgs);
 BENCHMARK(BM_MaskedUnpack)->Apply(MaskedArgs);
 
