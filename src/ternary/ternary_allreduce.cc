@@ -122,6 +122,8 @@ kernels::TernarySource TernarySourceOf(Comm& comm, const TernaryArgs& a) {
   src.dtype = a.base.dtype;
   src.data = a.base.send;
   src.idx = a.mask_idx;
+  src.bits = a.mask_bits;  // the kernels compress runs of the bitmap rather than gather
+  if (a.mask_send_packed) src.idx = nullptr, src.bits = nullptr;
   src.residual = a.residual;
   src.block = a.block;
   src.levels = a.levels;
