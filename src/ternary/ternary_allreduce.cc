@@ -153,7 +153,9 @@ Status RunCodec(Comm& comm, const TernaryArgs& a, const algo::TernaryInput& inpu
   const kernels::TernaryWork wt = kernels::TernaryWorkFor(n, a.levels);
   // Not zero-filled (a 4-rank 16 MiB ternary call zero-filled 4 MiB): the codec writes
   // every range's work before it reads it (LoadInput, the first ReduceInto and
-  // Decode write; later receives add). Allocated per call, so the heap keeps it.
+  // Decode write; later receives add). Allocated per call on purpose: a buffer held
+  // across calls kept glibc from raising its mmap threshold, and the call's other
+  // large buffers then faulted their pages on every call (~2000 faults per call).
   std::unique_ptr<char[]> work(new char[elems * static_cast<size_t>(wt)]);
   algo::TernaryCodec codec(input, output, work.get(), n);
   if (n == 1) {
