@@ -57,7 +57,8 @@ AlgoChoice Flat(const Comm& comm, int n, size_t bytes, bool one_shot) {
   const Link link = LinkOf(comm);
   if (LatencyMatters(link)) {
     AlgoChoice c;
-    c.algo = FromOpAlgo(ChooseForLink(n, bytes, link, &c.why, one_shot));
+    c.algo = FromOpAlgo(
+        ChooseForLink(n, bytes, link, &c.why, one_shot ? config.segment_bytes : 0));
     return c;
   }
   if (n < 3) return {Algo::kRing, "fewer than 3 ranks"};

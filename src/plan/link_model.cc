@@ -37,7 +37,7 @@ AllReduceEstimate EstimateAllReduce(int n, size_t wire_bytes, const Link& link) 
 bool LatencyMatters(const Link& link) { return link.rtt_s >= kLocalRttS; }
 
 algo::OpAlgo ChooseForLink(int n, size_t wire_bytes, const Link& link, std::string* why,
-                           bool one_shot) {
+                           size_t one_shot_max) {
   const AllReduceEstimate e = EstimateAllReduce(n, wire_bytes, link);
   algo::OpAlgo pick = algo::OpAlgo::kRing;
   double best = e.ring_s;
@@ -49,9 +49,9 @@ algo::OpAlgo ChooseForLink(int n, size_t wire_bytes, const Link& link, std::stri
     pick = algo::OpAlgo::kTree;
     best = e.tree_s;
   }
-  const bool one_shot_fits = one_shot && static_cast<double>(n - 1) *
-                                                 static_cast<double>(wire_bytes) <=
-                                             static_cast<double>(kMaxOneShotBytes);
+  const bool one_shot_fits =
+      wire_bytes <= one_shot_max &&
+      static_cast<double>(n - 1) * static_cast<double>(wire_bytes) <= kMaxOneShotBytes;
   if (one_shot_fits && e.one_shot_s < best) {
     pick = algo::OpAlgo::kOneShot;
     best = e.one_shot_s;

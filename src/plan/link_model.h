@@ -58,11 +58,14 @@ AllReduceEstimate EstimateAllReduce(int n, size_t wire_bytes, const Link& link);
 bool LatencyMatters(const Link& link);
 
 // The flat all-reduce on a link with latency: the model's cheapest of kRing,
-// kTree (3+ ranks), kDirect (where it saves kDirectGain over the ring) and, where
-// the codec offers it (`one_shot`) and its copies fit kMaxOneShotBytes, kOneShot
-// for `wire_bytes` on n >= 2 ranks; in *why the reason for the INFO line.
+// kTree (3+ ranks), kDirect (where it saves kDirectGain over the ring) and
+// kOneShot for `wire_bytes` on n >= 2 ranks; in *why the reason for the INFO line.
+// The one-shot only where the codec offers it, with `one_shot_max` its largest
+// message (0: none; the segment size, so that its one message per peer goes
+// eagerly like the ring's pieces: a rendezvous would cost a round trip), and
+// its copies ((n-1) x wire_bytes) within kMaxOneShotBytes.
 algo::OpAlgo ChooseForLink(int n, size_t wire_bytes, const Link& link, std::string* why,
-                           bool one_shot = false);
+                           size_t one_shot_max = 0);
 
 // Bytes the ring or the direct exchange keeps in flight: the link's bandwidth-
 // delay product (rate x rtt) plus two segments, so segments keep the link busy
