@@ -118,7 +118,7 @@ AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_bec
                   {Algo::kHier, StrFormat("%s: dense sums inside hosts, quantized once between "
                                           "hosts",
                                           hier)});
-  AlgoChoice flat = Flat(comm, comm.size(), wire_bytes, false);
+  AlgoChoice flat = Flat(comm, comm.size(), wire_bytes, true);
   if (hier != nullptr) flat.why += StrFormat("; not hierarchical: %s", flat_because);
   return Logged(comm, OpKind::kTernaryAllReduce, wire_bytes, std::move(flat));
 }

@@ -36,9 +36,9 @@ struct AlgoChoice {
 // plan::kLocalRttS, plan/link_model.h) the tree for small calls on 3+ ranks
 // (SIEVE_TREE_THRESHOLD) and the ring otherwise; on a link with latency the
 // cheapest of ring, tree, direct and one-shot by the link model;
-// SIEVE_ALGO=RING/TREE/DIRECT/ONESHOT forces. The dense codecs are the ones with a
-// one-shot (algo::Codec::OneShot); the other modes' rules below take the direct
-// exchange where SIEVE_ALGO says ONESHOT.
+// SIEVE_ALGO=RING/TREE/DIRECT/ONESHOT forces. The dense and ternary codecs have a
+// one-shot (algo::Codec::OneShot); the masked rule and the group exchange take the
+// direct exchange where SIEVE_ALGO says ONESHOT.
 AlgoChoice ChooseAllReduce(Comm& comm, size_t count, size_t bytes);
 
 // The masked all-reduce of `nnz` kept elements (`packed_bytes` packed): the dense
@@ -49,8 +49,8 @@ AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes);
 // all-reduce (dense sums inside hosts, quantized once between them) unless
 // `flat_because` says why this call cannot take that plan (error feedback; a mask
 // the codec gathers; codes quantized on the device), null when it can; else the
-// tree/ring rule on the bytes a flat run puts on the wire (final sums' width, which
-// grows with the call's levels L: TernaryBits(nL)).
+// flat rule (one-shot included) on the bytes a flat run puts on the wire (final
+// sums' width, which grows with the call's levels L: TernaryBits(nL)).
 AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_because,
                                   int levels = 1);
 

@@ -132,7 +132,7 @@ TEST_P(LevelsExactTest, MatchesReferenceBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Algos, LevelsExactTest,
-                         ::testing::Combine(::testing::Values("ring", "tree", "direct"),
+                         ::testing::Combine(::testing::Values("ring", "tree", "direct", "oneshot"),
                                             ::testing::Values(2, 3, 4, 8)));
 
 // A link with latency (SIEVE_LINK_RTT): the plan's own choice (direct exchange,

@@ -87,7 +87,7 @@ TEST_P(TernaryExactTest, MatchesReferenceBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Algos, TernaryExactTest,
-                         ::testing::Combine(::testing::Values("ring", "tree", "direct"),
+                         ::testing::Combine(::testing::Values("ring", "tree", "direct", "oneshot"),
                                             ::testing::Values(2, 3, 4, 8)));
 
 // A link with latency (SIEVE_LINK_RTT): the plan picks the direct exchange and
@@ -376,7 +376,7 @@ TEST_P(MaskedTernarySweepTest, EveryDensityTypeOpAndPlacementMatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Algos, MaskedTernarySweepTest,
-                         ::testing::Combine(::testing::Values("ring", "tree", "direct"),
+                         ::testing::Combine(::testing::Values("ring", "tree", "direct", "oneshot"),
                                             ::testing::Values(2, 3, 4)));
 
 }  // namespace
