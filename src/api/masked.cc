@@ -113,13 +113,9 @@ sieveResult_t sieveAllReduceMasked(const void* sendbuff, void* recvbuff, size_t 
     args.send = sendbuff;
     args.recv = recvbuff;
     args.count = count;
-    sieve::coll::Call call;
-    call.entry = "sieveAllReduceMasked";
-    call.kind = sieve::algo::OpKind::kMaskedAllReduce;
-    call.args = args;
-    call.params = std::move(params);
-    call.stream = stream;
-    return sieve::dispatch::Submit(impl, call);
+    return sieve::dispatch::SubmitCollective(impl, "sieveAllReduceMasked",
+                                             sieve::algo::OpKind::kMaskedAllReduce, args,
+                                             std::move(params), stream);
   });
 }
 

@@ -83,13 +83,7 @@ Status Submit(const char* entry, const char* name, sieve::algo::OpKind kind,
   mode->mask_handle = params->mask;
   if (params->mask != nullptr)
     SIEVE_RETURN_IF_ERROR(sieve::CheckMaskUse(params->mask, impl, count * blocks, &mode->mask));
-  sieve::coll::Call call;
-  call.entry = entry;
-  call.kind = kind;
-  call.args = args;
-  call.params = std::move(mode);
-  call.stream = stream;
-  return sieve::dispatch::Submit(impl, call);
+  return sieve::dispatch::SubmitCollective(impl, entry, kind, args, std::move(mode), stream);
 }
 
 }  // namespace
@@ -162,13 +156,9 @@ sieveResult_t sieveAllGatherQuantized(const void* sendbuff, void* recvbuff, size
     args.count = sendcount;
     auto mode = std::make_shared<sieve::ternary::QuantizedGatherParams>();
     mode->bits = bits;
-    sieve::coll::Call call;
-    call.entry = "sieveAllGatherQuantized";
-    call.kind = sieve::algo::OpKind::kQuantizedAllGather;
-    call.args = args;
-    call.params = std::move(mode);
-    call.stream = stream;
-    return sieve::dispatch::Submit(impl, call);
+    return sieve::dispatch::SubmitCollective(impl, "sieveAllGatherQuantized",
+                                             sieve::algo::OpKind::kQuantizedAllGather, args,
+                                             std::move(mode), stream);
   });
 }
 

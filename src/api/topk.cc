@@ -42,13 +42,9 @@ Status Submit(const void* sendbuff, void* recvbuff, size_t count, int datatype, 
   auto mode = std::make_shared<sieve::topk::TopkParams>();
   mode->fraction = fraction;
   mode->error_feedback = error_feedback == 1;
-  sieve::coll::Call call;
-  call.entry = "sieveAllReduceTopK";
-  call.kind = sieve::algo::OpKind::kTopkAllReduce;
-  call.args = args;
-  call.params = std::move(mode);
-  call.stream = stream;
-  return sieve::dispatch::Submit(impl, call);
+  return sieve::dispatch::SubmitCollective(impl, "sieveAllReduceTopK",
+                                           sieve::algo::OpKind::kTopkAllReduce, args,
+                                           std::move(mode), stream);
 }
 
 }  // namespace

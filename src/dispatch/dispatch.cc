@@ -57,6 +57,18 @@ Status Submit(Comm* comm, const Call& call) {
   });
 }
 
+Status SubmitCollective(Comm* comm, const char* entry, algo::OpKind kind,
+                        const coll::CollArgs& args, std::shared_ptr<const coll::ModeParams> params,
+                        CUstream_st* stream) {
+  Call call;
+  call.entry = entry;
+  call.kind = kind;
+  call.args = args;
+  call.params = std::move(params);
+  call.stream = stream;
+  return Submit(comm, call);
+}
+
 Status RefuseDeviceMemory(const char* name, const void* ptr, const char* why) {
   MemoryKind memory = MemoryKind::kHost;
   SIEVE_RETURN_IF_ERROR(plan::ChooseMemory({{name, ptr}}, &memory));

@@ -20,6 +20,12 @@ namespace sieve::dispatch {
 // any count).
 Status Submit(Comm* comm, const coll::Call& call);
 
+// Submit for a collective of a mode (masked, quantized, top-k...): describes it
+// as a coll::Call from what every such entry point has, then submits it.
+Status SubmitCollective(Comm* comm, const char* entry, algo::OpKind kind,
+                        const coll::CollArgs& args, std::shared_ptr<const coll::ModeParams> params,
+                        CUstream_st* stream);
+
 // InvalidArgument `why` when `ptr` (named `name`) is device memory: for the
 // buffers that are read on the host while the call runs (a mask to register).
 Status RefuseDeviceMemory(const char* name, const void* ptr, const char* why);

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,36 @@
 
 namespace sieve_test {
 namespace {
+
+// One collective call on (sendbuff, recvbuff, stream).
+using ShardedCall = std::function<sieveResult_t(const void*, void*, sieveStream_t)>;
+
+// Runs `call` on host buffers (`send` into a host output), then on device buffers (`send`
+// uploaded to `d_send`, the result read back from `d_out`), and returns 0 when the device
+// result's `out_bytes` equal the host path's (else the rank's failure, naming `what`).
+int DeviceMatchesHost(FakeMemory& mem, sieveComm_t comm, const ShardedCall& call,
+                      const std::vector<char>& send, char* d_send, char* d_out, size_t out_bytes,
+                      const std::string& what) {
+  std::vector<char> want(out_bytes), got(out_bytes);
+  RANK_CHECK(call(send.data(), want.data(), nullptr) == sieveSuccess, "host: %s",
+             sieveGetLastError(comm));
+  mem.Upload(d_send, send.data(), send.size());
+  RANK_CHECK(call(d_send, d_out, mem.stream()) == sieveSuccess, "device: %s",
+             sieveGetLastError(comm));
+  mem.Synchronize();
+  mem.Download(got.data(), d_out, out_bytes);
+  RANK_CHECK(std::memcmp(got.data(), want.data(), out_bytes) == 0,
+             "%s: the device result differs from the host path's", what.c_str());
+  return 0;
+}
+
+// Three ranks, each rank's block staged whole through chunks far below its size.
+RankSpec FakeDeviceSpec() {
+  RankSpec spec;
+  spec.nranks = 3;
+  spec.env = {{"SIEVE_GPU_CHUNK_BYTES", "4096"}, {"SIEVE_TIMEOUT", "60"}};
+  return spec;
+}
 
 int ReduceScatterMatchesHost(int rank, int n, const sieveUniqueId& id) {
   ScopedFakeRuntime rt;
@@ -42,7 +73,6 @@ int ReduceScatterMatchesHost(int rank, int n, const sieveUniqueId& id) {
       const size_t count = 3001 + 2 * k, es = c.dtype == sieveFloat32 ? 4 : 2;
       const size_t bytes = count * es, total = bytes * n;
       std::vector<char>& send = host_sends.emplace_back(total);
-      std::vector<char> want(bytes), got(bytes);
       char* d = static_cast<char*>(mem.Alloc(total));
       char* d_out = c.in_place ? d + rank * bytes : static_cast<char*>(mem.Alloc(bytes));
       sieveMask_t mask = nullptr;  // over the whole sendbuff, about 2/3 kept
@@ -57,17 +87,13 @@ int ReduceScatterMatchesHost(int rank, int n, const sieveUniqueId& id) {
         FillTernaryInput(40 + 4 * k + step, rank, c.dtype, count * n, send.data());
         const sieveTernaryParams_t p =
             TernaryParams(9 + k, step, k == 0 ? 0 : 61, mask, c.feedback);
-        RANK_CHECK(sieveReduceScatterQuantized(send.data(), want.data(), count, c.dtype, c.op,
-                                               c.levels, &p, comm, nullptr) == sieveSuccess,
-                   "host: %s", sieveGetLastError(comm));
-        mem.Upload(d, send.data(), total);
-        RANK_CHECK(sieveReduceScatterQuantized(d, d_out, count, c.dtype, c.op, c.levels, &p, comm,
-                                               mem.stream()) == sieveSuccess,
-                   "device: %s", sieveGetLastError(comm));
-        mem.Synchronize();
-        mem.Download(got.data(), d_out, bytes);
-        RANK_CHECK(std::memcmp(got.data(), want.data(), bytes) == 0,
-                   "case %d step %d: the device result differs from the host path's", k, step);
+        auto call = [&](const void* in, void* out, sieveStream_t stream) {
+          return sieveReduceScatterQuantized(in, out, count, c.dtype, c.op, c.levels, &p, comm,
+                                             stream);
+        };
+        if (DeviceMatchesHost(mem, comm, call, send, d, d_out, bytes,
+                              "case " + std::to_string(k) + " step " + std::to_string(step)))
+          return 1;
       }
       if (mask != nullptr) RANK_CHECK(sieveMaskDeregister(mask) == sieveSuccess, "deregister");
       ++k;
@@ -78,10 +104,7 @@ int ReduceScatterMatchesHost(int rank, int n, const sieveUniqueId& id) {
 }
 
 TEST(DeviceShardedFakeMp, QuantizedReduceScatterMatchesTheHostPath) {
-  RankSpec spec;
-  spec.nranks = 3;
-  spec.env = {{"SIEVE_GPU_CHUNK_BYTES", "4096"}, {"SIEVE_TIMEOUT", "60"}};
-  EXPECT_EQ(RunRanks(spec, ReduceScatterMatchesHost), "");
+  EXPECT_EQ(RunRanks(FakeDeviceSpec(), ReduceScatterMatchesHost), "");
 }
 
 int AllGatherMatchesHost(int rank, int n, const sieveUniqueId& id) {
@@ -96,21 +119,16 @@ int AllGatherMatchesHost(int rank, int n, const sieveUniqueId& id) {
         const size_t count = 2001 + 2 * k, es = dtype == sieveFloat32 ? 4 : 2;
         const size_t bytes = count * es, total = bytes * n;
         const bool in_place = k % 2 == 1;
-        std::vector<char> send(bytes), want(total), got(total);
+        std::vector<char> send(bytes);
         FillTernaryInput(70 + k, rank, dtype, count, send.data());
-        RANK_CHECK(sieveAllGatherQuantized(send.data(), want.data(), count, dtype, bits, comm,
-                                           nullptr) == sieveSuccess,
-                   "host: %s", sieveGetLastError(comm));
         char* d_out = static_cast<char*>(mem.Alloc(total));
         char* d = in_place ? d_out + rank * bytes : static_cast<char*>(mem.Alloc(bytes));
-        mem.Upload(d, send.data(), bytes);
-        RANK_CHECK(sieveAllGatherQuantized(d, d_out, count, dtype, bits, comm, mem.stream()) ==
-                       sieveSuccess,
-                   "device: %s", sieveGetLastError(comm));
-        mem.Synchronize();
-        mem.Download(got.data(), d_out, total);
-        RANK_CHECK(std::memcmp(got.data(), want.data(), total) == 0,
-                   "all-gather case %d: the device result differs from the host path's", k);
+        auto call = [&](const void* in, void* out, sieveStream_t stream) {
+          return sieveAllGatherQuantized(in, out, count, dtype, bits, comm, stream);
+        };
+        if (DeviceMatchesHost(mem, comm, call, send, d, d_out, total,
+                              "all-gather case " + std::to_string(k)))
+          return 1;
         ++k;
       }
     RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
@@ -119,10 +137,7 @@ int AllGatherMatchesHost(int rank, int n, const sieveUniqueId& id) {
 }
 
 TEST(DeviceShardedFakeMp, QuantizedAllGatherMatchesTheHostPath) {
-  RankSpec spec;
-  spec.nranks = 3;
-  spec.env = {{"SIEVE_GPU_CHUNK_BYTES", "4096"}, {"SIEVE_TIMEOUT", "60"}};
-  EXPECT_EQ(RunRanks(spec, AllGatherMatchesHost), "");
+  EXPECT_EQ(RunRanks(FakeDeviceSpec(), AllGatherMatchesHost), "");
 }
 
 }  // namespace

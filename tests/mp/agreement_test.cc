@@ -412,6 +412,34 @@ INSTANTIATE_TEST_SUITE_P(
                          return Ternary(c, 7, a, b, odd ? 0 : 5003, 256, odd ? none : full);
                        });
                      }},
+        MismatchCase{"Quantized", "count 0 here|here, 0 on rank",
+                     [](sieveComm_t c, bool odd, float* a, float* b) {
+                       sieveTernaryParams_t p = {};
+                       p.seed = 7;
+                       p.block_size = 256;
+                       return sieveAllReduceQuantized(a, b, odd ? 0 : 5003, sieveFloat32,
+                                                      sieveSum, 7, &p, c, nullptr);
+                     },
+                     nullptr, nullptr, "max"},
+        MismatchCase{"QuantizedReduceScatter", "count 0 here|here, 0 on rank",
+                     [](sieveComm_t c, bool odd, float* a, float* b) {
+                       sieveTernaryParams_t p = {};
+                       p.seed = 7;
+                       p.block_size = 256;
+                       return sieveReduceScatterQuantized(a, b, odd ? 0 : 5003, sieveFloat32,
+                                                          sieveAvg, 3, &p, c, nullptr);
+                     },
+                     nullptr, nullptr, "max"},
+        MismatchCase{"QuantizedAllGather", "count 0 here|here, 0 on rank",
+                     [](sieveComm_t c, bool odd, float* a, float* b) {
+                       return sieveAllGatherQuantized(a, b, odd ? 0 : 5003, sieveFloat32, 8, c,
+                                                      nullptr);
+                     }},
+        MismatchCase{"TopK", "count 0 here|here, 0 on rank",
+                     [](sieveComm_t c, bool odd, float* a, float* b) {
+                       return sieveAllReduceTopK(a, b, odd ? 0 : 5003, sieveFloat32, sieveSum,
+                                                 0.01, 0, c, nullptr);
+                     }},
         // Inside a group, with a matching call before it.
         MismatchCase{"Grouped", "count 0 here|here, 0 on rank",
                      [](sieveComm_t c, bool odd, float* a, float* b) {

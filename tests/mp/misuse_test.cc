@@ -73,6 +73,13 @@ TEST(ZeroCount, EveryEntryPointJoinsTheSequence) {
       ok = ok && sieveAllReduceTernary(nullptr, nullptr, 0, sieveFloat32, sieveSum, &tp, comm,
                                        nullptr) == 0;
       tp.mask = nullptr;
+      ok = ok && sieveAllReduceQuantized(nullptr, nullptr, 0, sieveFloat32, sieveSum, 7, &tp,
+                                         comm, nullptr) == 0;
+      ok = ok && sieveReduceScatterQuantized(nullptr, nullptr, 0, sieveFloat16, sieveAvg, 3, &tp,
+                                             comm, nullptr) == 0;
+      ok = ok && sieveAllGatherQuantized(nullptr, nullptr, 0, sieveFloat32, 4, comm, nullptr) == 0;
+      ok = ok && sieveAllReduceTopK(nullptr, nullptr, 0, sieveFloat32, sieveSum, 0.01, 1, comm,
+                                    nullptr) == 0;
       // A zero-byte ring exchange: every pair matches.
       ok = ok && sieveGroupStart() == 0;
       ok = ok && sieveSend(nullptr, 0, sieveFloat32, next, comm, nullptr) == 0;

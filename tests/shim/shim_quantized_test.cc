@@ -28,6 +28,15 @@ ncclComm_t Init(int rank, int n, const sieveUniqueId& sid) {
   return ncclCommInitRank(&comm, n, id, rank) == ncclSuccess ? comm : nullptr;
 }
 
+// `nranks` ranks with the shim in SIEVE_NCCL_MODE `mode`.
+RankSpec ModeSpec(int nranks, const char* mode) {
+  RankSpec spec;
+  spec.nranks = nranks;
+  spec.kill_after_s = 60;
+  spec.env = {{"SIEVE_NCCL_MODE", mode}, {"SIEVE_TIMEOUT", "20"}};
+  return spec;
+}
+
 // A quantized reference case: count elements in all, seed 1 (the default
 // SIEVE_TERNARY_SEED), block 2048, float32.
 sieve_test::TernaryCase Case(int n, size_t count, uint64_t step, int levels, sieveRedOp_t op) {
@@ -66,11 +75,7 @@ int RunQ7(int rank, int n, const sieveUniqueId& sid) {
 }
 
 TEST(ShimQuantized, Q7ReduceScatterAndAllReduceMatchTheReference) {
-  RankSpec spec;
-  spec.nranks = 3;
-  spec.kill_after_s = 60;
-  spec.env = {{"SIEVE_NCCL_MODE", "q7"}, {"SIEVE_TIMEOUT", "20"}};
-  EXPECT_EQ(RunRanks(spec, RunQ7), "");
+  EXPECT_EQ(RunRanks(ModeSpec(3, "q7"), RunQ7), "");
 }
 
 int RunRsTernaryAg8(int rank, int n, const sieveUniqueId& sid) {
@@ -117,11 +122,7 @@ int RunRsTernaryAg8(int rank, int n, const sieveUniqueId& sid) {
 }
 
 TEST(ShimQuantized, RsTernaryAg8QuantizesTheShardedPair) {
-  RankSpec spec;
-  spec.nranks = 4;
-  spec.kill_after_s = 60;
-  spec.env = {{"SIEVE_NCCL_MODE", "rs-ternary+ag8"}, {"SIEVE_TIMEOUT", "20"}};
-  EXPECT_EQ(RunRanks(spec, RunRsTernaryAg8), "");
+  EXPECT_EQ(RunRanks(ModeSpec(4, "rs-ternary+ag8"), RunRsTernaryAg8), "");
 }
 
 }  // namespace
