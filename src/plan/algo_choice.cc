@@ -105,7 +105,7 @@ AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes) {
                                           "of the kept elements, unpacked once",
                                           hier)});
   return Logged(comm, OpKind::kMaskedAllReduce, packed_bytes,
-                Flat(comm, comm.size(), packed_bytes, false));
+                Flat(comm, comm.size(), packed_bytes, true));
 }
 
 AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_because,

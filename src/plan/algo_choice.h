@@ -36,9 +36,9 @@ struct AlgoChoice {
 // plan::kLocalRttS, plan/link_model.h) the tree for small calls on 3+ ranks
 // (SIEVE_TREE_THRESHOLD) and the ring otherwise; on a link with latency the
 // cheapest of ring, tree, direct and one-shot by the link model;
-// SIEVE_ALGO=RING/TREE/DIRECT/ONESHOT forces. The dense and ternary codecs have a
-// one-shot (algo::Codec::OneShot); the masked rule and the group exchange take the
-// direct exchange where SIEVE_ALGO says ONESHOT.
+// SIEVE_ALGO=RING/TREE/DIRECT/ONESHOT forces. The dense, masked and ternary codecs
+// have a one-shot (algo::Codec::OneShot); a subnet group's exchange takes the direct
+// exchange where SIEVE_ALGO says ONESHOT.
 AlgoChoice ChooseAllReduce(Comm& comm, size_t count, size_t bytes);
 
 // The masked all-reduce of `nnz` kept elements (`packed_bytes` packed): the dense
