@@ -620,6 +620,37 @@ sieveResult_t sieveAllReduceD2ft(const void* sendbuff, void* recvbuff, size_t co
                                  const unsigned char* touched, const unsigned char* schedule,
                                  sieveComm_t comm, sieveStream_t stream);
 
+/* ---- Subnet collectives at L levels (SDP, D2FT composed with quantization) -- */
+
+/* sieveAllReduceSubnet and sieveAllReduceD2ft with every group's ring carrying
+ * quantized sums at `levels` = L levels per sign (1 <= L <= SIEVE_MAX_LEVELS; 1 is
+ * ternary). A group is the segments with the same contributors T (SDP: holders;
+ * D2FT: the ranks that touched them), its elements numbered j = 0, 1, ... in
+ * buffer order across its segments. Per block b of params->block_size such
+ * positions, s_b = max over T of max |sendbuff| in b; rank r in T sends
+ * q_r[j] = sign(g) * (floor(y) + [u < y - floor(y)]), y = (|g| / s_b) * L in float32,
+ * u from Philox (seed, r, step, j): sieveAllReduceQuantized's contract on the
+ * group's elements (unbiased; exact integer sums, k ranks' partial sums in
+ * ceil(log2(2kL + 1)) bits). Every holder's recvbuff = (s_b * Q[j]) / (|T| * L) in
+ * float32, rounded once to datatype (non-contributing holders receive those
+ * values); a group with one contributor moves nothing and is its input, exact.
+ * Untouched segments (and segments a rank does not hold) are not written, as
+ * in the dense calls. float32, float16, bfloat16; params->mask must be NULL and
+ * params->error_feedback 0 (else sieveInvalidArgument); count below 2^32. Every
+ * rank passes the same levels, seed, step and block_size (a mismatch fails on
+ * every rank naming the field). Host buffers only (device buffers:
+ * sieveInvalidUsage). */
+sieveResult_t sieveAllReduceSubnetQuantized(const void* sendbuff, void* recvbuff, size_t count,
+                                            sieveDataType_t datatype, sieveLayout_t layout,
+                                            int levels, const sieveTernaryParams_t* params,
+                                            sieveComm_t comm, sieveStream_t stream);
+sieveResult_t sieveAllReduceD2ftQuantized(const void* sendbuff, void* recvbuff, size_t count,
+                                          sieveDataType_t datatype, sieveLayout_t layout,
+                                          const unsigned char* touched,
+                                          const unsigned char* schedule, int levels,
+                                          const sieveTernaryParams_t* params, sieveComm_t comm,
+                                          sieveStream_t stream);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

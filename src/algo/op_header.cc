@@ -101,7 +101,8 @@ const char* OpKindName(OpKind kind) {
 bool operator==(const OpFingerprint& a, const OpFingerprint& b) {
   return a.kind == b.kind && a.dtype == b.dtype && a.op == b.op && a.algo == b.algo &&
          a.root == b.root && a.count == b.count && a.segment_bytes == b.segment_bytes &&
-         a.mode == b.mode && a.segments == b.segments && a.bitmaps == b.bitmaps;
+         a.mode == b.mode && a.segments == b.segments && a.bitmaps == b.bitmaps &&
+         a.levels == b.levels;
 }
 
 std::string DescribeFingerprint(const OpFingerprint& fp) {
@@ -119,6 +120,7 @@ std::string DescribeFingerprint(const OpFingerprint& fp) {
     out += StrFormat(", bits %llu", static_cast<unsigned long long>(fp.mode));
   if (IsQuantizedSum(fp.kind) && TernaryLevels(fp.mode) > 1)
     out += StrFormat(", levels %llu", static_cast<unsigned long long>(TernaryLevels(fp.mode)));
+  if (fp.levels > 0) out += StrFormat(", levels %u", static_cast<unsigned>(fp.levels));
   return out + StrFormat(", %s)", AlgoText(fp.algo));
 }
 
@@ -140,6 +142,7 @@ std::string FingerprintDiff(const OpFingerprint& a, const OpFingerprint& b, int 
   add("layout segments", std::to_string(a.segments), std::to_string(b.segments));
   add("D2FT bitmaps (touched or schedule, SIEVE_CHECK_SCHEDULE)", BitmapText(a.bitmaps),
       BitmapText(b.bitmaps));
+  add("levels (0: dense)", std::to_string(a.levels), std::to_string(b.levels));
   auto hex = [](uint64_t v) { return StrFormat("%016llx", static_cast<unsigned long long>(v)); };
   if (IsQuantizedSum(a.kind) && a.kind == b.kind) {
     add("block_size", std::to_string(a.mode & kTernaryBlockMask),
@@ -156,21 +159,25 @@ std::string FingerprintDiff(const OpFingerprint& a, const OpFingerprint& b, int 
     add("bits", std::to_string(a.mode), std::to_string(b.mode));
     return out;
   }
-  // Subnet calls hash their layout here: another layout of the same count.
-  add(IsSubnet(a.kind) && IsSubnet(b.kind) ? "layout (hash)" : "mode parameters", hex(a.mode),
-      hex(b.mode));
+  // Subnet calls hash their layout here (and a quantized one its seed, step and
+  // block): another layout of the same count.
+  const bool subnet = IsSubnet(a.kind) && IsSubnet(b.kind);
+  add(!subnet                           ? "mode parameters"
+      : a.levels > 0 && a.levels == b.levels ? "layout or seed, step, block_size (hash)"
+                                        : "layout (hash)",
+      hex(a.mode), hex(b.mode));
   return out;
 }
 
-// | magic 4 | version 2 | bitmaps 1 | reserved 1 | seq 4 | kind 1 | dtype 1 | op 1 | algo 1 |
+// | magic 4 | version 2 | bitmaps 1 | levels 1 | seq 4 | kind 1 | dtype 1 | op 1 | algo 1 |
 // | root 4 | segments 4 | count 8 | segment_bytes 8 | mode 8 |
 // (bitmaps and segments were reserved zeros before the subnet collectives had
-// fingerprints; zero still means "not a subnet call".)
+// fingerprints; zero still means "not a subnet call"; levels likewise: 0, dense.)
 void EncodeFingerprint(uint32_t seq, const OpFingerprint& fp, uint8_t out[kFingerprintBytes]) {
   Put(out, kFingerprintMagic, 4);
   Put(out + 4, kVersion, 2);
   out[6] = static_cast<uint8_t>(fp.bitmaps);
-  out[7] = 0;
+  out[7] = fp.levels;
   Put(out + 8, seq, 4);
   out[12] = static_cast<uint8_t>(fp.kind);
   out[13] = fp.dtype;
@@ -192,6 +199,7 @@ bool DecodeFingerprint(const uint8_t* in, size_t len, uint32_t* seq, OpFingerpri
   fp->op = in[14];
   fp->algo = static_cast<OpAlgo>(in[15]);
   fp->bitmaps = static_cast<BitmapSource>(in[6]);
+  fp->levels = in[7];
   fp->root = static_cast<int32_t>(static_cast<uint32_t>(Get(in + 16, 4)));
   fp->segments = static_cast<uint32_t>(Get(in + 20, 4));
   fp->count = Get(in + 24, 8);

@@ -49,6 +49,9 @@ struct OpFingerprint {
   uint64_t mode = 0;     // hash of mode parameters (ternary seed/step/block; subnet layout), 0 for dense
   uint32_t segments = 0;  // subnet layout's number of segments K, 0 for other collectives
   BitmapSource bitmaps = BitmapSource::kNone;
+  // Subnet calls: the level count L of a quantized call (its seed, step and block
+  // are mixed into `mode` with the layout), 0 for the dense one and other collectives.
+  uint8_t levels = 0;
 };
 // The ternary (and L-level) all-reduce's mode word: block_size exactly in the low
 // kTernaryBlockBits bits (the API refuses larger blocks), levels - 1 in the next

@@ -1,13 +1,15 @@
 // Subnet layout entry points (SDP, D2FT): layout handles (values looked up in a
 // table of live handles, so a stale or foreign one is reported, never
 // dereferenced), the three collective ways to register one, and the two
-// all-reduces described and submitted like any collective.
+// all-reduces (dense, or quantized at L levels) described and submitted like
+// any collective.
 #include <memory>
 #include <vector>
 
 #include "api/api_guard.h"
 #include "api/arg_check.h"
 #include "api/live_handles.h"
+#include "api/quantized_args.h"
 #include "comm/group.h"
 #include "dispatch/dispatch.h"
 #include "kernels/coverage_average.h"
@@ -112,6 +114,77 @@ Status CheckSubnetCall(sieveComm_t comm, const void* sendbuff, void* recvbuff, s
   return Status::OK();
 }
 
+// The quantized calls' own checks (`levels` checked already): float32, float16 or
+// bfloat16; params without a mask or error feedback; every element's position
+// fits the 32-bit gather list of a group (quantized_group_codec.h).
+Status CheckQuantized(const sieve::coll::CollArgs& args, int levels,
+                      const sieveTernaryParams_t* params, const char* call,
+                      sieve::subnet::GroupQuantization* out) {
+  SIEVE_RETURN_IF_ERROR(sieve::CheckFloatSumAvg(args.dtype, sieve::kernels::RedOp::kAvg, call));
+  SIEVE_RETURN_IF_ERROR(sieve::CheckTernaryParams(params, args.count, call));
+  if (args.count > UINT32_MAX)
+    return Status::InvalidArgument(
+        StrFormat("count %zu exceeds the limit of %s, 2^32 - 1 elements", args.count, call));
+  if (params->mask != nullptr)
+    return Status::InvalidArgument(
+        StrFormat("params->mask must be NULL: %s takes no mask (the layout says what moves)", call));
+  if (params->error_feedback != 0)
+    return Status::InvalidArgument(StrFormat(
+        "params->error_feedback must be 0: %s keeps no residuals yet", call));
+  out->levels = levels;
+  out->seed = params->seed;
+  out->step = params->step;
+  out->block = params->block_size == 0 ? 2048 : params->block_size;
+  return Status::OK();
+}
+
+// D2FT's bitmaps as the caller passed them (sieveAllReduceD2ft's touched, schedule).
+struct D2ftBitmaps {
+  const unsigned char* touched;
+  const unsigned char* schedule;
+};
+
+// Copies them into the call: a grouped call runs after the caller may have reused them.
+Status CopyBitmaps(const D2ftBitmaps& d2ft, const LayoutState& state, const sieve::Comm& impl,
+                   SubnetParams* params) {
+  const size_t row = (static_cast<size_t>(state.num_segments()) + 7) / 8;
+  if (d2ft.schedule != nullptr) {
+    params->schedule.assign(d2ft.schedule, d2ft.schedule + row * static_cast<size_t>(impl.size()));
+    if (d2ft.touched != nullptr) {
+      const unsigned char* own = d2ft.schedule + row * static_cast<size_t>(impl.rank());
+      for (int k = 0; k < state.num_segments(); ++k)
+        if (((d2ft.touched[k / 8] ^ own[k / 8]) >> (k % 8)) & 1u)
+          return Status::InvalidArgument(StrFormat(
+              "touched differs from this rank's row of schedule at segment %d (pass touched "
+              "NULL with a schedule, or this rank's row)",
+              k));
+    }
+  } else if (d2ft.touched == nullptr) {
+    return Status::InvalidArgument("touched and schedule are both NULL");
+  } else {
+    params->touched.assign(d2ft.touched, d2ft.touched + row);
+  }
+  return Status::OK();
+}
+
+// Every subnet entry point: SDP (d2ft null) or D2FT, dense (levels 0) or quantized.
+Status SubmitSubnet(const void* sendbuff, void* recvbuff, size_t count, int datatype,
+                    sieveLayout_t layout, const D2ftBitmaps* d2ft, int levels,
+                    const sieveTernaryParams_t* params, sieveComm_t comm, sieveStream_t stream,
+                    const char* entry) {
+  sieve::Comm* impl = nullptr;
+  sieve::coll::Call call;
+  auto p = std::make_shared<SubnetParams>();
+  SIEVE_RETURN_IF_ERROR(CheckSubnetCall(comm, sendbuff, recvbuff, count, datatype, layout, entry,
+                                        &impl, &call, p.get()));
+  if (levels > 0) SIEVE_RETURN_IF_ERROR(CheckQuantized(call.args, levels, params, entry, &p->quant));
+  if (d2ft != nullptr) SIEVE_RETURN_IF_ERROR(CopyBitmaps(*d2ft, *p->layout, *impl, p.get()));
+  return sieve::dispatch::SubmitCollective(impl, entry,
+                                           d2ft != nullptr ? sieve::algo::OpKind::kD2ftAllReduce
+                                                           : sieve::algo::OpKind::kSubnetAllReduce,
+                                           call.args, std::move(p), stream);
+}
+
 }  // namespace
 
 extern "C" {
@@ -172,16 +245,8 @@ sieveResult_t sieveAllReduceSubnet(const void* sendbuff, void* recvbuff, size_t 
                                    sieveDataType_t datatype, sieveLayout_t layout, sieveComm_t comm,
                                    sieveStream_t stream) {
   return sieve::Guard(sieve::IdleImpl(comm), "sieveAllReduceSubnet", [&]() -> Status {
-    sieve::Comm* impl = nullptr;
-    sieve::coll::Call call;
-    auto params = std::make_shared<SubnetParams>();
-    SIEVE_RETURN_IF_ERROR(CheckSubnetCall(comm, sendbuff, recvbuff, count,
-                                          sieve::EnumValue(datatype), layout, "sieveAllReduceSubnet",
-                                          &impl, &call, params.get()));
-    call.kind = sieve::algo::OpKind::kSubnetAllReduce;
-    call.params = std::move(params);
-    call.stream = stream;
-    return sieve::dispatch::Submit(impl, call);
+    return SubmitSubnet(sendbuff, recvbuff, count, sieve::EnumValue(datatype), layout, nullptr,
+                        0, nullptr, comm, stream, "sieveAllReduceSubnet");
   });
 }
 
@@ -190,35 +255,34 @@ sieveResult_t sieveAllReduceD2ft(const void* sendbuff, void* recvbuff, size_t co
                                  const unsigned char* touched, const unsigned char* schedule,
                                  sieveComm_t comm, sieveStream_t stream) {
   return sieve::Guard(sieve::IdleImpl(comm), "sieveAllReduceD2ft", [&]() -> Status {
-    sieve::Comm* impl = nullptr;
-    sieve::coll::Call call;
-    auto params = std::make_shared<SubnetParams>();
-    SIEVE_RETURN_IF_ERROR(CheckSubnetCall(comm, sendbuff, recvbuff, count,
-                                          sieve::EnumValue(datatype), layout, "sieveAllReduceD2ft",
-                                          &impl, &call, params.get()));
-    const LayoutState& state = *params->layout;
-    const size_t row = (static_cast<size_t>(state.num_segments()) + 7) / 8;
-    // Copied now: a grouped call runs after the caller may have reused them.
-    if (schedule != nullptr) {
-      params->schedule.assign(schedule, schedule + row * static_cast<size_t>(impl->size()));
-      if (touched != nullptr) {
-        const unsigned char* own = schedule + row * static_cast<size_t>(impl->rank());
-        for (int k = 0; k < state.num_segments(); ++k)
-          if (((touched[k / 8] ^ own[k / 8]) >> (k % 8)) & 1u)
-            return Status::InvalidArgument(StrFormat(
-                "touched differs from this rank's row of schedule at segment %d (pass touched "
-                "NULL with a schedule, or this rank's row)",
-                k));
-      }
-    } else if (touched == nullptr) {
-      return Status::InvalidArgument("touched and schedule are both NULL");
-    } else {
-      params->touched.assign(touched, touched + row);
-    }
-    call.kind = sieve::algo::OpKind::kD2ftAllReduce;
-    call.params = std::move(params);
-    call.stream = stream;
-    return sieve::dispatch::Submit(impl, call);
+    D2ftBitmaps d2ft = {touched, schedule};
+    return SubmitSubnet(sendbuff, recvbuff, count, sieve::EnumValue(datatype), layout, &d2ft, 0,
+                        nullptr, comm, stream, "sieveAllReduceD2ft");
+  });
+}
+
+sieveResult_t sieveAllReduceSubnetQuantized(const void* sendbuff, void* recvbuff, size_t count,
+                                            sieveDataType_t datatype, sieveLayout_t layout,
+                                            int levels, const sieveTernaryParams_t* params,
+                                            sieveComm_t comm, sieveStream_t stream) {
+  return sieve::Guard(sieve::IdleImpl(comm), "sieveAllReduceSubnetQuantized", [&]() -> Status {
+    SIEVE_RETURN_IF_ERROR(sieve::CheckLevels(levels));
+    return SubmitSubnet(sendbuff, recvbuff, count, sieve::EnumValue(datatype), layout, nullptr,
+                        levels, params, comm, stream, "sieveAllReduceSubnetQuantized");
+  });
+}
+
+sieveResult_t sieveAllReduceD2ftQuantized(const void* sendbuff, void* recvbuff, size_t count,
+                                          sieveDataType_t datatype, sieveLayout_t layout,
+                                          const unsigned char* touched,
+                                          const unsigned char* schedule, int levels,
+                                          const sieveTernaryParams_t* params, sieveComm_t comm,
+                                          sieveStream_t stream) {
+  return sieve::Guard(sieve::IdleImpl(comm), "sieveAllReduceD2ftQuantized", [&]() -> Status {
+    SIEVE_RETURN_IF_ERROR(sieve::CheckLevels(levels));
+    D2ftBitmaps d2ft = {touched, schedule};
+    return SubmitSubnet(sendbuff, recvbuff, count, sieve::EnumValue(datatype), layout, &d2ft,
+                        levels, params, comm, stream, "sieveAllReduceD2ftQuantized");
   });
 }
 

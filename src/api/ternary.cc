@@ -7,8 +7,8 @@
 #include "api/api_guard.h"
 #include "api/arg_check.h"
 #include "api/mask_handle.h"
+#include "api/quantized_args.h"
 #include "dispatch/dispatch.h"
-#include "kernels/philox.h"
 #include "kernels/ternary.h"
 #include "plan/compression_choice.h"
 #include "ternary/auto_levels.h"
@@ -22,27 +22,6 @@ static_assert(SIEVE_LEVELS_DENSE == sieve::plan::kAutoDense, "one value says den
 namespace {
 
 using sieve::Status;
-
-Status CheckTernaryParams(const sieveTernaryParams_t* params, size_t count, const char* name) {
-  if (params == nullptr) return Status::InvalidArgument("params is NULL");
-  if (count > sieve::kernels::kPhiloxMaxElements)
-    return Status::InvalidArgument(sieve::StrFormat(
-        "count %zu exceeds the limit of %s, 2^34 elements", count, name));
-  // Bounded like count (one block may cover a whole buffer), so count + block_size - 1
-  // cannot wrap and block_size fits the fingerprint (algo::TernaryMode).
-  if (params->block_size > sieve::kernels::kPhiloxMaxElements)
-    return Status::InvalidArgument(sieve::StrFormat(
-        "params->block_size %zu exceeds the limit of 2^34 elements (0 means 2048)",
-        params->block_size));
-  return Status::OK();
-}
-
-Status CheckLevels(int levels) {
-  if (levels < 1 || levels > sieve::kernels::kMaxLevels)
-    return Status::InvalidArgument(sieve::StrFormat(
-        "levels %d is out of range (1..%d; 1 is ternary)", levels, sieve::kernels::kMaxLevels));
-  return Status::OK();
-}
 
 // Every entry point (`entry` and `name` in messages, `levels` already checked):
 // the arguments checked, the call described and submitted. The reduce-scatter
@@ -62,7 +41,7 @@ Status Submit(const char* entry, const char* name, sieve::algo::OpKind kind,
   const size_t blocks = scatter ? static_cast<size_t>(impl->size()) : 1;
   const size_t es = sieve::kernels::DTypeSize(args.dtype);
   SIEVE_RETURN_IF_ERROR(sieve::CheckByteSize(count, blocks, es, "count"));
-  SIEVE_RETURN_IF_ERROR(CheckTernaryParams(params, count * blocks, name));
+  SIEVE_RETURN_IF_ERROR(sieve::CheckTernaryParams(params, count * blocks, name));
   SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(sendbuff, "sendbuff", count));
   SIEVE_RETURN_IF_ERROR(sieve::CheckBuffer(recvbuff, "recvbuff", count));
   // In place: sendbuff at recvbuff (the all-reduce), or recvbuff at our block.
@@ -121,7 +100,7 @@ sieveResult_t sieveReduceScatterQuantized(const void* sendbuff, void* recvbuff, 
                                           const sieveTernaryParams_t* params, sieveComm_t comm,
                                           sieveStream_t stream) {
   return sieve::Guard(sieve::IdleImpl(comm), "sieveReduceScatterQuantized", [&]() -> Status {
-    SIEVE_RETURN_IF_ERROR(CheckLevels(levels));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckLevels(levels));
     return Submit("sieveReduceScatterQuantized", "the quantized reduce-scatter",
                   sieve::algo::OpKind::kQuantizedReduceScatter, sendbuff, recvbuff, recvcount,
                   sieve::EnumValue(datatype), sieve::EnumValue(op), levels, params, comm, stream);

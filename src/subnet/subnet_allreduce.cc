@@ -63,8 +63,9 @@ Status CheckSchedule(algo::Channel& control, size_t segment_bytes,
 }
 
 // What every rank must have called at this sequence number: the collective,
-// the layout (count, K, hash), the datatype, the ring settings and, for
-// D2FT, how the bitmaps are learned. Ranks that differ fail on every rank
+// the layout (count, K, hash), the datatype, the ring settings, the levels
+// (0: dense) with the quantized call's seed, step and block (mixed into the
+// layout's hash) and, for D2FT, how the bitmaps are learned. Ranks that differ fail on every rank
 // naming the field (algo/op_header.h) instead of exchanging mismatched plans.
 algo::OpFingerprint SubnetFingerprint(algo::OpKind kind, const ExchangeArgs& args,
                                       const LayoutState& layout, algo::BitmapSource bitmaps) {
@@ -74,6 +75,10 @@ algo::OpFingerprint SubnetFingerprint(algo::OpKind kind, const ExchangeArgs& arg
   fp.dtype = static_cast<uint8_t>(args.dtype);
   fp.algo = algo::OpAlgo::kRing;
   fp.mode = layout.hash;
+  const GroupQuantization& q = args.quant;
+  // Levels have their own field; the rest must agree too, or codes do not add up.
+  if (q.levels > 0) fp.mode ^= Mix64(algo::TernaryMode(q.seed, q.step, q.block));
+  fp.levels = static_cast<uint8_t>(q.levels);
   fp.segments = static_cast<uint32_t>(layout.num_segments());
   fp.bitmaps = bitmaps;
   return fp;

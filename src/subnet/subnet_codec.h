@@ -6,16 +6,22 @@
 #ifndef SIEVE_SUBNET_SUBNET_CODEC_H_
 #define SIEVE_SUBNET_SUBNET_CODEC_H_
 
-#include <utility>
-#include <vector>
-
 #include "algo/codec.h"
 #include "kernels/dtype.h"
-#include "subnet/subnet_plan.h"
+#include "subnet/group_ranges.h"
 
 namespace sieve::subnet {
 
-class SubnetCodec : public algo::Codec {
+// A group's codec (dense, or quantized: quantized_group_codec.h), as the
+// exchange drives it: it writes recvbuff's pieces of the group only.
+class GroupCodec : public algo::Codec {
+ public:
+  // Elements of this rank's chunk whose final average is in recvbuff: the
+  // whole chunk once its reduce-scatter is done (then it may go to receivers).
+  virtual size_t finalized() const = 0;
+};
+
+class SubnetCodec : public GroupCodec {
  public:
   // input and work may be the same buffer (in place); `ranges` must outlive the
   // codec. divisor: the number of ranks whose sum is averaged (the ring's size).
@@ -23,7 +29,7 @@ class SubnetCodec : public algo::Codec {
   // combine of a range is its first (the ring: it carries divisor - 1
   // contributions) it divides in the same pass; otherwise (the direct exchange)
   // Finalize divides.
-  SubnetCodec(const void* input, void* work, kernels::DType dtype, const std::vector<Range>& ranges,
+  SubnetCodec(const void* input, void* work, kernels::DType dtype, const GroupRanges& ranges,
               int divisor);
 
   size_t WireBytes(size_t elems, int contributions) const override;
@@ -36,29 +42,17 @@ class SubnetCodec : public algo::Codec {
   void LoadInput(size_t offset, size_t elems) override;
   // Divides unless the range's last combine did; counts the elements that are final.
   void Finalize(size_t offset, size_t elems) override;
-  // The contiguous pieces of recvbuff (work) behind index range [offset,
-  // offset + elems): (pointer, bytes) in index order.
-  std::vector<std::pair<char*, size_t>> WorkPieces(size_t offset, size_t elems) const;
-  // Elements Finalize()d so far: this rank's whole chunk once its reduce-scatter is done.
-  size_t finalized() const { return finalized_; }
+  // Elements Finalize()d so far.
+  size_t finalized() const override { return finalized_; }
   void* DirectTarget(size_t offset, size_t elems) override;
   void Decode(size_t offset, size_t elems, const void* wire) override;
 
  private:
-  // Calls fn(buffer element, elements, position in the wire) for each piece of
-  // the group's index range [offset, offset + elems).
-  template <typename Fn>
-  void ForEachPiece(size_t offset, size_t elems, Fn fn) const;
-  // The buffer element of index `offset` when [offset, offset+elems) is one
-  // contiguous piece, else SIZE_MAX.
-  size_t Contiguous(size_t offset, size_t elems) const;
-
   const char* input_;
   char* work_;
   kernels::DType dtype_;
   size_t elem_size_;
-  const std::vector<Range>& ranges_;
-  std::vector<size_t> starts_;  // index of each range's first element
+  const GroupRanges& ranges_;
   int divisor_;
   size_t finalized_ = 0;
   // The range the latest combine completed and divided (SIZE_MAX: none).

@@ -10,6 +10,7 @@
 #include "algo/ring_pattern.h"
 #include "core/log.h"
 #include "kernels/dtype.h"
+#include "kernels/ternary.h"
 #include "plan/algo_choice.h"
 #include "subnet/subnet_codec.h"
 
@@ -36,20 +37,41 @@ class GroupRun {
            const ExchangeArgs& args, size_t rings)
       : group_(group),
         sender_pos_(PositionOf(group.senders, comm.rank())),
-        codec_(sender_pos_ >= 0 ? args.send : args.recv, args.recv, args.dtype, group.ranges,
-               static_cast<int>(group.senders.size())),
+        ranges_(group.ranges),
+        recv_(static_cast<char*>(args.recv)),
+        elem_size_(kernels::DTypeSize(args.dtype)),
         bounds_(algo::BalancedSplit(group.elems, static_cast<int>(group.senders.size()))) {
     if (sender_pos_ >= 0) {
+      const int senders = static_cast<int>(group.senders.size());
       ring_ch_.reset(new algo::Channel(comm.MakeChannel(args.what, ring_seq)));
       ring_ch_->SetMembers(group.senders);
       // Ring or direct as for a dense all-reduce among the senders (every
-      // member plans alike); the tree has no steps to interleave: ring.
-      const plan::AlgoChoice choice = plan::ChooseGroupExchange(
-          comm, static_cast<int>(group.senders.size()),
-          group.elems * kernels::DTypeSize(args.dtype));
-      algo::AllReduceRun run = plan::FlatRun(comm, choice.algo, comm.config().segment_bytes);
+      // member plans alike); the tree has no steps to interleave: ring. A
+      // quantized group runs the ring (its scale pieces follow the ring's
+      // segments), a segment holding as many elements as a dense one.
+      const bool quantized = args.quant.levels > 0 && senders > 1;
+      const plan::Algo chosen =
+          quantized ? plan::Algo::kRing
+                    : plan::ChooseGroupExchange(comm, senders, group.elems * elem_size_).algo;
+      algo::AllReduceRun run = plan::FlatRun(
+          comm, chosen,
+          quantized ? kernels::TernaryPackedBytes(
+                          std::max<size_t>(1, comm.config().segment_bytes / elem_size_),
+                          kernels::TernaryBits(senders * args.quant.levels))
+                    : comm.config().segment_bytes);
       run.inflight_bytes /= std::max<size_t>(1, rings);
-      ring_ = algo::MakeSteps(*ring_ch_, codec_, bounds_, run);
+      if (quantized) {
+        algo::RingOptions options;
+        options.segment_bytes = run.segment_bytes;
+        options.inflight_bytes = run.inflight_bytes;
+        quantized_ = new QuantizedGroupCodec(*ring_ch_, ranges_, bounds_, sender_pos_, options,
+                                             args.send, args.recv, args.dtype, args.quant,
+                                             comm.rank());
+        codec_.reset(quantized_);
+      } else {
+        codec_.reset(new SubnetCodec(args.send, args.recv, args.dtype, ranges_, senders));
+      }
+      ring_ = algo::MakeSteps(*ring_ch_, *codec_, bounds_, run);
     }
     if (!group.receivers.empty())
       fan_ch_.reset(new algo::Channel(comm.MakeChannel(args.what, fan_seq)));
@@ -61,11 +83,12 @@ class GroupRun {
   }
 
   Status Start() {
+    if (quantized_ != nullptr) SIEVE_RETURN_IF_ERROR(quantized_->Start());  // scales first
     if (ring_) return ring_->Start();
     // A receiver: chunk c comes from sender c straight into recvbuff, one
     // message per contiguous piece (the sender cuts it the same way).
     for (size_t c = 0; c < group_.senders.size(); ++c)
-      for (const auto& piece : codec_.WorkPieces(bounds_[c], bounds_[c + 1] - bounds_[c]))
+      for (const auto& piece : ranges_.Pieces(recv_, elem_size_, bounds_[c], bounds_[c + 1] - bounds_[c]))
         SIEVE_RETURN_IF_ERROR(fan_ch_->Recv(group_.senders[c], piece.first, piece.second));
     phase_ = kFinishing;
     return Status::OK();
@@ -97,6 +120,7 @@ class GroupRun {
       return Status::OK();
     }
     if (ring_) SIEVE_RETURN_IF_ERROR(ring_->Finish());
+    if (quantized_ != nullptr) SIEVE_RETURN_IF_ERROR(quantized_->Finish());
     if (fan_ch_) SIEVE_RETURN_IF_ERROR(fan_ch_->WaitAll());
     phase_ = kDone;
     return Status::OK();
@@ -108,14 +132,14 @@ class GroupRun {
   // True once this sender's chunk is final and not yet sent to the receivers.
   bool ChunkFinal() const {
     return fan_ch_ && !fan_sent_ &&
-           codec_.finalized() == bounds_[sender_pos_ + 1] - bounds_[sender_pos_];
+           codec_->finalized() == bounds_[sender_pos_ + 1] - bounds_[sender_pos_];
   }
 
   // This sender's chunk of recvbuff holds the final average: to every
   // receiver, piece by piece, without a copy.
   Status SendChunk() {
     const size_t begin = bounds_[sender_pos_], elems = bounds_[sender_pos_ + 1] - begin;
-    const auto pieces = codec_.WorkPieces(begin, elems);
+    const auto pieces = ranges_.Pieces(recv_, elem_size_, begin, elems);
     for (int q : group_.receivers)
       for (const auto& piece : pieces)
         SIEVE_RETURN_IF_ERROR(fan_ch_->Send(q, piece.first, piece.second));
@@ -124,8 +148,14 @@ class GroupRun {
 
   const GroupPlan& group_;
   int sender_pos_;
-  SubnetCodec codec_;
+  GroupRanges ranges_;
+  char* recv_;
+  size_t elem_size_;
   std::vector<size_t> bounds_;
+  // A sender's codec; quantized_ is it when the group runs at L levels. It
+  // holds the scale agreement's receive buffers: destroyed after the channels.
+  std::unique_ptr<GroupCodec> codec_;
+  QuantizedGroupCodec* quantized_ = nullptr;
   // The ring (and its scratch) first, channels last: destroying a channel
   // cancels what is still posted (after an error) while its buffers are alive.
   std::unique_ptr<algo::AllReduceSteps> ring_;

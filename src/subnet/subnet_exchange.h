@@ -1,6 +1,7 @@
 // Runs a subnet plan: for every group this rank belongs to, a ring among the
-// group's senders (the existing ring over a SubnetCodec, on a channel
-// restricted to them) averages its ranges; then each sender passes its chunk
+// group's senders (the existing ring over a SubnetCodec, or a
+// QuantizedGroupCodec at L levels, on a channel restricted to them) averages
+// its ranges; then each sender passes its chunk
 // of the result to the group's receivers. Ranks outside a group neither send,
 // receive, read nor write anything of it.
 #ifndef SIEVE_SUBNET_SUBNET_EXCHANGE_H_
@@ -8,6 +9,7 @@
 
 #include "comm/comm.h"
 #include "kernels/dtype.h"
+#include "subnet/quantized_group_codec.h"
 #include "subnet/subnet_plan.h"
 
 namespace sieve::subnet {
@@ -17,6 +19,9 @@ struct ExchangeArgs {
   void* recv = nullptr;
   kernels::DType dtype = kernels::DType::kFloat32;
   const char* what = "subnet allreduce";  // names the operation in errors and logs
+  // levels > 0: every group of two or more senders runs its ring at L levels
+  // (quantized_group_codec.h); a group with one sender moves its input as it is.
+  GroupQuantization quant;
 };
 
 // Collective over comm: every rank passes the same plan. Groups are numbered

@@ -14,6 +14,7 @@ Status RunOnHost(Comm& comm, const coll::Call& call) {
   args.recv = call.args.recv;
   args.dtype = call.args.dtype;
   args.what = algo::OpKindName(call.kind);
+  args.quant = p.quant;
   if (call.kind == algo::OpKind::kD2ftAllReduce)
     return AllReduceD2ft(comm, args, *p.layout, p.touched, p.schedule);
   return AllReduceSubnet(comm, args, *p.layout);

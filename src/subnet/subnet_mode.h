@@ -9,6 +9,7 @@
 
 #include "coll/call.h"
 #include "subnet/layout_registry.h"
+#include "subnet/quantized_group_codec.h"
 
 namespace sieve::subnet {
 
@@ -18,6 +19,9 @@ struct SubnetParams : coll::ModeParams {
   // rank's touched bitmap, or the schedule table of every rank's.
   std::vector<unsigned char> touched;
   std::vector<unsigned char> schedule;
+  // The quantized calls (sieveAllReduceSubnetQuantized, ...D2ftQuantized):
+  // levels > 0. 0: the dense calls.
+  GroupQuantization quant;
 };
 
 // For core/collectives.def's SubnetAllReduce and D2ftAllReduce (dispatch/modes.cc).

@@ -23,6 +23,7 @@ algo::OpFingerprint RandomFingerprint(std::mt19937_64& rng) {
   fp.mode = rng();
   fp.segments = static_cast<uint32_t>(rng());
   fp.bitmaps = static_cast<algo::BitmapSource>(rng() % 4);
+  fp.levels = static_cast<uint8_t>(rng() % 128);
   return fp;
 }
 
@@ -81,6 +82,8 @@ TEST(OpHeaderTest, SubnetFieldsTravelAndAreNamed) {
   b.bitmaps = algo::BitmapSource::kScheduleChecked;
   a.mode = 1;
   b.mode = 2;
+  a.levels = 7;  // the quantized subnet calls' level count travels in its own byte
+  b.levels = 3;
   uint8_t wire[algo::kFingerprintBytes];
   algo::EncodeFingerprint(9, b, wire);
   uint32_t seq = 0;
@@ -94,6 +97,7 @@ TEST(OpHeaderTest, SubnetFieldsTravelAndAreNamed) {
             std::string::npos)
       << diff;
   EXPECT_NE(diff.find("layout (hash)"), std::string::npos) << diff;
+  EXPECT_NE(diff.find("levels (0: dense) 7 here, 3 on rank 2"), std::string::npos) << diff;
   EXPECT_EQ(diff.find("collective"), std::string::npos) << diff;
   b.kind = algo::OpKind::kSubnetAllReduce;
   diff = algo::FingerprintDiff(a, b, 1);
@@ -101,9 +105,11 @@ TEST(OpHeaderTest, SubnetFieldsTravelAndAreNamed) {
             std::string::npos)
       << diff;
   EXPECT_NE(algo::DescribeFingerprint(a).find("3 segments"), std::string::npos);
+  EXPECT_NE(algo::DescribeFingerprint(a).find("levels 7"), std::string::npos);
   // A dense collective's fingerprint leaves the subnet fields zero on the wire.
   algo::EncodeFingerprint(1, algo::OpFingerprint(), wire);
   EXPECT_EQ(wire[6], 0);
+  EXPECT_EQ(wire[7], 0);
   for (int i = 20; i < 24; ++i) EXPECT_EQ(wire[i], 0) << i;
 }
 

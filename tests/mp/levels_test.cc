@@ -24,36 +24,10 @@ const sieveDataType_t kTypes[] = {sieveFloat32, sieveFloat16, sieveBfloat16};
 const int kLevels[] = {1, 3, 7, 127};
 const size_t kCounts[] = {1, 7, 1001, 4099, 20011};
 
-size_t ElemSize(sieveDataType_t dtype) { return dtype == sieveFloat32 ? 4 : 2; }
-
 sieveComm_t Init(int rank, int n, const sieveUniqueId& id) {
   sieveComm_t comm = nullptr;
   if (sieveCommInitRank(&comm, n, id, rank) != sieveSuccess) return nullptr;
   return comm;
-}
-
-// The same mask on every rank (about 2/3 kept); *kept gets it.
-sieveMask_t SomeMask(sieveComm_t comm, size_t count, std::vector<bool>* kept) {
-  std::vector<uint8_t> bytes(count);
-  kept->assign(count, false);
-  for (size_t j = 0; j < count; ++j) bytes[j] = (*kept)[j] = (j * 7 + j / 5) % 3 != 1;
-  sieveMask_t mask = nullptr;
-  if (sieveMaskRegister(comm, bytes.data(), sieveMaskBytes, count, sieveMaskStrict, &mask) !=
-      sieveSuccess)
-    return nullptr;
-  return mask;
-}
-
-// Elements whose bytes differ (a NaN matches any NaN).
-long CountDifferent(sieveDataType_t dtype, const char* got, const char* want, size_t count) {
-  long bad = 0;
-  const size_t es = ElemSize(dtype);
-  for (size_t j = 0; j < count; ++j) {
-    if (std::isnan(LoadWidened(dtype, got, j)) && std::isnan(LoadWidened(dtype, want, j)))
-      continue;
-    bad += std::memcmp(got + j * es, want + j * es, es) != 0;
-  }
-  return bad;
 }
 
 // Every level count x dtype x op x masked/unmasked, counts and blocks cycling
@@ -65,7 +39,7 @@ int RunExactness(int rank, int n, const sieveUniqueId& id) {
   std::vector<std::vector<bool>> kept(5);
   std::vector<sieveMask_t> masks(5);
   for (int i = 0; i < 5; ++i) {
-    masks[i] = SomeMask(comm, kCounts[i], &kept[i]);
+    masks[i] = RegisterSomeMask(comm, kCounts[i], &kept[i]);
     RANK_CHECK(masks[i] != nullptr, "%s", sieveGetLastError(comm));
   }
   long bad = 0;
@@ -87,7 +61,7 @@ int RunExactness(int rank, int n, const sieveUniqueId& id) {
           if (masked) c.kept = &kept[k % 5];
           const bool in_place = k % 2 == 1;
           ++k;
-          const size_t bytes = c.count * ElemSize(dtype);
+          const size_t bytes = c.count * TernaryElemSize(dtype);
           std::vector<char> send = TernaryCaseInput(c, rank), recv(bytes + 1, 0x5a);
           if (in_place) std::memcpy(recv.data(), send.data(), bytes);
           const void* sendp = in_place ? recv.data() : send.data();
@@ -169,7 +143,7 @@ int RunFeedbackExact(int rank, int n, const sieveUniqueId& id) {
       c.step = 5 + k;
       c.levels = levels;
       ++k;
-      sieveMask_t mask = masked ? SomeMask(comm, c.count, &kept) : nullptr;
+      sieveMask_t mask = masked ? RegisterSomeMask(comm, c.count, &kept) : nullptr;
       RANK_CHECK(!masked || mask != nullptr, "%s", sieveGetLastError(comm));
       if (masked) c.kept = &kept;
       const int kSteps = 3;

@@ -27,31 +27,6 @@ const sieveDataType_t kTypes[] = {sieveFloat32, sieveFloat16, sieveBfloat16};
 const int kLevels[] = {1, 3, 7, 127};
 const size_t kCounts[] = {1, 7, 333, 1001, 2049};  // per rank
 
-size_t ElemSize(sieveDataType_t dtype) { return dtype == sieveFloat32 ? 4 : 2; }
-
-// Elements whose bytes differ (a NaN matches any NaN).
-long CountDifferent(sieveDataType_t dtype, const char* got, const char* want, size_t count) {
-  long bad = 0;
-  const size_t es = ElemSize(dtype);
-  for (size_t j = 0; j < count; ++j) {
-    if (std::isnan(LoadWidened(dtype, got, j)) && std::isnan(LoadWidened(dtype, want, j))) continue;
-    bad += std::memcmp(got + j * es, want + j * es, es) != 0;
-  }
-  return bad;
-}
-
-// The same mask on every rank for buffers of `count` (about 2/3 kept); *kept gets it.
-sieveMask_t SomeMask(sieveComm_t comm, size_t count, std::vector<bool>* kept) {
-  std::vector<uint8_t> bytes(count);
-  kept->assign(count, false);
-  for (size_t j = 0; j < count; ++j) bytes[j] = (*kept)[j] = (j * 7 + j / 5) % 3 != 1;
-  sieveMask_t mask = nullptr;
-  if (sieveMaskRegister(comm, bytes.data(), sieveMaskBytes, count, sieveMaskStrict, &mask) !=
-      sieveSuccess)
-    return nullptr;
-  return mask;
-}
-
 // Every L x dtype x op x masked/unmasked, counts and blocks cycling through odd
 // sizes, every other case in place (recvbuff = sendbuff + rank * recvcount):
 // rank r's result is chunk r of the reference quantized all-reduce of the whole
@@ -62,7 +37,7 @@ int RunExactness(int rank, int n, const sieveUniqueId& id) {
   std::vector<std::vector<bool>> kept(5);
   std::vector<sieveMask_t> masks(5);
   for (int i = 0; i < 5; ++i) {
-    masks[i] = SomeMask(comm, kCounts[i] * n, &kept[i]);
+    masks[i] = RegisterSomeMask(comm, kCounts[i] * n, &kept[i]);
     RANK_CHECK(masks[i] != nullptr, "%s", sieveGetLastError(comm));
   }
   long bad = 0;
@@ -87,7 +62,7 @@ int RunExactness(int rank, int n, const sieveUniqueId& id) {
           sieveTernaryParams_t params =
               TernaryParams(c.seed, c.step, c.block, masked ? masks[k % 5] : nullptr);
           ++k;
-          const size_t es = ElemSize(dtype), bytes = count * es;
+          const size_t es = TernaryElemSize(dtype), bytes = count * es;
           std::vector<char> send = TernaryCaseInput(c, rank), recv(bytes + 1, 0x5a);
           void* out = in_place ? send.data() + rank * bytes : recv.data();
           RANK_CHECK(sieveReduceScatterQuantized(send.data(), out, count, dtype, op, levels,
@@ -121,18 +96,6 @@ TEST_P(QuantizedReduceScatterExactTest, MatchesReferenceBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, QuantizedReduceScatterExactTest, ::testing::Values(2, 3, 4));
-
-// Bytes rank r sends in one quantized reduce-scatter of `count` elements per rank
-// (one segment per chunk): at step k (1..n-1) a chunk of partial sums of k ranks
-// in ceil(log2(2kL + 1)) bits, rounded up to a byte, plus this rank's
-// ceil(count * n / block) float32 scales to each of the n - 1 peers.
-uint64_t ExpectedScatterBytes(size_t count, size_t block, int n, int levels) {
-  uint64_t total = 0;
-  for (int k = 1; k < n; ++k)
-    total += sieve::kernels::TernaryPackedBytes(count, sieve::kernels::TernaryBits(k * levels));
-  const size_t nblocks = (count * static_cast<size_t>(n) + block - 1) / block;
-  return total + 4 * nblocks * static_cast<uint64_t>(n - 1);
-}
 
 uint64_t SentBy(sieveComm_t comm, const std::function<sieveResult_t()>& call) {
   sieveCounters_t before, after;
@@ -232,7 +195,7 @@ int RunErrors(int rank, int n, const sieveUniqueId& id) {
     return 1;
   // A mask must cover the whole sendbuff (recvcount * nranks), not recvbuff.
   std::vector<bool> kept;
-  sieveMask_t recv_sized = SomeMask(comm, 1000, &kept);
+  sieveMask_t recv_sized = RegisterSomeMask(comm, 1000, &kept);
   RANK_CHECK(recv_sized != nullptr, "%s", sieveGetLastError(comm));
   sieveTernaryParams_t masked = TernaryParams(1, 2, 0, recv_sized);
   if (expect(sieveReduceScatterQuantized(in.data(), out.data(), 1000, sieveFloat32, sieveSum, 3,
@@ -302,7 +265,7 @@ int RunGather(int rank, int n, const sieveUniqueId& id) {
   for (int bits : {8, 4})
     for (sieveDataType_t dtype : kTypes)
       for (int variant = 0; variant < 2; ++variant) {
-        const size_t count = counts[k % 5], es = ElemSize(dtype);
+        const size_t count = counts[k % 5], es = TernaryElemSize(dtype);
         const bool in_place = variant == 1, poison = k == 3;
         std::vector<std::vector<char>> shards(n, std::vector<char>(count * es));
         for (int r = 0; r < n; ++r) FillTernaryInput(500 + k, r, dtype, count, shards[r].data());

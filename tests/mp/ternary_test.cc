@@ -20,8 +20,6 @@ const sieveDataType_t kTypes[] = {sieveFloat32, sieveFloat16, sieveBfloat16};
 const size_t kCounts[] = {1, 7, 1001, 65537, 200003};
 const size_t kBlocks[] = {1, 7, 2048};
 
-size_t ElemSize(sieveDataType_t dtype) { return dtype == sieveFloat32 ? 4 : 2; }
-
 sieveComm_t Init(int rank, int n, const sieveUniqueId& id) {
   sieveComm_t comm = nullptr;
   if (sieveCommInitRank(&comm, n, id, rank) != sieveSuccess) return nullptr;
@@ -30,7 +28,7 @@ sieveComm_t Init(int rank, int n, const sieveUniqueId& id) {
 
 // Runs one case on this rank; returns the number of wrong elements (-1: call failed).
 long RunCase(sieveComm_t comm, int rank, const TernaryCase& c, bool in_place) {
-  size_t bytes = c.count * ElemSize(c.dtype);
+  size_t bytes = c.count * TernaryElemSize(c.dtype);
   std::vector<char> send(bytes + 1), recv(bytes + 1, 0x5a);
   char* sendp = in_place ? recv.data() : send.data();
   FillTernaryInput(c.input_seed, rank, c.dtype, c.count, sendp);
@@ -42,7 +40,7 @@ long RunCase(sieveComm_t comm, int rank, const TernaryCase& c, bool in_place) {
   }
   std::vector<char> expected = ExpectedTernary(c);
   long wrong = 0;
-  size_t es = ElemSize(c.dtype);
+  size_t es = TernaryElemSize(c.dtype);
   for (size_t j = 0; j < c.count; ++j)
     if (std::memcmp(recv.data() + j * es, expected.data() + j * es, es) != 0 && wrong++ == 0)
       std::fprintf(stderr, "rank %d: dtype %d op %d count %zu block %zu: first wrong at %zu\n",
@@ -452,31 +450,6 @@ TEST(TernaryErrorFeedbackTest, AppliedUpdatesTrackTheTrueGradient) {
 namespace sieve_test {
 namespace {
 
-// Equal bytes, where a NaN matches any NaN (the oracle's NaN bits need not be
-// the library's). Returns the number of elements that differ.
-long CountDifferent(sieveDataType_t dtype, const char* got, const char* want, size_t count) {
-  long bad = 0;
-  for (size_t j = 0; j < count; ++j) {
-    const float a = LoadWidened(dtype, got, j), b = LoadWidened(dtype, want, j);
-    const size_t es = ElemSize(dtype);
-    if (std::isnan(a) && std::isnan(b)) continue;
-    bad += std::memcmp(got + j * es, want + j * es, es) != 0;
-  }
-  return bad;
-}
-
-// Registers the same mask on every rank (about 2/3 kept); *kept gets it.
-sieveMask_t SomeMask(sieveComm_t comm, size_t count, std::vector<bool>* kept) {
-  std::vector<uint8_t> bytes(count);
-  kept->assign(count, false);
-  for (size_t j = 0; j < count; ++j) bytes[j] = (*kept)[j] = (j * 7 + j / 5) % 3 != 1;
-  sieveMask_t mask = nullptr;
-  if (sieveMaskRegister(comm, bytes.data(), sieveMaskBytes, count, sieveMaskStrict, &mask) !=
-      sieveSuccess)
-    return nullptr;
-  return mask;
-}
-
 // Error feedback, bit for bit: three steps on the same input (fresh residuals),
 // each result equal to the oracle's, which keeps e = g + e - s * q per rank.
 int RunFeedbackExact(int rank, int n, const sieveUniqueId& id) {
@@ -498,7 +471,7 @@ int RunFeedbackExact(int rank, int n, const sieveUniqueId& id) {
       c.seed = 0xfeed + k;
       c.step = 50 + k;
       ++k;
-      sieveMask_t mask = masked ? SomeMask(comm, c.count, &kept) : nullptr;
+      sieveMask_t mask = masked ? RegisterSomeMask(comm, c.count, &kept) : nullptr;
       RANK_CHECK(!masked || mask != nullptr, "%s", sieveGetLastError(comm));
       if (masked) c.kept = &kept;
       const int kSteps = 3;
@@ -568,7 +541,7 @@ int RunNonFinite(int rank, int n, const sieveUniqueId& id) {
         c.poison_index = 1000 + 7 * static_cast<size_t>(k);  // a kept element (j % 3 != 1 ...)
         c.poison_value = value;
         ++k;
-        sieveMask_t mask = masked ? SomeMask(comm, c.count, &kept) : nullptr;
+        sieveMask_t mask = masked ? RegisterSomeMask(comm, c.count, &kept) : nullptr;
         RANK_CHECK(!masked || mask != nullptr, "%s", sieveGetLastError(comm));
         if (masked) {
           c.kept = &kept;

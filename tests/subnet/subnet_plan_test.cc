@@ -118,7 +118,9 @@ TEST(PlanCacheTest, KeepsAtMostCapacityDroppingTheOldest) {
 
 TEST(SubnetCodecTest, GathersAcrossRangesDividesOnTheLastCombineTouchesNothingElse) {
   // Ranges [1,3) and [6,9) of a 10-element buffer: index space of 5 elements.
-  std::vector<Range> ranges = {{1, 2}, {6, 3}};
+  std::vector<Range> list = {{1, 2}, {6, 3}};
+  const GroupRanges ranges(list);
+  EXPECT_EQ(ranges.Positions(), (std::vector<uint32_t>{1, 2, 6, 7, 8}));
   std::vector<float> input = {0, 1, 2, 0, 0, 0, 3, 4, 5, 0};
   std::vector<float> work(10, -7.0f);
   SubnetCodec codec(input.data(), work.data(), kernels::DType::kFloat32, ranges, 3);

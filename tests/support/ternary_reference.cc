@@ -55,22 +55,23 @@ std::vector<float> ScalesOf(const TernaryCase& c, const std::vector<std::vector<
   return scales;
 }
 
-// The result from every rank's sent values at `step`; with `sums` (g + e per
+// The result from every rank's sent values (sent[i]: CaseRanks(c)[i]'s) at `step`; with `sums` (g + e per
 // rank), updates them into the residuals.
 std::vector<char> ResultOf(const TernaryCase& c, const std::vector<std::vector<float>>& sent,
                            uint64_t step, std::vector<std::vector<float>>* sums) {
   const size_t count = sent[0].size(), es = c.dtype == sieveFloat32 ? 4 : 2;
   const std::vector<float> scales = ScalesOf(c, sent);
+  const std::vector<int> ranks = CaseRanks(c);
   std::vector<int> q(count, 0);
-  for (int r = 0; r < c.nranks; ++r) {
-    sieve::kernels::PhiloxStream rng{c.seed, static_cast<uint32_t>(r), step};
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    sieve::kernels::PhiloxStream rng{c.seed, static_cast<uint32_t>(ranks[i]), step};
     for (size_t j = 0; j < count; ++j) {
       const float s = scales[j / c.block];
-      const int code = TernaryReferenceCode(rng, j, sent[r][j], s, c.levels);
+      const int code = TernaryReferenceCode(rng, j, sent[i][j], s, c.levels);
       q[j] += code;
       if (sums != nullptr)
-        (*sums)[r][j] =
-            (*sums)[r][j] - s * static_cast<float>(code) / static_cast<float>(c.levels);
+        (*sums)[i][j] =
+            (*sums)[i][j] - s * static_cast<float>(code) / static_cast<float>(c.levels);
     }
   }
   std::vector<char> out(c.count * es, 0);  // masked-out elements: 0 (all-zero bits)
@@ -78,7 +79,7 @@ std::vector<char> ResultOf(const TernaryCase& c, const std::vector<std::vector<f
     if (c.kept != nullptr && !(*c.kept)[j]) continue;
     float v = scales[k / c.block] * static_cast<float>(q[k]);
     ++k;
-    const int divisor = c.levels * (c.op == sieveAvg ? c.nranks : 1);
+    const int divisor = c.levels * (c.op == sieveAvg ? static_cast<int>(ranks.size()) : 1);
     if (divisor != 1) v /= static_cast<float>(divisor);
     StoreAs(c.dtype, v, out.data() + es * j);
   }
@@ -131,6 +132,27 @@ float LoadWidened(sieveDataType_t dtype, const void* buf, size_t j) {
   return dtype == sieveFloat16 ? sieve::kernels::HalfToFloat(h) : sieve::kernels::Bf16ToFloat(h);
 }
 
+long CountDifferent(sieveDataType_t dtype, const char* got, const char* want, size_t count) {
+  long bad = 0;
+  const size_t es = TernaryElemSize(dtype);
+  for (size_t j = 0; j < count; ++j) {
+    if (std::isnan(LoadWidened(dtype, got, j)) && std::isnan(LoadWidened(dtype, want, j))) continue;
+    bad += std::memcmp(got + j * es, want + j * es, es) != 0;
+  }
+  return bad;
+}
+
+sieveMask_t RegisterSomeMask(sieveComm_t comm, size_t count, std::vector<bool>* kept) {
+  std::vector<uint8_t> bytes(count);
+  kept->assign(count, false);
+  for (size_t j = 0; j < count; ++j) bytes[j] = (*kept)[j] = (j * 7 + j / 5) % 3 != 1;
+  sieveMask_t mask = nullptr;
+  if (sieveMaskRegister(comm, bytes.data(), sieveMaskBytes, count, sieveMaskStrict, &mask) !=
+      sieveSuccess)
+    return nullptr;
+  return mask;
+}
+
 void FillTernaryInput(uint64_t seed, int rank, sieveDataType_t dtype, size_t count, void* out) {
   static const float kMagnitude[3] = {1.0f, 0.125f, 8.0f};
   for (size_t j = 0; j < count; ++j) {
@@ -142,15 +164,22 @@ void FillTernaryInput(uint64_t seed, int rank, sieveDataType_t dtype, size_t cou
   }
 }
 
+std::vector<int> CaseRanks(const TernaryCase& c) {
+  if (c.ranks != nullptr) return *c.ranks;
+  std::vector<int> all(static_cast<size_t>(c.nranks));
+  for (int r = 0; r < c.nranks; ++r) all[static_cast<size_t>(r)] = r;
+  return all;
+}
+
 std::vector<float> ExpectedScales(const TernaryCase& c) {
   std::vector<std::vector<float>> sent;
-  for (int r = 0; r < c.nranks; ++r) sent.push_back(QuantizedInput(c, r));
+  for (int r : CaseRanks(c)) sent.push_back(QuantizedInput(c, r));
   return ScalesOf(c, sent);
 }
 
 std::vector<int> ExpectedSums(const TernaryCase& c, const std::vector<float>& scales) {
   std::vector<int> sums;
-  for (int r = 0; r < c.nranks; ++r) {
+  for (int r : CaseRanks(c)) {
     const std::vector<float> in = QuantizedInput(c, r);
     sums.resize(in.size(), 0);
     sieve::kernels::PhiloxStream rng{c.seed, static_cast<uint32_t>(r), c.step};
@@ -162,20 +191,20 @@ std::vector<int> ExpectedSums(const TernaryCase& c, const std::vector<float>& sc
 
 std::vector<char> ExpectedTernary(const TernaryCase& c) {
   std::vector<std::vector<float>> sent;
-  for (int r = 0; r < c.nranks; ++r) sent.push_back(QuantizedInput(c, r));
+  for (int r : CaseRanks(c)) sent.push_back(QuantizedInput(c, r));
   return ResultOf(c, sent, c.step, nullptr);
 }
 
 std::vector<std::vector<char>> ExpectedTernaryFeedback(const TernaryCase& c, int steps) {
   std::vector<std::vector<float>> g, residual;
-  for (int r = 0; r < c.nranks; ++r) {
+  for (int r : CaseRanks(c)) {
     g.push_back(QuantizedInput(c, r));
     residual.emplace_back(g.back().size(), 0.0f);
   }
   std::vector<std::vector<char>> results;
   for (int t = 0; t < steps; ++t) {
     std::vector<std::vector<float>> sent = g;
-    for (int r = 0; r < c.nranks; ++r)
+    for (size_t r = 0; r < g.size(); ++r)
       for (size_t j = 0; j < g[r].size(); ++j) {
         residual[r][j] = g[r][j] + residual[r][j];  // the float32 sum; becomes e below
         sent[r][j] = Round(c.dtype, residual[r][j]);
@@ -183,6 +212,13 @@ std::vector<std::vector<char>> ExpectedTernaryFeedback(const TernaryCase& c, int
     results.push_back(ResultOf(c, sent, c.step + static_cast<uint64_t>(t), &residual));
   }
   return results;
+}
+
+uint64_t ExpectedScatterBytes(size_t count, size_t block, int n, int levels) {
+  uint64_t total = 0;
+  for (int k = 1; k < n; ++k) total += Packed(count, Bits(k * levels));
+  const size_t nblocks = (count * static_cast<size_t>(n) + block - 1) / block;
+  return total + 4 * nblocks * static_cast<uint64_t>(n - 1);
 }
 
 // Reduce-scatter step k sends chunk r-k-1 carrying k+1 contributions in

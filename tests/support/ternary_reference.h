@@ -31,6 +31,14 @@ inline sieveTernaryParams_t TernaryParams(uint64_t seed, uint64_t step, size_t b
 
 // Element j of a float32/float16/bfloat16 buffer widened to float.
 float LoadWidened(sieveDataType_t dtype, const void* buf, size_t j);
+// Bytes per element of a float32/float16/bfloat16 buffer.
+inline size_t TernaryElemSize(sieveDataType_t dtype) { return dtype == sieveFloat32 ? 4 : 2; }
+// Elements whose bytes differ, where a NaN matches any NaN (the oracle's NaN bits
+// need not be the library's).
+long CountDifferent(sieveDataType_t dtype, const char* got, const char* want, size_t count);
+// Registers the same mask on every rank for `count` elements (about 2/3 kept,
+// sieveMaskStrict); *kept gets it. nullptr when the registration fails.
+sieveMask_t RegisterSomeMask(sieveComm_t comm, size_t count, std::vector<bool>* kept);
 
 struct TernaryCase {
   uint64_t input_seed = 1;
@@ -48,6 +56,10 @@ struct TernaryCase {
   // quantization (Philox indices and blocks count kept elements) and are 0 in
   // the result. nullptr: every element is kept.
   const std::vector<bool>* kept = nullptr;
+  // The contributing ranks (their inputs and Philox keys; an average divides by
+  // their number), ascending: a subnet group's (subnet_reference.h). nullptr:
+  // ranks 0 .. nranks-1.
+  const std::vector<int>* ranks = nullptr;
   // Non-finite input: element poison_index of rank poison_rank's gradient is
   // replaced by poison_value (-1: none).
   int poison_rank = -1;
@@ -67,6 +79,9 @@ std::vector<char> TernaryCaseInput(const TernaryCase& c, int rank);
 int TernaryReferenceCode(const sieve::kernels::PhiloxStream& rng, size_t j, float g, float s,
                          int levels = 1);
 
+// The contributing ranks of c: *c.ranks, or 0 .. nranks-1.
+std::vector<int> CaseRanks(const TernaryCase& c);
+
 // Per-block agreed scales s_b = max over ranks and the block of |g| (kept
 // elements); NaN where any rank's block holds a NaN or an infinity.
 std::vector<float> ExpectedScales(const TernaryCase& c);
@@ -85,6 +100,12 @@ std::vector<std::vector<char>> ExpectedTernaryFeedback(const TernaryCase& c, int
 // segment per chunk), plus this rank's float32 block scales to every peer.
 uint64_t ExpectedBytesSent(size_t count, size_t block, int n, int r, size_t segment_elems,
                            int levels = 1);
+
+// Exact bytes a rank sends in one quantized reduce-scatter of `count` elements per
+// rank at `levels` over n ranks (one segment per chunk): at step k (1..n-1) a chunk
+// of partial sums of k ranks in ceil(log2(2kL + 1)) bits, rounded up to a byte,
+// plus this rank's ceil(count * n / block) float32 scales to each of the n - 1 peers.
+uint64_t ExpectedScatterBytes(size_t count, size_t block, int n, int levels);
 
 // Expected result of the hierarchical ternary all-reduce on 2 ranks per host (every rank's
 // input in `inputs`, rank r on host r / 2): host sums rounded to the type, quantized once per

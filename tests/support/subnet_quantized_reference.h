@@ -1,0 +1,26 @@
+// The expected result of the subnet all-reduces at L levels
+// (sieveAllReduceSubnetQuantized, sieveAllReduceD2ftQuantized), built from the
+// two oracles: the subnet layout's groups (subnet_reference.h) and the ternary
+// reference over each group's elements among its contributors (ternary_reference.h).
+#ifndef SIEVE_TESTS_SUPPORT_SUBNET_QUANTIZED_REFERENCE_H_
+#define SIEVE_TESTS_SUPPORT_SUBNET_QUANTIZED_REFERENCE_H_
+
+#include "support/subnet_reference.h"
+#include "support/ternary_reference.h"
+
+namespace sieve_test {
+
+// Rank `rank`'s expected recvbuff. c: nranks, dtype, levels, seed, step, block and
+// input_seed (every rank's input is TernaryCaseInput(c, r) of LayoutCount(layout)
+// elements; c.count, kept, ranks and op are set here). Segments with the same
+// contributors T and the same other holders form a group, its elements numbered
+// in buffer order; on a group this rank holds: T of two or more ranks, the
+// average of the ternary reference over the group's elements among T; one
+// contributor, its input; elsewhere (and where T is empty) the bytes of `before`.
+void ExpectedSubnetQuantized(const TernaryCase& c, const TestLayout& layout,
+                             const Touched* touched, int rank, const void* before,
+                             void* expected);
+
+}  // namespace sieve_test
+
+#endif  // SIEVE_TESTS_SUPPORT_SUBNET_QUANTIZED_REFERENCE_H_
