@@ -5,12 +5,14 @@
 // 100 x (CPU time memcpy takes for those bytes, measured just before) / (kernel's time):
 // 100% means the kernel gets through its buffer as fast as memcpy copies it.
 //
-// Families: reduce (a op b), avg division, coverage division (SDP/D2FT), masked pack /
-// gather+reduce (the first hop's partial sum) / unpack, ternary absmax / quantize+pack /
+// Families: reduce (a op b), avg division, coverage division (SDP/D2FT), masked pack (by
+// index, or compressed through the bitmap) / gather+reduce (the first hop's partial sum) /
+// unpack, ternary absmax / quantize+pack /
 // quantize+add (partial sum) / pack / unpack+accumulate (partial-sum add) / unpack (final
 // sums) / dequantize, with error feedback fused (absmax, quantize+pack, and one rank's whole
-// encode with and without it), masked+ternary (gathered absmax and quantize+pack, dequantize
-// with scatter and zero-fill), and the split feedback passes the device path uses.
+// encode with and without it), masked+ternary (absmax, quantize+pack and quantize+add
+// through the bitmap, dequantize with scatter and zero-fill), and the split feedback passes
+// the device path uses.
 #include <benchmark/benchmark.h>
 #include <time.h>
 
@@ -196,6 +198,14 @@ void BM_MaskedPack(benchmark::State& state) {
   });
 }
 
+// The same through the bitmap: what masked + ternary runs once per call.
+void BM_MaskedCompress(benchmark::State& state) {
+  MaskedBuffers buf(static_cast<int>(state.range(0)), static_cast<size_t>(state.range(1)));
+  RunVsMemcpy(state, buf.dense.size() * 4, [&] {
+    MaskedCompress(4, buf.dense.data(), buf.bits.data(), buf.dense.size(), buf.packed.data());
+  });
+}
+
 // Partial-sum add of the masked ring's first hop: out[k] = in[idx[k]] + wire[k].
 void BM_MaskedGatherReduce(benchmark::State& state) {
   MaskedBuffers buf(static_cast<int>(state.range(0)), static_cast<size_t>(state.range(1)));
@@ -228,6 +238,7 @@ void MaskedArgs(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_Memcpy)->Arg(1 << 20)->Arg(kDenseBytes);
 BENCHMARK(BM_MaskedPack)->Apply(MaskedArgs);
+BENCHMARK(BM_MaskedCompress)->Apply(MaskedArgs);
 BENCHMARK(BM_MaskedGatherReduce)->Apply(MaskedArgs);
 BENCHMARK(BM_MaskedUnpack)->Apply(MaskedArgs);
 
@@ -367,18 +378,37 @@ void BM_TernaryUnpack(benchmark::State& state) {
 }
 
 // Masked + ternary, fused: the first hop gathers the kept elements (density 50%)
-// inside quantize + pack, the last hop dequantizes into the dense output with
-// unpack and zero-fill; `bytes` = the dense float32 buffer.
+// inside quantize + pack (+ add), the last hop dequantizes into the dense output
+// with unpack and zero-fill; `bytes` = the dense float32 buffer. The source
+// carries the bitmap, as the all-reduce's does.
+TernarySource MaskedSource(const MaskedBuffers& buf, const float* scales) {
+  TernarySource src = TernarySourceOf(DType::kFloat32, buf.dense.data(), buf.idx.data(), kBlock,
+                                      scales, PhiloxStream{1, 0, 0});
+  src.bits = buf.bits.data();
+  return src;
+}
+
 void BM_TernaryQuantizePackMasked(benchmark::State& state) {
   MaskedBuffers buf(static_cast<int>(state.range(0)), static_cast<size_t>(state.range(1)));
   const size_t nnz = buf.idx.size();
   std::vector<float> scales((nnz + kBlock - 1) / kBlock + 1);
-  TernaryAbsMax(DType::kFloat32, buf.dense.data(), buf.idx.data(), nnz, kBlock, scales.data());
+  const TernarySource src = MaskedSource(buf, scales.data());
+  TernaryAbsMax(src, nnz, scales.data());
   std::vector<uint8_t> wire(TernaryPackedBytes(nnz, 2) + 1);
-  PhiloxStream rng{1, 0, 0};
+  RunVsMemcpy(state, buf.dense.size() * 4, [&] { TernaryQuantizePack(src, 0, nnz, 2, wire.data()); });
+}
+
+// The ring's other first hops: quantize the kept elements and add 3-bit partial sums.
+void BM_TernaryQuantizeAddMasked(benchmark::State& state) {
+  MaskedBuffers buf(static_cast<int>(state.range(0)), static_cast<size_t>(state.range(1)));
+  const size_t nnz = buf.idx.size();
+  std::vector<float> scales((nnz + kBlock - 1) / kBlock + 1);
+  const TernarySource src = MaskedSource(buf, scales.data());
+  TernaryAbsMax(src, nnz, scales.data());
+  std::vector<uint8_t> wire(TernaryPackedBytes(nnz, 3) + 1, 0x49);
+  std::vector<int8_t> work(nnz + 1);
   RunVsMemcpy(state, buf.dense.size() * 4, [&] {
-    TernaryQuantizePack(DType::kFloat32, buf.dense.data(), buf.idx.data(), 0, nnz, kBlock,
-                        scales.data(), rng, 2, wire.data());
+    TernaryQuantizeAdd(src, 0, nnz, wire.data(), 3, TernaryWork::kInt8, work.data());
   });
 }
 
@@ -386,9 +416,8 @@ void BM_TernaryAbsMaxMasked(benchmark::State& state) {
   MaskedBuffers buf(static_cast<int>(state.range(0)), static_cast<size_t>(state.range(1)));
   const size_t nnz = buf.idx.size();
   std::vector<float> scales((nnz + kBlock - 1) / kBlock + 1);
-  RunVsMemcpy(state, buf.dense.size() * 4, [&] {
-    TernaryAbsMax(DType::kFloat32, buf.dense.data(), buf.idx.data(), nnz, kBlock, scales.data());
-  });
+  const TernarySource src = MaskedSource(buf, nullptr);
+  RunVsMemcpy(state, buf.dense.size() * 4, [&] { TernaryAbsMax(src, nnz, scales.data()); });
 }
 
 void BM_TernaryDequantizeScatter(benchmark::State& state) {
@@ -417,6 +446,7 @@ BENCHMARK(BM_TernaryEncode)->Args({1 << 20, 0})->Args({1 << 20, 1})->Args({kDens
     ->Args({kDenseBytes, 1});
 BENCHMARK(BM_TernaryAbsMaxMasked)->Apply(MaskedTernaryArgs);
 BENCHMARK(BM_TernaryQuantizePackMasked)->Apply(MaskedTernaryArgs);
+BENCHMARK(BM_TernaryQuantizeAddMasked)->Apply(MaskedTernaryArgs);
 BENCHMARK(BM_TernaryDequantizeScatter)->Apply(MaskedTernaryArgs);
 BENCHMARK(BM_TernaryQuantizeAdd)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryPack)->Apply(TernarySizes);

@@ -57,6 +57,28 @@ void UnpackRangeT(const T* src, const uint64_t* bits, size_t begin, size_t end, 
   }
 }
 
+template <typename T>
+size_t CompressT(const T* src, const uint64_t* bits, size_t count, T* dst) {
+  size_t j = 0, p = 0;
+  if (ActiveCpuIsa() >= CpuIsa::kAvx512) {
+    p = simd::MaskedCompressWordsAvx512(sizeof(T), src, bits, count / 64, dst);
+    j = count / 64 * 64;
+  } else if (ActiveCpuIsa() == CpuIsa::kAvx2 && sizeof(T) == 4) {
+    p = simd::MaskedCompressWords4Avx2(src, bits, count / 64, dst);
+    j = count / 64 * 64;
+  }
+  for (; j < count; j += 64) {
+    uint64_t word = bits[j / 64];
+    if (word == ~uint64_t{0} && count - j >= 64) {
+      std::memcpy(dst + p, src + j, 64 * sizeof(T));
+      p += 64;
+      continue;
+    }
+    for (; word != 0; word &= word - 1) dst[p++] = src[j + __builtin_ctzll(word)];
+  }
+  return p;
+}
+
 // Elements gathered per stack chunk before the reduction kernel combines them.
 constexpr size_t kChunkBytes = 8192;
 
@@ -64,6 +86,16 @@ constexpr size_t kChunkBytes = 8192;
 
 void MaskedPack(size_t elem_size, const void* in, const uint32_t* idx, size_t nnz, void* out) {
   WithBitsType(elem_size, [&](auto zero) { PackT<decltype(zero)>(in, idx, nnz, out); });
+}
+
+size_t MaskedCompress(size_t elem_size, const void* in, const uint64_t* bits, size_t count,
+                      void* out) {
+  size_t n = 0;
+  WithBitsType(elem_size, [&](auto zero) {
+    using U = decltype(zero);
+    n = CompressT(static_cast<const U*>(in), bits, count, static_cast<U*>(out));
+  });
+  return n;
 }
 
 void MaskedGatherReduce(DType dtype, RedOp op, const void* in, const uint32_t* idx,

@@ -18,6 +18,13 @@ namespace sieve::kernels {
 // out[k] = in[idx[k]], k < nnz. elem_size is 1, 2, 4 or 8.
 void MaskedPack(size_t elem_size, const void* in, const uint32_t* idx, size_t nnz, void* out);
 
+// The same through the bitmap: out = the elements of in[0, count) whose bit is
+// set, in order; returns how many (the mask's nnz). Reads every dense position
+// (AVX-512: sixteen or more at a time, compressed), so it beats MaskedPack's
+// gather unless the mask is very sparse.
+size_t MaskedCompress(size_t elem_size, const void* in, const uint64_t* bits, size_t count,
+                      void* out);
+
 // out[k] = in[idx[k]] op wire[k], k < nnz, with Reduce()'s arithmetic (kAvg adds).
 // out may alias wire.
 void MaskedGatherReduce(DType dtype, RedOp op, const void* in, const uint32_t* idx,

@@ -1,8 +1,10 @@
-// AVX-512 masked unpack: per bitmap word, full words copy, empty words zero,
+// AVX-512 masked unpack and compress. Unpack: per bitmap word, full words copy, empty words zero,
 // and mixed words expand (vpexpand) popcount-many packed elements into the set
 // lanes of each vector with the clear lanes zeroed, so every output byte is
 // written once. The packed side is read with fault-suppressing masked loads, so
-// nothing past the last packed element is touched.
+// nothing past the last packed element is touched. Compress (the pack through
+// the bitmap) is the mirror: full words copy, mixed words vpcompress their
+// kept lanes, loaded under the word's mask.
 #include "kernels/masked_pack_simd.h"
 
 #if defined(__x86_64__)
@@ -69,7 +71,68 @@ SIEVE_AVX512 size_t UnpackWords(const char* src, const uint64_t* bits, size_t wo
   return p;
 }
 
+// One bitmap word of E-byte elements: each vector's kept lanes loaded (masked:
+// nothing else is read), compressed and stored under a mask of their count.
+template <int E>
+SIEVE_AVX512 inline size_t CompressWord(const char* in, uint64_t word, char* o) {
+  constexpr int kLanes = 64 / E;
+  size_t p = 0;
+  for (int c = 0; c < 64 / kLanes; ++c) {
+    const uint64_t m = kLanes == 64 ? word : (word >> (c * kLanes)) & LowBits(kLanes);
+    const int pc = __builtin_popcountll(m);
+    const uint64_t take = LowBits(pc);
+    const char* s = in + c * 64;
+    char* d = o + p * E;
+    if constexpr (E == 1) {
+      _mm512_mask_storeu_epi8(d, take, _mm512_maskz_compress_epi8(m, _mm512_maskz_loadu_epi8(m, s)));
+    } else if constexpr (E == 2) {
+      const __mmask32 k = static_cast<__mmask32>(m);
+      _mm512_mask_storeu_epi16(d, static_cast<__mmask32>(take),
+                               _mm512_maskz_compress_epi16(k, _mm512_maskz_loadu_epi16(k, s)));
+    } else if constexpr (E == 4) {
+      const __mmask16 k = static_cast<__mmask16>(m);
+      _mm512_mask_storeu_epi32(d, static_cast<__mmask16>(take),
+                               _mm512_maskz_compress_epi32(k, _mm512_maskz_loadu_epi32(k, s)));
+    } else {
+      const __mmask8 k = static_cast<__mmask8>(m);
+      _mm512_mask_storeu_epi64(d, static_cast<__mmask8>(take),
+                               _mm512_maskz_compress_epi64(k, _mm512_maskz_loadu_epi64(k, s)));
+    }
+    p += static_cast<size_t>(pc);
+  }
+  return p;
+}
+
+template <int E>
+SIEVE_AVX512 size_t CompressWords(const char* in, const uint64_t* bits, size_t words, char* out) {
+  size_t p = 0;
+  for (size_t w = 0; w < words; ++w) {
+    const uint64_t word = bits[w];
+    const char* i = in + w * 64 * E;
+    if (word == ~uint64_t{0}) {
+      for (int c = 0; c < E; ++c)
+        _mm512_storeu_si512(out + p * E + c * 64, _mm512_loadu_si512(i + c * 64));
+      p += 64;
+    } else if (word != 0) {
+      p += CompressWord<E>(i, word, out + p * E);
+    }
+  }
+  return p;
+}
+
 }  // namespace
+
+size_t MaskedCompressWordsAvx512(size_t elem_size, const void* in, const uint64_t* bits,
+                                 size_t words, void* out) {
+  const char* src = static_cast<const char*>(in);
+  char* dst = static_cast<char*>(out);
+  switch (elem_size) {
+    case 1: return CompressWords<1>(src, bits, words, dst);
+    case 2: return CompressWords<2>(src, bits, words, dst);
+    case 4: return CompressWords<4>(src, bits, words, dst);
+    default: return CompressWords<8>(src, bits, words, dst);
+  }
+}
 
 size_t MaskedUnpackWordsAvx512(size_t elem_size, const void* packed, const uint64_t* bits,
                                size_t words, void* out) {
@@ -89,6 +152,7 @@ size_t MaskedUnpackWordsAvx512(size_t elem_size, const void* packed, const uint6
 
 namespace sieve::kernels::simd {
 size_t MaskedUnpackWordsAvx512(size_t, const void*, const uint64_t*, size_t, void*) { return 0; }
+size_t MaskedCompressWordsAvx512(size_t, const void*, const uint64_t*, size_t, void*) { return 0; }
 }  // namespace sieve::kernels::simd
 
 #endif

@@ -1,5 +1,5 @@
-// Wide (AVX-512) unpack of whole bitmap words, internal to kernels/: the same
-// bytes as the portable word loop in masked_pack.cc. Callers check
+// Wide (AVX-512; AVX2 for 4-byte compress) unpack and compress of whole bitmap words, internal to kernels/:
+// the same bytes as the portable word loops in masked_pack.cc. Callers check
 // ActiveCpuIsa() >= CpuIsa::kAvx512 first.
 #ifndef SIEVE_KERNELS_MASKED_PACK_SIMD_H_
 #define SIEVE_KERNELS_MASKED_PACK_SIMD_H_
@@ -13,6 +13,15 @@ namespace sieve::kernels::simd {
 // bit i is set, else 0. Returns the packed elements consumed.
 size_t MaskedUnpackWordsAvx512(size_t elem_size, const void* packed, const uint64_t* bits,
                                size_t words, void* out);
+
+// The kept elements of `words` whole bitmap words of in, in order, into out
+// (only the kept lanes are read; only the returned count is written).
+size_t MaskedCompressWordsAvx512(size_t elem_size, const void* in, const uint64_t* bits,
+                                 size_t words, void* out);
+
+// The same for 4-byte elements with AVX2 (callers check CpuIsa::kAvx2). Reads
+// the words' whole dense range.
+size_t MaskedCompressWords4Avx2(const void* in, const uint64_t* bits, size_t words, void* out);
 
 }  // namespace sieve::kernels::simd
 

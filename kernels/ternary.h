@@ -237,6 +237,11 @@ struct TernarySource {
   int levels = 1;
   const void* data = nullptr;
   const uint32_t* idx = nullptr;
+  // With idx, optionally the mask's bitmap (bit d of word d / 64 set iff dense
+  // position d is kept; idx[j] is the j-th set bit): the AVX-512 paths then load
+  // runs of dense positions and compress the kept lanes (no element-by-element
+  // gather). The same elements either way.
+  const uint64_t* bits = nullptr;
   float* residual = nullptr;
   size_t block = 2048;             // elements per scale block
   const float* scales = nullptr;   // agreed s_b (TernaryAbsMax does not read them)

@@ -349,63 +349,89 @@ SIEVE_AVX2 __m256i ExpandIndex(uint32_t m) {
       _mm256_set1_epi32(0xf));
 }
 
-// Per bitmap word of [begin, end): its kept values dequantized into a row, then
-// expanded eight positions at a time (a lane permute from a table of packed
-// indices, zeros where the bit is clear); positions outside the range are kept.
+// [begin, end) in rounds of up to kScatterWords bitmap words: the round's kept
+// values dequantized into a row (one scale run at a time, the scale block
+// followed rather than divided for), then expanded eight positions at a time
+// (a lane permute from a table of packed indices, zeros where the bit is
+// clear). Whole float32 words store straight into out; a partial first or last
+// word, and 16-bit output, go through a dense staging row.
+constexpr int kScatterWords = 16;
+
 template <class L>
 SIEVE_AVX2 void DequantizeScatter(const int8_t* sums, size_t offset, size_t block,
                                   const float* scales, int divisor, const uint64_t* bits,
                                   size_t begin, size_t end, void* out) {
   const __m256 d = _mm256_set1_ps(static_cast<float>(divisor));
   const __m256i select = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-  size_t k = 0;  // sums[k]: kept element offset + k
-  alignas(32) float vals[64 + 8];
+  size_t k = 0;                                               // sums[k]: kept element offset + k
+  size_t kb = offset / block, left = block - offset % block;  // its scale block, elements left
+  alignas(32) float vals[64 * kScatterWords + 8];
   alignas(32) float dense[64];
   for (size_t j = begin; j < end;) {
-    const size_t base = j & ~size_t{63}, stop = std::min(end, base + 64);
-    uint64_t range = ~uint64_t{0} << (j - base);
-    if (stop - base < 64) range &= (uint64_t{1} << (stop - base)) - 1;
-    const uint64_t word = bits[base / 64] & range;
-    const int cnt = __builtin_popcountll(word);
+    const size_t base = j & ~size_t{63};
+    const size_t stop = std::min(end, base + 64 * kScatterWords);
+    const int nw = static_cast<int>((stop - base + 63) / 64);
+    int cnt = 0;
+    uint64_t words[kScatterWords], ranges[kScatterWords];
+    for (int w = 0; w < nw; ++w) {
+      uint64_t range = ~uint64_t{0};
+      if (w == 0) range <<= j - base;
+      const size_t wend = base + 64 * static_cast<size_t>(w) + 64;
+      if (wend > stop) range &= (uint64_t{1} << (64 - (wend - stop))) - 1;
+      ranges[w] = range;
+      words[w] = bits[base / 64 + static_cast<size_t>(w)] & range;
+      cnt += __builtin_popcountll(words[w]);
+    }
     for (int v = 0; v < cnt;) {  // the kept values, one scale run at a time
-      const size_t kk = k + static_cast<size_t>(v);
-      const float s = scales[(offset + kk) / block];
-      const int run = static_cast<int>(std::min<size_t>(cnt - v, block - (offset + kk) % block));
+      const int run = static_cast<int>(std::min<size_t>(static_cast<size_t>(cnt - v), left));
+      const float s = scales[kb];
       const __m256 sv = _mm256_set1_ps(s);
+      const int8_t* q8 = sums + k + static_cast<size_t>(v);
       int e = 0;
       for (; e + 8 <= run; e += 8) {
-        const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(sums + kk + e));
+        const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q8 + e));
         __m256 x = _mm256_mul_ps(sv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)));
         if (divisor != 1) x = _mm256_div_ps(x, d);
         _mm256_storeu_ps(vals + v + e, x);
       }
-      for (; e < run; ++e) vals[v + e] = TernaryDequantizeOne(sums[kk + e], s, divisor);
+      for (; e < run; ++e) vals[v + e] = TernaryDequantizeOne(q8[e], s, divisor);
       v += run;
+      left -= static_cast<size_t>(run);
+      if (left == 0) ++kb, left = block;
     }
     int at = 0;
-    for (int q = 0; q < 8; ++q) {
-      const uint32_t m = static_cast<uint32_t>(word >> (8 * q)) & 0xffu;
-      const __m256i lanes = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(static_cast<int>(m)), select), select);
-      const __m256 x = _mm256_permutevar8x32_ps(_mm256_loadu_ps(vals + at), ExpandIndex(m));
-      _mm256_store_ps(dense + 8 * q, _mm256_and_ps(x, _mm256_castsi256_ps(lanes)));
-      at += __builtin_popcount(m);
-    }
-    const size_t lo = j - base, hi = stop - base;
-    if (std::is_same<L, TernaryF32>::value) {
-      std::memcpy(static_cast<float*>(out) + base + lo, dense + lo, sizeof(float) * (hi - lo));
-    } else {
-      uint16_t* o = static_cast<uint16_t*>(out) + base;
-      size_t i = lo;
-      for (; i < hi && i % 8 != 0; ++i) L::Store(o, i, dense[i]);
-      for (; i + 8 <= hi; i += 8) {
-        const __m256 x = _mm256_load_ps(dense + i);
-        if (std::is_same<L, TernaryF16>::value) {
-          StoreHalf8(o + i, x);
-        } else {
-          StoreBf16x8(o + i, x);
-        }
+    for (int w = 0; w < nw; ++w) {
+      const uint64_t word = words[w];
+      const size_t wbase = base + 64 * static_cast<size_t>(w);
+      const bool direct = std::is_same<L, TernaryF32>::value && ranges[w] == ~uint64_t{0};
+      float* row = direct ? static_cast<float*>(out) + wbase : dense;
+      for (int q = 0; q < 8; ++q) {
+        const uint32_t m = static_cast<uint32_t>(word >> (8 * q)) & 0xffu;
+        const __m256i lanes = _mm256_cmpeq_epi32(
+            _mm256_and_si256(_mm256_set1_epi32(static_cast<int>(m)), select), select);
+        const __m256 x = _mm256_permutevar8x32_ps(_mm256_loadu_ps(vals + at), ExpandIndex(m));
+        _mm256_storeu_ps(row + 8 * q, _mm256_and_ps(x, _mm256_castsi256_ps(lanes)));
+        at += __builtin_popcount(m);
       }
-      for (; i < hi; ++i) L::Store(o, i, dense[i]);
+      if (direct) continue;
+      const size_t lo = w == 0 ? j - base : 0;
+      const size_t hi = std::min<size_t>(64, stop - wbase);
+      if (std::is_same<L, TernaryF32>::value) {
+        std::memcpy(static_cast<float*>(out) + wbase + lo, dense + lo, sizeof(float) * (hi - lo));
+      } else {
+        uint16_t* o = static_cast<uint16_t*>(out) + wbase;
+        size_t i = lo;
+        for (; i < hi && i % 8 != 0; ++i) L::Store(o, i, dense[i]);
+        for (; i + 8 <= hi; i += 8) {
+          const __m256 x = _mm256_load_ps(dense + i);
+          if (std::is_same<L, TernaryF16>::value) {
+            StoreHalf8(o + i, x);
+          } else {
+            StoreBf16x8(o + i, x);
+          }
+        }
+        for (; i < hi; ++i) L::Store(o, i, dense[i]);
+      }
     }
     k += static_cast<size_t>(cnt);
     j = stop;

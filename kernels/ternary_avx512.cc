@@ -76,6 +76,42 @@ SIEVE_AVX512 __m512 Round16(__m512 v) {
   return v;
 }
 
+// Sixteen elements of dtype from p + j, only the lanes of m read (the others 0):
+// nothing outside them is touched, so no read passes the last kept element.
+template <class L>
+SIEVE_AVX512 __m512 MaskedLoad16(const void* p, size_t j, __mmask16 m) {
+  if (std::is_same<L, TernaryF32>::value)
+    return _mm512_maskz_loadu_ps(m, static_cast<const float*>(p) + j);
+  const __m256i h = _mm256_maskz_loadu_epi16(m, static_cast<const uint16_t*>(p) + j);
+  if (std::is_same<L, TernaryF16>::value) return _mm512_cvtph_ps(h);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+// Elements j0 .. j0+n-1 (n >= 1) of a source with a mask bitmap: sixteen dense
+// positions at a time from idx[j0] on, the kept lanes loaded and compressed
+// (vcompressps) into g, until n are in.
+template <class L>
+SIEVE_AVX512 void CompressKept(const TernarySource& src, uint64_t j0, int n, float* g) {
+  const size_t first = src.idx[j0];
+  size_t a = first & ~size_t{15};
+  uint32_t m = static_cast<uint32_t>(src.bits[a / 64] >> (a % 64)) & (0xffffu << (first - a)) &
+               0xffffu;
+  for (int k = 0;;) {
+    int pc = __builtin_popcount(m);
+    if (pc >= n - k) {  // the last run: only its first n - k kept lanes
+      pc = n - k;
+      m = _pdep_u32((1u << pc) - 1, m);
+    }
+    const __mmask16 lanes = static_cast<__mmask16>(m);
+    _mm512_mask_storeu_ps(g + k, static_cast<__mmask16>((1u << pc) - 1),
+                          _mm512_maskz_compress_ps(lanes, MaskedLoad16<L>(src.data, a, lanes)));
+    k += pc;
+    if (k == n) return;
+    a += 16;
+    m = static_cast<uint32_t>(src.bits[a / 64] >> (a % 64)) & 0xffffu;
+  }
+}
+
 struct Avx512Ops {
   // Each 64-bit lane carries one counter word in its low half (the high half is
   // don't-care: vpmuludq reads only the low halves), so a round is two
@@ -108,6 +144,18 @@ struct Avx512Ops {
   SIEVE_AVX512 static void Stage(const TernarySource& src, uint64_t j0, int n, float* g,
                                  float* sum) {
     int k = 0;
+    if (src.idx != nullptr && src.bits != nullptr) {
+      CompressKept<L>(src, j0, n, g);
+      if (src.residual == nullptr) return;
+      for (; k < n; k += 16) {  // g + e_prev, the last sixteen under a mask
+        const __mmask16 t = n - k >= 16 ? 0xffff : static_cast<__mmask16>((1u << (n - k)) - 1);
+        const __m512 v = _mm512_add_ps(_mm512_maskz_loadu_ps(t, g + k),
+                                       _mm512_maskz_loadu_ps(t, src.residual + j0 + k));
+        _mm512_mask_storeu_ps(sum + k, t, v);
+        _mm512_mask_storeu_ps(g + k, t, Round16<L>(v));
+      }
+      return;
+    }
     if (src.idx == nullptr) {
       for (; k + 16 <= n; k += 16) {
         __m512 v = Load16<L>(src.data, j0 + static_cast<uint64_t>(k));
@@ -289,57 +337,80 @@ SIEVE_AVX512 void Dequantize(const int8_t* sums, size_t offset, size_t elems, si
   }
 }
 
-// Per bitmap word of [begin, end): the word's kept values dequantized into a
-// row (vals), then expanded to their positions with zeros between (vexpandps /
-// vpexpandw), stored under the range's mask.
+// [begin, end) in rounds of up to kScatterWords bitmap words: the round's kept
+// values dequantized into a row (vals, one scale run at a time: the scale
+// block is followed, never divided for), then each word's quarters expanded
+// from the row (vexpandps / vpexpandw) with zeros between; only the range's
+// partial first and last words store under a mask.
+constexpr int kScatterWords = 16;
+
 template <class L>
 SIEVE_AVX512 void DequantizeScatter(const int8_t* sums, size_t offset, size_t block,
                                     const float* scales, int divisor, const uint64_t* bits,
                                     size_t begin, size_t end, void* out) {
   const __m512 d = _mm512_set1_ps(static_cast<float>(divisor));
-  size_t k = 0;  // sums[k]: kept element offset + k
-  alignas(64) float vals[64 + 16];
-  alignas(64) uint16_t narrow[64 + 32];
+  size_t k = 0;                                               // sums[k]: kept element offset + k
+  size_t kb = offset / block, left = block - offset % block;  // its scale block, elements left
+  alignas(64) float vals[64 * kScatterWords + 16];
+  alignas(64) uint16_t narrow[64 * kScatterWords + 32];
+  uint64_t words[kScatterWords], ranges[kScatterWords];
   for (size_t j = begin; j < end;) {
-    const size_t base = j & ~size_t{63}, stop = std::min(end, base + 64);
-    uint64_t range = ~uint64_t{0} << (j - base);
-    if (stop - base < 64) range &= (uint64_t{1} << (stop - base)) - 1;
-    const uint64_t word = bits[base / 64] & range;
-    const int cnt = __builtin_popcountll(word);
-    for (int v = 0; v < cnt; v += 16) {  // cnt values in scale runs
-      const size_t kk = k + static_cast<size_t>(v);
-      const size_t b0 = (offset + kk) / block;
-      const int m = std::min(16, cnt - v);
-      __m512 sv;
-      if ((offset + kk + static_cast<size_t>(m) - 1) / block == b0) {
-        sv = _mm512_set1_ps(scales[b0]);
-      } else {
-        alignas(64) float sc[16] = {};
-        for (int e = 0; e < m; ++e) sc[e] = scales[(offset + kk + static_cast<size_t>(e)) / block];
-        sv = _mm512_load_ps(sc);
-      }
-      _mm512_store_ps(vals + v, Dequantize16(sums + kk, sv, divisor, d, m));
+    const size_t base = j & ~size_t{63};
+    const size_t stop = std::min(end, base + 64 * kScatterWords);
+    const int nw = static_cast<int>((stop - base + 63) / 64);
+    int cnt = 0;
+    for (int w = 0; w < nw; ++w) {
+      uint64_t range = ~uint64_t{0};
+      if (w == 0) range <<= j - base;
+      const size_t wend = base + 64 * static_cast<size_t>(w) + 64;
+      if (wend > stop) range &= (uint64_t{1} << (64 - (wend - stop))) - 1;
+      ranges[w] = range;
+      words[w] = bits[base / 64 + static_cast<size_t>(w)] & range;
+      cnt += __builtin_popcountll(words[w]);
     }
-    if (std::is_same<L, TernaryF32>::value) {
-      float* o = static_cast<float*>(out) + base;
-      int at = 0;
-      for (int q = 0; q < 4; ++q) {
-        const __mmask16 m = static_cast<__mmask16>(word >> (16 * q));
-        const __mmask16 r = static_cast<__mmask16>(range >> (16 * q));
-        _mm512_mask_storeu_ps(o + 16 * q, r, _mm512_maskz_expand_ps(m, _mm512_loadu_ps(vals + at)));
-        at += __builtin_popcount(m);
-      }
-    } else {
+    for (int v = 0; v < cnt;) {  // the kept values, one scale run at a time
+      const int run = static_cast<int>(std::min<size_t>(static_cast<size_t>(cnt - v), left));
+      const __m512 sv = _mm512_set1_ps(scales[kb]);
+      for (int e = 0; e < run; e += 16)
+        _mm512_storeu_ps(vals + v + e,
+                         Dequantize16(sums + k + static_cast<size_t>(v + e), sv, divisor, d,
+                                      std::min(16, run - e)));
+      v += run;
+      left -= static_cast<size_t>(run);
+      if (left == 0) ++kb, left = block;
+    }
+    if (!std::is_same<L, TernaryF32>::value)
       for (int v = 0; v < cnt; v += 16)
-        _mm256_store_si256(reinterpret_cast<__m256i*>(narrow + v), Narrow16<L>(_mm512_load_ps(vals + v)));
-      uint16_t* o = static_cast<uint16_t*>(out) + base;
-      int at = 0;
-      for (int q = 0; q < 2; ++q) {
-        const __mmask32 m = static_cast<__mmask32>(word >> (32 * q));
-        const __mmask32 r = static_cast<__mmask32>(range >> (32 * q));
-        _mm512_mask_storeu_epi16(o + 32 * q, r,
-                                 _mm512_maskz_expand_epi16(m, _mm512_loadu_si512(narrow + at)));
-        at += __builtin_popcount(m);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(narrow + v),
+                           Narrow16<L>(_mm512_load_ps(vals + v)));
+    int at = 0;
+    for (int w = 0; w < nw; ++w) {
+      const uint64_t word = words[w], range = ranges[w];
+      const bool whole = range == ~uint64_t{0};
+      if (std::is_same<L, TernaryF32>::value) {
+        float* o = static_cast<float*>(out) + base + 64 * static_cast<size_t>(w);
+        for (int q = 0; q < 4; ++q) {
+          const __mmask16 m = static_cast<__mmask16>(word >> (16 * q));
+          const __m512 x = _mm512_maskz_expand_ps(m, _mm512_loadu_ps(vals + at));
+          if (whole) {
+            _mm512_storeu_ps(o + 16 * q, x);
+          } else {
+            _mm512_mask_storeu_ps(o + 16 * q, static_cast<__mmask16>(range >> (16 * q)), x);
+          }
+          at += __builtin_popcount(m);
+        }
+      } else {
+        uint16_t* o = static_cast<uint16_t*>(out) + base + 64 * static_cast<size_t>(w);
+        for (int q = 0; q < 2; ++q) {
+          const __mmask32 m = static_cast<__mmask32>(word >> (32 * q));
+          const __m512i x = _mm512_maskz_expand_epi16(m, _mm512_loadu_si512(narrow + at));
+          if (whole) {
+            _mm512_storeu_si512(o + 32 * q, x);
+          } else {
+            _mm512_mask_storeu_epi16(o + 32 * q, static_cast<__mmask32>(range >> (32 * q)), x);
+          }
+          at += __builtin_popcount(m);
+        }
       }
     }
     k += static_cast<size_t>(cnt);

@@ -1,7 +1,7 @@
-// Masked + ternary: the ternary all-reduce over the mask's kept elements, with
-// the gather fused into quantization and the unpack (zero-fill included) into
-// the dequantization of the last hop; no separate pack or unpack pass. The
-// hierarchical plan (no codec hops) packs, runs on the packed vector, unpacks.
+// Masked + ternary: the ternary all-reduce over the mask's kept elements,
+// gathered once into the mask's work buffer, with the unpack (zero-fill
+// included) fused into the dequantization of the last hop. The hierarchical
+// plan (no codec hops) packs, runs on the packed vector, unpacks.
 #include "ternary/masked_ternary.h"
 
 #include "kernels/masked_pack.h"
@@ -36,7 +36,18 @@ Status TernaryAllReduceMasked(Comm& comm, const coll::TernaryArgs& args, MaskSta
     kernels::MaskedUnpack(esize, packed, mask.bits.data(), a.count, a.recv);
     return Status::OK();
   }
+  // The kept elements gathered once (vpcompress through the bitmap; by index
+  // when the mask is sparse enough that reading every position would cost
+  // more): the abs-max and the quantizing hops then read nnz contiguous
+  // elements at the dense kernels' speed. The last hop still scatters.
+  if (nnz * 16 < a.count) {
+    kernels::MaskedPack(esize, a.send, mask.idx.data(), nnz, packed);
+  } else {
+    kernels::MaskedCompress(esize, a.send, mask.bits.data(), a.count, packed);
+  }
   coll::TernaryArgs masked = args;
+  masked.base.send = packed;
+  masked.mask_send_packed = true;
   masked.mask_idx = mask.idx.data();
   masked.mask_bits = mask.bits.data();
   masked.mask_nnz = nnz;

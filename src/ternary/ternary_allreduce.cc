@@ -122,6 +122,8 @@ kernels::TernarySource TernarySourceOf(Comm& comm, const TernaryArgs& a) {
   src.dtype = a.base.dtype;
   src.data = a.base.send;
   src.idx = a.mask_idx;
+  src.bits = a.mask_bits;  // the kernels compress runs of the bitmap rather than gather
+  if (a.mask_send_packed) src.idx = nullptr, src.bits = nullptr;
   src.residual = a.residual;
   src.block = a.block;
   src.levels = a.levels;
@@ -149,8 +151,13 @@ Status RunCodec(Comm& comm, const TernaryArgs& a, const algo::TernaryInput& inpu
     output.count = b.count;
   }
   const kernels::TernaryWork wt = kernels::TernaryWorkFor(n, a.levels);
-  std::vector<char> work(elems * static_cast<size_t>(wt));
-  algo::TernaryCodec codec(input, output, work.data(), n);
+  // Not zero-filled (a 4-rank 16 MiB ternary call zero-filled 4 MiB): the codec writes
+  // every range's work before it reads it (LoadInput, the first ReduceInto and
+  // Decode write; later receives add). Allocated per call on purpose: a buffer held
+  // across calls kept glibc from raising its mmap threshold, and the call's other
+  // large buffers then faulted their pages on every call (~2000 faults per call).
+  std::unique_ptr<char[]> work(new char[elems * static_cast<size_t>(wt)]);
+  algo::TernaryCodec codec(input, output, work.get(), n);
   if (n == 1) {
     codec.LoadInput(0, elems);
     codec.Deliver(0, elems);
@@ -159,7 +166,7 @@ Status RunCodec(Comm& comm, const TernaryArgs& a, const algo::TernaryInput& inpu
   }
   // Work keeps every range's final sums after the exchange (algo/codec.h).
   if (sums_wire != nullptr)
-    kernels::TernaryPack(wt, work.data(), elems, kernels::TernaryBits(n * a.levels), sums_wire);
+    kernels::TernaryPack(wt, work.get(), elems, kernels::TernaryBits(n * a.levels), sums_wire);
   return Status::OK();
 }
 

@@ -37,6 +37,10 @@ struct TernaryArgs {
   const uint32_t* mask_idx = nullptr;
   const uint64_t* mask_bits = nullptr;
   size_t mask_nnz = 0;
+  // With a mask, on the host: base.send already holds the nnz kept elements,
+  // gathered once by mask::TernaryAllReduceMasked; quantized from there rather
+  // than through the mask (the same elements in the same order).
+  bool mask_send_packed = false;
 };
 
 // What this rank quantizes: sendbuff (gathered through the mask, if any), plus

@@ -117,6 +117,40 @@ def check_call_arithmetic():
         got = sb.bytes_fraction(mode, 4)
         if abs(got - want) > 1e-12:
             fail("bytes_fraction(%s, 4) = %g, want %g" % (mode, got, want))
+    # The sharded pair on 4 ranks: the reduce-scatter's partial sums of 2, 3, 4 contributions
+    # in 2+3+3 bits (ternary) or 4+5+6 (7 levels) over 3*32; int8 plus a scale per 256.
+    for mode, want in (("rs-ternary", 8 / 96.0), ("rs-q7", 15 / 96.0),
+                       ("ag8", (8 + 1 / 8.0) / 32), ("rs-dense", 1.0)):
+        got = sb.bytes_fraction(mode, 4)
+        if abs(got - want) > 1e-12:
+            fail("bytes_fraction(%s, 4) = %g, want %g" % (mode, got, want))
+
+
+def check_sharded_rows():
+    """The rs-/ag modes: busbw and limit with the (n-1)/n factor and one delay, 'x vs dense'
+    against rs-dense / ag-dense, no peer columns, and issue 20's bytes goal judged."""
+    sb = load_bench()
+    size, n, rate, d = 16 << 20, 4, 1e9, 0.025
+    rs_bytes = 0.75 * size
+    rows = [{"size": size, "mode": m, "ranks": n, "link": "1gbit", "time_out_us": t,
+             "time_in_us": t, "bytes_per_rank": b}
+            for m, t, b in (("rs-dense", 200e3, rs_bytes), ("rs-ternary", 40e3, rs_bytes / 12),
+                            ("ag-dense", 150e3, rs_bytes), ("ag8", 50e3, rs_bytes / 4),
+                            ("gloo", 400e3, None))]
+    sb.derive(rows, n, rate, d)
+    by = {r["mode"]: r for r in rows}
+    if abs(by["rs-dense"]["busbw_mbit"] - size * 0.75 * 8 / 200e3) > 1e-9:
+        fail("rs-dense busbw %g" % by["rs-dense"]["busbw_mbit"])
+    if abs(by["rs-dense"]["limit_us"] - (rs_bytes * 8 / rate + d) * 1e6) > 1e-6:
+        fail("rs-dense limit %g: one delay" % by["rs-dense"]["limit_us"])
+    if abs(by["rs-ternary"]["x_vs_dense"] - 5.0) > 1e-12 or abs(by["ag8"]["x_vs_dense"] - 3.0) > 1e-12:
+        fail("x vs dense: rs-ternary %s, ag8 %s" % (by["rs-ternary"]["x_vs_dense"],
+                                                   by["ag8"]["x_vs_dense"]))
+    if by["rs-ternary"]["x_vs_gloo"] is not None or by["gloo"]["x_vs_dense"] is not None:
+        fail("a sharded row compared with an all-reduce")
+    verdicts = {name: v for name, _, v in sb.goals(rows, rate, d)}
+    if verdicts.get("rs-ternary moves <= 1/8 of rs-dense's bytes, x fewer") != "met":
+        fail("the reduce-scatter bytes goal: %s" % verdicts)
 
 
 def check_latency_arithmetic():
@@ -177,6 +211,7 @@ def check_latency_arithmetic():
 def main():
     check_call_arithmetic()
     check_latency_arithmetic()
+    check_sharded_rows()
     build = sys.argv[1]
     out = tempfile.mkdtemp(prefix="sieve-report-test-")
     cmd = [BENCH, "--loopback", "--ranks", "2", "--sizes", "64K,256K", "--modes",

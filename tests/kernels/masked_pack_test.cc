@@ -1,4 +1,4 @@
-// Masked pack / gather-reduce / unpack against their scalar references, bit for
+// Masked pack (by index and through the bitmap) / gather-reduce / unpack against their scalar references, bit for
 // bit, for every datatype, the ops, densities from empty to full and odd sizes
 // (word edges included).
 #include <gtest/gtest.h>
@@ -52,6 +52,15 @@ TEST_P(MaskedPackTest, PackGatherReduceAndUnpackMatchReference) {
   MaskedPack(es, in.data(), m.idx.data(), nnz, got.data());
   MaskedPackReference(es, in.data(), m.idx.data(), nnz, want.data());
   EXPECT_EQ(0, std::memcmp(got.data(), want.data(), nnz * es));
+  // The pack through the bitmap, on every instruction-set level, writing nothing past nnz.
+  for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa) {
+    CpuIsaLimitForTest(static_cast<CpuIsa>(isa));
+    std::vector<char> packed(nnz * es + 1, 0x6b);
+    EXPECT_EQ(MaskedCompress(es, in.data(), m.bits.data(), count, packed.data()), nnz);
+    EXPECT_EQ(0, std::memcmp(packed.data(), want.data(), nnz * es)) << "isa " << isa;
+    EXPECT_EQ(packed[nnz * es], 0x6b) << "compress wrote past nnz";
+  }
+  CpuIsaLimitForTest(CpuIsa::kAvx512);
   for (RedOp op : {RedOp::kSum, RedOp::kProd, RedOp::kMax, RedOp::kMin, RedOp::kAvg}) {
     MaskedGatherReduce(dtype, op, in.data(), m.idx.data(), wire.data(), got.data(), nnz);
     MaskedGatherReduceReference(dtype, op, in.data(), m.idx.data(), wire.data(), want.data(), nnz);

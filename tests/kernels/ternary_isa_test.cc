@@ -1,6 +1,7 @@
 // Every ternary CPU kernel on every instruction-set path (pinned one by one)
 // against the scalar references: random odd sizes and offsets, every floating
-// dtype, dense and gathered, with and without error feedback; ties of the
+// dtype, dense and gathered (by index alone, or compressed through the mask's
+// bitmap), with and without error feedback; ties of the
 // 16-bit comparison; resolution below 2^-16; non-finite input.
 #include <gtest/gtest.h>
 
@@ -56,30 +57,53 @@ void ForEachIsa(Fn&& fn) {
   CpuIsaLimitForTest(CpuIsa::kAvx512);
 }
 
+enum Gather { kDense, kByIndex, kByBitmap };
+
 struct Case {
   DType dtype;
   size_t count, block, offset, elems;
-  bool gather, feedback;
+  Gather gather;
+  bool feedback;
 };
+
+// A mask keeping c.count elements (gaps of 1..gap, gap random per case: some
+// cases keep whole bitmap words) over the dense length it returns.
+size_t MaskFor(const Case& c, std::mt19937_64& rng, std::vector<uint32_t>* idx,
+               std::vector<uint64_t>* bits) {
+  if (c.gather == kDense) return c.count;
+  const uint32_t gaps[] = {1, 2, 3, 40};
+  const uint32_t gap = gaps[rng() % 4];
+  uint32_t at = static_cast<uint32_t>(rng() % 70);
+  for (size_t k = 0; k < c.count; ++k, at += 1 + static_cast<uint32_t>(rng() % gap))
+    idx->push_back(at);
+  const size_t dense = at + rng() % 5;
+  bits->assign((dense + 63) / 64, 0);
+  for (uint32_t j : *idx) (*bits)[j / 64] |= uint64_t{1} << (j % 64);
+  return dense;
+}
+
+const char* GatherName(Gather g) {
+  return g == kDense ? "" : g == kByIndex ? " gathered" : " compressed";
+}
 
 // Quantization kernels (abs-max, quantize + pack, quantize + add, feedback
 // update) on one random case, every path against the references.
 void CheckQuantizers(const Case& c, std::mt19937_64& rng) {
   SCOPED_TRACE(std::string(DTypeName(c.dtype)) + " count " + std::to_string(c.count) +
                " block " + std::to_string(c.block) + " offset " + std::to_string(c.offset) +
-               (c.gather ? " gathered" : "") + (c.feedback ? " feedback" : ""));
-  const size_t dense = c.gather ? c.count * 2 + 5 : c.count;
+               GatherName(c.gather) + (c.feedback ? " feedback" : ""));
+  std::vector<uint32_t> idx;
+  std::vector<uint64_t> bits;
+  const size_t dense = MaskFor(c, rng, &idx, &bits);
   std::vector<float> f = RandomValues(dense, rng);
   std::vector<char> data = AsDType(c.dtype, f);
-  std::vector<uint32_t> idx;
-  if (c.gather)
-    for (size_t k = 0; k < c.count; ++k) idx.push_back(static_cast<uint32_t>(2 * k + rng() % 2));
   std::vector<float> residual(c.count);
   for (float& e : residual) e = std::uniform_real_distribution<float>(-0.5f, 0.5f)(rng);
   TernarySource src;
   src.dtype = c.dtype;
   src.data = data.data();
-  src.idx = c.gather ? idx.data() : nullptr;
+  src.idx = c.gather != kDense ? idx.data() : nullptr;
+  src.bits = c.gather == kByBitmap ? bits.data() : nullptr;
   src.residual = c.feedback ? residual.data() : nullptr;
   src.block = c.block;
   src.rng = PhiloxStream{rng(), static_cast<uint32_t>(rng() % 9), rng()};
@@ -125,7 +149,7 @@ void CheckQuantizers(const Case& c, std::mt19937_64& rng) {
     TernaryQuantizeAdd(s, c.offset, c.elems, nullptr, 2, TernaryWork::kInt16, work16.data());
     for (size_t i = 0; i < c.elems; ++i) ASSERT_EQ(work16[i], q[i]) << i;
     if (c.feedback) expect_residual(res, "add16");
-    if (c.feedback || c.gather || c.offset != 0) return;
+    if (c.feedback || c.gather != kDense || c.offset != 0) return;
     // The split form: the residual holds g + e_prev, `sent` the rounded value.
     std::vector<float> sums(c.count);
     for (size_t j = 0; j < c.count; ++j) sums[j] = f[j];
@@ -141,7 +165,7 @@ void CheckQuantizers(const Case& c, std::mt19937_64& rng) {
 TEST(TernaryIsaTest, QuantizersMatchReferences) {
   std::mt19937_64 rng(5);
   for (DType dtype : kTypes)
-    for (bool gather : {false, true})
+    for (Gather gather : {kDense, kByIndex, kByBitmap})
       for (bool feedback : {false, true})
         for (int t = 0; t < 4; ++t) {
           Case c;
@@ -165,21 +189,21 @@ TEST(TernaryIsaTest, QuantizersMatchReferences) {
 void CheckLevels(const Case& c, int levels, std::mt19937_64& rng) {
   SCOPED_TRACE("levels " + std::to_string(levels) + " " + DTypeName(c.dtype) + " count " +
                std::to_string(c.count) + " block " + std::to_string(c.block) + " offset " +
-               std::to_string(c.offset) + (c.gather ? " gathered" : "") +
+               std::to_string(c.offset) + GatherName(c.gather) +
                (c.feedback ? " feedback" : ""));
-  const size_t dense = c.gather ? c.count * 2 + 5 : c.count;
+  std::vector<uint32_t> idx;
+  std::vector<uint64_t> bits;
+  const size_t dense = MaskFor(c, rng, &idx, &bits);
   std::vector<float> f = RandomValues(dense, rng);
   std::vector<char> data = AsDType(c.dtype, f);
-  std::vector<uint32_t> idx;
-  if (c.gather)
-    for (size_t k = 0; k < c.count; ++k) idx.push_back(static_cast<uint32_t>(2 * k + rng() % 2));
   std::vector<float> residual(c.count);
   for (float& e : residual) e = std::uniform_real_distribution<float>(-0.5f, 0.5f)(rng);
   TernarySource src;
   src.dtype = c.dtype;
   src.levels = levels;
   src.data = data.data();
-  src.idx = c.gather ? idx.data() : nullptr;
+  src.idx = c.gather != kDense ? idx.data() : nullptr;
+  src.bits = c.gather == kByBitmap ? bits.data() : nullptr;
   src.residual = c.feedback ? residual.data() : nullptr;
   src.block = c.block;
   src.rng = PhiloxStream{rng(), static_cast<uint32_t>(rng() % 9), rng()};
@@ -237,7 +261,7 @@ void CheckLevels(const Case& c, int levels, std::mt19937_64& rng) {
     TernaryQuantizeAdd(s, c.offset, c.elems, nullptr, w2, TernaryWork::kInt32, work32.data());
     for (size_t i = 0; i < c.elems; ++i) ASSERT_EQ(work32[i], q[i]) << i;
     if (c.feedback) expect_residual(res, "add32");
-    if (c.feedback || c.gather || c.offset != 0) return;
+    if (c.feedback || c.gather != kDense || c.offset != 0) return;
     std::vector<float> upd(c.count);
     for (size_t j = 0; j < c.count; ++j) upd[j] = f[j];
     TernaryFeedbackUpdate(c.dtype, data.data(), c.count, c.block, scales.data(), src.rng,
@@ -254,7 +278,7 @@ TEST(TernaryIsaTest, LevelsQuantizersMatchReferences) {
   std::mt19937_64 rng(15);
   for (int levels : {2, 3, 7, 127})
     for (DType dtype : kTypes)
-      for (bool gather : {false, true})
+      for (Gather gather : {kDense, kByIndex, kByBitmap})
         for (bool feedback : {false, true})
           for (int t = 0; t < 3; ++t) {
             Case c;
