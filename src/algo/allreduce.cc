@@ -1,6 +1,7 @@
 #include "algo/allreduce.h"
 
 #include "algo/direct.h"
+#include "algo/one_shot.h"
 #include "algo/ring.h"
 #include "algo/ring_pattern.h"
 #include "algo/tree.h"
@@ -17,6 +18,8 @@ Status RunAllReduce(Channel& ch, Codec& codec, size_t count, const AllReduceRun&
       options.inflight_bytes = run.inflight_bytes;
       return RunDirect(ch, codec, BalancedSplit(count, ch.size()), options);
     }
+    case OpAlgo::kOneShot:
+      return RunOneShot(ch, codec, count);
     case OpAlgo::kRing: {
       RingOptions options;
       options.segment_bytes = run.segment_bytes;

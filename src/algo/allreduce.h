@@ -1,5 +1,5 @@
-// One entry for the all-reduce algorithms over a codec: the ring, the tree or
-// the direct exchange, as the plan chose (OpAlgo, which the fingerprint also
+// One entry for the all-reduce algorithms over a codec: the ring, the tree, the
+// direct exchange or the one-shot, as the plan chose (OpAlgo, which the fingerprint also
 // carries), so every mode runs whichever was chosen the same way.
 #ifndef SIEVE_ALGO_ALLREDUCE_H_
 #define SIEVE_ALGO_ALLREDUCE_H_
@@ -15,7 +15,7 @@
 namespace sieve::algo {
 
 struct AllReduceRun {
-  OpAlgo algo = OpAlgo::kRing;  // kRing, kTree or kDirect
+  OpAlgo algo = OpAlgo::kRing;  // kRing, kTree, kDirect or kOneShot (codecs with OneShot())
   size_t segment_bytes = 512 << 10;
   size_t inflight_bytes = 2 << 20;  // the ring's and the direct exchange's window
 };
@@ -24,7 +24,7 @@ struct AllReduceRun {
 Status RunAllReduce(Channel& channel, Codec& codec, size_t count, const AllReduceRun& run);
 
 // The ring or the direct exchange over the chunks `bounds`, to be driven step
-// by step (the tree has no steps: kTree gives the ring).
+// by step (the tree and the one-shot have no steps: they give the ring).
 std::unique_ptr<AllReduceSteps> MakeSteps(Channel& channel, Codec& codec,
                                           std::vector<size_t> bounds, const AllReduceRun& run);
 

@@ -55,6 +55,19 @@ class Codec {
   // been read for the last time, so in-place output may overwrite it (codecs
   // that send straight from the input must not: a send may be in flight).
   virtual void Deliver(size_t offset, size_t elems) {}
+  // The one-shot all-reduce (algo/one_shot.h) adds every rank's input on every
+  // rank, in rank order, so that every rank computes the same bits: a rank's
+  // sum may begin with a peer's contribution, and its own must survive work
+  // being written (in place, input is work). Codecs that offer it return true
+  // from OneShot() and implement the two calls below; the plan chooses the
+  // one-shot only for those.
+  virtual bool OneShot() const { return false; }
+  // Writes the wire image of the input's range (one contribution,
+  // WireBytes(elems, 1) bytes) into `scratch`, a copy that stays valid while
+  // work changes.
+  virtual void CopyInputWire(size_t offset, size_t elems, void* scratch) {}
+  // work = the decoded wire image of one rank's input (the first term of a sum).
+  virtual void LoadWire(size_t offset, size_t elems, const void* wire) {}
   // Where the algorithm's scratch (receive buffers, encoded sends) lives:
   // nullptr for host memory; a device codec returns device memory.
   virtual ScratchAllocator* scratch_allocator() { return nullptr; }

@@ -44,4 +44,8 @@ void DenseCodec::Decode(size_t offset, size_t elems, const void* wire) {
   if (wire != Work(offset)) std::memcpy(Work(offset), wire, elems * elem_size_);
 }
 
+void DenseCodec::CopyInputWire(size_t offset, size_t elems, void* scratch) {
+  if (elems != 0) std::memcpy(scratch, In(offset), elems * elem_size_);
+}
+
 }  // namespace sieve::algo

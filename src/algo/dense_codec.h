@@ -21,6 +21,9 @@ class DenseCodec : public Codec {
   void Finalize(size_t offset, size_t elems) override;
   void* DirectTarget(size_t offset, size_t elems) override;
   void Decode(size_t offset, size_t elems, const void* wire) override;
+  bool OneShot() const override { return true; }
+  void CopyInputWire(size_t offset, size_t elems, void* scratch) override;
+  void LoadWire(size_t offset, size_t elems, const void* wire) override { Decode(offset, elems, wire); }
 
  private:
   const char* In(size_t offset) const { return input_ + offset * elem_size_; }

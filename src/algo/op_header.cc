@@ -37,6 +37,8 @@ const char* AlgoText(OpAlgo a) {
       return "chain";
     case OpAlgo::kDirect:
       return "direct";
+    case OpAlgo::kOneShot:
+      return "one-shot";
   }
   return "?";
 }

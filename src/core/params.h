@@ -18,7 +18,8 @@ namespace sieve {
 // LogLevel). The i-th value listed in the row is the i-th enumerator; kLast is the
 // last one, so params.cc checks the counts at compile time. Every other file
 // compares these enums, never the text.
-enum class AlgoParam : uint8_t { kAuto, kFlat, kHier, kRing, kTree, kDirect, kLast = kDirect };
+enum class AlgoParam : uint8_t { kAuto, kFlat, kHier, kRing, kTree, kDirect, kOneShot,
+                                  kLast = kOneShot };
 enum class BindParam : uint8_t { kAuto, kNone, kLast = kNone };
 enum class PeerErrorsParam : uint8_t { kAuto, kPeer, kNone, kLast = kNone };
 enum class TransportParam : uint8_t { kUcx, kLoopback, kLast = kLoopback };

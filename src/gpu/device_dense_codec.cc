@@ -52,4 +52,9 @@ void DeviceDenseCodec::Decode(size_t offset, size_t elems, const void* wire) {
   Run([&] { return ops_->CopyDevice(Work(offset), wire, elems * elem_size_, stream_); });
 }
 
+void DeviceDenseCodec::CopyInputWire(size_t offset, size_t elems, void* scratch) {
+  if (elems == 0) return;
+  Run([&] { return ops_->CopyDevice(scratch, In(offset), elems * elem_size_, stream_); });
+}
+
 }  // namespace sieve::gpu

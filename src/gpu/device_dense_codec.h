@@ -32,6 +32,9 @@ class DeviceDenseCodec : public algo::Codec {
   void Finalize(size_t offset, size_t elems) override;
   void* DirectTarget(size_t offset, size_t elems) override;
   void Decode(size_t offset, size_t elems, const void* wire) override;
+  bool OneShot() const override { return true; }
+  void CopyInputWire(size_t offset, size_t elems, void* scratch) override;
+  void LoadWire(size_t offset, size_t elems, const void* wire) override { Decode(offset, elems, wire); }
   algo::ScratchAllocator* scratch_allocator() override { return scratch_; }
 
   // The first device failure (kernels or scratch): the collective's outcome on this rank.

@@ -70,9 +70,12 @@ std::vector<size_t> ScratchPlan(Comm& comm, CollKind kind, const coll::CollArgs&
       break;
     default:  // the flat all-reduce
       if (n == 1) break;
-      if (plan::ChooseAllReduce(comm, args.count, bytes).algo == plan::Algo::kTree) {
+      const plan::Algo chosen = plan::ChooseAllReduce(comm, args.count, bytes).algo;
+      if (chosen == plan::Algo::kTree) {
         for (size_t c = 0; c < algo::TreeChildren(rank, n).size(); ++c)
           requests.push_back(bytes + whole_segments);  // each child's receive
+      } else if (chosen == plan::Algo::kOneShot) {
+        requests.insert(requests.end(), n, bytes);  // every rank's image, ours included
       } else {
         RingScratch(algo::BalancedSplit(args.count, n), es, seg, &requests);
       }

@@ -38,6 +38,14 @@ class MaskedCodec : public algo::Codec {
   void Decode(size_t offset, size_t elems, const void* wire) override;
   // Unpacks the range into output, with zero-fill of the dense positions it owns.
   void Deliver(size_t offset, size_t elems) override;
+  // The one-shot: every rank's packed input, added in rank order.
+  bool OneShot() const override { return true; }
+  void CopyInputWire(size_t offset, size_t elems, void* scratch) override {
+    Encode(offset, elems, 1, scratch);
+  }
+  void LoadWire(size_t offset, size_t elems, const void* wire) override {
+    Decode(offset, elems, wire);
+  }
 
  private:
   char* Work(size_t offset) const { return work_ + offset * elem_size_; }

@@ -32,20 +32,33 @@ const char* HierReason(const Comm& comm, size_t count) {
 }
 
 Algo FromOpAlgo(algo::OpAlgo a) {
-  return a == algo::OpAlgo::kTree ? Algo::kTree
-         : a == algo::OpAlgo::kDirect ? Algo::kDirect : Algo::kRing;
+  switch (a) {
+    case algo::OpAlgo::kTree:
+      return Algo::kTree;
+    case algo::OpAlgo::kDirect:
+      return Algo::kDirect;
+    case algo::OpAlgo::kOneShot:
+      return Algo::kOneShot;
+    default:
+      return Algo::kRing;
+  }
 }
 
-// Ring, tree or direct among n ranks of comm for `bytes` on the wire.
-AlgoChoice Flat(const Comm& comm, int n, size_t bytes) {
+// Ring, tree, direct or (where the mode's codec has it: `one_shot`) one-shot
+// among n ranks of comm for `bytes` on the wire.
+AlgoChoice Flat(const Comm& comm, int n, size_t bytes, bool one_shot) {
   const Config& config = comm.config();
   if (config.algo == AlgoParam::kRing) return {Algo::kRing, "SIEVE_ALGO=RING"};
   if (config.algo == AlgoParam::kTree) return {Algo::kTree, "SIEVE_ALGO=TREE"};
   if (config.algo == AlgoParam::kDirect) return {Algo::kDirect, "SIEVE_ALGO=DIRECT"};
+  if (config.algo == AlgoParam::kOneShot)
+    return one_shot ? AlgoChoice{Algo::kOneShot, "SIEVE_ALGO=ONESHOT"}
+                    : AlgoChoice{Algo::kDirect, "SIEVE_ALGO=ONESHOT; this mode has no one-shot"};
   const Link link = LinkOf(comm);
   if (LatencyMatters(link)) {
     AlgoChoice c;
-    c.algo = FromOpAlgo(ChooseForLink(n, bytes, link, &c.why));
+    c.algo = FromOpAlgo(
+        ChooseForLink(n, bytes, link, &c.why, one_shot ? config.segment_bytes : 0));
     return c;
   }
   if (n < 3) return {Algo::kRing, "fewer than 3 ranks"};
@@ -70,6 +83,8 @@ const char* AlgoName(Algo algo) {
       return "hierarchical";
     case Algo::kDirect:
       return "direct";
+    case Algo::kOneShot:
+      return "one-shot";
   }
   return "?";
 }
@@ -80,7 +95,7 @@ AlgoChoice ChooseAllReduce(Comm& comm, size_t count, size_t bytes) {
                   {Algo::kHier, StrFormat("%s: host reduce-scatter, inter-host all-reduce per "
                                           "local rank, host all-gather",
                                           hier)});
-  return Logged(comm, OpKind::kAllReduce, bytes, Flat(comm, comm.size(), bytes));
+  return Logged(comm, OpKind::kAllReduce, bytes, Flat(comm, comm.size(), bytes, true));
 }
 
 AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes) {
@@ -90,7 +105,7 @@ AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes) {
                                           "of the kept elements, unpacked once",
                                           hier)});
   return Logged(comm, OpKind::kMaskedAllReduce, packed_bytes,
-                Flat(comm, comm.size(), packed_bytes));
+                Flat(comm, comm.size(), packed_bytes, true));
 }
 
 AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_because,
@@ -103,13 +118,13 @@ AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_bec
                   {Algo::kHier, StrFormat("%s: dense sums inside hosts, quantized once between "
                                           "hosts",
                                           hier)});
-  AlgoChoice flat = Flat(comm, comm.size(), wire_bytes);
+  AlgoChoice flat = Flat(comm, comm.size(), wire_bytes, true);
   if (hier != nullptr) flat.why += StrFormat("; not hierarchical: %s", flat_because);
   return Logged(comm, OpKind::kTernaryAllReduce, wire_bytes, std::move(flat));
 }
 
 AlgoChoice ChooseGroupExchange(const Comm& comm, int n, size_t bytes) {
-  AlgoChoice c = Flat(comm, n, bytes);
+  AlgoChoice c = Flat(comm, n, bytes, false);
   if (c.algo == Algo::kTree) {
     c.algo = Algo::kRing;
     c.why += "; the ring, as a group's exchange interleaves step by step";
@@ -119,9 +134,10 @@ AlgoChoice ChooseGroupExchange(const Comm& comm, int n, size_t bytes) {
 
 algo::AllReduceRun FlatRun(const Comm& comm, Algo algo, size_t segment_bytes) {
   algo::AllReduceRun run;
-  run.algo = algo == Algo::kTree     ? algo::OpAlgo::kTree
-             : algo == Algo::kDirect ? algo::OpAlgo::kDirect
-                                     : algo::OpAlgo::kRing;
+  run.algo = algo == Algo::kTree      ? algo::OpAlgo::kTree
+             : algo == Algo::kDirect  ? algo::OpAlgo::kDirect
+             : algo == Algo::kOneShot ? algo::OpAlgo::kOneShot
+                                      : algo::OpAlgo::kRing;
   run.segment_bytes = segment_bytes;
   run.inflight_bytes = InflightBytes(LinkOf(comm), segment_bytes);
   return run;

@@ -21,6 +21,7 @@ enum class Algo : uint8_t {
   kChain,  // a pipelined chain from or to the root (algo/chain.h)
   kHier,   // host reduce-scatter, inter-host all-reduce per local rank, host all-gather
   kDirect,  // reduce-scatter + all-gather with every rank at once (algo/direct.h)
+  kOneShot,  // every rank's whole input to every rank, added everywhere (algo/one_shot.h)
 };
 const char* AlgoName(Algo algo);
 
@@ -34,8 +35,10 @@ struct AlgoChoice {
 // rank, never on a view); else flat: on a local link (round trip below
 // plan::kLocalRttS, plan/link_model.h) the tree for small calls on 3+ ranks
 // (SIEVE_TREE_THRESHOLD) and the ring otherwise; on a link with latency the
-// cheapest of ring, tree and direct by the link model; SIEVE_ALGO=RING/TREE/DIRECT
-// forces.
+// cheapest of ring, tree, direct and one-shot by the link model;
+// SIEVE_ALGO=RING/TREE/DIRECT/ONESHOT forces. The dense, masked and ternary codecs
+// have a one-shot (algo::Codec::OneShot); a subnet group's exchange takes the direct
+// exchange where SIEVE_ALGO says ONESHOT.
 AlgoChoice ChooseAllReduce(Comm& comm, size_t count, size_t bytes);
 
 // The masked all-reduce of `nnz` kept elements (`packed_bytes` packed): the dense
@@ -46,8 +49,8 @@ AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes);
 // all-reduce (dense sums inside hosts, quantized once between them) unless
 // `flat_because` says why this call cannot take that plan (error feedback; a mask
 // the codec gathers; codes quantized on the device), null when it can; else the
-// tree/ring rule on the bytes a flat run puts on the wire (final sums' width, which
-// grows with the call's levels L: TernaryBits(nL)).
+// flat rule (one-shot included) on the bytes a flat run puts on the wire (final
+// sums' width, which grows with the call's levels L: TernaryBits(nL)).
 AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_because,
                                   int levels = 1);
 
@@ -56,7 +59,7 @@ AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_bec
 // tree has no steps). Not logged (a layout has many groups).
 AlgoChoice ChooseGroupExchange(const Comm& comm, int n, size_t bytes);
 
-// How a flat choice (kRing, kTree, kDirect) runs: its OpAlgo, pieces of
+// How a flat choice (kRing, kTree, kDirect, kOneShot) runs: its OpAlgo, pieces of
 // `segment_bytes`, and the bytes in flight the link needs (plan::InflightBytes).
 algo::AllReduceRun FlatRun(const Comm& comm, Algo algo, size_t segment_bytes);
 

@@ -30,12 +30,14 @@ AllReduceEstimate EstimateAllReduce(int n, size_t wire_bytes, const Link& link) 
   e.ring_s = 2.0 * (n - 1) * a + ring_bytes / r;
   e.tree_s = 2.0 * TreeDepth(n) * a + 3.0 * b / r;
   e.direct_s = 2.0 * a + ring_bytes / r;
+  e.one_shot_s = a + (n - 1) * b / r;
   return e;
 }
 
 bool LatencyMatters(const Link& link) { return link.rtt_s >= kLocalRttS; }
 
-algo::OpAlgo ChooseForLink(int n, size_t wire_bytes, const Link& link, std::string* why) {
+algo::OpAlgo ChooseForLink(int n, size_t wire_bytes, const Link& link, std::string* why,
+                           size_t one_shot_max) {
   const AllReduceEstimate e = EstimateAllReduce(n, wire_bytes, link);
   algo::OpAlgo pick = algo::OpAlgo::kRing;
   double best = e.ring_s;
@@ -47,12 +49,20 @@ algo::OpAlgo ChooseForLink(int n, size_t wire_bytes, const Link& link, std::stri
     pick = algo::OpAlgo::kTree;
     best = e.tree_s;
   }
+  const bool one_shot_fits =
+      wire_bytes <= one_shot_max &&
+      static_cast<double>(n - 1) * static_cast<double>(wire_bytes) <= kMaxOneShotBytes;
+  if (one_shot_fits && e.one_shot_s < best) {
+    pick = algo::OpAlgo::kOneShot;
+    best = e.one_shot_s;
+  }
   *why = StrFormat("round trip %.3g ms, %s %.3g Gbit/s: model ring %.3g ms, tree %.3g ms, "
                    "direct %.3g ms",
                    link.rtt_s * 1e3,
                    link.rate_Bps > 0 ? "rate" : "rate unknown (SIEVE_LINK_RATE), assumed",
                    RateOr(link, kChoiceRateBps) * 8e-9,
                    e.ring_s * 1e3, e.tree_s * 1e3, e.direct_s * 1e3);
+  if (one_shot_fits) *why += StrFormat(", one-shot %.3g ms", e.one_shot_s * 1e3);
   return pick;
 }
 

@@ -9,6 +9,7 @@
 //   ring:   2(n-1) a + 2(n-1)/n B / r     (each step waits for the previous one's data)
 //   tree:   2 d a    + 3 B / r            (d = levels below the root)
 //   direct: 2 a      + 2(n-1)/n B / r     (everyone sends to everyone at once)
+//   one-shot: a      + (n-1) B / r        (everyone sends its whole input to everyone)
 // Where the round trip is below kLocalRttS the link counts as local and the size
 // rule of a LAN decides as before (tree up to SIEVE_TREE_THRESHOLD on 3+ ranks,
 // else ring), so nothing changes at ~0 RTT.
@@ -43,8 +44,12 @@ constexpr double kChoiceRateBps = 1.25e7;
 // much (the ring is the proven choice; the model ignores per-message costs).
 constexpr double kDirectGain = 0.9;
 
+// The one-shot all-reduce keeps every peer's whole input in scratch: only where
+// those copies ((n-1) x B) stay below this.
+constexpr size_t kMaxOneShotBytes = 8 << 20;
+
 struct AllReduceEstimate {
-  double ring_s = 0, tree_s = 0, direct_s = 0;
+  double ring_s = 0, tree_s = 0, direct_s = 0, one_shot_s = 0;
 };
 AllReduceEstimate EstimateAllReduce(int n, size_t wire_bytes, const Link& link);
 
@@ -53,9 +58,14 @@ AllReduceEstimate EstimateAllReduce(int n, size_t wire_bytes, const Link& link);
 bool LatencyMatters(const Link& link);
 
 // The flat all-reduce on a link with latency: the model's cheapest of kRing,
-// kTree (3+ ranks) and kDirect (where it saves kDirectGain over the ring) for
-// `wire_bytes` on n >= 2 ranks; in *why the reason for the INFO line.
-algo::OpAlgo ChooseForLink(int n, size_t wire_bytes, const Link& link, std::string* why);
+// kTree (3+ ranks), kDirect (where it saves kDirectGain over the ring) and
+// kOneShot for `wire_bytes` on n >= 2 ranks; in *why the reason for the INFO line.
+// The one-shot only where the codec offers it, with `one_shot_max` its largest
+// message (0: none; the segment size, so that its one message per peer goes
+// eagerly like the ring's pieces: a rendezvous would cost a round trip), and
+// its copies ((n-1) x wire_bytes) within kMaxOneShotBytes.
+algo::OpAlgo ChooseForLink(int n, size_t wire_bytes, const Link& link, std::string* why,
+                           size_t one_shot_max = 0);
 
 // Bytes the ring or the direct exchange keeps in flight: the link's bandwidth-
 // delay product (rate x rtt) plus two segments, so segments keep the link busy

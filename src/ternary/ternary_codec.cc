@@ -65,6 +65,10 @@ void TernaryCodec::LoadInput(size_t offset, size_t elems) {
   kernels::TernaryQuantizeAdd(in_.src, offset, elems, nullptr, Bits(1), wt_, Work(offset));
 }
 
+void TernaryCodec::LoadWire(size_t offset, size_t elems, const void* wire) {
+  kernels::TernaryUnpack(wt_, wire, elems, Bits(1), /*accumulate=*/false, Work(offset));
+}
+
 void TernaryCodec::Decode(size_t offset, size_t elems, const void* wire) {
   const int w = Bits(nranks_);
   const uint8_t* in = static_cast<const uint8_t*>(wire);

@@ -75,6 +75,12 @@ class TernaryCodec : public Codec {
   // Dequantize (fused with the mask's unpack and zero-fill, and the average's
   // division) of the final sums of the range into the output.
   void Deliver(size_t offset, size_t elems) override;
+  // The one-shot: the sums are exact integers, so any order gives the same bits.
+  bool OneShot() const override { return true; }
+  void CopyInputWire(size_t offset, size_t elems, void* scratch) override {
+    Encode(offset, elems, 1, scratch);
+  }
+  void LoadWire(size_t offset, size_t elems, const void* wire) override;
 
   Status status() const override {
     return in_.pending_scales != nullptr ? in_.pending_scales->status() : Status::OK();

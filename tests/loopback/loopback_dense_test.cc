@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -181,8 +182,52 @@ TEST_P(LoopbackForcedAlgoTest, AllReduceMatchesTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Algos, LoopbackForcedAlgoTest,
-                         ::testing::Combine(::testing::Values(std::string("RING"), std::string("TREE")),
+                         ::testing::Combine(::testing::Values(std::string("RING"), std::string("TREE"),
+                                                              std::string("ONESHOT")),
                                             ::testing::Values(2, 3, 5, 8)));
+
+// The one-shot adds every rank's input on every rank in rank order, so float
+// sums that round differently in another order still come out bit for bit as
+// ((x0 + x1) + x2) + ... on every rank (inputs with full mantissas).
+float OneShotInput(int rank, size_t i) {
+  uint64_t x = (rank + 1) * 0x9e3779b97f4a7c15ULL ^ (i + 1) * 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 31;
+  x *= 0x94d049bb133111ebULL;
+  x ^= x >> 29;
+  return static_cast<float>(static_cast<double>(x >> 11) / 9007199254740992.0 * 2.0 - 1.0) *
+         (1.0f + static_cast<float>(rank) * 1e3f);
+}
+
+int RunOneShotOrder(int rank, int n, const sieveUniqueId& id) {
+  sieveComm_t comm = nullptr;
+  RANK_CHECK(InitComm(rank, n, id, &comm) == 0, "%s", sieveGetLastError(nullptr));
+  const size_t count = 1001;
+  std::vector<float> expected(count);
+  for (size_t i = 0; i < count; ++i) {
+    float sum = OneShotInput(0, i);
+    for (int r = 1; r < n; ++r) sum += OneShotInput(r, i);
+    expected[i] = sum;
+  }
+  for (bool in_place : {false, true}) {
+    std::vector<float> in(count), out(count, 0.0f);
+    for (size_t i = 0; i < count; ++i) in[i] = OneShotInput(rank, i);
+    float* sendp = in_place ? out.data() : in.data();
+    if (in_place) out = in;
+    RANK_CHECK(sieveAllReduce(sendp, out.data(), count, sieveFloat32, sieveSum, comm, nullptr) ==
+                   sieveSuccess,
+               "%s", sieveGetLastError(comm));
+    for (size_t i = 0; i < count; ++i)
+      RANK_CHECK(std::memcmp(&out[i], &expected[i], sizeof(float)) == 0,
+                 "%s element %zu: %.9g, rank order gives %.9g", in_place ? "in place" : "out of place",
+                 i, out[i], expected[i]);
+  }
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  return 0;
+}
+
+TEST(LoopbackOneShotTest, EveryRankAddsInRankOrder) {
+  for (int n : {3, 4}) EXPECT_EQ(RunThreadRanks(Spec(n, "ONESHOT"), RunOneShotOrder), "") << n;
+}
 
 // Send/receive in groups: an all-to-all (itself included), odd sizes both
 // sides of the eager limit, three rounds in a row (ordering across calls).

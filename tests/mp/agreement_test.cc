@@ -28,19 +28,21 @@ struct AgreementCase {
   const char* name;
   const char* fault;
   const char* timeout;
+  const char* algo = "AUTO";  // SIEVE_ALGO
 };
 
 class AgreementTest : public testing::TestWithParam<AgreementCase> {};
 
 // 4 ranks, one 4 MiB all-reduce: ring chunks of 1 MiB in 2 segments of 512 KiB,
-// so each rank sends and receives 12 data messages (6 steps x 2 segments).
+// so each rank sends and receives 12 data messages (6 steps x 2 segments); the
+// one-shot (SIEVE_ALGO=ONESHOT) 3, of the whole 4 MiB.
 TEST_P(AgreementTest, EveryRankReportsTheSameVerdict) {
   const AgreementCase& c = GetParam();
   SharedFaultBoard board;
   RankSpec spec;
   spec.nranks = 4;
   spec.kill_after_s = 60;
-  spec.env = {{"SIEVE_TIMEOUT", c.timeout}, {"SIEVE_FAULT", c.fault}};
+  spec.env = {{"SIEVE_TIMEOUT", c.timeout}, {"SIEVE_FAULT", c.fault}, {"SIEVE_ALGO", c.algo}};
   std::string failures = RunRanks(spec, [&](int rank, int nranks, const sieveUniqueId& id) {
     sieveComm_t comm = nullptr;
     RANK_CHECK(sieveCommInitRank(&comm, nranks, id, rank) == sieveSuccess, "%s",
@@ -84,7 +86,13 @@ INSTANTIATE_TEST_SUITE_P(
         AgreementCase{"FingerprintCorrupted", "rank=1,on=send,size=48,nth=1,do=corrupt,byte=13",
                       "10"},
         // Rank 1 cannot connect to rank 2 (its ring successor).
-        AgreementCase{"ConnectFails", "rank=1,on=connect,peer=2,do=fail", "10"}),
+        AgreementCase{"ConnectFails", "rank=1,on=connect,peer=2,do=fail", "10"},
+        // The one-shot (3 data messages each way per rank): rank 3's last receive
+        // fails after the others hold every input; rank 0's last send is swallowed.
+        AgreementCase{"OneShotLastReceiveFails", "rank=3,on=recv,min=65536,nth=3,do=fail", "10",
+                      "ONESHOT"},
+        AgreementCase{"OneShotLastSendDropped", "rank=0,on=send,min=65536,nth=3,do=drop", "1",
+                      "ONESHOT"}),
     [](const testing::TestParamInfo<AgreementCase>& info) { return info.param.name; });
 
 // ---- Mismatch ----------------------------------------------------------------------------------

@@ -108,6 +108,9 @@ TEST_P(LevelsExactTest, MatchesReferenceBitForBit) {
 INSTANTIATE_TEST_SUITE_P(Algos, LevelsExactTest,
                          ::testing::Combine(::testing::Values("ring", "tree", "direct"),
                                             ::testing::Values(2, 3, 4, 8)));
+// The one-shot (every rank adds every input) up to 4 ranks: 8 takes seconds.
+INSTANTIATE_TEST_SUITE_P(OneShot, LevelsExactTest,
+                         ::testing::Combine(::testing::Values("oneshot"), ::testing::Values(2, 3, 4)));
 
 // A link with latency (SIEVE_LINK_RTT): the plan's own choice (direct exchange,
 // scales in one exchange), still bit for bit at every L.

@@ -94,6 +94,8 @@ TEST_P(MaskedSweepTest, EveryDensityTypeOpAndPlacementMatchesReference) {
 INSTANTIATE_TEST_SUITE_P(Ranks, MaskedSweepTest,
                          ::testing::Combine(::testing::Values("ring", "tree", "direct"),
                                             ::testing::Values(2, 3, 4, 7)));
+INSTANTIATE_TEST_SUITE_P(OneShot, MaskedSweepTest,
+                         ::testing::Combine(::testing::Values("oneshot"), ::testing::Values(2, 3, 4)));
 
 // Many pipelined segments (small SIEVE_SEGMENT_BYTES) on a larger odd count.
 int RunLarge(int rank, int n, const sieveUniqueId& id) {

@@ -87,6 +87,9 @@ TEST_P(TernaryExactTest, MatchesReferenceBitForBit) {
 INSTANTIATE_TEST_SUITE_P(Algos, TernaryExactTest,
                          ::testing::Combine(::testing::Values("ring", "tree", "direct"),
                                             ::testing::Values(2, 3, 4, 8)));
+// The one-shot (every rank adds every input) up to 4 ranks: 8 takes seconds.
+INSTANTIATE_TEST_SUITE_P(OneShot, TernaryExactTest,
+                         ::testing::Combine(::testing::Values("oneshot"), ::testing::Values(2, 3, 4)));
 
 // A link with latency (SIEVE_LINK_RTT): the plan picks the direct exchange and
 // the scales go in one exchange without a verdict round; still bit for bit.
@@ -374,7 +377,7 @@ TEST_P(MaskedTernarySweepTest, EveryDensityTypeOpAndPlacementMatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Algos, MaskedTernarySweepTest,
-                         ::testing::Combine(::testing::Values("ring", "tree", "direct"),
+                         ::testing::Combine(::testing::Values("ring", "tree", "direct", "oneshot"),
                                             ::testing::Values(2, 3, 4)));
 
 }  // namespace

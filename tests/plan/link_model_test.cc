@@ -1,6 +1,7 @@
 // The plan's link model (plan/link_model.h): its estimates match the issue's
 // arithmetic, a round trip below 2 ms leaves the choice to the LAN's size rule,
-// latency picks the direct exchange, and the bytes in flight cover the
+// latency picks the direct exchange (the one-shot for small calls where the
+// codec has one), and the bytes in flight cover the
 // bandwidth-delay product within their bounds.
 #include "plan/link_model.h"
 
@@ -43,6 +44,35 @@ TEST(LinkModelTest, LatencyPicksTheDirectExchange) {
   EXPECT_EQ(ChooseForLink(4, 4 << 20, Link{0.05, 0}, &why), algo::OpAlgo::kDirect);
   EXPECT_EQ(ChooseForLink(4, 16 << 20, Link{0.05, 0}, &why), algo::OpAlgo::kRing);
   EXPECT_NE(why.find("assumed 0.1 Gbit/s"), std::string::npos) << why;
+}
+
+TEST(LinkModelTest, TheOneShotPaysOneDelayForMoreBytes) {
+  // 4 ranks, 64 KiB at 1 Gbit/s, 50 ms RTT: one delay plus 3 x 64 KiB on the wire.
+  const Link wan{0.05, kGbit};
+  AllReduceEstimate e = EstimateAllReduce(4, 64 << 10, wan);
+  EXPECT_NEAR(e.one_shot_s, 0.025 + 3.0 * (64 << 10) / kGbit, 1e-9);
+  EXPECT_NEAR(e.direct_s, 0.05 + 1.5 * (64 << 10) / kGbit, 1e-9);
+}
+
+TEST(LinkModelTest, LatencyPicksTheOneShotForSmallCallsWhereTheCodecHasOne) {
+  std::string why;
+  const Link wan{0.05, kGbit};
+  const size_t seg = 512 << 10;
+  EXPECT_EQ(ChooseForLink(4, 64 << 10, wan, &why, seg), algo::OpAlgo::kOneShot);
+  EXPECT_NE(why.find("one-shot 26.6 ms"), std::string::npos) << why;
+  EXPECT_EQ(ChooseForLink(2, 4 << 10, wan, &why, seg), algo::OpAlgo::kOneShot);
+  // Not offered (a codec without one, or 0): the direct exchange as before.
+  EXPECT_EQ(ChooseForLink(4, 64 << 10, wan, &why, 0), algo::OpAlgo::kDirect);
+  EXPECT_EQ(why.find("one-shot"), std::string::npos) << why;
+  // One message per peer, at most a segment (eager, no rendezvous round trip).
+  EXPECT_EQ(ChooseForLink(4, seg, wan, &why, seg), algo::OpAlgo::kOneShot);
+  EXPECT_EQ(ChooseForLink(4, seg + 1, wan, &why, seg), algo::OpAlgo::kDirect);
+  // Its copies of every peer's input stay within kMaxOneShotBytes.
+  EXPECT_EQ(ChooseForLink(64, 256 << 10, wan, &why, seg), algo::OpAlgo::kDirect);
+  // Where the extra bytes cost more than the delay saved: 4 ranks at 100 Mbit/s
+  // (the rate assumed when unknown), 512 KiB: 1.5 x 512 KiB takes 63 ms > 25 ms.
+  EXPECT_EQ(ChooseForLink(4, 64 << 10, Link{0.05, 0}, &why, seg), algo::OpAlgo::kOneShot);
+  EXPECT_EQ(ChooseForLink(4, seg, Link{0.05, 0}, &why, seg), algo::OpAlgo::kDirect);
 }
 
 TEST(LinkModelTest, InflightCoversTheBandwidthDelayProduct) {
