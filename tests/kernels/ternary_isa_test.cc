@@ -271,7 +271,9 @@ void CheckLevels(const Case& c, int levels, std::mt19937_64& rng) {
                                                static_cast<float>(levels)))
           << "update " << j;
   });
-  if (c.elems > 200) EXPECT_TRUE(saw_top) << "no code reached +-L";
+  if (c.elems > 200) {
+    EXPECT_TRUE(saw_top) << "no code reached +-L";
+  }
 }
 
 TEST(TernaryIsaTest, LevelsQuantizersMatchReferences) {
