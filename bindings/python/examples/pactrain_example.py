@@ -32,11 +32,14 @@ def main():
     for name in args.runs.split(","):
         model = copy.deepcopy(start)
         ddp = common.ddp(model, args)  # the same DDP settings for every run
-        if name != "ddp":  # "ternary": the ternary hook alone, no pruning
-            masks = pactrain.magnitude_prune(model, args.prune) if name != "ternary" else {}
+        # "ternary", "q7" (7 levels), "auto" (dense or a level per bucket, chosen from the
+        # link and kernel speed measured): the quantizing hook alone, no pruning.
+        levels = {"ternary": 1, "q7": 7, "auto": "auto"}.get(name)
+        if name != "ddp":
+            masks = pactrain.magnitude_prune(model, args.prune) if levels is None else {}
             state = (hooks.MaskedState(ctx.comm, masks) if name == "masked" else
                      hooks.TernaryState(ctx.comm, seed=args.seed + 1, masks=masks,
-                                        error_feedback=True))
+                                        error_feedback=True, levels=levels or 1))
             ddp.register_comm_hook(state, hooks.masked_hook if name == "masked"
                                    else hooks.ternary_hook)
         opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
