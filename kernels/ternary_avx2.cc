@@ -369,19 +369,11 @@ SIEVE_AVX2 void DequantizeScatter(const int8_t* sums, size_t offset, size_t bloc
   alignas(32) float dense[64];
   for (size_t j = begin; j < end;) {
     const size_t base = j & ~size_t{63};
-    const size_t stop = std::min(end, base + 64 * kScatterWords);
-    const int nw = static_cast<int>((stop - base + 63) / 64);
-    int cnt = 0;
+    size_t stop;
+    int nw;
     uint64_t words[kScatterWords], ranges[kScatterWords];
-    for (int w = 0; w < nw; ++w) {
-      uint64_t range = ~uint64_t{0};
-      if (w == 0) range <<= j - base;
-      const size_t wend = base + 64 * static_cast<size_t>(w) + 64;
-      if (wend > stop) range &= (uint64_t{1} << (64 - (wend - stop))) - 1;
-      ranges[w] = range;
-      words[w] = bits[base / 64 + static_cast<size_t>(w)] & range;
-      cnt += __builtin_popcountll(words[w]);
-    }
+    const int cnt =
+        batch::ScatterRound<kScatterWords>(bits, j, end, &stop, &nw, words, ranges);
     for (int v = 0; v < cnt;) {  // the kept values, one scale run at a time
       const int run = static_cast<int>(std::min<size_t>(static_cast<size_t>(cnt - v), left));
       const float s = scales[kb];

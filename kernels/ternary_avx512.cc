@@ -356,18 +356,10 @@ SIEVE_AVX512 void DequantizeScatter(const int8_t* sums, size_t offset, size_t bl
   uint64_t words[kScatterWords], ranges[kScatterWords];
   for (size_t j = begin; j < end;) {
     const size_t base = j & ~size_t{63};
-    const size_t stop = std::min(end, base + 64 * kScatterWords);
-    const int nw = static_cast<int>((stop - base + 63) / 64);
-    int cnt = 0;
-    for (int w = 0; w < nw; ++w) {
-      uint64_t range = ~uint64_t{0};
-      if (w == 0) range <<= j - base;
-      const size_t wend = base + 64 * static_cast<size_t>(w) + 64;
-      if (wend > stop) range &= (uint64_t{1} << (64 - (wend - stop))) - 1;
-      ranges[w] = range;
-      words[w] = bits[base / 64 + static_cast<size_t>(w)] & range;
-      cnt += __builtin_popcountll(words[w]);
-    }
+    size_t stop;
+    int nw;
+    const int cnt =
+        batch::ScatterRound<kScatterWords>(bits, j, end, &stop, &nw, words, ranges);
     for (int v = 0; v < cnt;) {  // the kept values, one scale run at a time
       const int run = static_cast<int>(std::min<size_t>(static_cast<size_t>(cnt - v), left));
       const __m512 sv = _mm512_set1_ps(scales[kb]);

@@ -361,6 +361,29 @@ SIEVE_TK_INLINE void AbsMax(const TernarySource& src, size_t count, float* scale
   }
 }
 
+// One round of the dequantize-scatter kernels (ternary_avx2.cc, ternary_avx512.cc):
+// the bitmap words from element j's word on, at most kWords of them and none past
+// `end`. Sets *stop (where the round ends), *nw (its words), ranges[w] (word w's
+// part of [j, *stop)) and words[w] (the kept bits in it); returns the kept count.
+template <int kWords>
+SIEVE_TK_INLINE int ScatterRound(const uint64_t* bits, size_t j, size_t end, size_t* stop,
+                                 int* nw, uint64_t* words, uint64_t* ranges) {
+  const size_t base = j & ~size_t{63};
+  *stop = std::min(end, base + 64 * kWords);
+  *nw = static_cast<int>((*stop - base + 63) / 64);
+  int cnt = 0;
+  for (int w = 0; w < *nw; ++w) {
+    uint64_t range = ~uint64_t{0};
+    if (w == 0) range <<= j - base;
+    const size_t wend = base + 64 * static_cast<size_t>(w) + 64;
+    if (wend > *stop) range &= (uint64_t{1} << (64 - (wend - *stop))) - 1;
+    ranges[w] = range;
+    words[w] = bits[base / 64 + static_cast<size_t>(w)] & range;
+    cnt += __builtin_popcountll(words[w]);
+  }
+  return cnt;
+}
+
 }  // namespace sieve::kernels::batch
 
 #endif  // SIEVE_KERNELS_TERNARY_BATCH_H_
