@@ -12,10 +12,12 @@ namespace {
 
 using algo::OpKind;
 
-AlgoChoice Logged(Comm& comm, OpKind kind, size_t bytes, AlgoChoice choice) {
+AlgoChoice Logged(Comm& comm, OpKind kind, size_t bytes, AlgoChoice choice,
+                  const char* variant = "") {
   const char* what = algo::OpKindName(kind);
-  // Keyed by the algorithm too: calls of one size class may choose differently.
-  if (comm.FirstUse(std::string(what) + ": " + AlgoName(choice.algo), bytes))
+  // Keyed by the algorithm (and `variant`) too: calls of one size class may choose
+  // differently.
+  if (comm.FirstUse(std::string(what) + ": " + AlgoName(choice.algo) + variant, bytes))
     SIEVE_INFO(kLogColl, "%s of %zu bytes on %d ranks: %s (%s)", what, bytes, comm.size(),
                AlgoName(choice.algo), choice.why.c_str());
   return choice;
@@ -45,8 +47,10 @@ Algo FromOpAlgo(algo::OpAlgo a) {
 }
 
 // Ring, tree, direct or (where the mode's codec has it: `one_shot`) one-shot
-// among n ranks of comm for `bytes` on the wire.
-AlgoChoice Flat(const Comm& comm, int n, size_t bytes, bool one_shot) {
+// among n ranks of comm for `bytes` on the wire, over `link` in pipelining
+// segments of `segment_wire` bytes (0: SIEVE_SEGMENT_BYTES).
+AlgoChoice Flat(const Comm& comm, int n, size_t bytes, bool one_shot, const Link& link,
+                size_t segment_wire = 0) {
   const Config& config = comm.config();
   if (config.algo == AlgoParam::kRing) return {Algo::kRing, "SIEVE_ALGO=RING"};
   if (config.algo == AlgoParam::kTree) return {Algo::kTree, "SIEVE_ALGO=TREE"};
@@ -54,17 +58,23 @@ AlgoChoice Flat(const Comm& comm, int n, size_t bytes, bool one_shot) {
   if (config.algo == AlgoParam::kOneShot)
     return one_shot ? AlgoChoice{Algo::kOneShot, "SIEVE_ALGO=ONESHOT"}
                     : AlgoChoice{Algo::kDirect, "SIEVE_ALGO=ONESHOT; this mode has no one-shot"};
-  const Link link = LinkOf(comm);
+  if (segment_wire == 0) segment_wire = config.segment_bytes;
   if (LatencyMatters(link)) {
     AlgoChoice c;
-    c.algo = FromOpAlgo(
-        ChooseForLink(n, bytes, link, &c.why, one_shot ? config.segment_bytes : 0));
+    c.algo = FromOpAlgo(ChooseForLink(n, bytes, link, &c.why,
+                                      one_shot ? config.segment_bytes : 0, segment_wire));
     return c;
   }
   if (n < 3) return {Algo::kRing, "fewer than 3 ranks"};
-  if (bytes <= config.tree_threshold)
+  if (bytes <= config.tree_threshold) {
+    if (!TreeOnLan(n, bytes, link))
+      return {Algo::kRing,
+              StrFormat("at most SIEVE_TREE_THRESHOLD (%zu) bytes, but at %.3g Gbit/s the "
+                        "tree's extra bytes cost more than its two fewer steps",
+                        config.tree_threshold, link.rate_Bps * 8e-9)};
     return {Algo::kTree, StrFormat("at most SIEVE_TREE_THRESHOLD (%zu) bytes on 3 or more ranks",
                                    config.tree_threshold)};
+  }
   return {Algo::kRing, StrFormat("more than SIEVE_TREE_THRESHOLD (%zu) bytes",
                                  config.tree_threshold)};
 }
@@ -95,7 +105,7 @@ AlgoChoice ChooseAllReduce(Comm& comm, size_t count, size_t bytes) {
                   {Algo::kHier, StrFormat("%s: host reduce-scatter, inter-host all-reduce per "
                                           "local rank, host all-gather",
                                           hier)});
-  return Logged(comm, OpKind::kAllReduce, bytes, Flat(comm, comm.size(), bytes, true));
+  return Logged(comm, OpKind::kAllReduce, bytes, Flat(comm, comm.size(), bytes, true, LinkOf(comm)));
 }
 
 AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes) {
@@ -105,7 +115,7 @@ AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes) {
                                           "of the kept elements, unpacked once",
                                           hier)});
   return Logged(comm, OpKind::kMaskedAllReduce, packed_bytes,
-                Flat(comm, comm.size(), packed_bytes, true));
+                Flat(comm, comm.size(), packed_bytes, true, LinkOf(comm)));
 }
 
 AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_because,
@@ -118,13 +128,21 @@ AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_bec
                   {Algo::kHier, StrFormat("%s: dense sums inside hosts, quantized once between "
                                           "hosts",
                                           hier)});
-  AlgoChoice flat = Flat(comm, comm.size(), wire_bytes, true);
+  Link link = LinkOf(comm);
+  const bool learned = !(link.rate_Bps > 0) && comm.State<LearnedRate>().agreed.load() > 0;
+  if (learned) link.rate_Bps = comm.State<LearnedRate>().agreed.load();
+  // A segment on the wire holds as many elements as a float32 input's segment.
+  const size_t segment_wire = kernels::TernaryPackedBytes(
+      comm.config().segment_bytes / sizeof(float), kernels::TernaryBits(comm.size() * levels));
+  AlgoChoice flat = Flat(comm, comm.size(), wire_bytes, true, link, segment_wire);
   if (hier != nullptr) flat.why += StrFormat("; not hierarchical: %s", flat_because);
-  return Logged(comm, OpKind::kTernaryAllReduce, wire_bytes, std::move(flat));
+  if (learned) flat.why += "; rate learned from this communicator's ternary calls";
+  return Logged(comm, OpKind::kTernaryAllReduce, wire_bytes, std::move(flat),
+                learned ? " (learned rate)" : "");
 }
 
 AlgoChoice ChooseGroupExchange(const Comm& comm, int n, size_t bytes) {
-  AlgoChoice c = Flat(comm, n, bytes, false);
+  AlgoChoice c = Flat(comm, n, bytes, false, LinkOf(comm));
   if (c.algo == Algo::kTree) {
     c.algo = Algo::kRing;
     c.why += "; the ring, as a group's exchange interleaves step by step";

@@ -6,6 +6,7 @@
 #ifndef SIEVE_PLAN_ALGO_CHOICE_H_
 #define SIEVE_PLAN_ALGO_CHOICE_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -45,12 +46,22 @@ AlgoChoice ChooseAllReduce(Comm& comm, size_t count, size_t bytes);
 // rules on the packed vector (the hierarchical plan packs first).
 AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes);
 
+// The rate this communicator's ternary calls learned (plan/link_model.h's
+// RateFromCall and AgreedRate; ternary/ternary_allreduce.cc keeps it): the same
+// on every rank, changed only where every rank's call succeeded. `proposal` is
+// this rank's own latest inference, sent with the next call's scales.
+struct LearnedRate {
+  std::atomic<double> agreed{0};
+  std::atomic<double> proposal{0};
+};
+
 // The ternary all-reduce of `elems` quantized elements: hierarchical as the dense
 // all-reduce (dense sums inside hosts, quantized once between them) unless
 // `flat_because` says why this call cannot take that plan (error feedback; a mask
 // the codec gathers; codes quantized on the device), null when it can; else the
 // flat rule (one-shot included) on the bytes a flat run puts on the wire (final
-// sums' width, which grows with the call's levels L: TernaryBits(nL)).
+// sums' width, which grows with the call's levels L: TernaryBits(nL)). Where
+// SIEVE_LINK_RATE is unset, the rate its calls learned (LearnedRate) decides.
 AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_because,
                                   int levels = 1);
 

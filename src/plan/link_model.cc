@@ -22,12 +22,19 @@ int TreeDepth(int n) {
 
 }  // namespace
 
-AllReduceEstimate EstimateAllReduce(int n, size_t wire_bytes, const Link& link) {
+AllReduceEstimate EstimateAllReduce(int n, size_t wire_bytes, const Link& link,
+                                    size_t segment_bytes) {
   const double a = link.rtt_s / 2, r = RateOr(link, kChoiceRateBps);
   const double b = static_cast<double>(wire_bytes);
   const double ring_bytes = 2.0 * (n - 1) / n * b;
+  const int steps = 2 * (n - 1);
   AllReduceEstimate e;
-  e.ring_s = 2.0 * (n - 1) * a + ring_bytes / r;
+  e.ring_s = steps * a + ring_bytes / r;
+  if (link.rate_Bps > 0) {
+    const double chunk_s = b / n / r;
+    const double seg_s = std::min(static_cast<double>(segment_bytes) / r, chunk_s);
+    e.ring_s = (steps - 1) * std::max(chunk_s, a + seg_s) + chunk_s + a;
+  }
   e.tree_s = 2.0 * TreeDepth(n) * a + 3.0 * b / r;
   e.direct_s = 2.0 * a + ring_bytes / r;
   e.one_shot_s = a + (n - 1) * b / r;
@@ -37,11 +44,13 @@ AllReduceEstimate EstimateAllReduce(int n, size_t wire_bytes, const Link& link) 
 bool LatencyMatters(const Link& link) { return link.rtt_s >= kLocalRttS; }
 
 algo::OpAlgo ChooseForLink(int n, size_t wire_bytes, const Link& link, std::string* why,
-                           size_t one_shot_max) {
-  const AllReduceEstimate e = EstimateAllReduce(n, wire_bytes, link);
+                           size_t one_shot_max, size_t segment_bytes) {
+  const AllReduceEstimate e = EstimateAllReduce(n, wire_bytes, link, segment_bytes);
   algo::OpAlgo pick = algo::OpAlgo::kRing;
   double best = e.ring_s;
-  if (e.direct_s < kDirectGain * best) {
+  // The bound overstates the ring; the pipelined estimate (a known rate) does not.
+  const double gain = link.rate_Bps > 0 ? 1.0 : kDirectGain;
+  if (e.direct_s < gain * best) {
     pick = algo::OpAlgo::kDirect;
     best = e.direct_s;
   }
@@ -64,6 +73,54 @@ algo::OpAlgo ChooseForLink(int n, size_t wire_bytes, const Link& link, std::stri
                    e.ring_s * 1e3, e.tree_s * 1e3, e.direct_s * 1e3);
   if (one_shot_fits) *why += StrFormat(", one-shot %.3g ms", e.one_shot_s * 1e3);
   return pick;
+}
+
+double RateFromCall(algo::OpAlgo algo, int n, double sent_bytes, double seconds, double rtt_s,
+                    size_t segment_bytes) {
+  if (n < 2 || !(sent_bytes > 0) || !(seconds > 0)) return 0;
+  const double a = rtt_s / 2;
+  const int steps = 2 * (n - 1);
+  // The model's time at rate r, decreasing in r.
+  auto time_at = [&](double r) {
+    switch (algo) {
+      case algo::OpAlgo::kRing: {
+        const double chunk_s = sent_bytes / steps / r;
+        const double seg_s = std::min(static_cast<double>(segment_bytes) / r, chunk_s);
+        return (steps - 1) * std::max(chunk_s, a + seg_s) + chunk_s + a;
+      }
+      case algo::OpAlgo::kTree:
+        return 2.0 * TreeDepth(n) * a + sent_bytes / r;
+      case algo::OpAlgo::kOneShot:
+        return a + sent_bytes / r;
+      default:  // the direct exchange
+        return 2.0 * a + sent_bytes / r;
+    }
+  };
+  if (time_at(kMaxLearnedRateBps) >= seconds) return kMaxLearnedRateBps;
+  double lo = 1e3, hi = kMaxLearnedRateBps;  // time_at(lo) > seconds >= time_at(hi)
+  if (time_at(lo) <= seconds) return lo;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = std::sqrt(lo * hi);
+    (time_at(mid) > seconds ? lo : hi) = mid;
+  }
+  return hi;
+}
+
+double AgreedRate(const std::vector<float>& proposals) {
+  std::vector<double> v;
+  for (float p : proposals)
+    if (p > 0 && std::isfinite(p)) v.push_back(p);
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+bool TreeOnLan(int n, size_t bytes, const Link& link) {
+  if (!(link.rate_Bps > 0)) return true;
+  const double b = static_cast<double>(bytes);
+  const double tree_s = 2.0 * TreeDepth(n) * kLanStepS + 3.0 * b / link.rate_Bps;
+  const double ring_s = 2.0 * (n - 1) * kLanStepS + 2.0 * (n - 1) / n * b / link.rate_Bps;
+  return tree_s < ring_s;
 }
 
 size_t InflightBytes(const Link& link, size_t segment_bytes) {

@@ -7,6 +7,12 @@
 // a = rtt/2 and rate r (bytes/s), each rank sending 2(n-1)/n B in the ring and
 // the direct exchange and up to 3B in the binary tree (up once, down to two):
 //   ring:   2(n-1) a + 2(n-1)/n B / r     (each step waits for the previous one's data)
+//     where the rate is known (stated or learned), the pipelined ring instead:
+//           (2(n-1)-1) max(C, a + t) + C + a, with C = B/(n r) a step's chunk time
+//           and t = a segment's: a step starts when the previous step's first
+//           segment is in, so a ring whose chunks take longer than a delay keeps
+//           its link busy and pays one delay in all (measured at 100 Mbit/s, 50 ms,
+//           4 ranks, 16 MiB ternary: the ring 275 ms of data, the bound 371 ms)
 //   tree:   2 d a    + 3 B / r            (d = levels below the root)
 //   direct: 2 a      + 2(n-1)/n B / r     (everyone sends to everyone at once)
 //   one-shot: a      + (n-1) B / r        (everyone sends its whole input to everyone)
@@ -18,6 +24,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "algo/op_header.h"
 
@@ -40,8 +47,10 @@ constexpr double kLocalRttS = 2e-3;
 // larger calls.
 constexpr double kAssumedRateBps = 1.25e9;
 constexpr double kChoiceRateBps = 1.25e7;
-// The direct exchange replaces the ring only where it is expected to save this
-// much (the ring is the proven choice; the model ignores per-message costs).
+// With the rate unknown, the direct exchange replaces the ring only where it is
+// expected to save this much against the ring's bound (the ring is the proven
+// choice; the model ignores per-message costs). With a known rate the pipelined
+// ring's estimate is compared as it is.
 constexpr double kDirectGain = 0.9;
 
 // The one-shot all-reduce keeps every peer's whole input in scratch: only where
@@ -51,7 +60,11 @@ constexpr size_t kMaxOneShotBytes = 8 << 20;
 struct AllReduceEstimate {
   double ring_s = 0, tree_s = 0, direct_s = 0, one_shot_s = 0;
 };
-AllReduceEstimate EstimateAllReduce(int n, size_t wire_bytes, const Link& link);
+// `segment_bytes`: the ring's segment on the wire (0: none, t = 0). With the rate
+// unknown the ring keeps its bound, which leaves the choice where it was before
+// the rate could be learned (the direct exchange wherever latency may dominate).
+AllReduceEstimate EstimateAllReduce(int n, size_t wire_bytes, const Link& link,
+                                    size_t segment_bytes = 0);
 
 // Whether the link's latency decides the flat all-reduce (round trip at least
 // kLocalRttS); below, plan/algo_choice.h keeps the LAN's size rule.
@@ -65,7 +78,32 @@ bool LatencyMatters(const Link& link);
 // eagerly like the ring's pieces: a rendezvous would cost a round trip), and
 // its copies ((n-1) x wire_bytes) within kMaxOneShotBytes.
 algo::OpAlgo ChooseForLink(int n, size_t wire_bytes, const Link& link, std::string* why,
-                           size_t one_shot_max = 0);
+                           size_t one_shot_max = 0, size_t segment_bytes = 0);
+
+// Learning the rate where nobody states it (SIEVE_LINK_RATE unset): each rank
+// infers one from a call of its own, and every rank adopts the same value from
+// all of them (ternary/ternary_allreduce.h carries them in the scale exchange).
+//
+// The rate at which `algo`'s model, with this rank sending `sent_bytes` (its
+// chunks: the ring's 2(n-1) steps carry equal shares), takes `seconds` on a link
+// of round trip `rtt_s`; kMaxLearnedRateBps where the time is within the
+// model's delays alone (the bytes cost nothing measurable). `segment_bytes` as in
+// EstimateAllReduce. 0 where there is nothing to learn from.
+constexpr double kMaxLearnedRateBps = 1.25e10;
+double RateFromCall(algo::OpAlgo algo, int n, double sent_bytes, double seconds, double rtt_s,
+                    size_t segment_bytes = 0);
+// The rate every rank adopts from the ranks' proposals (the same list on every
+// rank, 0 for none): the median of the positive ones (the upper one of an even
+// count), so one rank slowed by its host's load does not decide; 0 if none.
+double AgreedRate(const std::vector<float>& proposals);
+
+// On a LAN, whether the tree replaces the ring for `bytes` on n ranks (the caller
+// checked SIEVE_TREE_THRESHOLD): with the rate unknown, yes (the size rule); with
+// it known, where the tree's two fewer steps (kLanStepS each) outweigh its extra
+// bytes (up to 3 B against the ring's 2(n-1)/n B): at 100 Mbit/s a 64 KiB tree
+// costs 8 ms more on the wire than the ring, at 10 Gbit/s 0.08 ms.
+constexpr double kLanStepS = 100e-6;
+bool TreeOnLan(int n, size_t bytes, const Link& link);
 
 // Bytes the ring or the direct exchange keeps in flight: the link's bandwidth-
 // delay product (rate x rtt) plus two segments, so segments keep the link busy

@@ -83,6 +83,9 @@ struct TernaryCall {
     scale_values.assign((elems + a.block - 1) / a.block, 0.0f);
     scales = std::make_unique<algo::TernaryScales>(
         ch, algo::CutScalePieces(elems, a.block, bounds, segments), scale_values.data());
+    // This rank's latest rate goes out with the scales; the call's verdict adopts
+    // every rank's (LearnOrKeep).
+    scales->CarryProposal(static_cast<float>(comm.State<plan::LearnedRate>().proposal.load()));
     if (comm.FirstUse("ternary scales", scale_values.size() * sizeof(float)))
       SIEVE_INFO(kLogColl,
                  "ternary scales (%zu blocks) on %d ranks: to every rank in %zu pieces on the "
@@ -100,18 +103,45 @@ struct TernaryCall {
 
 namespace {
 
+// Calls that send less than this teach nothing about the rate (fixed costs rule).
+constexpr uint64_t kMinRateSampleBytes = 32 << 10;
+
+// Where SIEVE_LINK_RATE is unset: after a call every rank's verdict says
+// succeeded, every rank adopts the rates the ranks sent with its scales (the
+// same list everywhere, so the same choice next time), and this rank infers its
+// own from the call's bytes and time (less the waits for scales, which the
+// model does not count) to send with the next call's.
+void LearnRate(Comm& comm, const TernaryCall& call, uint64_t sent, double data_s,
+               double scale_wait_s) {
+  if (comm.config().link_rate > 0 || call.scales == nullptr) return;
+  plan::LearnedRate& learned = comm.State<plan::LearnedRate>();
+  const double agreed = plan::AgreedRate(call.scales->proposals());
+  if (agreed > 0) learned.agreed.store(agreed);
+  if (sent < kMinRateSampleBytes) return;
+  const double rate =
+      plan::RateFromCall(call.run.algo, comm.size(), static_cast<double>(sent),
+                         data_s - scale_wait_s, comm.link_rtt_s(), call.run.segment_bytes);
+  if (rate > 0) learned.proposal.store(rate);
+}
+
 // The ring, tree or direct exchange on the call's channel, then its one verdict exchange.
-Status Exchange(TernaryCall& call, algo::TernaryCodec& codec) {
+Status Exchange(Comm& comm, TernaryCall& call, algo::TernaryCodec& codec) {
   const Clock::time_point start = Clock::now();
+  const uint64_t sent0 = comm.stats().traffic.sent;
+  const double waited0 = call.scales != nullptr ? call.scales->waited_s() : 0.0;
   Status data = algo::RunAllReduce(call.ch, codec, call.elems, call.run);
   if (data.ok()) data = codec.status();
   if (data.ok() && call.scales != nullptr) data = call.scales->Finish();  // our scale sends
   const double data_ms = MsSince(start);
+  const uint64_t sent = comm.stats().traffic.sent - sent0;
+  const double waited = call.scales != nullptr ? call.scales->waited_s() - waited0 : 0.0;
   const Clock::time_point concluding = Clock::now();
   Status st = call.ch.Conclude(data);
-  SIEVE_TRACE(kLogColl, "ternary #%u: %s of %zu segment bytes %.2f ms, agreement %.2f ms",
+  SIEVE_TRACE(kLogColl, "ternary #%u: %s of %zu segment bytes %.2f ms (%.2f ms of it waiting "
+              "for scales, %llu bytes sent), agreement %.2f ms",
               call.seq, algo::OpAlgoName(call.run.algo), call.run.segment_bytes, data_ms,
-              MsSince(concluding));
+              waited * 1e3, static_cast<unsigned long long>(sent), MsSince(concluding));
+  if (st.ok()) LearnRate(comm, call, sent, data_ms * 1e-3, waited);
   return st;
 }
 
@@ -162,7 +192,7 @@ Status RunCodec(Comm& comm, const TernaryArgs& a, const algo::TernaryInput& inpu
     codec.LoadInput(0, elems);
     codec.Deliver(0, elems);
   } else {
-    SIEVE_RETURN_IF_ERROR(Exchange(*call, codec));
+    SIEVE_RETURN_IF_ERROR(Exchange(comm, *call, codec));
   }
   // Work keeps every range's final sums after the exchange (algo/codec.h).
   if (sums_wire != nullptr)

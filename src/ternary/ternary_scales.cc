@@ -66,8 +66,12 @@ ScalePieces CutScalePieces(size_t elems, size_t block, const std::vector<size_t>
 TernaryScales::TernaryScales(Channel& ch, ScalePieces pieces, float* scales)
     : ch_(ch),
       pieces_(std::move(pieces)),
-      scales_(scales),
-      trace_(LogEnabled(LogLevel::kTrace, kLogColl)) {}
+      scales_(scales) {}
+
+void TernaryScales::CarryProposal(float proposal) {
+  carry_proposal_ = true;
+  proposal_ = proposal;
+}
 
 Status TernaryScales::Start(const kernels::TernarySource& src) { return Post(&src); }
 
@@ -85,8 +89,8 @@ Status TernaryScales::Post(const kernels::TernarySource* src) {
   for (size_t p = 0; p < pieces; ++p) {
     for (int peer = 0; peer < n; ++peer) {
       if (peer == me) continue;
-      recvd_[p][peer].resize(pieces_.count[p]);
-      status_ = ch_.Recv(peer, recvd_[p][peer].data(), pieces_.count[p] * sizeof(float),
+      recvd_[p][peer].resize(pieces_.count[p] + (p == 0 && carry_proposal_ ? 1 : 0));
+      status_ = ch_.Recv(peer, recvd_[p][peer].data(), recvd_[p][peer].size() * sizeof(float),
                          &recv_handles_[p][peer]);
       if (!status_.ok()) return status_;
     }
@@ -102,6 +106,7 @@ Status TernaryScales::Post(const kernels::TernarySource* src) {
       }
       for (size_t k = run.first; k < run.second; ++k) out.push_back(OnWire(scales_[k]));
     }
+    if (p == 0 && carry_proposal_) out.push_back(proposal_);  // after the scales
     for (int step = 1; step < n; ++step) {  // the nearest peers first
       const int peer = (me + step) % n;
       status_ = ch_.Send(peer, out.data(), out.size() * sizeof(float), &send_handles_[p][peer]);
@@ -113,10 +118,15 @@ Status TernaryScales::Post(const kernels::TernarySource* src) {
 
 Status TernaryScales::Agree(size_t p) {
   const int n = ch_.size(), me = ch_.rank();
-  const double start = trace_ ? MonotonicSeconds() : 0.0;
+  const double start = MonotonicSeconds();
   for (int peer = 0; peer < n; ++peer)
     if (peer != me) SIEVE_RETURN_IF_ERROR(ch_.Wait(recv_handles_[p][peer]));
-  if (trace_) waited_ms_ += (MonotonicSeconds() - start) * 1e3;
+  waited_s_ += MonotonicSeconds() - start;
+  if (p == 0 && carry_proposal_) {
+    proposals_.assign(n, 0.0f);
+    for (int peer = 0; peer < n; ++peer)
+      proposals_[peer] = peer == me ? proposal_ : recvd_[0][peer][pieces_.count[0]];
+  }
   size_t i = 0;
   for (const auto& run : pieces_.runs[p]) {
     for (size_t k = run.first; k < run.second; ++k, ++i) {
@@ -146,7 +156,7 @@ Status TernaryScales::Finish() {
     for (int peer = 0; peer < ch_.size() && status_.ok(); ++peer)
       if (peer != ch_.rank()) status_ = ch_.Wait(send_handles_[p][peer]);
   SIEVE_TRACE(kLogColl, "%s: scales in %zu pieces, %.2f ms waiting for peers' pieces",
-              ch_.name().c_str(), pieces_.runs.size(), waited_ms_);
+              ch_.name().c_str(), pieces_.runs.size(), waited_s_ * 1e3);
   return status_;
 }
 

@@ -53,6 +53,14 @@ class TernaryScales : public ScaleSource {
   TernaryScales(const TernaryScales&) = delete;
   TernaryScales& operator=(const TernaryScales&) = delete;
 
+  // Adds `proposal` (a float every rank sends, e.g. a rate it measured) to this
+  // rank's first piece; proposals() then holds every rank's, by rank, once the
+  // first piece is agreed. Before Start; every rank of the call must call it.
+  void CarryProposal(float proposal);
+  const std::vector<float>& proposals() const { return proposals_; }
+  // Seconds this rank has waited so far for peers' pieces.
+  double waited_s() const { return waited_s_; }
+
   // Posts every piece's receives, then computes this rank's abs-maxes of
   // `src` piece by piece, sending each piece as it is done.
   Status Start(const kernels::TernarySource& src);
@@ -77,8 +85,10 @@ class TernaryScales : public ScaleSource {
   std::vector<std::vector<Channel::Handle>> recv_handles_, send_handles_;
   size_t agreed_ = 0;  // pieces 0 .. agreed_-1 hold the agreed scales
   Status status_;
-  bool trace_;             // SIEVE_DEBUG=TRACE (COLL): time the waits for pieces
-  double waited_ms_ = 0;
+  bool carry_proposal_ = false;
+  float proposal_ = 0;
+  std::vector<float> proposals_;  // by rank, once piece 0 is agreed
+  double waited_s_ = 0;
 };
 
 }  // namespace sieve::algo

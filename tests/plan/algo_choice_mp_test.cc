@@ -103,6 +103,32 @@ TEST(AlgoChoice, HierarchicalUnlessTooSmallOrErrorFeedback) {
             "");
 }
 
+// Where SIEVE_LINK_RATE is unset, the ternary calls learn the rate: every rank
+// sends the rate it inferred from its last call with the next call's scales and
+// all adopt the same one, which the choice then uses and its line names. A link
+// of 50 ms stated on loopback (the calls take about as long as the delays, so the
+// rate learned is large); every call agrees (the fingerprint carries the algorithm).
+TEST(AlgoChoice, TernaryCallsLearnTheRate) {
+  EXPECT_EQ(RunRanks(Spec(3, {{"SIEVE_LINK_RTT", "0.05"}}),
+                     [](int rank, int n, const sieveUniqueId& id) {
+                       sieveComm_t comm = nullptr;
+                       RANK_CHECK(InitComm(rank, n, id, &comm) == 0, "%s",
+                                  sieveGetLastError(nullptr));
+                       for (uint64_t i = 0; i < 4; ++i)
+                         if (Ternary(comm, 100001, 0, i) != 0) return 1;
+                       RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+                       const std::string log = ReadOwnLog();
+                       std::remove(OwnLogPath().c_str());
+                       RANK_CHECK(Lines(log, {"allreduce-ternary of", "rate unknown"}) >= 1,
+                                  "first choice line:\n%s", log.c_str());
+                       RANK_CHECK(Lines(log, {"allreduce-ternary of",
+                                              "rate learned from this communicator's"}) >= 1,
+                                  "learned-rate line:\n%s", log.c_str());
+                       return 0;
+                     }),
+            "");
+}
+
 // One host: SIEVE_ALGO=RING forces the ring even for a small call, and says so.
 TEST(AlgoChoice, ForcedRingSaysSo) {
   EXPECT_EQ(RunRanks(Spec(3, {{"SIEVE_ALGO", "ring"}}),
