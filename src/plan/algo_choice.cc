@@ -1,6 +1,8 @@
 // The algorithm rules of plan/algo_choice.h and their INFO lines.
 #include "plan/algo_choice.h"
 
+#include <algorithm>
+
 #include "algo/op_header.h"
 #include "core/log.h"
 #include "kernels/ternary.h"
@@ -81,6 +83,26 @@ AlgoChoice Flat(const Comm& comm, int n, size_t bytes, bool one_shot, const Link
 
 }  // namespace
 
+double LearnedRate::rate() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return *std::max_element(window_, window_ + kWindow);
+}
+
+void LearnedRate::Adopt(double agreed) {
+  std::lock_guard<std::mutex> lock(mu_);
+  window_[next_++ % kWindow] = agreed;
+}
+
+double LearnedRate::proposal() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return proposal_;
+}
+
+void LearnedRate::Propose(double rate) {
+  std::lock_guard<std::mutex> lock(mu_);
+  proposal_ = rate;
+}
+
 const char* AlgoName(Algo algo) {
   switch (algo) {
     case Algo::kRing:
@@ -129,8 +151,9 @@ AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_bec
                                           "hosts",
                                           hier)});
   Link link = LinkOf(comm);
-  const bool learned = !(link.rate_Bps > 0) && comm.State<LearnedRate>().agreed.load() > 0;
-  if (learned) link.rate_Bps = comm.State<LearnedRate>().agreed.load();
+  const double learned_rate = comm.State<LearnedRate>().rate();
+  const bool learned = !(link.rate_Bps > 0) && learned_rate > 0;
+  if (learned) link.rate_Bps = learned_rate;
   // A segment on the wire holds as many elements as a float32 input's segment.
   const size_t segment_wire = kernels::TernaryPackedBytes(
       comm.config().segment_bytes / sizeof(float), kernels::TernaryBits(comm.size() * levels));

@@ -6,7 +6,7 @@
 #ifndef SIEVE_PLAN_ALGO_CHOICE_H_
 #define SIEVE_PLAN_ALGO_CHOICE_H_
 
-#include <atomic>
+#include <mutex>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -47,12 +47,24 @@ AlgoChoice ChooseAllReduce(Comm& comm, size_t count, size_t bytes);
 AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes);
 
 // The rate this communicator's ternary calls learned (plan/link_model.h's
-// RateFromCall and AgreedRate; ternary/ternary_allreduce.cc keeps it): the same
-// on every rank, changed only where every rank's call succeeded. `proposal` is
-// this rank's own latest inference, sent with the next call's scales.
-struct LearnedRate {
-  std::atomic<double> agreed{0};
-  std::atomic<double> proposal{0};
+// RateFromCall and AgreedRate; ternary/ternary_allreduce.cc feeds it): the same
+// on every rank, changed only where every rank's call succeeded. Each agreed
+// value is a lower bound (a loaded host only slows a call), so the rate is the
+// largest of the last kWindow; older ones leave, so a link that got slower is
+// followed. `proposal`: this rank's latest inference, for the next call's scales.
+class LearnedRate {
+ public:
+  static constexpr size_t kWindow = 8;
+  double rate() const;  // 0: nothing learned
+  void Adopt(double agreed);  // > 0
+  double proposal() const;
+  void Propose(double rate);
+
+ private:
+  mutable std::mutex mu_;
+  double window_[kWindow] = {};
+  size_t next_ = 0;
+  double proposal_ = 0;
 };
 
 // The ternary all-reduce of `elems` quantized elements: hierarchical as the dense

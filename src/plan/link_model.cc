@@ -96,7 +96,7 @@ double RateFromCall(algo::OpAlgo algo, int n, double sent_bytes, double seconds,
         return 2.0 * a + sent_bytes / r;
     }
   };
-  if (time_at(kMaxLearnedRateBps) >= seconds) return kMaxLearnedRateBps;
+  if (time_at(kMaxLearnedRateBps) >= seconds) return 0;
   double lo = 1e3, hi = kMaxLearnedRateBps;  // time_at(lo) > seconds >= time_at(hi)
   if (time_at(lo) <= seconds) return lo;
   for (int i = 0; i < 60; ++i) {

@@ -86,9 +86,11 @@ algo::OpAlgo ChooseForLink(int n, size_t wire_bytes, const Link& link, std::stri
 //
 // The rate at which `algo`'s model, with this rank sending `sent_bytes` (its
 // chunks: the ring's 2(n-1) steps carry equal shares), takes `seconds` on a link
-// of round trip `rtt_s`; kMaxLearnedRateBps where the time is within the
-// model's delays alone (the bytes cost nothing measurable). `segment_bytes` as in
-// EstimateAllReduce. 0 where there is nothing to learn from.
+// of round trip `rtt_s` (at most kMaxLearnedRateBps). `segment_bytes` as in
+// EstimateAllReduce. 0 where there is nothing to learn from, e.g. a call within
+// the model's delays alone (any rate would do: a small call on a long link).
+// A call's own kernels and waits only ever make it slower, so the rate it implies
+// is a lower bound: the plan keeps the largest of recent ones (LearnedRate).
 constexpr double kMaxLearnedRateBps = 1.25e10;
 double RateFromCall(algo::OpAlgo algo, int n, double sent_bytes, double seconds, double rtt_s,
                     size_t segment_bytes = 0);

@@ -85,7 +85,7 @@ struct TernaryCall {
         ch, algo::CutScalePieces(elems, a.block, bounds, segments), scale_values.data());
     // This rank's latest rate goes out with the scales; the call's verdict adopts
     // every rank's (LearnOrKeep).
-    scales->CarryProposal(static_cast<float>(comm.State<plan::LearnedRate>().proposal.load()));
+    scales->CarryProposal(static_cast<float>(comm.State<plan::LearnedRate>().proposal()));
     if (comm.FirstUse("ternary scales", scale_values.size() * sizeof(float)))
       SIEVE_INFO(kLogColl,
                  "ternary scales (%zu blocks) on %d ranks: to every rank in %zu pieces on the "
@@ -116,12 +116,12 @@ void LearnRate(Comm& comm, const TernaryCall& call, uint64_t sent, double data_s
   if (comm.config().link_rate > 0 || call.scales == nullptr) return;
   plan::LearnedRate& learned = comm.State<plan::LearnedRate>();
   const double agreed = plan::AgreedRate(call.scales->proposals());
-  if (agreed > 0) learned.agreed.store(agreed);
+  if (agreed > 0) learned.Adopt(agreed);
   if (sent < kMinRateSampleBytes) return;
   const double rate =
       plan::RateFromCall(call.run.algo, comm.size(), static_cast<double>(sent),
                          data_s - scale_wait_s, comm.link_rtt_s(), call.run.segment_bytes);
-  if (rate > 0) learned.proposal.store(rate);
+  if (rate > 0) learned.Propose(rate);
 }
 
 // The ring, tree or direct exchange on the call's channel, then its one verdict exchange.

@@ -106,10 +106,10 @@ TEST(AlgoChoice, HierarchicalUnlessTooSmallOrErrorFeedback) {
 // Where SIEVE_LINK_RATE is unset, the ternary calls learn the rate: every rank
 // sends the rate it inferred from its last call with the next call's scales and
 // all adopt the same one, which the choice then uses and its line names. A link
-// of 50 ms stated on loopback (the calls take about as long as the delays, so the
-// rate learned is large); every call agrees (the fingerprint carries the algorithm).
+// of 2 ms stated on loopback (calls longer than the delays teach a rate); every
+// call agrees (the fingerprint carries the algorithm).
 TEST(AlgoChoice, TernaryCallsLearnTheRate) {
-  EXPECT_EQ(RunRanks(Spec(3, {{"SIEVE_LINK_RTT", "0.05"}}),
+  EXPECT_EQ(RunRanks(Spec(3, {{"SIEVE_LINK_RTT", "0.002"}}),
                      [](int rank, int n, const sieveUniqueId& id) {
                        sieveComm_t comm = nullptr;
                        RANK_CHECK(InitComm(rank, n, id, &comm) == 0, "%s",
