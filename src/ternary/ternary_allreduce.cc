@@ -122,6 +122,8 @@ void LearnRate(Comm& comm, const TernaryCall& call, uint64_t sent, double data_s
       plan::RateFromCall(call.run.algo, comm.size(), static_cast<double>(sent),
                          data_s - scale_wait_s, comm.link_rtt_s(), call.run.segment_bytes);
   if (rate > 0) learned.Propose(rate);
+  SIEVE_TRACE(kLogColl, "ternary #%u: rate agreed %.3g Gbit/s, learned %.3g, inferred here %.3g",
+              call.seq, agreed * 8e-9, learned.rate() * 8e-9, rate * 8e-9);
 }
 
 // The ring, tree or direct exchange on the call's channel, then its one verdict exchange.

@@ -254,6 +254,7 @@ uint64_t ExpectedBytesSent(size_t count, size_t block, int n, int r, size_t segm
   }
   size_t nb = (count + block - 1) / block;
   total += 4 * nb * static_cast<uint64_t>(n - 1);
+  total += 4 * static_cast<uint64_t>(n - 1);  // the rate it proposes, with the first scales
   return total;
 }
 
