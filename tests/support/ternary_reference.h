@@ -97,7 +97,8 @@ std::vector<std::vector<char>> ExpectedTernaryFeedback(const TernaryCase& c, int
 // Exact bytes rank r sends in one ring all-reduce of `count` elements at `levels`
 // levels (1: ternary) over n ranks: the bit-growth formula, partial sums of k ranks
 // in ceil(log2(2kL + 1)) bits, per segment of `segment_elems` input elements (0: one
-// segment per chunk), plus this rank's float32 block scales to every peer.
+// segment per chunk), plus this rank's float32 block scales and its float32 rate
+// proposal (plan::LearnedRate) to every peer.
 uint64_t ExpectedBytesSent(size_t count, size_t block, int n, int r, size_t segment_elems,
                            int levels = 1);
 
