@@ -66,7 +66,7 @@ class GroupRun {
         options.inflight_bytes = run.inflight_bytes;
         quantized_ = new QuantizedGroupCodec(*ring_ch_, ranges_, bounds_, sender_pos_, options,
                                              args.send, args.recv, args.dtype, args.quant,
-                                             comm.rank());
+                                             comm.rank(), args.residual);
         codec_.reset(quantized_);
       } else {
         codec_.reset(new SubnetCodec(args.send, args.recv, args.dtype, ranges_, senders));

@@ -22,6 +22,9 @@ struct ExchangeArgs {
   // levels > 0: every group of two or more senders runs its ring at L levels
   // (quantized_group_codec.h); a group with one sender moves its input as it is.
   GroupQuantization quant;
+  // Error feedback (quantized only): this rank's residual of every buffer position;
+  // a quantized group's ring reads and updates its elements', the rest stay.
+  float* residual = nullptr;
 };
 
 // Collective over comm: every rank passes the same plan. Groups are numbered
