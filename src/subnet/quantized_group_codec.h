@@ -21,6 +21,7 @@
 #include "algo/channel.h"
 #include "algo/ring.h"
 #include "kernels/ternary.h"
+#include "subnet/quantized_fan.h"
 #include "subnet/subnet_codec.h"
 #include "ternary/ternary_codec.h"
 #include "ternary/ternary_scales.h"
@@ -75,6 +76,11 @@ class QuantizedGroupCodec : public GroupCodec {
   }
   // The range's final sums, dequantized into recvbuff's pieces of it.
   void Deliver(size_t offset, size_t elems) override;
+  // The fan-out message of the final range [begin, begin + elems) (quantized_fan.h).
+  void FanMessage(const FanFormat& f, size_t begin, size_t elems, void* msg) const {
+    EncodeFan(f, begin, elems, scale_values_.data(),
+              work_.data() + begin * static_cast<size_t>(wt_), msg);
+  }
   Status status() const override { return codec_->status(); }
 
  private:

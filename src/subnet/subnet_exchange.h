@@ -2,7 +2,8 @@
 // group's senders (the existing ring over a SubnetCodec, or a
 // QuantizedGroupCodec at L levels, on a channel restricted to them) averages
 // its ranges; then each sender passes its chunk
-// of the result to the group's receivers. Ranks outside a group neither send,
+// of the result to the group's receivers (in the datatype, or for a quantized
+// group as its final sums and scales: quantized_fan.h). Ranks outside a group neither send,
 // receive, read nor write anything of it.
 #ifndef SIEVE_SUBNET_SUBNET_EXCHANGE_H_
 #define SIEVE_SUBNET_SUBNET_EXCHANGE_H_
