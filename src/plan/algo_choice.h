@@ -51,11 +51,14 @@ AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes);
 // on every rank, changed only where every rank's call succeeded. Each agreed
 // value is a lower bound (a loaded host only slows a call), so the rate is the
 // largest of the last kWindow; older ones leave, so a link that got slower is
-// followed. `proposal`: this rank's latest inference, for the next call's scales.
+// followed. Used from the second agreed value on: a communicator's first call
+// also connects its peers and starts TCP's windows, which a lone sample would
+// take for the link. `proposal`: this rank's latest inference, for the next
+// call's scales.
 class LearnedRate {
  public:
   static constexpr size_t kWindow = 8;
-  double rate() const;  // 0: nothing learned
+  double rate() const;  // 0: not learned yet
   void Adopt(double agreed);  // > 0
   double proposal() const;
   void Propose(double rate);

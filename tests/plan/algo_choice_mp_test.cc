@@ -114,8 +114,8 @@ TEST(AlgoChoice, TernaryCallsLearnTheRate) {
                        sieveComm_t comm = nullptr;
                        RANK_CHECK(InitComm(rank, n, id, &comm) == 0, "%s",
                                   sieveGetLastError(nullptr));
-                       for (uint64_t i = 0; i < 4; ++i)
-                         if (Ternary(comm, 100001, 0, i) != 0) return 1;
+                       for (uint64_t i = 0; i < 6; ++i)
+                         if (Ternary(comm, 400003, 0, i) != 0) return 1;
                        RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
                        const std::string log = ReadOwnLog();
                        std::remove(OwnLogPath().c_str());

@@ -5,6 +5,8 @@
 // bandwidth-delay product within their bounds.
 #include "plan/link_model.h"
 
+#include "plan/algo_choice.h"
+
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -79,6 +81,23 @@ TEST(LinkModelTest, AgreedRateIsTheMedianOfThePositiveProposals) {
   EXPECT_EQ(AgreedRate({nan, -1, 5e6f, inf}), 5e6f);
   // One rank slowed by its host's load does not decide.
   EXPECT_EQ(AgreedRate({1e7f, 1e7f, 1e5f, 1e7f}), 1e7f);
+}
+
+TEST(LinkModelTest, TheLearnedRateIsTheLargestOfTheLastAgreedOnesFromTheSecond) {
+  LearnedRate learned;
+  EXPECT_EQ(learned.rate(), 0);
+  learned.Adopt(1e6);  // a first call (connecting, TCP's windows starting) alone decides nothing
+  EXPECT_EQ(learned.rate(), 0);
+  learned.Adopt(3e6);
+  EXPECT_EQ(learned.rate(), 3e6);
+  learned.Adopt(2e6);  // a loaded call: the link is still as fast
+  EXPECT_EQ(learned.rate(), 3e6);
+  for (size_t i = 0; i < LearnedRate::kWindow - 1; ++i) learned.Adopt(5e5);
+  EXPECT_EQ(learned.rate(), 2e6);  // 3e6 left the window
+  learned.Adopt(5e5);
+  EXPECT_EQ(learned.rate(), 5e5);  // the link got slower: followed
+  learned.Propose(7e6);
+  EXPECT_EQ(learned.proposal(), 7e6);
 }
 
 TEST(LinkModelTest, OnALanTheTreeOnlyWhereItsExtraBytesAreCheap) {
