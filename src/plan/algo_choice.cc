@@ -63,8 +63,8 @@ AlgoChoice Flat(const Comm& comm, int n, size_t bytes, bool one_shot, const Link
   if (segment_wire == 0) segment_wire = config.segment_bytes;
   if (LatencyMatters(link)) {
     AlgoChoice c;
-    c.algo = FromOpAlgo(ChooseForLink(n, bytes, link, &c.why,
-                                      one_shot ? config.segment_bytes : 0, segment_wire));
+    c.algo = FromOpAlgo(
+        ChooseForLink(n, bytes, link, &c.why, one_shot ? config.segment_bytes : 0, segment_wire));
     return c;
   }
   if (n < 3) return {Algo::kRing, "fewer than 3 ranks"};
@@ -128,7 +128,8 @@ AlgoChoice ChooseAllReduce(Comm& comm, size_t count, size_t bytes) {
                   {Algo::kHier, StrFormat("%s: host reduce-scatter, inter-host all-reduce per "
                                           "local rank, host all-gather",
                                           hier)});
-  return Logged(comm, OpKind::kAllReduce, bytes, Flat(comm, comm.size(), bytes, true, LinkOf(comm)));
+  return Logged(comm, OpKind::kAllReduce, bytes,
+                Flat(comm, comm.size(), bytes, true, LinkOf(comm)));
 }
 
 AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes) {

@@ -6,9 +6,9 @@
 #ifndef SIEVE_PLAN_ALGO_CHOICE_H_
 #define SIEVE_PLAN_ALGO_CHOICE_H_
 
-#include <mutex>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 #include "algo/allreduce.h"
@@ -58,7 +58,7 @@ AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes);
 class LearnedRate {
  public:
   static constexpr size_t kWindow = 8;
-  double rate() const;  // 0: not learned yet
+  double rate() const;        // 0: not learned yet
   void Adopt(double agreed);  // > 0
   double proposal() const;
   void Propose(double rate);

@@ -139,7 +139,8 @@ Status Exchange(Comm& comm, TernaryCall& call, algo::TernaryCodec& codec) {
   const double waited = call.scales != nullptr ? call.scales->waited_s() - waited0 : 0.0;
   const Clock::time_point concluding = Clock::now();
   Status st = call.ch.Conclude(data);
-  SIEVE_TRACE(kLogColl, "ternary #%u: %s of %zu segment bytes %.2f ms (%.2f ms of it waiting "
+  SIEVE_TRACE(kLogColl,
+              "ternary #%u: %s of %zu segment bytes %.2f ms (%.2f ms of it waiting "
               "for scales, %llu bytes sent), agreement %.2f ms",
               call.seq, algo::OpAlgoName(call.run.algo), call.run.segment_bytes, data_ms,
               waited * 1e3, static_cast<unsigned long long>(sent), MsSince(concluding));

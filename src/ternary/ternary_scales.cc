@@ -64,9 +64,7 @@ ScalePieces CutScalePieces(size_t elems, size_t block, const std::vector<size_t>
 }
 
 TernaryScales::TernaryScales(Channel& ch, ScalePieces pieces, float* scales)
-    : ch_(ch),
-      pieces_(std::move(pieces)),
-      scales_(scales) {}
+    : ch_(ch), pieces_(std::move(pieces)), scales_(scales) {}
 
 void TernaryScales::CarryProposal(float proposal) {
   carry_proposal_ = true;

@@ -5,11 +5,11 @@
 // bandwidth-delay product within their bounds.
 #include "plan/link_model.h"
 
-#include "plan/algo_choice.h"
-
 #include <gtest/gtest.h>
 
 #include <limits>
+
+#include "plan/algo_choice.h"
 
 namespace sieve::plan {
 namespace {
@@ -54,10 +54,9 @@ TEST(LinkModelTest, RateFromCallInvertsTheModel) {
       const AllReduceEstimate e = EstimateAllReduce(4, b, link, seg);
       // Each algorithm's bytes sent per rank: the ring and the direct exchange
       // 2(n-1)/n B, the tree 3 B, the one-shot (n-1) B.
-      EXPECT_NEAR(RateFromCall(algo::OpAlgo::kRing, 4, 1.5 * b, e.ring_s, rtt, seg) / rate, 1,
-                  1e-6) << rate << " " << rtt;
-      EXPECT_NEAR(RateFromCall(algo::OpAlgo::kDirect, 4, 1.5 * b, e.direct_s, rtt) / rate, 1,
-                  1e-6);
+      EXPECT_NEAR(RateFromCall(algo::OpAlgo::kRing, 4, 1.5 * b, e.ring_s, rtt, seg) / rate, 1, 1e-6)
+          << rate << " " << rtt;
+      EXPECT_NEAR(RateFromCall(algo::OpAlgo::kDirect, 4, 1.5 * b, e.direct_s, rtt) / rate, 1, 1e-6);
       EXPECT_NEAR(RateFromCall(algo::OpAlgo::kTree, 4, 3.0 * b, e.tree_s, rtt) / rate, 1, 1e-6);
       EXPECT_NEAR(RateFromCall(algo::OpAlgo::kOneShot, 4, 3.0 * b, e.one_shot_s, rtt) / rate, 1,
                   1e-6);
@@ -102,7 +101,7 @@ TEST(LinkModelTest, TheLearnedRateIsTheLargestOfTheLastAgreedOnesFromTheSecond) 
 
 TEST(LinkModelTest, OnALanTheTreeOnlyWhereItsExtraBytesAreCheap) {
   const size_t b = 64 << 10;
-  EXPECT_TRUE(TreeOnLan(4, b, Link{0, 0}));  // the rate unknown: the size rule
+  EXPECT_TRUE(TreeOnLan(4, b, Link{0, 0}));             // the rate unknown: the size rule
   EXPECT_FALSE(TreeOnLan(4, b, Link{0, 100 * kMbit}));  // 8 ms more on the wire
   EXPECT_FALSE(TreeOnLan(4, b, Link{0, kGbit}));
   EXPECT_TRUE(TreeOnLan(4, b, Link{0, 10 * kGbit}));
