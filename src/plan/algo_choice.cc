@@ -85,7 +85,6 @@ AlgoChoice Flat(const Comm& comm, int n, size_t bytes, bool one_shot, const Link
 
 double LearnedRate::rate() const {
   std::lock_guard<std::mutex> lock(mu_);
-  if (next_ < 2) return 0;
   return *std::max_element(window_, window_ + kWindow);
 }
 
