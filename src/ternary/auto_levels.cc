@@ -46,7 +46,7 @@ struct AutoState {
   std::mutex mu;  // the test hook may write from another thread than the calls'
   bool kernels_measured = false;
   bool injected = false;
-  bool agree_next = false;                 // the test hook's: agree at the next call
+  bool agree_next = false;                 // agree at the next call (test hook, exploration)
   AutoMeasurements local;                  // this rank's
   AutoMeasurements agreed;                 // every rank's, as of the last agreement
   uint64_t calls = 0;                      // auto calls of kMinAutoElements or more
@@ -188,8 +188,12 @@ Status RunWithAutoLevels(Comm& comm, size_t elements, kernels::DType dtype, size
     std::copy(s.agreed.codec_factor, s.agreed.codec_factor + plan::kNumAutoLevels, in.codec_factor);
   }
   const plan::CompressionChoice choice = plan::ChooseCompression(in);
-  if (in.elements >= plan::kMinAutoElements && in.nranks > 1)
+  if (in.elements >= plan::kMinAutoElements && in.nranks > 1) {
     s.explore_budget = plan::AccrueExploration(s.explore_budget, in, choice);
+    // The rate it measures counts from the next call on, not from the next scheduled
+    // agreement (up to kAgreeEvery calls later, when the budget may have paid for another).
+    s.agree_next = s.agree_next || choice.explores;
+  }
   auto [it, first] = s.last_by_elements.emplace(elements, choice.levels);
   if (first || it->second != choice.levels) {
     SIEVE_INFO(kLogColl, "auto: all-reduce of %zu elements: %s%s%s (%s)", elements,
