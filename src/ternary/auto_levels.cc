@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "coll/collectives.h"
@@ -15,6 +16,7 @@
 #include "kernels/reduce.h"
 #include "kernels/ternary.h"
 #include "plan/compression_choice.h"
+#include "plan/link_model.h"
 #include "plan/link_probe.h"
 
 namespace sieve::ternary {
@@ -106,12 +108,30 @@ void MeasureKernels(int nranks, AutoMeasurements* m) {
 // (with the agreed rate) its kernels' real cost per element, waits for slower ranks included
 // (the one-time measurement is one rank's kernels on a small buffer in cache; the call's are
 // not).
-void Observe(const Comm& comm, AutoState& s, int levels, size_t elements, uint64_t sent,
-             double seconds) {
+// Whether a call's bytes and time bound the link's rate (plan::RateLowerBound): every
+// rank on its own host (else some bytes crossed shared memory), and a ring or a tree (a
+// rank's received bytes depend on its own send); the direct exchange and the one-shot,
+// which the plan may take on a link with latency, deliver without it. Asked of the pure
+// rule with no cap on the one-shot's message, so a doubt skips the sample.
+bool BoundsTheRate(const Comm& comm, int levels, size_t elements, size_t element_bytes) {
+  if (comm.hosts().nhosts < comm.size()) return false;
+  const plan::Link link = plan::LinkOf(comm);
+  if (!plan::LatencyMatters(link)) return true;
+  const int n = comm.size();
+  const size_t wire = levels == plan::kAutoDense
+                          ? elements * element_bytes
+                          : kernels::TernaryPackedBytes(elements, kernels::TernaryBits(n * levels));
+  std::string why;
+  const algo::OpAlgo a = plan::ChooseForLink(n, wire, link, &why, wire);
+  return a == algo::OpAlgo::kRing || a == algo::OpAlgo::kTree;
+}
+
+void Observe(const Comm& comm, AutoState& s, int levels, size_t elements, size_t element_bytes,
+             uint64_t sent, double seconds) {
   if (s.injected || sent < kMinSampleBytes) return;
   const double e = static_cast<double>(elements);
   const double latency = (comm.size() - 1) * comm.link_rtt_s();
-  if (comm.config().link_rate <= 0)
+  if (comm.config().link_rate <= 0 && BoundsTheRate(comm, levels, elements, element_bytes))
     s.local.rate_lower_Bps =
         std::max(s.local.rate_lower_Bps,
                  plan::RateLowerBound(static_cast<double>(sent), seconds, comm.link_rtt_s() / 2));
@@ -208,7 +228,8 @@ Status RunWithAutoLevels(Comm& comm, size_t elements, kernels::DType dtype, size
   SIEVE_RETURN_IF_ERROR(run(choice.levels));
   const double seconds = Since(t0);
   lock.lock();
-  Observe(comm, s, choice.levels, elements, comm.stats().traffic.sent - sent0, seconds);
+  Observe(comm, s, choice.levels, elements, in.element_bytes, comm.stats().traffic.sent - sent0,
+          seconds);
   return Status::OK();
 }
 

@@ -7,7 +7,8 @@
 // own quantized calls: their time less the bytes at the agreed rate), and the link's rate from its
 // own dense auto calls (bytes sent over the time less the kernels' and the latency's share), or
 // SIEVE_LINK_RATE where set; from calls that sent 256 KiB or more. Until the rate is known, every
-// such call also proves a lower bound on it (plan::RateLowerBound; the largest so far), at which
+// such call that ran a ring or a tree with one rank per host also proves a lower bound on it
+// (plan::RateLowerBound; the largest so far), at which
 // the policy decides, and the ranks count the bytes their auto calls sent (the budget of a dense
 // call that measures the rate: plan::AccrueExploration). Ranks differ (load, timing
 // noise), so the choice uses only agreed inputs: at the 1st to 4th auto call of the communicator
