@@ -43,16 +43,11 @@ std::string LevelsName(int levels) {
   return levels == kAutoDense ? "dense" : StrFormat("q%d", levels);
 }
 
-CompressionChoice ChooseCompression(const CompressionInputs& in) {
+namespace {
+
+// The policy at a known rate (or at a lower bound on it).
+CompressionChoice ChooseAtRate(const CompressionInputs& in) {
   CompressionChoice c;
-  if (in.nranks < 2 || in.elements < kMinAutoElements) {
-    c.why = StrFormat("fewer than %zu elements or one rank", kMinAutoElements);
-    return c;
-  }
-  if (!(in.link.rate_Bps > 0)) {
-    c.why = "link rate not known yet (SIEVE_LINK_RATE unset, no transfer measured): dense";
-    return c;
-  }
   c.dense_s = PredictSeconds(in, kAutoDense);
   double fastest = c.dense_s;
   for (int l : kAutoLevels) fastest = std::min(fastest, PredictSeconds(in, l));
@@ -76,6 +71,49 @@ CompressionChoice ChooseCompression(const CompressionInputs& in) {
       in.codec_s_per_element * 1e9, in.codec_factor[AutoLevelIndex(7)],
       in.codec_factor[kNumAutoLevels - 1], in.dense_s_per_element * 1e9, in.nranks);
   return c;
+}
+
+}  // namespace
+
+CompressionChoice ChooseCompression(const CompressionInputs& in) {
+  if (in.nranks < 2 || in.elements < kMinAutoElements) {
+    CompressionChoice c;
+    c.why = StrFormat("fewer than %zu elements or one rank", kMinAutoElements);
+    return c;
+  }
+  if (in.link.rate_Bps > 0) return ChooseAtRate(in);
+  // Rate not known: decide at the lower bound (no bound yet: the most compressed level).
+  CompressionChoice c;
+  if (in.rate_lower_Bps > 0) {
+    CompressionInputs at_bound = in;
+    at_bound.link.rate_Bps = in.rate_lower_Bps;
+    c = ChooseAtRate(at_bound);
+    c.why = "rate not known, at its lower bound: " + c.why;
+  } else {
+    c.levels = kAutoLevels[0];
+    c.why = "rate not known (SIEVE_LINK_RATE unset, nothing measured yet): the most compressed";
+  }
+  if (c.levels == kAutoDense) return c;
+  const double cost = RingBytesSent(in, kAutoDense) - RingBytesSent(in, c.levels);
+  if (cost <= in.explore_bytes) {
+    c.levels = kAutoDense;
+    c.explores = true;
+    c.explore_cost_bytes = cost;
+    c.predicted_s = 0;
+    c.why = StrFormat("dense to measure the rate (%.3g MB over the choice, budget %.3g MB); ",
+                      cost * 1e-6, in.explore_bytes * 1e-6) + c.why;
+  }
+  return c;
+}
+
+double AccrueExploration(double budget, const CompressionInputs& in,
+                         const CompressionChoice& choice) {
+  return budget + kAccuracySlack * RingBytesSent(in, choice.levels) - choice.explore_cost_bytes;
+}
+
+double RateLowerBound(double bytes, double seconds, double one_way_s) {
+  const double t = seconds - one_way_s;
+  return t > 0 ? 0.5 * bytes / t : 0;
 }
 
 }  // namespace sieve::plan

@@ -20,6 +20,20 @@
 // to each of n-1 peers. t_codec (abs-max, quantize, pack, unpack, dequantize per
 // element) grows with L (more instructions per code; partial sums of nL > 127 are
 // int16): t_codec(L) = t_codec(1) x codec_factor[L], the factors measured.
+//
+// Where the rate is not known (no SIEVE_LINK_RATE, no dense call measured yet) the
+// costs are not symmetric: dense on a slow link costs its bytes at that rate
+// (seconds), the most compressed level on a fast link costs only its kernels. So
+// auto never pays a dense call to learn the rate. It decides at a lower bound on
+// the rate that every call proves (bytes over time, see RateLowerBound; 0 before any:
+// the most compressed level), dense only where dense wins even at that bound (dense's
+// lead grows with the rate, so it wins at the true rate too), and it spends a dense
+// call to measure the rate only out of an exploration budget: kAccuracySlack of the
+// bytes its auto calls sent so far (AccrueExploration). A dense call moved early costs
+// at most its extra bytes at the true rate, so on a slow link (time ~ bytes) learning the rate costs at
+// most kAccuracySlack of the time spent, and a fast link reaches dense (and the rate)
+// after about (dense bytes / compressed bytes) / kAccuracySlack calls of one size, or
+// sooner through a smaller call.
 #ifndef SIEVE_PLAN_COMPRESSION_CHOICE_H_
 #define SIEVE_PLAN_COMPRESSION_CHOICE_H_
 
@@ -47,6 +61,10 @@ struct CompressionInputs {
   size_t element_bytes = 4;  // the datatype's size (what dense sends per element)
   size_t block = 2048;       // elements per scale block
   Link link;                 // rate_Bps 0: not known (no transfer measured, no SIEVE_LINK_RATE)
+  // Where the rate is not known: a proven lower bound on it (0: none yet), and the bytes
+  // the ranks may still spend, over the choice's, on a dense call that measures it.
+  double rate_lower_Bps = 0;
+  double explore_bytes = 0;
   double codec_s_per_element = 0;  // the quantized path's kernels at L = 1, per element
   double dense_s_per_element = 0;  // the dense reduction, per element
   // The quantized path's cost at kAutoLevels[i] over its cost at L = 1.
@@ -63,14 +81,35 @@ double RingBytesSent(const CompressionInputs& in, int levels);
 
 struct CompressionChoice {
   int levels = kAutoDense;  // kAutoDense or an L of kAutoLevels
-  double predicted_s = 0;   // of the choice (0 where the rate is not known)
+  double predicted_s = 0;   // of the choice (at the rate's bound where not known; 0: none)
   double dense_s = 0;       // of dense, for the INFO line
+  // Dense only to measure the rate; the bytes it sends over the choice at the bound.
+  bool explores = false;
+  double explore_cost_bytes = 0;
   std::string why;
 };
 
-// The policy above. Dense where there is one rank, fewer than kMinAutoElements, or
-// no known rate (dense measures the link for the next choice).
+// The policy above. Dense where there is one rank or fewer than kMinAutoElements.
+// Where the rate is not known: the choice at in.rate_lower_Bps (the most compressed
+// level where there is none), or dense to measure the rate where that costs at most
+// in.explore_bytes more than the choice.
 CompressionChoice ChooseCompression(const CompressionInputs& in);
+
+// The exploration budget after a call: kAccuracySlack of the bytes it sent
+// (RingBytesSent of its choice) accrue, an exploring call spends its extra bytes.
+// A pure function of agreed inputs, so every rank's budget is the same.
+double AccrueExploration(double budget, const CompressionInputs& in,
+                         const CompressionChoice& choice);
+
+// A lower bound on the link's rate from a ring all-reduce in which this rank sent
+// `bytes` in `seconds`: (bytes / 2) / (seconds - one_way_s), 0 where that is not positive.
+// Why it holds: the rank receives as many bytes as it sends; the second half of them
+// (the ring's steps n-1 to 2n-3) depend on its own first send, so they were sent after
+// the call began here and the first of them arrived no sooner than one one-way delay
+// later; the first half may have waited in buffers (a rank that began late). Kernels
+// and transfers overlap in the pipelined ring, so the time less the kernels is not a
+// bound either way; this is: the rate may be anything above it.
+double RateLowerBound(double bytes, double seconds, double one_way_s);
 
 // "dense" or "qL" (q1 is ternary), as sieve-perf spells the modes.
 std::string LevelsName(int levels);

@@ -4,8 +4,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "coll/collectives.h"
@@ -13,6 +16,7 @@
 #include "kernels/reduce.h"
 #include "kernels/ternary.h"
 #include "plan/compression_choice.h"
+#include "plan/link_model.h"
 #include "plan/link_probe.h"
 
 namespace sieve::ternary {
@@ -44,9 +48,11 @@ struct AutoState {
   std::mutex mu;  // the test hook may write from another thread than the calls'
   bool kernels_measured = false;
   bool injected = false;
+  bool agree_next = false;                 // agree at the next call (test hook, exploration)
   AutoMeasurements local;                  // this rank's
   AutoMeasurements agreed;                 // every rank's, as of the last agreement
   uint64_t calls = 0;                      // auto calls of kMinAutoElements or more
+  double explore_budget = 0;               // plan::AccrueExploration's, the same on every rank
   std::map<size_t, int> last_by_elements;  // for the INFO line on a switch
   std::atomic<int> last_levels{-1};
 };
@@ -97,15 +103,38 @@ void MeasureKernels(int nranks, AutoMeasurements* m) {
   m->dense_s_per_element = dense / static_cast<double>(g.size());
 }
 
-// Learns from a call that sent `sent` bytes in `seconds`: a dense call (little
-// compute) the link's rate, a quantized one (with the agreed rate) its kernels' real
-// cost per element, waits for slower ranks included (the one-time measurement is
-// one rank's kernels on a small buffer in cache; the call's are not).
-void Observe(const Comm& comm, AutoState& s, int levels, size_t elements, uint64_t sent,
-             double seconds) {
+// Learns from a call that sent `sent` bytes in `seconds`: any call, until the rate is
+// known, a lower bound on it; a dense call (little compute) the link's rate, a quantized one
+// (with the agreed rate) its kernels' real cost per element, waits for slower ranks included
+// (the one-time measurement is one rank's kernels on a small buffer in cache; the call's are
+// not).
+// Whether a call's bytes and time bound the link's rate (plan::RateLowerBound): every
+// rank on its own host (else some bytes crossed shared memory), and a ring or a tree (a
+// rank's received bytes depend on its own send); the direct exchange and the one-shot,
+// which the plan may take on a link with latency, deliver without it. Asked of the pure
+// rule with no cap on the one-shot's message, so a doubt skips the sample.
+bool BoundsTheRate(const Comm& comm, int levels, size_t elements, size_t element_bytes) {
+  if (comm.hosts().nhosts < comm.size()) return false;
+  const plan::Link link = plan::LinkOf(comm);
+  if (!plan::LatencyMatters(link)) return true;
+  const int n = comm.size();
+  const size_t wire = levels == plan::kAutoDense
+                          ? elements * element_bytes
+                          : kernels::TernaryPackedBytes(elements, kernels::TernaryBits(n * levels));
+  std::string why;
+  const algo::OpAlgo a = plan::ChooseForLink(n, wire, link, &why, wire);
+  return a == algo::OpAlgo::kRing || a == algo::OpAlgo::kTree;
+}
+
+void Observe(const Comm& comm, AutoState& s, int levels, size_t elements, size_t element_bytes,
+             uint64_t sent, double seconds) {
   if (s.injected || sent < kMinSampleBytes) return;
   const double e = static_cast<double>(elements);
   const double latency = (comm.size() - 1) * comm.link_rtt_s();
+  if (comm.config().link_rate <= 0 && BoundsTheRate(comm, levels, elements, element_bytes))
+    s.local.rate_lower_Bps =
+        std::max(s.local.rate_lower_Bps,
+                 plan::RateLowerBound(static_cast<double>(sent), seconds, comm.link_rtt_s() / 2));
   if (levels == plan::kAutoDense) {
     if (comm.config().link_rate > 0) return;
     const double wire_s = seconds - e * s.local.dense_s_per_element - latency;
@@ -121,13 +150,19 @@ void Observe(const Comm& comm, AutoState& s, int levels, size_t elements, uint64
     s.local.codec_s_per_element = Blend(s.local.codec_s_per_element, kernels_s / e / factor);
 }
 
+// 1/x with 0 for "none": `none` says which way the max of the agreement should lean.
+double Inverse(double x, double none) { return x > 0 ? 1.0 / x : none; }
+double FromInverse(double v) { return v > 0 && std::isfinite(v) ? 1.0 / v : 0.0; }
+
 // Every rank's inputs become the slowest rank's: max of 1/rate (0: not known, so a
-// rank that knows it decides), of each cost per element and of each factor.
+// rank that knows it decides), of 1/lower bound (infinite: none, so a rank without one
+// makes it none), of each cost per element and of each factor.
 Status Agree(Comm& comm, AutoState& s) {
-  constexpr int kFixed = 3;
-  double v[kFixed + plan::kNumAutoLevels] = {s.local.rate_Bps > 0 ? 1.0 / s.local.rate_Bps : 0.0,
-                                             s.local.codec_s_per_element,
-                                             s.local.dense_s_per_element};
+  constexpr int kFixed = 4;
+  double v[kFixed + plan::kNumAutoLevels] = {
+      Inverse(s.local.rate_Bps, 0.0),
+      Inverse(s.local.rate_lower_Bps, std::numeric_limits<double>::infinity()),
+      s.local.codec_s_per_element, s.local.dense_s_per_element};
   std::copy(s.local.codec_factor, s.local.codec_factor + plan::kNumAutoLevels, v + kFixed);
   coll::CollArgs a;
   a.send = v;
@@ -136,9 +171,10 @@ Status Agree(Comm& comm, AutoState& s) {
   a.dtype = kernels::DType::kFloat64;
   a.op = kernels::RedOp::kMax;
   SIEVE_RETURN_IF_ERROR(coll::AllReduce(comm, a).WithContext("auto levels: agreeing on inputs"));
-  s.agreed.rate_Bps = v[0] > 0 ? 1.0 / v[0] : 0.0;
-  s.agreed.codec_s_per_element = v[1];
-  s.agreed.dense_s_per_element = v[2];
+  s.agreed.rate_Bps = FromInverse(v[0]);
+  s.agreed.rate_lower_Bps = FromInverse(v[1]);
+  s.agreed.codec_s_per_element = v[2];
+  s.agreed.dense_s_per_element = v[3];
   std::copy(v + kFixed, v + kFixed + plan::kNumAutoLevels, s.agreed.codec_factor);
   return Status::OK();
 }
@@ -160,14 +196,24 @@ Status RunWithAutoLevels(Comm& comm, size_t elements, kernels::DType dtype, size
     if (!s.injected && comm.config().link_rate > 0)
       s.local.rate_Bps = static_cast<double>(comm.config().link_rate);
     const uint64_t call = s.calls++;
-    if (call < kEarlyAgreements || call % kAgreeEvery == 0) SIEVE_RETURN_IF_ERROR(Agree(comm, s));
+    if (call < kEarlyAgreements || call % kAgreeEvery == 0 || s.agree_next)
+      SIEVE_RETURN_IF_ERROR(Agree(comm, s));
+    s.agree_next = false;
     in.link = plan::LinkOf(comm);
     in.link.rate_Bps = s.agreed.rate_Bps;
+    in.rate_lower_Bps = s.agreed.rate_lower_Bps;
+    in.explore_bytes = s.explore_budget;
     in.codec_s_per_element = s.agreed.codec_s_per_element;
     in.dense_s_per_element = s.agreed.dense_s_per_element;
     std::copy(s.agreed.codec_factor, s.agreed.codec_factor + plan::kNumAutoLevels, in.codec_factor);
   }
   const plan::CompressionChoice choice = plan::ChooseCompression(in);
+  if (in.elements >= plan::kMinAutoElements && in.nranks > 1) {
+    s.explore_budget = plan::AccrueExploration(s.explore_budget, in, choice);
+    // The rate it measures counts from the next call on, not from the next scheduled
+    // agreement (up to kAgreeEvery calls later, when the budget may have paid for another).
+    s.agree_next = s.agree_next || choice.explores;
+  }
   auto [it, first] = s.last_by_elements.emplace(elements, choice.levels);
   if (first || it->second != choice.levels) {
     SIEVE_INFO(kLogColl, "auto: all-reduce of %zu elements: %s%s%s (%s)", elements,
@@ -182,7 +228,8 @@ Status RunWithAutoLevels(Comm& comm, size_t elements, kernels::DType dtype, size
   SIEVE_RETURN_IF_ERROR(run(choice.levels));
   const double seconds = Since(t0);
   lock.lock();
-  Observe(comm, s, choice.levels, elements, comm.stats().traffic.sent - sent0, seconds);
+  Observe(comm, s, choice.levels, elements, in.element_bytes, comm.stats().traffic.sent - sent0,
+          seconds);
   return Status::OK();
 }
 
@@ -192,6 +239,7 @@ void SetAutoMeasurementsForTest(Comm& comm, const AutoMeasurements& m) {
   AutoState& s = comm.State<AutoState>();
   std::lock_guard<std::mutex> lock(s.mu);
   s.injected = true;
+  s.agree_next = true;
   s.local = m;
 }
 

@@ -77,8 +77,10 @@ TEST(CompressionChoiceTest, TheChoiceIsWithinTheSlackOfTheFastest) {
       }
 }
 
-TEST(CompressionChoiceTest, DenseWithoutARateOrWithoutPeers) {
-  EXPECT_EQ(ChooseCompression(Inputs(0, 8e-9, 16 << 20)).levels, kAutoDense);
+TEST(CompressionChoiceTest, WithoutARateTheMostCompressedWithoutPeersDense) {
+  // Rate not known, nothing measured: the most compressed level, not dense (a dense
+  // 16 MiB call would cost 2 s at 100 Mbit/s; ternary on a fast link only its kernels).
+  EXPECT_EQ(ChooseCompression(Inputs(0, 8e-9, 16 << 20)).levels, 1);
   EXPECT_NE(ChooseCompression(Inputs(0, 8e-9, 16 << 20)).why.find("SIEVE_LINK_RATE"),
             std::string::npos);
   EXPECT_EQ(ChooseCompression(Inputs(100 * kMbit, 8e-9, 16 << 20, 1)).levels, kAutoDense);
@@ -86,6 +88,137 @@ TEST(CompressionChoiceTest, DenseWithoutARateOrWithoutPeers) {
   EXPECT_EQ(ChooseCompression(Inputs(100 * kMbit, 8e-9, kMinAutoElements * 4 - 4)).levels,
             kAutoDense);
   EXPECT_EQ(ChooseCompression(Inputs(100 * kMbit, 8e-9, kMinAutoElements * 4)).levels, 1);
+}
+
+TEST(CompressionChoiceTest, AnUnknownRateIsDecidedAtItsLowerBound) {
+  // The choice at the bound, dense only where dense wins even there (the table's rows).
+  for (double bound : {100 * kMbit, 1 * kGbit, 10 * kGbit}) {
+    CompressionInputs in = Inputs(0, 8e-9, 16 << 20);
+    in.rate_lower_Bps = bound;
+    CompressionChoice c = ChooseCompression(in);
+    EXPECT_EQ(c.levels, ChooseCompression(Inputs(bound, 8e-9, 16 << 20)).levels) << c.why;
+    EXPECT_FALSE(c.explores);
+  }
+  CompressionInputs in = Inputs(0, 8e-9, 16 << 20);
+  in.rate_lower_Bps = 10 * kGbit;
+  EXPECT_EQ(ChooseCompression(in).levels, kAutoDense);
+  // Where dense wins at the bound it wins at every higher rate (its lead grows with it).
+  for (double rate = 10 * kGbit; rate < 1e4 * kGbit; rate *= 1.5)
+    EXPECT_EQ(ChooseCompression(Inputs(rate, 8e-9, 16 << 20)).levels, kAutoDense);
+}
+
+TEST(CompressionChoiceTest, DenseMeasuresTheRateOnlyWithinTheBudget) {
+  CompressionInputs in = Inputs(0, 8e-9, 1 << 20);
+  in.rate_lower_Bps = 100 * kMbit;
+  const double cost = RingBytesSent(in, kAutoDense) - RingBytesSent(in, 1);
+  in.explore_bytes = cost * 0.999;
+  CompressionChoice c = ChooseCompression(in);
+  EXPECT_EQ(c.levels, 1) << c.why;
+  EXPECT_DOUBLE_EQ(AccrueExploration(5, in, c), 5 + kAccuracySlack * RingBytesSent(in, 1));
+  in.explore_bytes = cost;
+  c = ChooseCompression(in);
+  EXPECT_EQ(c.levels, kAutoDense) << c.why;
+  EXPECT_TRUE(c.explores);
+  EXPECT_DOUBLE_EQ(c.explore_cost_bytes, cost);
+  EXPECT_NE(c.why.find("to measure the rate"), std::string::npos);
+  EXPECT_DOUBLE_EQ(AccrueExploration(cost, in, c),
+                   cost + kAccuracySlack * RingBytesSent(in, kAutoDense) - cost);
+  // A known rate never explores, whatever the budget.
+  CompressionInputs known = Inputs(100 * kMbit, 8e-9, 1 << 20);
+  known.explore_bytes = 1e18;
+  EXPECT_EQ(ChooseCompression(known).levels, 1);
+}
+
+TEST(CompressionChoiceTest, RateLowerBoundHoldsWhateverTheOverlap) {
+  // A ring call of B bytes at rate r with kernels K, overlapped or not, one-way delay a:
+  // its time is at least a + B / r, so the bound is at most r (half of it when wire-bound).
+  const double r = kGbit, a = 25e-3, b = 4e6;
+  for (double kernels : {0.0, 1e-3, 0.1, 10.0})
+    for (double t : {a + std::max(b / r, kernels), a + b / r + kernels}) {
+      EXPECT_LE(RateLowerBound(b, t, a), r);
+      EXPECT_GT(RateLowerBound(b, t, a), 0);
+    }
+  EXPECT_DOUBLE_EQ(RateLowerBound(b, a + b / r, a), r / 2);
+  EXPECT_EQ(RateLowerBound(b, a, a), 0);
+  EXPECT_EQ(RateLowerBound(b, 0, a), 0);
+}
+
+// A training loop on 4 ranks (one 16 MiB and one 512 KiB bucket per step), simulated:
+// a call of B bytes and kernel time K takes 3 rtt + max(B / rate, K) (wire and kernels
+// overlapped); auto learns as auto_levels does (lower bounds from every call, the rate
+// from a dense one where its wire share is over 10%) with the rate not stated.
+constexpr double kSimOneWay = 1e-4;
+constexpr size_t kSimBuckets[] = {size_t{16} << 20, size_t{512} << 10};
+
+// One call's time in the simulation.
+double SimulateCall(const CompressionInputs& in, int levels, double rate) {
+  const double e = static_cast<double>(in.elements);
+  const double k = e * (levels == kAutoDense ? in.dense_s_per_element : in.codec_s_per_element);
+  return 3 * in.link.rtt_s + std::max(RingBytesSent(in, levels) / rate, k);
+}
+
+CompressionInputs SimInputs(double rate, double codec_s, size_t bytes) {
+  CompressionInputs in = Inputs(rate, codec_s, bytes);
+  in.link.rtt_s = 2 * kSimOneWay;
+  return in;
+}
+
+double SimulateFixed(double rate, double codec_s, int steps, int levels) {
+  double total = 0;
+  for (size_t bytes : kSimBuckets)
+    total += steps * SimulateCall(SimInputs(rate, codec_s, bytes), levels, rate);
+  return total;
+}
+
+struct SimResult {
+  double total_s = 0;
+  int dense_big = 0;   // dense 16 MiB calls where the choice at the true rate is not dense
+  int last_wrong = -1;  // the last step with a choice other than the one at the true rate
+};
+
+SimResult SimulateAuto(double rate, double codec_s, int steps) {
+  double lower = 0, known = 0, budget = 0;
+  SimResult r;
+  for (int step = 0; step < steps; ++step)
+    for (size_t bytes : kSimBuckets) {
+      CompressionInputs in = SimInputs(known, codec_s, bytes);
+      in.rate_lower_Bps = lower;
+      in.explore_bytes = budget;
+      const CompressionChoice c = ChooseCompression(in);
+      budget = AccrueExploration(budget, in, c);
+      const int right = ChooseCompression(SimInputs(rate, codec_s, bytes)).levels;
+      if (c.levels != right) r.last_wrong = step;
+      if (c.levels == kAutoDense && right != kAutoDense && bytes == kSimBuckets[0]) ++r.dense_big;
+      const double t = SimulateCall(in, c.levels, rate);
+      r.total_s += t;
+      if (known > 0) continue;
+      lower = std::max(lower, RateLowerBound(RingBytesSent(in, c.levels), t, kSimOneWay));
+      const double wire = t - static_cast<double>(in.elements) * in.dense_s_per_element -
+                          3 * in.link.rtt_s;
+      if (c.levels == kAutoDense && wire > 0.1 * t) known = RingBytesSent(in, c.levels) / wire;
+    }
+  return r;
+}
+
+TEST(CompressionChoiceTest, AnUnknownRateCostsLittleOnASlowLinkAndIsLearnedOnAFastOne) {
+  // Slow links, 40 steps: never a dense 16 MiB call (2 s each at 100 Mbit/s), within the
+  // slack of the best fixed level (ternary) and faster than dense.
+  for (double rate : {100 * kMbit, 1 * kGbit}) {
+    const SimResult slow = SimulateAuto(rate, 8e-9, 40);
+    EXPECT_EQ(slow.dense_big, 0);
+    EXPECT_LE(slow.last_wrong, 5) << rate;
+    EXPECT_LE(slow.total_s, SimulateFixed(rate, 8e-9, 40, 1) * (1 + kAccuracySlack)) << rate;
+    EXPECT_LT(slow.total_s, SimulateFixed(rate, 8e-9, 40, kAutoDense)) << rate;
+  }
+  // Fast links with fast kernels, where dense is right: reached within a few steps, and
+  // over 400 steps the compressed ones before it cost under the slack.
+  for (double rate : {10 * kGbit, 100 * kGbit}) {
+    EXPECT_EQ(ChooseCompression(Inputs(rate, 8e-9, 16 << 20)).levels, kAutoDense);
+    const SimResult fast = SimulateAuto(rate, 8e-9, 400);
+    EXPECT_LE(fast.last_wrong, 5) << rate;
+    EXPECT_LE(fast.total_s, SimulateFixed(rate, 8e-9, 400, kAutoDense) * (1 + kAccuracySlack))
+        << rate;
+  }
 }
 
 TEST(CompressionChoiceTest, RingBytesFollowTheBitGrowth) {

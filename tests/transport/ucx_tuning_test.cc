@@ -22,13 +22,30 @@ TEST(UcxTuningTest, TcpOnlyLists) {
 
 TEST(UcxTuningTest, TcpOnlySendsSegmentsEagerly) {
   auto settings = ChooseUcxSettings("tcp", {"UCX_TLS", "UCX_NET_DEVICES"}, 512 * 1024);
-  ASSERT_EQ(settings.size(), 2u);
+  ASSERT_EQ(settings.size(), 4u);
   EXPECT_EQ(settings[0].name, "RNDV_THRESH");
   EXPECT_EQ(settings[0].value, "1048576");  // twice the segment: headers fit, big sends keep rendezvous
   EXPECT_FALSE(settings[0].why.empty());
   EXPECT_EQ(settings[1].name, "ZCOPY_THRESH");  // copied eager sends: a dead peer fails cleanly
   EXPECT_EQ(settings[1].value, "inf");
   EXPECT_EQ(ChooseUcxSettings("tcp", {}, 4 << 20)[0].value, std::to_string(8 << 20));
+}
+
+// UCX's default TCP fragments (8 KiB sends, 64 KiB receives) cost one syscall
+// and one UCP fragment each: 12k send() calls per rank per 64 MiB all-reduce.
+TEST(UcxTuningTest, TcpOnlyUsesLargeFragments) {
+  auto settings = ChooseUcxSettings("tcp,self", {"UCX_TLS"}, 512 * 1024);
+  ASSERT_EQ(settings.size(), 4u);
+  // ucp_config_modify applies a transport's option by its name within the
+  // transport ("TX_SEG_SIZE"); with the TCP_ prefix UCX 1.13 accepts and ignores it.
+  EXPECT_EQ(settings[2].name, "TX_SEG_SIZE");
+  EXPECT_EQ(settings[2].variable, "UCX_TCP_TX_SEG_SIZE");
+  EXPECT_EQ(settings[2].value, "262144");
+  EXPECT_FALSE(settings[2].why.empty());
+  EXPECT_EQ(settings[3].name, "RX_SEG_SIZE");  // a fragment fits one receive buffer
+  EXPECT_EQ(settings[3].variable, "UCX_TCP_RX_SEG_SIZE");
+  EXPECT_EQ(settings[3].value, settings[2].value);
+  EXPECT_EQ(settings[0].variable, "UCX_RNDV_THRESH");
 }
 
 TEST(UcxTuningTest, NothingWhereSharedMemoryOrRdmaMayBeUsed) {
@@ -39,9 +56,17 @@ TEST(UcxTuningTest, NothingWhereSharedMemoryOrRdmaMayBeUsed) {
 
 TEST(UcxTuningTest, NeverOverridesTheUser) {
   auto settings = ChooseUcxSettings("tcp", {"UCX_TLS", "UCX_RNDV_THRESH"}, 512 * 1024);
-  ASSERT_EQ(settings.size(), 1u);
+  ASSERT_EQ(settings.size(), 3u);
   EXPECT_EQ(settings[0].name, "ZCOPY_THRESH");
-  EXPECT_TRUE(ChooseUcxSettings("tcp", {"UCX_RNDV_THRESH", "UCX_ZCOPY_THRESH"}, 512 * 1024).empty());
+  settings = ChooseUcxSettings("tcp", {"UCX_TCP_TX_SEG_SIZE", "UCX_ZCOPY_THRESH"}, 512 * 1024);
+  ASSERT_EQ(settings.size(), 2u);
+  EXPECT_EQ(settings[0].name, "RNDV_THRESH");
+  EXPECT_EQ(settings[1].name, "RX_SEG_SIZE");
+  EXPECT_TRUE(ChooseUcxSettings("tcp",
+                                {"UCX_RNDV_THRESH", "UCX_ZCOPY_THRESH", "UCX_TCP_TX_SEG_SIZE",
+                                 "UCX_TCP_RX_SEG_SIZE"},
+                                512 * 1024)
+                  .empty());
 }
 
 TEST(UcxTuningTest, TcpBuffersCoverTwiceTheBandwidthDelayProduct) {

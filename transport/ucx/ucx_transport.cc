@@ -274,10 +274,10 @@ Status InitContext(const UcxOptions& options, ucp_context_h* out) {
   for (const UcxSetting& s : settings) {
     st = ucp_config_modify(config, s.name.c_str(), s.value.c_str());
     if (st == UCS_OK) {
-      SIEVE_INFO(kLogNet, "UCX_%s=%s (%s; set UCX_%s to override)", s.name.c_str(),
-                 s.value.c_str(), s.why.c_str(), s.name.c_str());
+      SIEVE_INFO(kLogNet, "%s=%s (%s; set %s to override)", s.variable.c_str(),
+                 s.value.c_str(), s.why.c_str(), s.variable.c_str());
     } else {
-      SIEVE_WARN("UCX rejects UCX_%s=%s: %s", s.name.c_str(), s.value.c_str(),
+      SIEVE_WARN("UCX rejects %s=%s: %s", s.variable.c_str(), s.value.c_str(),
                  ucs_status_string(st));
     }
   }

@@ -35,15 +35,26 @@ std::vector<UcxSetting> ChooseUcxSettings(const std::string& ucx_tls,
   if (!TlsIsTcpOnly(ucx_tls)) return out;
   const UcxSetting tcp_only[] = {
       {"RNDV_THRESH", std::to_string(2 * std::max<size_t>(largest_segment, 64 * 1024)),
-       "UCX_TLS is TCP only: segments are sent eagerly, without a rendezvous exchange each"},
+       "UCX_TLS is TCP only: segments are sent eagerly, without a rendezvous exchange each",
+       "UCX_RNDV_THRESH"},
       // Eager zero-copy over TCP trips an assertion in UCX 1.13 (uct_iface.h
       // "comp->count > 0", status ENDPOINT_TIMEOUT) when a peer dies mid-send
       // and the process aborts; copied (bcopy) eager sends fail cleanly.
       {"ZCOPY_THRESH", "inf",
-       "UCX_TLS is TCP only: eager sends are copied, as UCX 1.13 aborts on a dead peer's zero-copy sends"},
+       "UCX_TLS is TCP only: eager sends are copied, as UCX 1.13 aborts on a dead peer's zero-copy sends",
+       "UCX_ZCOPY_THRESH"},
+      // UCX's 8 KiB TCP send fragment costs one send() and one UCP fragment per
+      // 8 KiB: at 10 Gbit/s, ranks sharing cores, that CPU bounded the all-reduce
+      // (docs/bench/dense-10gbit.md). UCX 1.13 applies a transport's option given
+      // to ucp_config_modify only under its name within the transport's table
+      // ("TX_SEG_SIZE"; "TCP_TX_SEG_SIZE" is accepted and ignored).
+      {"TX_SEG_SIZE", std::to_string(kTcpFragmentBytes),
+       "UCX_TLS is TCP only: fewer, larger send() calls per segment", "UCX_TCP_TX_SEG_SIZE"},
+      {"RX_SEG_SIZE", std::to_string(kTcpFragmentBytes),
+       "UCX_TLS is TCP only: fewer, larger recv() calls per segment", "UCX_TCP_RX_SEG_SIZE"},
   };
   for (const UcxSetting& s : tcp_only) {
-    if (std::find(user_set.begin(), user_set.end(), "UCX_" + s.name) == user_set.end())
+    if (std::find(user_set.begin(), user_set.end(), s.variable) == user_set.end())
       out.push_back(s);
   }
   return out;
@@ -68,8 +79,9 @@ std::vector<UcxSetting> ChooseTcpBuffers(const std::string& ucx_tls,
       << " Gbit/s (SIEVE_LINK_RTT, SIEVE_LINK_RATE) beyond the kernel's autotuning ("
       << autotune_max << " bytes)";
   for (const char* name : {"TCP_SNDBUF", "TCP_RCVBUF"}) {
-    if (std::find(user_set.begin(), user_set.end(), std::string("UCX_") + name) == user_set.end())
-      out.push_back({name, std::to_string(bytes), why.str()});
+    const std::string variable = std::string("UCX_") + name;
+    if (std::find(user_set.begin(), user_set.end(), variable) == user_set.end())
+      out.push_back({name, std::to_string(bytes), why.str(), variable});
   }
   return out;
 }

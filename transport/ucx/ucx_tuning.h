@@ -11,14 +11,20 @@
 namespace sieve::transport {
 
 struct UcxSetting {
-  std::string name;   // without the UCX_ prefix, as ucp_config_modify takes it
+  std::string name;   // the key ucp_config_modify takes: without the UCX_ prefix, and a
+                      // transport's option without its prefix ("TX_SEG_SIZE" for TCP_)
   std::string value;
   std::string why;    // for the INFO line
+  std::string variable;  // the environment variable a user sets instead ("UCX_TCP_TX_SEG_SIZE")
 };
 
 // True when UCX_TLS (as the user set it) allows TCP and nothing else that moves
 // data between processes: no shared memory, no RDMA ("tcp", "tcp,self").
 bool TlsIsTcpOnly(const std::string& ucx_tls);
+
+// UCX's TCP fragment (send and receive copy-out buffer) where UCX may use TCP
+// only: 256 KiB instead of 8 KiB (send) and 64 KiB (receive).
+constexpr size_t kTcpFragmentBytes = 256 * 1024;
 
 // The settings to apply for this UCX_TLS; `user_set` holds the UCX_* variables
 // the user set (full names, "UCX_RNDV_THRESH"): those are left out.
