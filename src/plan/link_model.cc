@@ -120,7 +120,7 @@ bool TreeOnLan(int n, size_t bytes, const Link& link) {
   const double b = static_cast<double>(bytes);
   const double tree_s = 2.0 * TreeDepth(n) * kLanStepS + 3.0 * b / link.rate_Bps;
   const double ring_s = 2.0 * (n - 1) * kLanStepS + 2.0 * (n - 1) / n * b / link.rate_Bps;
-  return tree_s < ring_s;
+  return tree_s < ring_s + kLanTreeMarginS;
 }
 
 size_t InflightBytes(const Link& link, size_t segment_bytes) {

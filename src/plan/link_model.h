@@ -101,10 +101,14 @@ double AgreedRate(const std::vector<float>& proposals);
 
 // On a LAN, whether the tree replaces the ring for `bytes` on n ranks (the caller
 // checked SIEVE_TREE_THRESHOLD): with the rate unknown, yes (the size rule); with
-// it known, where the tree's two fewer steps (kLanStepS each) outweigh its extra
-// bytes (up to 3 B against the ring's 2(n-1)/n B): at 100 Mbit/s a 64 KiB tree
-// costs 8 ms more on the wire than the ring, at 10 Gbit/s 0.08 ms.
+// it known, unless its extra bytes (up to 3 B against the ring's 2(n-1)/n B) cost
+// more than its fewer steps (kLanStepS each) save plus kLanTreeMarginS: at 100
+// Mbit/s a 64 KiB tree costs 8 ms more on the wire than the ring, at 1 Gbit/s
+// 0.8 ms, where the tree still measured faster (0.67 against 0.95 ms, 4 ranks,
+// 256 KiB ternary): the margin keeps rates learned from CPU-bound calls from moving
+// fast links off the tree.
 constexpr double kLanStepS = 100e-6;
+constexpr double kLanTreeMarginS = 2e-3;
 bool TreeOnLan(int n, size_t bytes, const Link& link);
 
 // Bytes the ring or the direct exchange keeps in flight: the link's bandwidth-
