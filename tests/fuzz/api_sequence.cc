@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +24,7 @@
 #include "sieve.h"
 #include "support/mask_reference.h"
 #include "support/reference.h"
+#include "support/subnet_quantized_reference.h"
 #include "support/subnet_reference.h"
 #include "support/ternary_reference.h"
 
@@ -34,7 +36,7 @@ const char* KindName(Kind kind) {
   static const char* const kNames[] = {
       "AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter", "SendRecv", "Group",
       "MaskRegister", "Masked", "Ternary", "LayoutEqual", "LayoutRegister", "Subnet", "D2ft",
-      "Deregister", "Split", "Query"};
+      "Deregister", "Split", "Query", "ReduceScatterQuantized", "AllGatherQuantized"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(Kind::kNumKinds), "");
   return kNames[static_cast<int>(kind)];
 }
@@ -56,12 +58,29 @@ using sieve_test::TypeSize;
 bool IsDense(Kind k) { return static_cast<int>(k) <= static_cast<int>(Kind::kSendRecv); }
 bool UsesOp(Kind k) {
   return k == Kind::kAllReduce || k == Kind::kReduce || k == Kind::kReduceScatter ||
-         k == Kind::kMasked || k == Kind::kTernary;
+         k == Kind::kMasked || k == Kind::kTernary || k == Kind::kReduceScatterQuantized;
+}
+bool IsSubnet(Kind k) { return k == Kind::kSubnet || k == Kind::kD2ft; }
+// The quantized calls' level count as the step's variant picks it (subnet kinds: 0 is dense).
+int LevelsOf(const Step& s) {
+  static const int kLevels[] = {1, 3, 7, 127};
+  static const int kSubnetLevels[] = {0, 1, 3, 7};
+  const int pick = (s.variant >> 2) & 3;
+  if (IsSubnet(s.kind)) return kSubnetLevels[pick];
+  if (s.kind == Kind::kTernary || s.kind == Kind::kReduceScatterQuantized) return kLevels[pick];
+  return 0;
+}
+// Whether the step calls one of the quantized entry points that take `levels`.
+bool TakesLevels(const Step& s) {
+  return s.kind == Kind::kReduceScatterQuantized ||
+         ((s.kind == Kind::kTernary || IsSubnet(s.kind)) && ((s.variant >> 2) & 3) != 0);
 }
 bool UsesRoot(Kind k) { return k == Kind::kBroadcast || k == Kind::kReduce; }
 bool ValidDtype(int d) { return d >= 0 && d < 10; }
 bool ValidOp(int op) { return op >= 0 && op < 5; }
 size_t SafeTypeSize(int d) { return ValidDtype(d) ? TypeSize(static_cast<sieveDataType_t>(d)) : 1; }
+// The datatypes the quantized calls take.
+bool IsQuantizable(int d) { return d == sieveFloat32 || d == sieveFloat16 || d == sieveBfloat16; }
 
 // ---- decoding ---------------------------------------------------------------------------------
 
@@ -95,7 +114,9 @@ Step DecodeStep(sieve_fuzz::Reader& in, int nranks, bool member) {
   s.seed = 1 + in.Take<uint8_t>();
   uint8_t blk = in.Take<uint8_t>();
   static const size_t kBlocks[] = {0, 1, 3, 7, 16, 64, 2048};
-  if (s.kind == Kind::kTernary) s.block = kBlocks[blk % 7];
+  if (s.kind == Kind::kTernary || s.kind == Kind::kReduceScatterQuantized ||
+      (IsSubnet(s.kind) && TakesLevels(s)))
+    s.block = kBlocks[blk % 7];
   if (s.kind == Kind::kLayoutEqual) s.block = 1 + blk % 9;
   if (s.kind == Kind::kLayoutRegister) s.block = 1 + blk % 6;
   uint8_t p = in.Take<uint8_t>();
@@ -168,6 +189,9 @@ struct Eff {
        bits_other = false;
   uint64_t seed = 0, philox_seed = 0, philox_step = 0;
   size_t block = 0;
+  bool takes_levels = false;  // a call with a `levels` argument
+  int levels = 0;             // its value (subnet kinds: 0 is the dense call)
+  int bits = 8;               // kAllGatherQuantized
   int color = 0, key = 0;
 };
 
@@ -185,7 +209,12 @@ Eff Effective(const Step& s, int rank, int nranks) {
   e.block = s.block;
   e.policy = s.policy;
   e.format = s.variant & 1;
-  if (s.kind == Kind::kTernary && (s.variant & 2) == 0) {  // else: raw dtype/op, maybe invalid
+  e.takes_levels = TakesLevels(s);
+  e.levels = LevelsOf(s);
+  e.bits = (s.variant & 4) ? 4 : 8;
+  if ((s.kind == Kind::kTernary || s.kind == Kind::kReduceScatterQuantized ||
+       s.kind == Kind::kAllGatherQuantized) &&
+      (s.variant & 2) == 0) {  // else: raw dtype/op, maybe invalid
     static const int kTypes[] = {sieveFloat32, sieveFloat16, sieveBfloat16};
     e.dtype = kTypes[s.dtype % 3];
     e.op = s.op % 2 ? sieveAvg : sieveSum;
@@ -207,8 +236,18 @@ Eff Effective(const Step& s, int rank, int nranks) {
     case Bad::kDtypeInvalid: e.dtype = (s.seed & 1) ? 10 : -1; e.format = 7; break;
     case Bad::kOpOther: e.op = (e.op + 1) % 5; break;
     case Bad::kOpInvalid: e.op = (s.seed & 1) ? 5 : -7; e.policy = 9; break;
-    case Bad::kRootOther: e.root = (e.root + 1) % nranks; e.color = e.color == 0 ? 5 : 0; break;
-    case Bad::kRootInvalid: e.root = (s.seed & 1) ? nranks : -1; e.color = -5; break;
+    case Bad::kRootOther:  // and another level count or width: a mismatch
+      e.root = (e.root + 1) % nranks;
+      e.color = e.color == 0 ? 5 : 0;
+      if (e.takes_levels) e.levels = e.levels == 127 ? 63 : e.levels + 2;
+      e.bits = 12 - e.bits;
+      break;
+    case Bad::kRootInvalid:  // and a level count or width out of range
+      e.root = (s.seed & 1) ? nranks : -1;
+      e.color = -5;
+      if (e.takes_levels) e.levels = (s.seed & 1) ? SIEVE_MAX_LEVELS + 1 : 0;
+      e.bits = (s.seed & 1) ? 5 : 0;
+      break;
     case Bad::kSendNull: e.send_null = true; break;
     case Bad::kRecvNull: e.recv_null = true; break;
     case Bad::kCommNull: e.comm_null = true; break;
@@ -606,7 +645,7 @@ Member RunTernary(Ctx& ctx, int rank, const Step& s, RankState& st) {
   char* recv = nullptr;
   m.Buffers(cnt * es, cnt * es, es, e.in_place, e.overlap, 0, 0, &send, &recv);
   std::vector<char> in(cnt * es);
-  if (e.dtype == sieveFloat32 || e.dtype == sieveFloat16 || e.dtype == sieveBfloat16)
+  if (IsQuantizable(e.dtype))
     sieve_test::FillTernaryInput(e.seed, rank, static_cast<sieveDataType_t>(e.dtype), cnt,
                                  in.data());
   std::copy(in.begin(), in.end(), send);
@@ -617,11 +656,78 @@ Member RunTernary(Ctx& ctx, int rank, const Step& s, RankState& st) {
       masked && !e.handle_null ? slot.handle : nullptr, 0);
   m.value = masked && !e.handle_null;  // whether the call was masked
   sieveComm_t c = e.comm_null ? nullptr : st.comm;
-  m.calls.push_back(Call(ctx, rank, "sieveAllReduceTernary", c, [&] {
-    return sieveAllReduceTernary(e.send_null ? nullptr : send, e.recv_null ? nullptr : recv,
-                                 e.count, static_cast<sieveDataType_t>(e.dtype),
-                                 static_cast<sieveRedOp_t>(e.op),
-                                 e.params_null ? nullptr : &params, c, nullptr);
+  if (e.takes_levels) {
+    m.calls.push_back(Call(ctx, rank, "sieveAllReduceQuantized", c, [&] {
+      return sieveAllReduceQuantized(e.send_null ? nullptr : send, e.recv_null ? nullptr : recv,
+                                     e.count, static_cast<sieveDataType_t>(e.dtype),
+                                     static_cast<sieveRedOp_t>(e.op), e.levels,
+                                     e.params_null ? nullptr : &params, c, nullptr);
+    }));
+  } else {
+    m.calls.push_back(Call(ctx, rank, "sieveAllReduceTernary", c, [&] {
+      return sieveAllReduceTernary(e.send_null ? nullptr : send, e.recv_null ? nullptr : recv,
+                                   e.count, static_cast<sieveDataType_t>(e.dtype),
+                                   static_cast<sieveRedOp_t>(e.op),
+                                   e.params_null ? nullptr : &params, c, nullptr);
+    }));
+  }
+  m.Snapshot();
+  return m;
+}
+
+// sieveReduceScatterQuantized (unmasked): sendbuff holds nranks blocks of the count; in place,
+// recvbuff is this rank's block of it.
+Member RunReduceScatterQuantized(Ctx& ctx, int rank, const Step& s, RankState& st) {
+  const int n = ctx.n;
+  Member m;
+  m.eff = Effective(s, rank, n);
+  const Eff& e = m.eff;
+  const size_t es = SafeTypeSize(e.dtype), cnt = AllocCount(e, s.count);
+  char* send = nullptr;
+  char* recv = nullptr;
+  m.Buffers(cnt * n * es, cnt * es, es, e.in_place, e.overlap, 0, rank * cnt * es, &send, &recv);
+  std::vector<char> in(cnt * n * es);
+  if (IsQuantizable(e.dtype))
+    sieve_test::FillTernaryInput(e.seed, rank, static_cast<sieveDataType_t>(e.dtype), cnt * n,
+                                 in.data());
+  std::copy(in.begin(), in.end(), send);
+  m.send_before = in;
+  m.recv_before.assign(recv, recv + cnt * es);
+  const sieveTernaryParams_t params =
+      sieve_test::TernaryParams(e.philox_seed, e.philox_step, e.block, nullptr, 0);
+  sieveComm_t c = e.comm_null ? nullptr : st.comm;
+  m.calls.push_back(Call(ctx, rank, "sieveReduceScatterQuantized", c, [&] {
+    return sieveReduceScatterQuantized(e.send_null ? nullptr : send, e.recv_null ? nullptr : recv,
+                                       e.count, static_cast<sieveDataType_t>(e.dtype),
+                                       static_cast<sieveRedOp_t>(e.op), e.levels,
+                                       e.params_null ? nullptr : &params, c, nullptr);
+  }));
+  m.Snapshot();
+  return m;
+}
+
+// sieveAllGatherQuantized: in place, sendbuff is this rank's block of recvbuff.
+Member RunAllGatherQuantized(Ctx& ctx, int rank, const Step& s, RankState& st) {
+  const int n = ctx.n;
+  Member m;
+  m.eff = Effective(s, rank, n);
+  const Eff& e = m.eff;
+  const size_t es = SafeTypeSize(e.dtype), cnt = AllocCount(e, s.count);
+  char* send = nullptr;
+  char* recv = nullptr;
+  m.Buffers(cnt * es, cnt * n * es, es, e.in_place, e.overlap, rank * cnt * es, 0, &send, &recv);
+  std::vector<char> in(cnt * es);
+  if (IsQuantizable(e.dtype))
+    sieve_test::FillTernaryInput(e.seed, rank, static_cast<sieveDataType_t>(e.dtype), cnt,
+                                 in.data());
+  std::copy(in.begin(), in.end(), send);
+  m.send_before = in;
+  m.recv_before.assign(recv, recv + cnt * n * es);
+  sieveComm_t c = e.comm_null ? nullptr : st.comm;
+  m.calls.push_back(Call(ctx, rank, "sieveAllGatherQuantized", c, [&] {
+    return sieveAllGatherQuantized(e.send_null ? nullptr : send, e.recv_null ? nullptr : recv,
+                                   e.count, static_cast<sieveDataType_t>(e.dtype), e.bits, c,
+                                   nullptr);
   }));
   m.Snapshot();
   return m;
@@ -682,12 +788,24 @@ Member RunSubnet(Ctx& ctx, int rank, const Step& s, RankState& st) {
   char* recv = nullptr;
   m.Buffers(cnt * es, cnt * es, es, e.in_place, e.overlap, 0, 0, &send, &recv);
   std::vector<char> in = Input(e.seed, rank, e.dtype, sieveSum, 0, cnt);
+  if (e.takes_levels && IsQuantizable(e.dtype))  // the quantized reference's inputs
+    sieve_test::FillTernaryInput(e.seed, rank, static_cast<sieveDataType_t>(e.dtype), cnt,
+                                 in.data());
   std::copy(in.begin(), in.end(), send);
   m.send_before = in;
   m.recv_before.assign(recv, recv + cnt * es);
   sieveComm_t c = e.comm_null ? nullptr : st.comm;
   sieveLayout_t h = e.handle_null ? nullptr : slot.handle;
-  if (s.kind == Kind::kSubnet) {
+  const sieveTernaryParams_t params =
+      sieve_test::TernaryParams(e.philox_seed, e.philox_step, e.block, nullptr, 0);
+  if (s.kind == Kind::kSubnet && e.takes_levels) {
+    m.calls.push_back(Call(ctx, rank, "sieveAllReduceSubnetQuantized", c, [&] {
+      return sieveAllReduceSubnetQuantized(
+          e.send_null ? nullptr : send, e.recv_null ? nullptr : recv, e.count,
+          static_cast<sieveDataType_t>(e.dtype), h, e.levels, e.params_null ? nullptr : &params,
+          c, nullptr);
+    }));
+  } else if (s.kind == Kind::kSubnet) {
     m.calls.push_back(Call(ctx, rank, "sieveAllReduceSubnet", c, [&] {
       return sieveAllReduceSubnet(e.send_null ? nullptr : send, e.recv_null ? nullptr : recv,
                                   e.count, static_cast<sieveDataType_t>(e.dtype), h, c, nullptr);
@@ -717,6 +835,16 @@ Member RunSubnet(Ctx& ctx, int rank, const Step& s, RankState& st) {
       table = sieve_test::ScheduleTable(clean);
     }
     if (row.empty()) row.push_back(0);
+    if (e.takes_levels) {
+      m.calls.push_back(Call(ctx, rank, "sieveAllReduceD2ftQuantized", c, [&] {
+        return sieveAllReduceD2ftQuantized(
+            e.send_null ? nullptr : send, e.recv_null ? nullptr : recv, e.count,
+            static_cast<sieveDataType_t>(e.dtype), h, e.params_null ? nullptr : row.data(),
+            with_schedule ? table.data() : nullptr, e.levels, &params, c, nullptr);
+      }));
+      m.Snapshot();
+      return m;
+    }
     m.calls.push_back(Call(ctx, rank, "sieveAllReduceD2ft", c, [&] {
       return sieveAllReduceD2ft(e.send_null ? nullptr : send, e.recv_null ? nullptr : recv,
                                 e.count, static_cast<sieveDataType_t>(e.dtype), h,
@@ -851,14 +979,16 @@ std::string Ranks(const std::vector<int>& rs) {
 std::string LocalInvalid(const Eff& e, const Member& m, int rank, int n, bool slot_live) {
   if (e.comm_null) return "comm NULL";
   const bool dense = IsDense(e.kind);
-  if (dense || e.kind == Kind::kMasked || e.kind == Kind::kTernary || e.kind == Kind::kSubnet ||
-      e.kind == Kind::kD2ft) {
+  const bool sharded =
+      e.kind == Kind::kReduceScatterQuantized || e.kind == Kind::kAllGatherQuantized;
+  if (dense || sharded || e.kind == Kind::kMasked || e.kind == Kind::kTernary ||
+      e.kind == Kind::kSubnet || e.kind == Kind::kD2ft) {
     if (!ValidDtype(e.dtype)) return "datatype invalid";
     if (UsesOp(e.kind) && !ValidOp(e.op)) return "op invalid";
     if (UsesRoot(e.kind) && (e.root < 0 || e.root >= n)) return "root invalid";
     if (e.kind == Kind::kSendRecv && (m.peers.empty() || m.peers[0] < 0 || m.peers[0] >= n))
       return "peer invalid";
-    size_t blocks = e.kind == Kind::kAllGather || e.kind == Kind::kReduceScatter ? n : 1;
+    size_t blocks = e.kind == Kind::kAllGather || e.kind == Kind::kReduceScatter || sharded ? n : 1;
     if (e.count > 0 && e.count > static_cast<size_t>(INT64_MAX) / blocks / SafeTypeSize(e.dtype))
       return "count overflows";
     bool reads = e.kind != Kind::kBroadcast || rank == e.root;
@@ -869,18 +999,27 @@ std::string LocalInvalid(const Eff& e, const Member& m, int rank, int n, bool sl
     if (e.overlap && e.count > 1 && reads && writes) return "buffers overlap";
   }
   if (e.kind == Kind::kMasked && (!slot_live || e.handle_null)) return "mask NULL";
-  if (e.kind == Kind::kTernary) {
+  if (e.kind == Kind::kTernary || e.kind == Kind::kReduceScatterQuantized) {
     if (e.params_null) return "params NULL";
-    if (e.dtype != sieveFloat32 && e.dtype != sieveFloat16 && e.dtype != sieveBfloat16)
-      return "ternary datatype";
+    if (!IsQuantizable(e.dtype)) return "ternary datatype";
     if (e.op != sieveSum && e.op != sieveAvg) return "ternary op";
     if (e.block > (size_t{1} << 34)) return "block_size huge";
+  }
+  if (e.takes_levels && (e.levels < 1 || e.levels > SIEVE_MAX_LEVELS)) return "levels invalid";
+  if (e.kind == Kind::kAllGatherQuantized) {
+    if (!IsQuantizable(e.dtype)) return "all-gather datatype";
+    if (e.bits != 4 && e.bits != 8) return "bits invalid";
   }
   if ((e.kind == Kind::kSubnet || e.kind == Kind::kD2ft)) {
     if (!slot_live || e.handle_null) return "layout NULL";
     if (e.dtype != sieveFloat32 && e.dtype != sieveFloat16 && e.dtype != sieveBfloat16 &&
         e.dtype != sieveFloat64)
       return "subnet datatype";
+    if (e.takes_levels) {
+      if (!IsQuantizable(e.dtype)) return "quantized subnet datatype";
+      if (e.kind == Kind::kSubnet && e.params_null) return "params NULL";
+      if (e.block > (size_t{1} << 34)) return "block_size huge";
+    }
   }
   if (e.kind == Kind::kMaskRegister) {
     if (e.out_null) return "handle NULL";
@@ -1311,7 +1450,8 @@ void JudgeTernary(Ctx& ctx, const Step& s) {
     size_t block = e.block == 0 ? 2048 : e.block;
     sigs[r] = DenseSignature(e) + " seed " + std::to_string(e.philox_seed) + " step " +
               std::to_string(e.philox_step) + " block " + std::to_string(block) + " masked " +
-              std::to_string(m.value);
+              std::to_string(m.value) +
+              (e.takes_levels ? " levels " + std::to_string(e.levels) : std::string());
   }
   if (!j.Collective(ms, invalid, Disagreement(sigs))) return;
   const Eff& e = ms[0]->eff;
@@ -1326,6 +1466,7 @@ void JudgeTernary(Ctx& ctx, const Step& s) {
   tc.block = e.block == 0 ? 2048 : e.block;
   tc.seed = e.philox_seed;
   tc.step = e.philox_step;
+  tc.levels = e.takes_levels ? e.levels : 1;
   if (ms[0]->value == 1) {
     for (uint8_t b : ctx.mask_bits[0][s.slot]) kept.push_back(b != 0);
     tc.kept = &kept;
@@ -1335,6 +1476,97 @@ void JudgeTernary(Ctx& ctx, const Step& s) {
     j.Compare(r, "ternary recvbuff", want, ms[r]->recv_after);
     j.SendUntouched(r, *ms[r]);
   }
+}
+
+// The sharded collectives: the arguments that must agree, and a count-0 call leaves recvbuff be.
+std::string ShardedSignature(const Eff& e) {
+  return DenseSignature(e) + (e.kind == Kind::kAllGatherQuantized
+                                  ? " bits " + std::to_string(e.bits)
+                                  : " levels " + std::to_string(e.levels) + " seed " +
+                                        std::to_string(e.philox_seed) + " step " +
+                                        std::to_string(e.philox_step) + " block " +
+                                        std::to_string(e.block == 0 ? 2048 : e.block));
+}
+
+std::vector<const Member*> JudgeShardedCall(Judge& j, Ctx& ctx, bool* judge_outputs) {
+  const int n = ctx.n;
+  std::vector<const Member*> ms;
+  std::vector<std::string> invalid(n), sigs(n);
+  for (int r = 0; r < n; ++r) {
+    ms.push_back(&ctx.recs[r].members[0]);
+    invalid[r] = LocalInvalid(ms[r]->eff, *ms[r], r, n, true);
+    sigs[r] = ShardedSignature(ms[r]->eff);
+  }
+  *judge_outputs = j.Collective(ms, invalid, Disagreement(sigs));
+  if (*judge_outputs && ms[0]->eff.count == 0) {
+    for (int r = 0; r < n; ++r)
+      j.Compare(r, "recvbuff of a count-0 call", ms[r]->recv_before, ms[r]->recv_after);
+    *judge_outputs = false;
+  }
+  return ms;
+}
+
+// Each rank's block of sieveAllReduceQuantized of the whole sendbuffs, bit for bit.
+void JudgeReduceScatterQuantized(Ctx& ctx, const Step& s) {
+  Judge j(ctx, s);
+  bool outputs = false;
+  std::vector<const Member*> ms = JudgeShardedCall(j, ctx, &outputs);
+  if (!outputs) return;
+  const Eff& e = ms[0]->eff;
+  sieve_test::TernaryCase tc;
+  tc.input_seed = e.seed;
+  tc.nranks = ctx.n;
+  tc.dtype = static_cast<sieveDataType_t>(e.dtype);
+  tc.op = static_cast<sieveRedOp_t>(e.op);
+  tc.count = e.count * ctx.n;
+  tc.block = e.block == 0 ? 2048 : e.block;
+  tc.seed = e.philox_seed;
+  tc.step = e.philox_step;
+  tc.levels = e.levels;
+  const std::vector<char> whole = sieve_test::ExpectedTernary(tc);
+  const size_t bytes = e.count * TypeSize(tc.dtype);
+  for (int r = 0; r < ctx.n; ++r) {
+    std::vector<char> want(whole.begin() + r * bytes, whole.begin() + (r + 1) * bytes);
+    j.Compare(r, "quantized reduce-scatter recvbuff", want, ms[r]->recv_after);
+    j.SendUntouched(r, *ms[r]);
+  }
+}
+
+// Every rank's recvbuff the same bytes, each element within sieve.h's bound of what its owner
+// sent (the quantizer is checked exactly by its unit tests; here: the collective around it).
+void JudgeAllGatherQuantized(Ctx& ctx, const Step& s) {
+  Judge j(ctx, s);
+  bool outputs = false;
+  std::vector<const Member*> ms = JudgeShardedCall(j, ctx, &outputs);
+  if (!outputs) return;
+  const Eff& e = ms[0]->eff;
+  const auto dt = static_cast<sieveDataType_t>(e.dtype);
+  const size_t count = e.count, es = TypeSize(dt), block = SIEVE_ALLGATHER_QUANT_BLOCK;
+  for (int r = 1; r < ctx.n; ++r)
+    j.Compare(r, "quantized all-gather recvbuff (against rank 0's)", ms[0]->recv_after,
+              ms[r]->recv_after);
+  if (ms[0]->recv_after.size() != count * ctx.n * es) return;
+  for (int q = 0; q < ctx.n; ++q) {
+    std::vector<char> shard(count * es);
+    sieve_test::FillTernaryInput(e.seed, q, dt, count, shard.data());
+    for (size_t b = 0; b < count; b += block) {
+      const size_t end = std::min(count, b + block);
+      float m = 0.0f;
+      for (size_t i = b; i < end; ++i)
+        m = std::fmax(m, std::fabs(sieve_test::LoadWidened(dt, shard.data(), i)));
+      for (size_t i = b; i < end; ++i) {
+        const double x = sieve_test::LoadWidened(dt, shard.data(), i);
+        const double got = sieve_test::LoadWidened(dt, ms[0]->recv_after.data(), q * count + i);
+        if (!(std::fabs(got - x) <= sieve_test::QuantizedGatherBound(dt, e.bits, m, x))) {
+          j.Finding("quantized all-gather: rank " + std::to_string(q) + "'s element " +
+                    std::to_string(i) + " came back as " + std::to_string(got) + ", sent " +
+                    std::to_string(x) + " (outside the bound)");
+          return;
+        }
+      }
+    }
+  }
+  for (int r = 0; r < ctx.n; ++r) j.SendUntouched(r, *ms[r]);
 }
 
 void JudgeLayoutRegister(Ctx& ctx, const Step& s, std::vector<sieve_test::TestLayout>* layouts) {
@@ -1392,18 +1624,34 @@ void JudgeSubnet(Ctx& ctx, const Step& s, const std::vector<bool>& live,
       if (m.eff.bits_other && m.value >= 0)
         invalid[r] = "touched a segment it does not hold (" + std::to_string(m.value) + ")";
     }
-    sigs[r] = DenseSignature(m.eff) + (s.kind == Kind::kD2ft
-                                           ? " schedule " + std::to_string(s.variant & 1)
-                                           : std::string());
+    sigs[r] = DenseSignature(m.eff) +
+              (s.kind == Kind::kD2ft ? " schedule " + std::to_string(s.variant & 1)
+                                     : std::string()) +
+              (m.eff.takes_levels ? " levels " + std::to_string(m.eff.levels) + " seed " +
+                                        std::to_string(m.eff.philox_seed) + " block " +
+                                        std::to_string(m.eff.block)
+                                  : std::string());
   }
   if (!j.Collective(ms, invalid, Disagreement(sigs))) return;
   for (int r = 0; r < n; ++r) {
     const Eff& e = ms[r]->eff;
     std::vector<char> want(ms[r]->recv_before.size());
-    sieve_test::ExpectedSubnet(e.seed, n, r, static_cast<sieveDataType_t>(e.dtype), layouts[r],
-                               s.kind == Kind::kD2ft ? &touched : nullptr,
-                               e.in_place ? ms[r]->send_before.data() : ms[r]->recv_before.data(),
-                               want.data());
+    const char* before = e.in_place ? ms[r]->send_before.data() : ms[r]->recv_before.data();
+    const sieve_test::Touched* t = s.kind == Kind::kD2ft ? &touched : nullptr;
+    if (e.takes_levels) {
+      sieve_test::TernaryCase tc;
+      tc.input_seed = e.seed;
+      tc.nranks = n;
+      tc.dtype = static_cast<sieveDataType_t>(e.dtype);
+      tc.levels = e.levels;
+      tc.block = e.block == 0 ? 2048 : e.block;
+      tc.seed = e.philox_seed;
+      tc.step = e.philox_step;
+      sieve_test::ExpectedSubnetQuantized(tc, layouts[r], t, r, before, want.data());
+    } else {
+      sieve_test::ExpectedSubnet(e.seed, n, r, static_cast<sieveDataType_t>(e.dtype), layouts[r],
+                                 t, before, want.data());
+    }
     j.Compare(r, "subnet recvbuff", want, ms[r]->recv_after);
     j.SendUntouched(r, *ms[r]);
   }
@@ -1560,6 +1808,12 @@ void RankMain(Ctx& ctx, Shared& shared, int rank) {
       case Kind::kDeregister: rec.members.push_back(RunDeregister(ctx, rank, s, st)); break;
       case Kind::kQuery: rec.members.push_back(RunQuery(ctx, rank, s, st)); break;
       case Kind::kSplit: RunSplit(ctx, rank, s, st, &rec); break;
+      case Kind::kReduceScatterQuantized:
+        rec.members.push_back(RunReduceScatterQuantized(ctx, rank, s, st));
+        break;
+      case Kind::kAllGatherQuantized:
+        rec.members.push_back(RunAllGatherQuantized(ctx, rank, s, st));
+        break;
       default: rec.members.push_back(RunDense(ctx, rank, s, st.comm)); break;
     }
     sieveResult_t async = sieveInternalError;
@@ -1594,6 +1848,8 @@ void RankMain(Ctx& ctx, Shared& shared, int rank) {
         case Kind::kDeregister:
         case Kind::kQuery: JudgeLocal(ctx, s); break;
         case Kind::kSplit: JudgeSplit(ctx, s); break;
+        case Kind::kReduceScatterQuantized: JudgeReduceScatterQuantized(ctx, s); break;
+        case Kind::kAllGatherQuantized: JudgeAllGatherQuantized(ctx, s); break;
         default: JudgeDenseStep(ctx, s); break;
       }
       for (int r = 0; r < ctx.n; ++r) ctx.go &= ctx.recs[r].healthy;

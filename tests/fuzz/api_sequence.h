@@ -31,14 +31,18 @@ enum class Kind : uint8_t {
   kGroup,          // GroupStart, members, GroupEnd
   kMaskRegister,   // into slot
   kMasked,         // sieveAllReduceMasked over slot
-  kTernary,        // over slot's mask when variant is odd
+  kTernary,        // over slot's mask when variant is odd; variant bits 2-3: sieveAllReduceTernary,
+                   // or sieveAllReduceQuantized at L = 3, 7, 127
   kLayoutEqual,    // sieveLayoutEqualSubnets(count, block) into slot
   kLayoutRegister, // a random layout (seed) into slot
-  kSubnet,         // sieveAllReduceSubnet over slot
+  kSubnet,         // sieveAllReduceSubnet over slot; variant bits 2-3: dense, or the
+                   // ...Quantized call at L = 1, 3, 7 (kD2ft too)
   kD2ft,           // sieveAllReduceD2ft over slot; variant odd: with the schedule table
   kDeregister,     // variant even: mask slot, odd: layout slot (local)
   kSplit,          // split (variant: colour pattern), all-reduce on the child, destroy it
   kQuery,          // variant: count, user rank, counters, async error, mask nnz, layout segments
+  kReduceScatterQuantized,  // variant bits 2-3: L = 1, 3, 7, 127
+  kAllGatherQuantized,      // variant bit 2: 4 bits, else 8
   kNumKinds
 };
 
@@ -60,7 +64,7 @@ struct Step {
   uint64_t seed = 1;
   int slot = 0;
   int policy = 0;     // mask policy
-  size_t block = 0;   // ternary block_size; kLayoutEqual: nsubnets; kLayoutRegister: segments
+  size_t block = 0;   // ternary/quantized block_size; kLayoutEqual: nsubnets; kLayoutRegister: segments
   int variant = 0;
   std::array<Bad, kMaxRanks> bad{};
   std::vector<Step> members;  // kGroup

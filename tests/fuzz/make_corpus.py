@@ -132,7 +132,7 @@ def main():
 # api_sequence: the byte layout of Decode/DecodeStep in api_sequence.cc.
 KINDS = ["AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter", "SendRecv", "Group",
          "MaskRegister", "Masked", "Ternary", "LayoutEqual", "LayoutRegister", "Subnet", "D2ft",
-         "Deregister", "Split", "Query"]
+         "Deregister", "Split", "Query", "ReduceScatterQuantized", "AllGatherQuantized"]
 BADS = ["none", "count0", "count+1", "countHuge", "dtypeOther", "dtypeInvalid", "opOther",
         "opInvalid", "rootOther", "rootInvalid", "sendNull", "recvNull", "commNull", "inPlace",
         "overlap", "kindOther", "seedOther", "blockOther", "blockHuge", "paramsNull", "bitsOther",
@@ -146,7 +146,8 @@ def step(kind, count=37, dtype=7, op=0, in_place=0, root=0, slot=0, policy=0, va
     c = count if count < 64 else 0x80 | ((count - 1) // 37)
     out = bytes([KINDS.index(kind), c, dtype + 10 * op + 50 * in_place,
                  root | slot << 2 | policy << 3 | variant << 4, seed - 1])
-    if kind == "Ternary":
+    if kind in ("Ternary", "ReduceScatterQuantized") or (kind in ("Subnet", "D2ft") and
+                                                          (variant >> 2) & 3):
         out += bytes([TERNARY_BLOCKS.index(block)])
     elif kind in ("LayoutEqual", "LayoutRegister"):
         out += bytes([block - 1])
@@ -219,6 +220,28 @@ def api_sequence():
         program(3, [mask, step("MaskRegister", bad="bitsOther", rank=2, seed=4)]),
         program(2, [layout, step("D2ft", bad="bitsOther", rank=1)]),
         program(2, [step("AllGather", bad="dtypeInvalid", rank=1)]),
+        # levels (variant bits 2-3): the all-reduce at L = 3, 7 (masked), 127, the quantized
+        # reduce-scatter and all-gather (in place too), the subnet calls at L levels
+        program(2, [mask, step("Ternary", variant=4, count=1001, block=16, op=1),
+                    step("Ternary", variant=9, count=100, block=7),
+                    step("Ternary", variant=12, dtype=1, count=300),
+                    step("ReduceScatterQuantized", block=16),
+                    step("ReduceScatterQuantized", variant=12, in_place=1, op=1, dtype=2),
+                    step("AllGatherQuantized", count=300),
+                    step("AllGatherQuantized", variant=4, in_place=1, dtype=1)]),
+        program(3, [layout, step("Subnet", variant=4, block=16, dtype=0),
+                    step("D2ft", variant=8, seed=9, block=7, dtype=1),
+                    step("D2ft", variant=13, seed=10, block=0, dtype=2),
+                    step("ReduceScatterQuantized", variant=8, count=1001)]),
+        # levels or bits that differ on one rank, or are out of range on every rank
+        program(2, [step("Ternary", variant=4, bad="rootOther", rank=1),
+                    step("ReduceScatterQuantized", bad="rootInvalid"),
+                    step("AllGatherQuantized", bad="rootOther", rank=0),
+                    step("AllGatherQuantized", bad="rootInvalid"),
+                    step("ReduceScatterQuantized", bad="count0", rank=1),
+                    step("Ternary", variant=8)]),
+        program(3, [layout, step("Subnet", variant=8, bad="rootOther", rank=2),
+                    step("D2ft", variant=4, bad="rootInvalid"), step("Subnet", variant=4, dtype=3)]),
     ]
     write("api_sequence", seeds)
     # Reproducers of the bugs of issue 22 the fuzzer found (all fixed): regression inputs.

@@ -237,15 +237,6 @@ TEST(QuantizedReduceScatterErrorsTest, BadArgumentsAndCountMismatch) {
 
 // ---- sieveAllGatherQuantized ----------------------------------------------
 
-// The bound of include/sieve.h for element x of a block whose max |x| is m.
-double GatherBound(sieveDataType_t dtype, int bits, float m, double x) {
-  const float s = m / static_cast<float>((1 << (bits - 1)) - 1);
-  const double u = dtype == sieveFloat32   ? std::ldexp(1.0, -22)
-                   : dtype == sieveFloat16 ? std::ldexp(1.0, -10)
-                                           : std::ldexp(1.0, -7);
-  return s / 2.0 + u * (std::fabs(x) + s) + std::ldexp(1.0, -25);
-}
-
 uint64_t Fnv(const char* p, size_t bytes) {
   uint64_t h = 1469598103934665603ull;
   for (size_t i = 0; i < bytes; ++i) h = (h ^ static_cast<unsigned char>(p[i])) * 1099511628211ull;
@@ -302,7 +293,7 @@ int RunGather(int rank, int n, const sieveUniqueId& id) {
                            bits, j, y);
                 continue;
               }
-              const double bound = GatherBound(dtype, bits, m, x);
+              const double bound = QuantizedGatherBound(dtype, bits, m, x);
               RANK_CHECK(std::fabs(y - x) <= bound,
                          "bits %d dtype %d count %zu rank %d element %zu: sent %.9g, got %.9g, "
                          "error %.3g above the bound %.3g",

@@ -26,13 +26,29 @@ namespace {
 
 constexpr int kRanks = 2;
 
-// The perturbations that change what `kind` is called with.
-bool Relevant(Kind k, Bad b) {
+// A call to test: a kind, and for the kinds with a quantized flavour (api_sequence.h: variant
+// bits 2-3) which one: 0 the plain call, else the ...Quantized call at the variant's level.
+struct Case {
+  Kind kind;
+  int levels_pick = 0;
+};
+
+bool TakesLevels(const Case& c) {
+  return c.kind == Kind::kReduceScatterQuantized || c.levels_pick != 0;
+}
+
+// The perturbations that change what the call is made with.
+bool Relevant(const Case& c, Bad b) {
+  const Kind k = c.kind;
   const bool dense = k <= Kind::kReduceScatter;
-  const bool reduces = k == Kind::kAllReduce || k == Kind::kReduce || k == Kind::kReduceScatter;
+  const bool sharded = k == Kind::kReduceScatterQuantized || k == Kind::kAllGatherQuantized;
+  const bool reduces = k == Kind::kAllReduce || k == Kind::kReduce || k == Kind::kReduceScatter ||
+                       k == Kind::kReduceScatterQuantized;
   const bool rooted = k == Kind::kBroadcast || k == Kind::kReduce;
-  const bool buffers = dense || k == Kind::kMasked || k == Kind::kTernary ||
+  const bool buffers = dense || sharded || k == Kind::kMasked || k == Kind::kTernary ||
                        k == Kind::kSubnet || k == Kind::kD2ft;
+  const bool philox = k == Kind::kTernary || k == Kind::kReduceScatterQuantized ||
+                      (TakesLevels(c) && k == Kind::kSubnet);
   switch (b) {
     case Bad::kNone: return false;
     case Bad::kCountZero: case Bad::kCountPlusOne: case Bad::kCountHuge:
@@ -44,9 +60,13 @@ bool Relevant(Kind k, Bad b) {
     case Bad::kOpInvalid:
       return reduces || k == Kind::kMasked || k == Kind::kTernary ||
              k == Kind::kMaskRegister || k == Kind::kLayoutEqual;
-    case Bad::kRootOther: return rooted || k == Kind::kSendRecv || k == Kind::kSplit;
+    // Quantized calls: another level count (bit width), or one out of range.
+    case Bad::kRootOther:
+      return rooted || k == Kind::kSendRecv || k == Kind::kSplit || TakesLevels(c) ||
+             k == Kind::kAllGatherQuantized;
     case Bad::kRootInvalid:
-      return rooted || k == Kind::kSendRecv || k == Kind::kSplit || k == Kind::kLayoutRegister;
+      return rooted || k == Kind::kSendRecv || k == Kind::kSplit || k == Kind::kLayoutRegister ||
+             TakesLevels(c) || k == Kind::kAllGatherQuantized;
     case Bad::kSendNull:
       return buffers || k == Kind::kSendRecv || k == Kind::kMaskRegister ||
              k == Kind::kLayoutRegister;
@@ -55,8 +75,8 @@ bool Relevant(Kind k, Bad b) {
     case Bad::kInPlace: case Bad::kOverlap: return buffers;
     case Bad::kKindOther: return dense;
     case Bad::kSeedOther: case Bad::kBlockOther: case Bad::kBlockHuge:
-    case Bad::kParamsNull:
-      return k == Kind::kTernary || (b == Bad::kParamsNull && k == Kind::kD2ft);
+      return philox || (TakesLevels(c) && k == Kind::kD2ft);
+    case Bad::kParamsNull: return philox || k == Kind::kD2ft;
     case Bad::kBitsOther:
       return k == Kind::kMaskRegister || k == Kind::kLayoutRegister || k == Kind::kD2ft;
     case Bad::kPolicyOther: return k == Kind::kMaskRegister;
@@ -70,8 +90,10 @@ bool Relevant(Kind k, Bad b) {
   }
 }
 
-// A valid call of `kind` (over slot 0's mask or layout where it needs one).
-Step Good(Kind kind, uint64_t seed, int variant = 0) {
+// A valid call of `kind` (over slot 0's mask or layout where it needs one); variant bits 2-3
+// are the case's quantized flavour, not the caller's.
+Step Good(const Case& c, uint64_t seed, int variant = 0) {
+  const Kind kind = c.kind;
   Step s;
   s.kind = kind;
   s.count = 37;  // odd, several ring chunks of small messages
@@ -80,15 +102,20 @@ Step Good(Kind kind, uint64_t seed, int variant = 0) {
   s.root = 1;
   s.seed = seed;
   s.variant = variant;
-  if (kind == Kind::kTernary) {
+  if (kind == Kind::kTernary || kind == Kind::kSubnet || kind == Kind::kD2ft ||
+      kind == Kind::kReduceScatterQuantized)
+    s.variant = (variant & ~12) | c.levels_pick << 2;
+  if (kind == Kind::kTernary || kind == Kind::kReduceScatterQuantized) s.block = 7;
+  if (kind == Kind::kTernary) s.variant |= 1;  // over the mask
+  if ((kind == Kind::kSubnet || kind == Kind::kD2ft) && c.levels_pick != 0) {
+    s.dtype = 0;  // float32 of the subnet kinds' datatypes (api_sequence.cc)
     s.block = 7;
-    s.variant = variant | 1;  // over the mask
   }
   if (kind == Kind::kLayoutEqual) s.block = 3;
   if (kind == Kind::kLayoutRegister) s.block = 3;
-  if (kind == Kind::kD2ft) s.variant = variant;  // odd: with the schedule table
   return s;
 }
+Step Good(Kind kind, uint64_t seed, int variant = 0) { return Good(Case{kind}, seed, variant); }
 
 // What `kind` needs registered first (slot 0), as steps.
 std::vector<Step> Prerequisites(Kind kind, uint64_t seed) {
@@ -102,11 +129,17 @@ std::vector<Step> Prerequisites(Kind kind, uint64_t seed) {
   return out;
 }
 
-const Kind kKinds[] = {Kind::kAllReduce, Kind::kBroadcast, Kind::kReduce, Kind::kAllGather,
-                       Kind::kReduceScatter, Kind::kSendRecv, Kind::kMaskRegister,
-                       Kind::kMasked, Kind::kTernary, Kind::kLayoutEqual,
-                       Kind::kLayoutRegister, Kind::kSubnet, Kind::kD2ft, Kind::kDeregister,
-                       Kind::kSplit, Kind::kQuery};
+const Case kCases[] = {{Kind::kAllReduce}, {Kind::kBroadcast}, {Kind::kReduce},
+                       {Kind::kAllGather}, {Kind::kReduceScatter}, {Kind::kSendRecv},
+                       {Kind::kMaskRegister}, {Kind::kMasked}, {Kind::kTernary},
+                       {Kind::kTernary, 2},  // sieveAllReduceQuantized, L = 7
+                       {Kind::kLayoutEqual}, {Kind::kLayoutRegister}, {Kind::kSubnet},
+                       {Kind::kSubnet, 2},   // sieveAllReduceSubnetQuantized, L = 3
+                       {Kind::kD2ft},
+                       {Kind::kD2ft, 1},     // sieveAllReduceD2ftQuantized, L = 1
+                       {Kind::kDeregister}, {Kind::kSplit}, {Kind::kQuery},
+                       {Kind::kReduceScatterQuantized, 1},  // L = 3
+                       {Kind::kAllGatherQuantized}};
 
 // Runs the programs a few at a time (a one-rank difference costs a timeout, spent waiting),
 // and reports each one's findings with the program.
@@ -148,16 +181,16 @@ class ApiProperty : public ::testing::Test {
 TEST_F(ApiProperty, EveryCallWithEveryArgumentOnAllRanks) {
   std::vector<Program> programs;
   uint64_t seed = 1;
-  for (Kind kind : kKinds) {
+  for (const Case& c : kCases) {
     Program p;
     p.nranks = kRanks;
     for (int b = 1; b < static_cast<int>(Bad::kNumBad); ++b) {
       Bad bad = static_cast<Bad>(b);
-      if (!Relevant(kind, bad)) continue;
-      for (const Step& pre : Prerequisites(kind, ++seed)) p.steps.push_back(pre);
-      p.steps.push_back(Good(kind, ++seed, b));
-      for (const Step& pre : Prerequisites(kind, ++seed)) p.steps.push_back(pre);
-      Step s = Good(kind, ++seed, b);
+      if (!Relevant(c, bad)) continue;
+      for (const Step& pre : Prerequisites(c.kind, ++seed)) p.steps.push_back(pre);
+      p.steps.push_back(Good(c, ++seed, b));
+      for (const Step& pre : Prerequisites(c.kind, ++seed)) p.steps.push_back(pre);
+      Step s = Good(c, ++seed, b);
       s.bad.fill(bad);
       p.steps.push_back(s);
     }
@@ -166,19 +199,32 @@ TEST_F(ApiProperty, EveryCallWithEveryArgumentOnAllRanks) {
   RunAll(programs);
 }
 
+// Each case below costs a communicator and a timeout. The quantized calls share the argument
+// checks of the plain ones, so only what they add is tested on one rank: for the quantized
+// flavours of older kinds, another level count or seed; for the sharded calls, each argument
+// that must agree.
+bool WorthAFreshCommunicator(const Case& c, Bad b) {
+  if (c.kind == Kind::kReduceScatterQuantized || c.kind == Kind::kAllGatherQuantized)
+    return b == Bad::kCountPlusOne || b == Bad::kDtypeOther || b == Bad::kOpOther ||
+           b == Bad::kRootOther || b == Bad::kSeedOther || b == Bad::kBlockOther ||
+           b == Bad::kInPlace;
+  if (TakesLevels(c)) return b == Bad::kRootOther || b == Bad::kSeedOther;
+  return true;
+}
+
 // Every call with every perturbation on rank 1 only: fails on both ranks with a message (or,
 // for a difference the call allows, such as in place or NULL on a non-root, succeeds).
 TEST_F(ApiProperty, EveryCallWithOneRankDifferent) {
   std::vector<Program> programs;
   uint64_t seed = 1000;
-  for (Kind kind : kKinds) {
+  for (const Case& c : kCases) {
     for (int b = 1; b < static_cast<int>(Bad::kNumBad); ++b) {
       Bad bad = static_cast<Bad>(b);
-      if (!Relevant(kind, bad)) continue;
+      if (!Relevant(c, bad) || !WorthAFreshCommunicator(c, bad)) continue;
       Program p;
       p.nranks = kRanks;
-      p.steps = Prerequisites(kind, ++seed);
-      Step s = Good(kind, ++seed, b);
+      p.steps = Prerequisites(c.kind, ++seed);
+      Step s = Good(c, ++seed, b);
       s.bad[1] = bad;
       p.steps.push_back(s);
       programs.push_back(p);
@@ -198,9 +244,12 @@ Program OneStep(Step s, int nranks = kRanks) {
 
 TEST_F(ApiProperty, ZeroCountOnOneRankFailsEverywhere) {
   std::vector<Program> programs;
-  for (Kind kind : {Kind::kAllReduce, Kind::kBroadcast, Kind::kAllGather, Kind::kReduce,
-                    Kind::kReduceScatter, Kind::kMasked, Kind::kTernary, Kind::kSubnet}) {
-    Step s = Good(kind, 5);
+  for (Case c : {Case{Kind::kAllReduce}, Case{Kind::kBroadcast}, Case{Kind::kAllGather},
+                 Case{Kind::kReduce}, Case{Kind::kReduceScatter}, Case{Kind::kMasked},
+                 Case{Kind::kTernary}, Case{Kind::kTernary, 1}, Case{Kind::kSubnet},
+                 Case{Kind::kSubnet, 1}, Case{Kind::kReduceScatterQuantized, 3},
+                 Case{Kind::kAllGatherQuantized}}) {
+    Step s = Good(c, 5);
     s.bad[0] = Bad::kCountZero;
     programs.push_back(OneStep(s, 3));
   }
@@ -209,9 +258,11 @@ TEST_F(ApiProperty, ZeroCountOnOneRankFailsEverywhere) {
 
 TEST_F(ApiProperty, OverlappingBuffersAreRefused) {
   std::vector<Program> programs;
-  for (Kind kind : {Kind::kAllReduce, Kind::kReduce, Kind::kReduceScatter, Kind::kAllGather,
-                    Kind::kMasked, Kind::kTernary, Kind::kSubnet}) {
-    Step s = Good(kind, 6);
+  for (Case c : {Case{Kind::kAllReduce}, Case{Kind::kReduce}, Case{Kind::kReduceScatter},
+                 Case{Kind::kAllGather}, Case{Kind::kMasked}, Case{Kind::kTernary},
+                 Case{Kind::kSubnet}, Case{Kind::kReduceScatterQuantized},
+                 Case{Kind::kAllGatherQuantized}}) {
+    Step s = Good(c, 6);
     s.bad.fill(Bad::kOverlap);
     programs.push_back(OneStep(s));
   }

@@ -314,4 +314,12 @@ std::vector<char> ExpectedHierTernary(const std::vector<std::vector<char>>& inpu
   return out;
 }
 
+double QuantizedGatherBound(sieveDataType_t dtype, int bits, float m, double x) {
+  const float s = m / static_cast<float>((1 << (bits - 1)) - 1);
+  const double u = dtype == sieveFloat32   ? std::ldexp(1.0, -22)
+                   : dtype == sieveFloat16 ? std::ldexp(1.0, -10)
+                                           : std::ldexp(1.0, -7);
+  return s / 2.0 + u * (std::fabs(x) + s) + std::ldexp(1.0, -25);
+}
+
 }  // namespace sieve_test

@@ -94,6 +94,11 @@ std::vector<char> ExpectedTernary(const TernaryCase& c);
 // rounded to dtype and keeps e = g + e - s * q / L in float32).
 std::vector<std::vector<char>> ExpectedTernaryFeedback(const TernaryCase& c, int steps);
 
+// sieveAllGatherQuantized's error bound (include/sieve.h) for element x of a block whose
+// max |x| is m, at `bits` bits: half a step s = m / (2^(bits-1) - 1), plus the datatype's
+// rounding of x and s.
+double QuantizedGatherBound(sieveDataType_t dtype, int bits, float m, double x);
+
 // Exact bytes rank r sends in one ring all-reduce of `count` elements at `levels`
 // levels (1: ternary) over n ranks: the bit-growth formula, partial sums of k ranks
 // in ceil(log2(2kL + 1)) bits, per segment of `segment_elems` input elements (0: one
