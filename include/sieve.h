@@ -635,8 +635,14 @@ sieveResult_t sieveAllReduceD2ft(const void* sendbuff, void* recvbuff, size_t co
  * float32, rounded once to datatype (non-contributing holders receive those
  * values); a group with one contributor moves nothing and is its input, exact.
  * Untouched segments (and segments a rank does not hold) are not written, as
- * in the dense calls. float32, float16, bfloat16; params->mask must be NULL and
- * params->error_feedback 0 (else sieveInvalidArgument); count below 2^32. Every
+ * in the dense calls. params->error_feedback = 1 keeps this rank's residual e
+ * per buffer (sendbuff, count, datatype, layout; 4 bytes per element until the
+ * communicator is destroyed): every element the rank sends in a group of two or
+ * more contributors is sent as g + e (scales included) and e becomes
+ * g + e - s_b * q / L; elements it does not send (untouched, not held, or in a
+ * group it is the only contributor of) keep their residual for a later call.
+ * float32, float16, bfloat16; params->mask must be NULL (else
+ * sieveInvalidArgument); count below 2^32. Every
  * rank passes the same levels, seed, step and block_size (a mismatch fails on
  * every rank naming the field). Host buffers only (device buffers:
  * sieveInvalidUsage). */

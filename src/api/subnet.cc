@@ -118,8 +118,7 @@ Status CheckSubnetCall(sieveComm_t comm, const void* sendbuff, void* recvbuff, s
 // bfloat16; params without a mask or error feedback; every element's position
 // fits the 32-bit gather list of a group (quantized_group_codec.h).
 Status CheckQuantized(const sieve::coll::CollArgs& args, int levels,
-                      const sieveTernaryParams_t* params, const char* call,
-                      sieve::subnet::GroupQuantization* out) {
+                      const sieveTernaryParams_t* params, const char* call, SubnetParams* out) {
   SIEVE_RETURN_IF_ERROR(sieve::CheckFloatSumAvg(args.dtype, sieve::kernels::RedOp::kAvg, call));
   SIEVE_RETURN_IF_ERROR(sieve::CheckTernaryParams(params, args.count, call));
   if (args.count > UINT32_MAX)
@@ -128,13 +127,11 @@ Status CheckQuantized(const sieve::coll::CollArgs& args, int levels,
   if (params->mask != nullptr)
     return Status::InvalidArgument(
         StrFormat("params->mask must be NULL: %s takes no mask (the layout says what moves)", call));
-  if (params->error_feedback != 0)
-    return Status::InvalidArgument(StrFormat(
-        "params->error_feedback must be 0: %s keeps no residuals yet", call));
-  out->levels = levels;
-  out->seed = params->seed;
-  out->step = params->step;
-  out->block = params->block_size == 0 ? 2048 : params->block_size;
+  out->quant.levels = levels;
+  out->quant.seed = params->seed;
+  out->quant.step = params->step;
+  out->quant.block = params->block_size == 0 ? 2048 : params->block_size;
+  out->error_feedback = params->error_feedback != 0;
   return Status::OK();
 }
 
@@ -177,7 +174,7 @@ Status SubmitSubnet(const void* sendbuff, void* recvbuff, size_t count, int data
   auto p = std::make_shared<SubnetParams>();
   SIEVE_RETURN_IF_ERROR(CheckSubnetCall(comm, sendbuff, recvbuff, count, datatype, layout, entry,
                                         &impl, &call, p.get()));
-  if (levels > 0) SIEVE_RETURN_IF_ERROR(CheckQuantized(call.args, levels, params, entry, &p->quant));
+  if (levels > 0) SIEVE_RETURN_IF_ERROR(CheckQuantized(call.args, levels, params, entry, p.get()));
   if (d2ft != nullptr) SIEVE_RETURN_IF_ERROR(CopyBitmaps(*d2ft, *p->layout, *impl, p.get()));
   return sieve::dispatch::SubmitCollective(impl, entry,
                                            d2ft != nullptr ? sieve::algo::OpKind::kD2ftAllReduce

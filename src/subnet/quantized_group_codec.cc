@@ -10,13 +10,15 @@ QuantizedGroupCodec::QuantizedGroupCodec(algo::Channel& ring, const GroupRanges&
                                          const std::vector<size_t>& bounds, int chunk,
                                          const algo::RingOptions& options, const void* send,
                                          void* recv, kernels::DType dtype,
-                                         const GroupQuantization& q, int rank)
+                                         const GroupQuantization& q, int rank,
+                                         float* residual)
     : ranges_(ranges),
       recv_(static_cast<char*>(recv)),
       divisor_(ring.size() * q.levels),
       chunk_begin_(bounds[static_cast<size_t>(chunk)]),
       chunk_end_(bounds[static_cast<size_t>(chunk) + 1]),
       positions_(ranges.Positions()),
+      residual_(residual),
       wt_(kernels::TernaryWorkFor(ring.size(), q.levels)) {
   const size_t elems = positions_.size();
   src_.dtype = dtype;
@@ -25,6 +27,11 @@ QuantizedGroupCodec::QuantizedGroupCodec(algo::Channel& ring, const GroupRanges&
   src_.idx = positions_.data();
   src_.block = q.block;
   src_.rng = kernels::PhiloxStream{q.seed, static_cast<uint32_t>(rank), q.step};
+  if (residual_ != nullptr) {
+    group_residual_.resize(elems);
+    for (size_t j = 0; j < elems; ++j) group_residual_[j] = residual_[positions_[j]];
+    src_.residual = group_residual_.data();
+  }
   scale_values_.assign((elems + q.block - 1) / q.block, 0.0f);
   src_.scales = scale_values_.data();
   work_.resize(elems * static_cast<size_t>(wt_));
@@ -40,6 +47,12 @@ QuantizedGroupCodec::QuantizedGroupCodec(algo::Channel& ring, const GroupRanges&
   input.pending_scales = scales_.get();
   codec_ = std::make_unique<algo::TernaryCodec>(input, algo::TernaryOutput{}, work_.data(),
                                                 ring.size());
+}
+
+Status QuantizedGroupCodec::Finish() {
+  SIEVE_RETURN_IF_ERROR(scales_->Finish());
+  for (size_t j = 0; j < group_residual_.size(); ++j) residual_[positions_[j]] = group_residual_[j];
+  return Status::OK();
 }
 
 void QuantizedGroupCodec::Deliver(size_t offset, size_t elems) {

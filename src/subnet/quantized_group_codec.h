@@ -7,6 +7,10 @@
 // ring carries exact integer partial sums with bit growth, and each range's
 // final sums are dequantized, piece by piece, into recvbuff as
 // (s_b * Q) / (|T| * L): nothing outside the group's ranges is written.
+// With error feedback the group's elements are sent as g + e and each one's
+// residual becomes g + e - s * q / L (the kernels update it in the pass that
+// quantizes the element): the group's residuals are gathered from the buffer's
+// (indexed by buffer position) at the start and stored back after the ring.
 #ifndef SIEVE_SUBNET_QUANTIZED_GROUP_CODEC_H_
 #define SIEVE_SUBNET_QUANTIZED_GROUP_CODEC_H_
 
@@ -17,6 +21,7 @@
 #include "algo/channel.h"
 #include "algo/ring.h"
 #include "kernels/ternary.h"
+#include "subnet/quantized_fan.h"
 #include "subnet/subnet_codec.h"
 #include "ternary/ternary_codec.h"
 #include "ternary/ternary_scales.h"
@@ -36,17 +41,20 @@ class QuantizedGroupCodec : public GroupCodec {
   // ring: the group's ring channel (its members are the senders, at least 2);
   // bounds: the ring's chunks, `chunk` this rank's; options: the ring's (its
   // pipelining segments decide the scale pieces); rank: this rank's Philox key
-  // (its rank in the communicator).
+  // (its rank in the communicator); residual: null, or this rank's residual of
+  // every buffer position (error feedback).
   QuantizedGroupCodec(algo::Channel& ring, const GroupRanges& ranges,
                       const std::vector<size_t>& bounds, int chunk,
                       const algo::RingOptions& options, const void* send, void* recv,
-                      kernels::DType dtype, const GroupQuantization& q, int rank);
+                      kernels::DType dtype, const GroupQuantization& q, int rank,
+                      float* residual);
 
   // Posts the scale agreement (this rank's abs-maxes go out piece by piece)
   // before the ring's first message on the channel.
   Status Start() { return scales_->Start(src_); }
-  // After the ring: every piece agreed and this rank's scale sends complete.
-  Status Finish() { return scales_->Finish(); }
+  // After the ring: every piece agreed and this rank's scale sends complete;
+  // the updated residuals stored back.
+  Status Finish();
 
   size_t finalized() const override { return finalized_; }
   size_t WireBytes(size_t elems, int contributions) const override {
@@ -68,6 +76,11 @@ class QuantizedGroupCodec : public GroupCodec {
   }
   // The range's final sums, dequantized into recvbuff's pieces of it.
   void Deliver(size_t offset, size_t elems) override;
+  // The fan-out message of the final range [begin, begin + elems) (quantized_fan.h).
+  void FanMessage(const FanFormat& f, size_t begin, size_t elems, void* msg) const {
+    EncodeFan(f, begin, elems, scale_values_.data(),
+              work_.data() + begin * static_cast<size_t>(wt_), msg);
+  }
   Status status() const override { return codec_->status(); }
 
  private:
@@ -76,6 +89,8 @@ class QuantizedGroupCodec : public GroupCodec {
   int divisor_;  // |T| * L
   size_t chunk_begin_, chunk_end_;
   std::vector<uint32_t> positions_;
+  float* residual_;                     // the buffer's, or null
+  std::vector<float> group_residual_;  // the group's elements' (src_.residual)
   std::vector<float> scale_values_;
   kernels::TernarySource src_;
   kernels::TernaryWork wt_;

@@ -40,7 +40,13 @@ class GroupRun {
         ranges_(group.ranges),
         recv_(static_cast<char*>(args.recv)),
         elem_size_(kernels::DTypeSize(args.dtype)),
-        bounds_(algo::BalancedSplit(group.elems, static_cast<int>(group.senders.size()))) {
+        bounds_(algo::BalancedSplit(group.elems, static_cast<int>(group.senders.size()))),
+        // Receivers of a quantized group take the ring's sums, not the datatype.
+        quantized_fan_(args.quant.levels > 0 && group.senders.size() > 1 &&
+                       !group.receivers.empty()),
+        fan_(quantized_fan_ ? FanFormatOf(static_cast<int>(group.senders.size()),
+                                          args.quant.levels, args.quant.block, args.dtype)
+                            : FanFormat{}) {
     if (sender_pos_ >= 0) {
       const int senders = static_cast<int>(group.senders.size());
       ring_ch_.reset(new algo::Channel(comm.MakeChannel(args.what, ring_seq)));
@@ -66,7 +72,7 @@ class GroupRun {
         options.inflight_bytes = run.inflight_bytes;
         quantized_ = new QuantizedGroupCodec(*ring_ch_, ranges_, bounds_, sender_pos_, options,
                                              args.send, args.recv, args.dtype, args.quant,
-                                             comm.rank());
+                                             comm.rank(), args.residual);
         codec_.reset(quantized_);
       } else {
         codec_.reset(new SubnetCodec(args.send, args.recv, args.dtype, ranges_, senders));
@@ -85,6 +91,17 @@ class GroupRun {
   Status Start() {
     if (quantized_ != nullptr) SIEVE_RETURN_IF_ERROR(quantized_->Start());  // scales first
     if (ring_) return ring_->Start();
+    if (quantized_fan_) {  // chunk c from sender c as one message, decoded at the end
+      fan_in_.resize(group_.senders.size());
+      for (size_t c = 0; c < group_.senders.size(); ++c) {
+        const size_t elems = bounds_[c + 1] - bounds_[c];
+        if (elems == 0) continue;
+        fan_in_[c].resize(FanBytes(fan_, bounds_[c], elems));
+        SIEVE_RETURN_IF_ERROR(fan_ch_->Recv(group_.senders[c], fan_in_[c].data(), fan_in_[c].size()));
+      }
+      phase_ = kFinishing;
+      return Status::OK();
+    }
     // A receiver: chunk c comes from sender c straight into recvbuff, one
     // message per contiguous piece (the sender cuts it the same way).
     for (size_t c = 0; c < group_.senders.size(); ++c)
@@ -122,6 +139,10 @@ class GroupRun {
     if (ring_) SIEVE_RETURN_IF_ERROR(ring_->Finish());
     if (quantized_ != nullptr) SIEVE_RETURN_IF_ERROR(quantized_->Finish());
     if (fan_ch_) SIEVE_RETURN_IF_ERROR(fan_ch_->WaitAll());
+    for (size_t c = 0; c < fan_in_.size(); ++c)
+      if (!fan_in_[c].empty())
+        DecodeFan(fan_, ranges_, bounds_[c], bounds_[c + 1] - bounds_[c], fan_in_[c].data(),
+                  recv_);
     phase_ = kDone;
     return Status::OK();
   }
@@ -139,6 +160,14 @@ class GroupRun {
   // receiver, piece by piece, without a copy.
   Status SendChunk() {
     const size_t begin = bounds_[sender_pos_], elems = bounds_[sender_pos_ + 1] - begin;
+    if (quantized_fan_) {  // one message, the same to every receiver
+      if (elems == 0) return Status::OK();
+      fan_out_.resize(FanBytes(fan_, begin, elems));
+      quantized_->FanMessage(fan_, begin, elems, fan_out_.data());
+      for (int q : group_.receivers)
+        SIEVE_RETURN_IF_ERROR(fan_ch_->Send(q, fan_out_.data(), fan_out_.size()));
+      return Status::OK();
+    }
     const auto pieces = ranges_.Pieces(recv_, elem_size_, begin, elems);
     for (int q : group_.receivers)
       for (const auto& piece : pieces)
@@ -152,6 +181,12 @@ class GroupRun {
   char* recv_;
   size_t elem_size_;
   std::vector<size_t> bounds_;
+  // The quantized fan-out (quantized_fan.h): the message this sender sends, the
+  // messages this receiver takes (one per sender's chunk). Alive until the channel is done.
+  bool quantized_fan_;
+  FanFormat fan_;
+  std::vector<char> fan_out_;
+  std::vector<std::vector<char>> fan_in_;
   // A sender's codec; quantized_ is it when the group runs at L levels. It
   // holds the scale agreement's receive buffers: destroyed after the channels.
   std::unique_ptr<GroupCodec> codec_;

@@ -2,7 +2,8 @@
 // group's senders (the existing ring over a SubnetCodec, or a
 // QuantizedGroupCodec at L levels, on a channel restricted to them) averages
 // its ranges; then each sender passes its chunk
-// of the result to the group's receivers. Ranks outside a group neither send,
+// of the result to the group's receivers (in the datatype, or for a quantized
+// group as its final sums and scales: quantized_fan.h). Ranks outside a group neither send,
 // receive, read nor write anything of it.
 #ifndef SIEVE_SUBNET_SUBNET_EXCHANGE_H_
 #define SIEVE_SUBNET_SUBNET_EXCHANGE_H_
@@ -22,6 +23,9 @@ struct ExchangeArgs {
   // levels > 0: every group of two or more senders runs its ring at L levels
   // (quantized_group_codec.h); a group with one sender moves its input as it is.
   GroupQuantization quant;
+  // Error feedback (quantized only): this rank's residual of every buffer position;
+  // a quantized group's ring reads and updates its elements', the rest stay.
+  float* residual = nullptr;
 };
 
 // Collective over comm: every rank passes the same plan. Groups are numbered

@@ -2,6 +2,7 @@
 #include "subnet/subnet_mode.h"
 
 #include "subnet/subnet_allreduce.h"
+#include "ternary/residuals.h"
 
 namespace sieve::subnet {
 
@@ -15,6 +16,12 @@ Status RunOnHost(Comm& comm, const coll::Call& call) {
   args.dtype = call.args.dtype;
   args.what = algo::OpKindName(call.kind);
   args.quant = p.quant;
+  // One residual per buffer position, keyed by the layout as a mask keys ternary's: it
+  // outlives the call's grouping, which D2FT changes with what is touched.
+  if (p.error_feedback && p.quant.levels > 0)
+    args.residual = ternary::HostResidualFor(comm, call.args.send, p.layout->count,
+                                             static_cast<int>(call.args.dtype), p.layout.get(),
+                                             p.layout->count);
   if (call.kind == algo::OpKind::kD2ftAllReduce)
     return AllReduceD2ft(comm, args, *p.layout, p.touched, p.schedule);
   return AllReduceSubnet(comm, args, *p.layout);

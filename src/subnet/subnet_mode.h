@@ -22,6 +22,7 @@ struct SubnetParams : coll::ModeParams {
   // The quantized calls (sieveAllReduceSubnetQuantized, ...D2ftQuantized):
   // levels > 0. 0: the dense calls.
   GroupQuantization quant;
+  bool error_feedback = false;  // quantized only: keep this rank's residual per buffer
 };
 
 // For core/collectives.def's SubnetAllReduce and D2ftAllReduce (dispatch/modes.cc).

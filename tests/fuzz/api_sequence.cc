@@ -27,6 +27,7 @@
 #include "support/subnet_quantized_reference.h"
 #include "support/subnet_reference.h"
 #include "support/ternary_reference.h"
+#include "support/topk_reference.h"
 
 namespace sieve_fuzz {
 
@@ -36,7 +37,7 @@ const char* KindName(Kind kind) {
   static const char* const kNames[] = {
       "AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter", "SendRecv", "Group",
       "MaskRegister", "Masked", "Ternary", "LayoutEqual", "LayoutRegister", "Subnet", "D2ft",
-      "Deregister", "Split", "Query", "ReduceScatterQuantized", "AllGatherQuantized"};
+      "Deregister", "Split", "Query", "ReduceScatterQuantized", "AllGatherQuantized", "TopK"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(Kind::kNumKinds), "");
   return kNames[static_cast<int>(kind)];
 }
@@ -58,7 +59,8 @@ using sieve_test::TypeSize;
 bool IsDense(Kind k) { return static_cast<int>(k) <= static_cast<int>(Kind::kSendRecv); }
 bool UsesOp(Kind k) {
   return k == Kind::kAllReduce || k == Kind::kReduce || k == Kind::kReduceScatter ||
-         k == Kind::kMasked || k == Kind::kTernary || k == Kind::kReduceScatterQuantized;
+         k == Kind::kMasked || k == Kind::kTernary || k == Kind::kReduceScatterQuantized ||
+         k == Kind::kTopK;
 }
 bool IsSubnet(Kind k) { return k == Kind::kSubnet || k == Kind::kD2ft; }
 // The quantized calls' level count as the step's variant picks it (subnet kinds: 0 is dense).
@@ -192,6 +194,7 @@ struct Eff {
   bool takes_levels = false;  // a call with a `levels` argument
   int levels = 0;             // its value (subnet kinds: 0 is the dense call)
   int bits = 8;               // kAllGatherQuantized
+  double fraction = 1.0;      // kTopK
   int color = 0, key = 0;
 };
 
@@ -212,8 +215,10 @@ Eff Effective(const Step& s, int rank, int nranks) {
   e.takes_levels = TakesLevels(s);
   e.levels = LevelsOf(s);
   e.bits = (s.variant & 4) ? 4 : 8;
+  static const double kFractions[] = {0.001, 0.25, 0.5, 1.0};
+  e.fraction = kFractions[(s.variant >> 2) & 3];
   if ((s.kind == Kind::kTernary || s.kind == Kind::kReduceScatterQuantized ||
-       s.kind == Kind::kAllGatherQuantized) &&
+       s.kind == Kind::kAllGatherQuantized || s.kind == Kind::kTopK) &&
       (s.variant & 2) == 0) {  // else: raw dtype/op, maybe invalid
     static const int kTypes[] = {sieveFloat32, sieveFloat16, sieveBfloat16};
     e.dtype = kTypes[s.dtype % 3];
@@ -241,12 +246,14 @@ Eff Effective(const Step& s, int rank, int nranks) {
       e.color = e.color == 0 ? 5 : 0;
       if (e.takes_levels) e.levels = e.levels == 127 ? 63 : e.levels + 2;
       e.bits = 12 - e.bits;
+      e.fraction /= 2;
       break;
     case Bad::kRootInvalid:  // and a level count or width out of range
       e.root = (s.seed & 1) ? nranks : -1;
       e.color = -5;
       if (e.takes_levels) e.levels = (s.seed & 1) ? SIEVE_MAX_LEVELS + 1 : 0;
       e.bits = (s.seed & 1) ? 5 : 0;
+      e.fraction = (s.seed & 1) ? 1.5 : 0.0;
       break;
     case Bad::kSendNull: e.send_null = true; break;
     case Bad::kRecvNull: e.recv_null = true; break;
@@ -733,6 +740,33 @@ Member RunAllGatherQuantized(Ctx& ctx, int rank, const Step& s, RankState& st) {
   return m;
 }
 
+// sieveAllReduceTopK without error feedback (a residual keyed by a buffer address could
+// outlive the harness's buffer and meet a new one at the same address).
+Member RunTopK(Ctx& ctx, int rank, const Step& s, RankState& st) {
+  Member m;
+  m.eff = Effective(s, rank, ctx.n);
+  const Eff& e = m.eff;
+  const size_t es = SafeTypeSize(e.dtype), cnt = AllocCount(e, s.count);
+  char* send = nullptr;
+  char* recv = nullptr;
+  m.Buffers(cnt * es, cnt * es, es, e.in_place, e.overlap, 0, 0, &send, &recv);
+  std::vector<char> in(cnt * es);
+  if (IsQuantizable(e.dtype))
+    sieve_test::FillTernaryInput(e.seed, rank, static_cast<sieveDataType_t>(e.dtype), cnt,
+                                 in.data());
+  std::copy(in.begin(), in.end(), send);
+  m.send_before = in;
+  m.recv_before.assign(recv, recv + cnt * es);
+  sieveComm_t c = e.comm_null ? nullptr : st.comm;
+  m.calls.push_back(Call(ctx, rank, "sieveAllReduceTopK", c, [&] {
+    return sieveAllReduceTopK(e.send_null ? nullptr : send, e.recv_null ? nullptr : recv,
+                              e.count, static_cast<sieveDataType_t>(e.dtype),
+                              static_cast<sieveRedOp_t>(e.op), e.fraction, 0, c, nullptr);
+  }));
+  m.Snapshot();
+  return m;
+}
+
 Member RunLayoutRegister(Ctx& ctx, int rank, const Step& s, RankState& st) {
   Member m;
   m.eff = Effective(s, rank, ctx.n);
@@ -981,7 +1015,8 @@ std::string LocalInvalid(const Eff& e, const Member& m, int rank, int n, bool sl
   const bool dense = IsDense(e.kind);
   const bool sharded =
       e.kind == Kind::kReduceScatterQuantized || e.kind == Kind::kAllGatherQuantized;
-  if (dense || sharded || e.kind == Kind::kMasked || e.kind == Kind::kTernary ||
+  if (dense || sharded || e.kind == Kind::kTopK || e.kind == Kind::kMasked ||
+      e.kind == Kind::kTernary ||
       e.kind == Kind::kSubnet || e.kind == Kind::kD2ft) {
     if (!ValidDtype(e.dtype)) return "datatype invalid";
     if (UsesOp(e.kind) && !ValidOp(e.op)) return "op invalid";
@@ -1006,6 +1041,11 @@ std::string LocalInvalid(const Eff& e, const Member& m, int rank, int n, bool sl
     if (e.block > (size_t{1} << 34)) return "block_size huge";
   }
   if (e.takes_levels && (e.levels < 1 || e.levels > SIEVE_MAX_LEVELS)) return "levels invalid";
+  if (e.kind == Kind::kTopK) {
+    if (!IsQuantizable(e.dtype)) return "top-k datatype";
+    if (e.op != sieveSum && e.op != sieveAvg) return "top-k op";
+    if (!(e.fraction > 0 && e.fraction <= 1)) return "fraction invalid";
+  }
   if (e.kind == Kind::kAllGatherQuantized) {
     if (!IsQuantizable(e.dtype)) return "all-gather datatype";
     if (e.bits != 4 && e.bits != 8) return "bits invalid";
@@ -1569,6 +1609,37 @@ void JudgeAllGatherQuantized(Ctx& ctx, const Step& s) {
   for (int r = 0; r < ctx.n; ++r) j.SendUntouched(r, *ms[r]);
 }
 
+void JudgeTopK(Ctx& ctx, const Step& s) {
+  Judge j(ctx, s);
+  const int n = ctx.n;
+  std::vector<const Member*> ms;
+  std::vector<std::string> invalid(n), sigs(n);
+  for (int r = 0; r < n; ++r) {
+    ms.push_back(&ctx.recs[r].members[0]);
+    invalid[r] = LocalInvalid(ms[r]->eff, *ms[r], r, n, true);
+    char fraction[32];
+    std::snprintf(fraction, sizeof(fraction), " fraction %.17g", ms[r]->eff.fraction);
+    sigs[r] = DenseSignature(ms[r]->eff) + fraction;
+  }
+  if (!j.Collective(ms, invalid, Disagreement(sigs))) return;
+  const Eff& e = ms[0]->eff;
+  const auto dt = static_cast<sieveDataType_t>(e.dtype);
+  const size_t bytes = e.count * TypeSize(dt);
+  std::vector<char> want;
+  if (e.count > 0) {
+    std::vector<std::vector<uint8_t>> inputs(n, std::vector<uint8_t>(bytes));
+    for (int r = 0; r < n; ++r) sieve_test::FillTernaryInput(e.seed, r, dt, e.count, inputs[r].data());
+    std::vector<std::vector<float>> no_feedback;
+    const std::vector<uint8_t> all = sieve_test::ExpectedTopK(
+        inputs, dt, static_cast<sieveRedOp_t>(e.op), e.count, e.fraction, &no_feedback);
+    want.assign(all.begin(), all.begin() + bytes);
+  }
+  for (int r = 0; r < n; ++r) {
+    j.Compare(r, "top-k recvbuff", e.count > 0 ? want : ms[r]->recv_before, ms[r]->recv_after);
+    j.SendUntouched(r, *ms[r]);
+  }
+}
+
 void JudgeLayoutRegister(Ctx& ctx, const Step& s, std::vector<sieve_test::TestLayout>* layouts) {
   Judge j(ctx, s);
   const int n = ctx.n;
@@ -1814,6 +1885,7 @@ void RankMain(Ctx& ctx, Shared& shared, int rank) {
       case Kind::kAllGatherQuantized:
         rec.members.push_back(RunAllGatherQuantized(ctx, rank, s, st));
         break;
+      case Kind::kTopK: rec.members.push_back(RunTopK(ctx, rank, s, st)); break;
       default: rec.members.push_back(RunDense(ctx, rank, s, st.comm)); break;
     }
     sieveResult_t async = sieveInternalError;
@@ -1850,6 +1922,7 @@ void RankMain(Ctx& ctx, Shared& shared, int rank) {
         case Kind::kSplit: JudgeSplit(ctx, s); break;
         case Kind::kReduceScatterQuantized: JudgeReduceScatterQuantized(ctx, s); break;
         case Kind::kAllGatherQuantized: JudgeAllGatherQuantized(ctx, s); break;
+        case Kind::kTopK: JudgeTopK(ctx, s); break;
         default: JudgeDenseStep(ctx, s); break;
       }
       for (int r = 0; r < ctx.n; ++r) ctx.go &= ctx.recs[r].healthy;

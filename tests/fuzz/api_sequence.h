@@ -43,6 +43,7 @@ enum class Kind : uint8_t {
   kQuery,          // variant: count, user rank, counters, async error, mask nnz, layout segments
   kReduceScatterQuantized,  // variant bits 2-3: L = 1, 3, 7, 127
   kAllGatherQuantized,      // variant bit 2: 4 bits, else 8
+  kTopK,  // sieveAllReduceTopK, no error feedback; variant bits 2-3: fraction .001, .25, .5, 1
   kNumKinds
 };
 

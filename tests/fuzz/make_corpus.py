@@ -132,7 +132,7 @@ def main():
 # api_sequence: the byte layout of Decode/DecodeStep in api_sequence.cc.
 KINDS = ["AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter", "SendRecv", "Group",
          "MaskRegister", "Masked", "Ternary", "LayoutEqual", "LayoutRegister", "Subnet", "D2ft",
-         "Deregister", "Split", "Query", "ReduceScatterQuantized", "AllGatherQuantized"]
+         "Deregister", "Split", "Query", "ReduceScatterQuantized", "AllGatherQuantized", "TopK"]
 BADS = ["none", "count0", "count+1", "countHuge", "dtypeOther", "dtypeInvalid", "opOther",
         "opInvalid", "rootOther", "rootInvalid", "sendNull", "recvNull", "commNull", "inPlace",
         "overlap", "kindOther", "seedOther", "blockOther", "blockHuge", "paramsNull", "bitsOther",
@@ -240,6 +240,12 @@ def api_sequence():
                     step("AllGatherQuantized", bad="rootInvalid"),
                     step("ReduceScatterQuantized", bad="count0", rank=1),
                     step("Ternary", variant=8)]),
+        # top-k at every fraction (in place, avg, bfloat16), then a fraction that differs
+        # on one rank and one out of range on every rank
+        program(3, [step("TopK", count=1001), step("TopK", variant=4, in_place=1, op=1),
+                    step("TopK", variant=8, dtype=2, count=300), step("TopK", variant=12),
+                    step("TopK", bad="rootInvalid"), step("TopK", variant=4),
+                    step("TopK", variant=8, bad="rootOther", rank=1)]),
         program(3, [layout, step("Subnet", variant=8, bad="rootOther", rank=2),
                     step("D2ft", variant=4, bad="rootInvalid"), step("Subnet", variant=4, dtype=3)]),
     ]

@@ -20,83 +20,22 @@
 #include "support/fake_device.h"
 #include "support/mp_harness.h"
 #include "support/thread_ranks.h"
+#include "support/topk_reference.h"
 
 namespace sieve_test {
 namespace {
-
-size_t ElemSize(sieveDataType_t t) { return t == sieveFloat32 ? 4 : 2; }
-
-float ToFloat(sieveDataType_t t, const uint8_t* p) {
-  if (t == sieveFloat32) {
-    float f;
-    std::memcpy(&f, p, 4);
-    return f;
-  }
-  uint16_t h;
-  std::memcpy(&h, p, 2);
-  return t == sieveFloat16 ? sieve::kernels::HalfToFloat(h) : sieve::kernels::Bf16ToFloat(h);
-}
-
-// Rounds to t and writes it; returns the rounded value.
-float Put(sieveDataType_t t, float v, uint8_t* p) {
-  if (t == sieveFloat32) {
-    std::memcpy(p, &v, 4);
-    return v;
-  }
-  uint16_t h = t == sieveFloat16 ? sieve::kernels::FloatToHalf(v) : sieve::kernels::FloatToBf16(v);
-  std::memcpy(p, &h, 2);
-  return ToFloat(t, p);
-}
 
 // Rank r's input of one case: normal values with some exact ties and zeros.
 std::vector<uint8_t> Input(uint64_t seed, int rank, sieveDataType_t t, size_t count) {
   std::mt19937_64 rng(seed * 1000003 + static_cast<uint64_t>(rank));
   std::normal_distribution<float> normal(0.0f, 3.0f);
-  std::vector<uint8_t> out(count * ElemSize(t) + 1);
+  std::vector<uint8_t> out(count * TopKElemSize(t) + 1);
   for (size_t i = 0; i < count; ++i) {
     float v = normal(rng);
     if (rng() % 7 == 0) v = (rng() % 2 ? 1.0f : -1.0f) * 2.0f;  // ties in magnitude
     if (rng() % 11 == 0) v = 0.0f;
-    Put(t, v, &out[i * ElemSize(t)]);
+    TopKStore(t, v, &out[i * TopKElemSize(t)]);
   }
-  return out;
-}
-
-size_t K(size_t count, double fraction) {
-  if (count == 0) return 0;
-  size_t k = static_cast<size_t>(std::ceil(fraction * static_cast<double>(count)));
-  return std::min(count, std::max<size_t>(k, 1));
-}
-
-// What every rank must get, with each rank's residual (n vectors of count
-// floats; empty: no error feedback) updated as the call updates it.
-std::vector<uint8_t> Reference(const std::vector<std::vector<uint8_t>>& inputs, sieveDataType_t t,
-                               sieveRedOp_t op, size_t count, double fraction,
-                               std::vector<std::vector<float>>* residuals) {
-  const int n = static_cast<int>(inputs.size());
-  const size_t k = K(count, fraction);
-  std::vector<double> sum(count, 0.0);
-  for (int r = 0; r < n; ++r) {
-    std::vector<float> g(count);
-    for (size_t i = 0; i < count; ++i)
-      g[i] = ToFloat(t, &inputs[r][i * ElemSize(t)]) +
-             (residuals->empty() ? 0.0f : (*residuals)[r][i]);
-    std::vector<size_t> idx(count);
-    std::iota(idx.begin(), idx.end(), 0);
-    std::stable_sort(idx.begin(), idx.end(), [&g](size_t a, size_t b) {
-      return std::fabs(g[a]) > std::fabs(g[b]);
-    });
-    if (!residuals->empty()) (*residuals)[r] = g;
-    for (size_t j = 0; j < k; ++j) {
-      uint8_t bytes[4];
-      const float sent = Put(t, g[idx[j]], bytes);
-      sum[idx[j]] += sent;
-      if (!residuals->empty()) (*residuals)[r][idx[j]] = g[idx[j]] - sent;
-    }
-  }
-  std::vector<uint8_t> out(count * ElemSize(t) + 1);
-  for (size_t i = 0; i < count; ++i)
-    Put(t, static_cast<float>(op == sieveAvg ? sum[i] / n : sum[i]), &out[i * ElemSize(t)]);
   return out;
 }
 
@@ -126,7 +65,7 @@ int RunSweep(int rank, int n, const sieveUniqueId& id) {
           std::vector<std::vector<uint8_t>> inputs;
           for (int r = 0; r < n; ++r) inputs.push_back(Input(seed, r, t, count));
           std::vector<std::vector<float>> no_residuals;
-          const std::vector<uint8_t> want = Reference(inputs, t, op, count, fraction, &no_residuals);
+          const std::vector<uint8_t> want = ExpectedTopK(inputs, t, op, count, fraction, &no_residuals);
           const bool in_place = seed % 3 == 0;
           std::vector<uint8_t> recv(want.size(), 0x5a), send = inputs[rank];
           if (in_place) recv = send;
@@ -139,14 +78,14 @@ int RunSweep(int rank, int n, const sieveUniqueId& id) {
             continue;
           }
           RANK_CHECK(sieveCommGetCounters(comm, &after) == sieveSuccess, "counters");
-          const uint64_t wire = static_cast<uint64_t>(n - 1) * K(count, fraction) *
-                                (4 + ElemSize(t));
+          const uint64_t wire = static_cast<uint64_t>(n - 1) * TopKKept(count, fraction) *
+                                (4 + TopKElemSize(t));
           if (after.bytes_sent - before.bytes_sent != wire && bad++ < 5)
             std::fprintf(stderr, "rank %d: count %zu k %zu: sent %llu bytes, formula %llu\n", rank,
-                         count, K(count, fraction),
+                         count, TopKKept(count, fraction),
                          static_cast<unsigned long long>(after.bytes_sent - before.bytes_sent),
                          static_cast<unsigned long long>(wire));
-          if (std::memcmp(recv.data(), want.data(), count * ElemSize(t)) != 0 && bad++ < 5)
+          if (std::memcmp(recv.data(), want.data(), count * TopKElemSize(t)) != 0 && bad++ < 5)
             std::fprintf(stderr, "rank %d: %s %s count %zu fraction %g%s: differs from the reference\n",
                          rank, TName(t), op == sieveSum ? "sum" : "avg", count, fraction,
                          in_place ? " in place" : "");
@@ -172,15 +111,15 @@ int RunFeedback(int rank, int n, const sieveUniqueId& id) {
   for (sieveDataType_t t : {sieveFloat32, sieveBfloat16}) {
     const size_t count = 333;
     std::vector<std::vector<float>> residuals(n, std::vector<float>(count, 0.0f));
-    std::vector<uint8_t> send(count * ElemSize(t) + 1), recv(send.size());
+    std::vector<uint8_t> send(count * TopKElemSize(t) + 1), recv(send.size());
     for (int step = 0; step < 3; ++step) {
       std::vector<std::vector<uint8_t>> inputs;
       for (int r = 0; r < n; ++r) inputs.push_back(Input(70 + step, r, t, count));
-      const std::vector<uint8_t> want = Reference(inputs, t, sieveAvg, count, 0.05, &residuals);
+      const std::vector<uint8_t> want = ExpectedTopK(inputs, t, sieveAvg, count, 0.05, &residuals);
       send = inputs[rank];  // the same buffer every step: its residual carries over
       RANK_CHECK(sieveAllReduceTopK(send.data(), recv.data(), count, t, sieveAvg, 0.05, 1, comm,
                                     nullptr) == sieveSuccess, "%s", sieveGetLastError(comm));
-      RANK_CHECK(std::memcmp(recv.data(), want.data(), count * ElemSize(t)) == 0,
+      RANK_CHECK(std::memcmp(recv.data(), want.data(), count * TopKElemSize(t)) == 0,
                  "%s step %d differs from the reference", TName(t), step);
     }
   }

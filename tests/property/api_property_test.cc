@@ -41,9 +41,11 @@ bool TakesLevels(const Case& c) {
 bool Relevant(const Case& c, Bad b) {
   const Kind k = c.kind;
   const bool dense = k <= Kind::kReduceScatter;
-  const bool sharded = k == Kind::kReduceScatterQuantized || k == Kind::kAllGatherQuantized;
+  // The newer calls with their own arguments: sharded and top-k.
+  const bool sharded = k == Kind::kReduceScatterQuantized || k == Kind::kAllGatherQuantized ||
+                       k == Kind::kTopK;
   const bool reduces = k == Kind::kAllReduce || k == Kind::kReduce || k == Kind::kReduceScatter ||
-                       k == Kind::kReduceScatterQuantized;
+                       k == Kind::kReduceScatterQuantized || k == Kind::kTopK;
   const bool rooted = k == Kind::kBroadcast || k == Kind::kReduce;
   const bool buffers = dense || sharded || k == Kind::kMasked || k == Kind::kTernary ||
                        k == Kind::kSubnet || k == Kind::kD2ft;
@@ -60,13 +62,13 @@ bool Relevant(const Case& c, Bad b) {
     case Bad::kOpInvalid:
       return reduces || k == Kind::kMasked || k == Kind::kTernary ||
              k == Kind::kMaskRegister || k == Kind::kLayoutEqual;
-    // Quantized calls: another level count (bit width), or one out of range.
+    // Quantized and top-k calls: another level count (bit width, fraction), or one out of
+    // range.
     case Bad::kRootOther:
-      return rooted || k == Kind::kSendRecv || k == Kind::kSplit || TakesLevels(c) ||
-             k == Kind::kAllGatherQuantized;
+      return rooted || k == Kind::kSendRecv || k == Kind::kSplit || TakesLevels(c) || sharded;
     case Bad::kRootInvalid:
       return rooted || k == Kind::kSendRecv || k == Kind::kSplit || k == Kind::kLayoutRegister ||
-             TakesLevels(c) || k == Kind::kAllGatherQuantized;
+             TakesLevels(c) || sharded;
     case Bad::kSendNull:
       return buffers || k == Kind::kSendRecv || k == Kind::kMaskRegister ||
              k == Kind::kLayoutRegister;
@@ -139,7 +141,8 @@ const Case kCases[] = {{Kind::kAllReduce}, {Kind::kBroadcast}, {Kind::kReduce},
                        {Kind::kD2ft, 1},     // sieveAllReduceD2ftQuantized, L = 1
                        {Kind::kDeregister}, {Kind::kSplit}, {Kind::kQuery},
                        {Kind::kReduceScatterQuantized, 1},  // L = 3
-                       {Kind::kAllGatherQuantized}};
+                       {Kind::kAllGatherQuantized},
+                       {Kind::kTopK}};
 
 // Runs the programs a few at a time (a one-rank difference costs a timeout, spent waiting),
 // and reports each one's findings with the program.
@@ -204,7 +207,8 @@ TEST_F(ApiProperty, EveryCallWithEveryArgumentOnAllRanks) {
 // flavours of older kinds, another level count or seed; for the sharded calls, each argument
 // that must agree.
 bool WorthAFreshCommunicator(const Case& c, Bad b) {
-  if (c.kind == Kind::kReduceScatterQuantized || c.kind == Kind::kAllGatherQuantized)
+  if (c.kind == Kind::kReduceScatterQuantized || c.kind == Kind::kAllGatherQuantized ||
+      c.kind == Kind::kTopK)
     return b == Bad::kCountPlusOne || b == Bad::kDtypeOther || b == Bad::kOpOther ||
            b == Bad::kRootOther || b == Bad::kSeedOther || b == Bad::kBlockOther ||
            b == Bad::kInPlace;
@@ -248,7 +252,7 @@ TEST_F(ApiProperty, ZeroCountOnOneRankFailsEverywhere) {
                  Case{Kind::kReduce}, Case{Kind::kReduceScatter}, Case{Kind::kMasked},
                  Case{Kind::kTernary}, Case{Kind::kTernary, 1}, Case{Kind::kSubnet},
                  Case{Kind::kSubnet, 1}, Case{Kind::kReduceScatterQuantized, 3},
-                 Case{Kind::kAllGatherQuantized}}) {
+                 Case{Kind::kAllGatherQuantized}, Case{Kind::kTopK}}) {
     Step s = Good(c, 5);
     s.bad[0] = Bad::kCountZero;
     programs.push_back(OneStep(s, 3));
@@ -261,7 +265,7 @@ TEST_F(ApiProperty, OverlappingBuffersAreRefused) {
   for (Case c : {Case{Kind::kAllReduce}, Case{Kind::kReduce}, Case{Kind::kReduceScatter},
                  Case{Kind::kAllGather}, Case{Kind::kMasked}, Case{Kind::kTernary},
                  Case{Kind::kSubnet}, Case{Kind::kReduceScatterQuantized},
-                 Case{Kind::kAllGatherQuantized}}) {
+                 Case{Kind::kAllGatherQuantized}, Case{Kind::kTopK}}) {
     Step s = Good(c, 6);
     s.bad.fill(Bad::kOverlap);
     programs.push_back(OneStep(s));

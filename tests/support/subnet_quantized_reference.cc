@@ -9,11 +9,17 @@
 
 namespace sieve_test {
 
-void ExpectedSubnetQuantized(const TernaryCase& c, const TestLayout& layout,
-                             const Touched* touched, int rank, const void* before,
-                             void* expected) {
+namespace {
+
+// recvbuff after `steps` calls with the same sendbuff (results[t]: after call t, Philox step
+// c.step + t), with error feedback or without (then every call is the first one).
+std::vector<std::vector<char>> Expected(const TernaryCase& c, const TestLayout& layout,
+                                        const Touched* touched, int rank, const void* before,
+                                        int steps, bool feedback) {
   const size_t count = LayoutCount(layout), es = c.dtype == sieveFloat32 ? 4 : 2;
-  std::memcpy(expected, before, count * es);
+  const char* was = static_cast<const char*>(before);
+  std::vector<std::vector<char>> out(static_cast<size_t>(steps),
+                                     std::vector<char>(was, was + count * es));
   // (contributors, other holders) -> the group's elements.
   std::map<std::pair<std::vector<int>, std::vector<int>>, std::vector<bool>> groups;
   for (size_t k = 0; k < layout.size(); ++k) {
@@ -27,7 +33,6 @@ void ExpectedSubnetQuantized(const TernaryCase& c, const TestLayout& layout,
     std::fill(kept.begin() + static_cast<ptrdiff_t>(layout[k].offset),
               kept.begin() + static_cast<ptrdiff_t>(layout[k].offset + layout[k].length), true);
   }
-  char* out = static_cast<char*>(expected);
   for (const auto& group : groups) {
     const std::vector<int>& t = group.first.first;
     TernaryCase g = c;
@@ -35,11 +40,35 @@ void ExpectedSubnetQuantized(const TernaryCase& c, const TestLayout& layout,
     g.op = sieveAvg;
     g.kept = &group.second;
     g.ranks = &t;
-    const std::vector<char> result =
-        t.size() == 1 ? TernaryCaseInput(g, t[0]) : ExpectedTernary(g);
-    for (size_t j = 0; j < count; ++j)
-      if (group.second[j]) std::memcpy(out + j * es, result.data() + j * es, es);
+    std::vector<std::vector<char>> results;
+    if (t.size() == 1) {  // moves nothing: its input, every time (the residual waits)
+      results.assign(static_cast<size_t>(steps), TernaryCaseInput(g, t[0]));
+    } else if (feedback) {
+      results = ExpectedTernaryFeedback(g, steps);
+    } else {
+      results.assign(static_cast<size_t>(steps), ExpectedTernary(g));
+    }
+    for (size_t s = 0; s < out.size(); ++s)
+      for (size_t j = 0; j < count; ++j)
+        if (group.second[j]) std::memcpy(out[s].data() + j * es, results[s].data() + j * es, es);
   }
+  return out;
+}
+
+}  // namespace
+
+void ExpectedSubnetQuantized(const TernaryCase& c, const TestLayout& layout,
+                             const Touched* touched, int rank, const void* before,
+                             void* expected) {
+  const std::vector<char> out = Expected(c, layout, touched, rank, before, 1, false)[0];
+  std::memcpy(expected, out.data(), out.size());
+}
+
+std::vector<std::vector<char>> ExpectedSubnetQuantizedFeedback(const TernaryCase& c,
+                                                               const TestLayout& layout,
+                                                               const Touched* touched, int rank,
+                                                               const void* before, int steps) {
+  return Expected(c, layout, touched, rank, before, steps, true);
 }
 
 }  // namespace sieve_test

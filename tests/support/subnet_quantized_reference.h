@@ -5,6 +5,8 @@
 #ifndef SIEVE_TESTS_SUPPORT_SUBNET_QUANTIZED_REFERENCE_H_
 #define SIEVE_TESTS_SUPPORT_SUBNET_QUANTIZED_REFERENCE_H_
 
+#include <vector>
+
 #include "support/subnet_reference.h"
 #include "support/ternary_reference.h"
 
@@ -20,6 +22,15 @@ namespace sieve_test {
 void ExpectedSubnetQuantized(const TernaryCase& c, const TestLayout& layout,
                              const Touched* touched, int rank, const void* before,
                              void* expected);
+
+// With error feedback (params->error_feedback = 1): recvbuff after each of `steps` calls
+// with the same sendbuff and Philox steps c.step, c.step + 1, ...; each group of two or more
+// contributors follows ExpectedTernaryFeedback (its residuals start at 0); a group of one
+// is its input every time.
+std::vector<std::vector<char>> ExpectedSubnetQuantizedFeedback(const TernaryCase& c,
+                                                               const TestLayout& layout,
+                                                               const Touched* touched, int rank,
+                                                               const void* before, int steps);
 
 }  // namespace sieve_test
 

@@ -134,6 +134,10 @@ _PROTOS = {
     "sieveLayoutDeregister": [_P],
     "sieveAllReduceSubnet": [_P, _P, _S, _I, _P, _P, _P],
     "sieveAllReduceD2ft": [_P, _P, _S, _I, _P, _P, _P, _P, _P],
+    "sieveAllReduceSubnetQuantized": [_P, _P, _S, _I, _P, _I, ctypes.POINTER(TernaryParams), _P,
+                                      _P],
+    "sieveAllReduceD2ftQuantized": [_P, _P, _S, _I, _P, _P, _P, _I,
+                                    ctypes.POINTER(TernaryParams), _P, _P],
     # Elastic membership (membership.py).
     "sieveCommRevoke": [_P, _I],
     "sieveCommShrink": [_P, ctypes.POINTER(_I), _I, ctypes.POINTER(_P), _P, _I],

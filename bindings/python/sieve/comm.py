@@ -311,18 +311,39 @@ class Comm:
     def layout_equal_subnets(self, count, nsubnets):
         return Layout.equal_subnets(self, count, nsubnets)
 
-    def all_reduce_subnet(self, send, layout, recv=None):
-        """SDP: on segments this rank holds, recv = mean over holders; others untouched."""
+    def all_reduce_subnet(self, send, layout, recv=None, levels=None, seed=1, step=0,
+                          block_size=0, error_feedback=False):
+        """SDP: on segments this rank holds, recv = mean over holders; others untouched.
+        levels=L (1..127): each group's ring carries L-level sums
+        (sieveAllReduceSubnetQuantized; every rank the same levels, seed, step,
+        block_size); error_feedback keeps this rank's residual per buffer."""
         sp, rp, n, t, recv = self._pair(send, recv, "all_reduce_subnet")
+        if levels is not None:
+            levels, p = self._subnet_quantization("all_reduce_subnet", levels, seed, step,
+                                                  block_size, error_feedback)
+            self._check(_lib.fn("sieveAllReduceSubnetQuantized")(
+                sp, rp, n, t, layout._handle(), levels, ctypes.byref(p), self._handle(), None),
+                "sieveAllReduceSubnetQuantized")
+            return recv
         self._check(_lib.fn("sieveAllReduceSubnet")(sp, rp, n, t, layout._handle(),
                                                      self._handle(), None),
                     "sieveAllReduceSubnet")
         return recv
 
-    def all_reduce_d2ft(self, send, layout, touched, recv=None, schedule=None):
+    def _subnet_quantization(self, where, levels, seed, step, block_size, error_feedback):
+        """The quantized subnet calls' levels and sieveTernaryParams_t (no mask)."""
+        levels = c_int(levels, "levels", where)
+        p = _lib.TernaryParams(c_uint64(seed, "seed", where), c_uint64(step, "step", where),
+                               c_size(block_size, "block_size", where), None,
+                               1 if error_feedback else 0)
+        return levels, p
+
+    def all_reduce_d2ft(self, send, layout, touched, recv=None, schedule=None, levels=None,
+                        seed=1, step=0, block_size=0, error_feedback=False):
         """D2FT: touched = this rank's segments with a gradient this step (a sequence of
         segment indices, or bools per segment); schedule = None (the ranks exchange their
-        bitmaps) or every rank's touched as an nranks x nsegments bool matrix."""
+        bitmaps) or every rank's touched as an nranks x nsegments bool matrix. levels=L:
+        sieveAllReduceD2ftQuantized (see all_reduce_subnet)."""
         sp, rp, n, t, recv = self._pair(send, recv, "all_reduce_d2ft")
         k = layout.num_segments
         bits = pack_bits(_as_flags(touched, k, "touched"))
@@ -333,9 +354,16 @@ class Comm:
                 raise SieveError(INVALID_ARGUMENT, "schedule must be %d x %d (nranks x segments), "
                                  "got %s" % (self.size, k, sched.shape))
             table = np.ascontiguousarray(np.stack([pack_bits(row != 0) for row in sched]))
+        table_p = table.ctypes.data if table is not None else None
+        if levels is not None:
+            levels, p = self._subnet_quantization("all_reduce_d2ft", levels, seed, step,
+                                                  block_size, error_feedback)
+            self._check(_lib.fn("sieveAllReduceD2ftQuantized")(
+                sp, rp, n, t, layout._handle(), bits.ctypes.data, table_p, levels,
+                ctypes.byref(p), self._handle(), None), "sieveAllReduceD2ftQuantized")
+            return recv
         self._check(_lib.fn("sieveAllReduceD2ft")(
-            sp, rp, n, t, layout._handle(), bits.ctypes.data,
-            table.ctypes.data if table is not None else None, self._handle(), None),
+            sp, rp, n, t, layout._handle(), bits.ctypes.data, table_p, self._handle(), None),
             "sieveAllReduceD2ft")
         return recv
 

@@ -1,5 +1,6 @@
 """Subnet layouts from Python: SDP averaging over a mask-matrix layout and explicit
-segments, D2FT with exchanged bitmaps and with a global table, against the formulas."""
+segments, D2FT with exchanged bitmaps and with a global table, against the formulas; the
+quantized subnet calls with and without error feedback."""
 import numpy as np
 import pytest
 import torch
@@ -16,6 +17,40 @@ pytestmark = pytest.mark.skipif(
 def inputs(n, count, dtype, salt):
     return [(torch.rand(count, generator=torch.Generator().manual_seed(salt * 31 + r),
                         dtype=torch.float64) * 4 - 2).to(dtype) for r in range(n)]
+
+
+def check_quantized_subnets(comm, rank, n):
+    """The quantized subnet calls: each output within the quantizer's bound of the dense
+    mean; with error feedback the mean over steps converges to it (the residual carries
+    what one step's rounding left), without it does not."""
+    count = 1001
+    lay = comm.layout_equal_subnets(count, 3)  # every rank holds every segment
+    x = inputs(n, count, torch.float32, 40)
+    want = torch.stack(x).mean(0)
+    levels, steps = 7, 24
+    err = {}
+    for feedback in (False, True):
+        total = torch.zeros(count, dtype=torch.float64)
+        for step in range(steps):
+            out = torch.empty(count)
+            if step % 2:
+                comm.all_reduce_d2ft(x[rank], lay, [0, 1, 2], out, levels=levels, seed=3,
+                                     step=step, error_feedback=feedback)
+            else:
+                comm.all_reduce_subnet(x[rank], lay, out, levels=levels, seed=3, step=step,
+                                       error_feedback=feedback)
+            # Without feedback |avg of the codes * s / L - mean| <= s / L, s <= max |x| <= 2;
+            # with it each residual stays below s / L, so s <= 2 / (1 - 1 / L) <= 2.34 and the
+            # output is off by at most two residuals.
+            bound = 2 * 2.34 / levels if feedback else 2.0 / levels
+            assert (out - want).abs().max() <= bound + 1e-6
+            total += out.double()
+        err[feedback] = (total / steps - want.double()).abs().max().item()
+    # With feedback the sum over steps is off by the ranks' last residuals only: the mean by
+    # <= s / (L * steps).
+    assert err[True] <= 2.34 / (levels * steps) + 1e-5, err
+    assert err[False] > 2 * err[True], err
+    lay.deregister()
 
 
 def subnet_rank(rank, n, uid):
@@ -84,6 +119,7 @@ def subnet_rank(rank, n, uid):
         raise AssertionError("a non-holder's touched bit was accepted")
     except sieve.SieveError as e:
         assert e.code in (4, 5) and "rank 1 marked segment 0" in e.message, e.message
+    check_quantized_subnets(comm, rank, n)
     comm.destroy()
     return "ok"
 

@@ -40,6 +40,11 @@ def test_options_from_arguments_environment_and_defaults(monkeypatch):
     monkeypatch.setenv("SIEVE_TERNARY_SEED", "42")
     o = Options().resolved()
     assert (o.allreduce, o.seed, o.ternary, o.error_feedback) == ("ternary-ef", 42, True, True)
+    assert o.levels == 1
+    o = Options(allreduce="q7-ef").resolved()
+    assert (o.ternary, o.levels, o.error_feedback) == (True, 7, True)
+    o = Options(allreduce="auto").resolved()
+    assert (o.ternary, o.levels, o.error_feedback) == (True, "auto", False)
     o = Options(allreduce="auto-mask", seed=5).resolved()  # explicit beats the environment
     assert (o.allreduce, o.seed, o.comm_env) == ("auto-mask", 5, {"SIEVE_AUTO_MASK": "1"})
     monkeypatch.setenv("SIEVE_TORCH_ALLREDUCE", "sparse")

@@ -1,7 +1,7 @@
 """The "sieve" torch.distributed backend on 3 real processes, against Gloo: one launch runs
 every collective PyTorch calls for every dtype and op (Gloo's result where Gloo implements
 the pair, else a reference from every rank's deterministic input), asynchronous Work and
-futures, a sieve subgroup, the ternary mode chosen by pg_options, and DDP: over a 2-rank
+futures, a sieve subgroup, the ternary and q7 modes chosen by pg_options, and DDP: over a 2-rank
 sieve group its gradients equal Gloo's bit for bit; the DDP hooks over the sieve group return
 futures the completion thread completes, with the blocking hooks' result."""
 import datetime
@@ -182,6 +182,13 @@ def check_subgroup_and_ternary(rank):
     dist.all_reduce(y, group=tern)
     assert torch.equal(y, torch.arange(10, dtype=torch.float64) * N)
     assert tern.sieve_comm.counters()["collectives"] >= 3
+    # 7 levels by configuration: sieveAllReduceQuantized, its own step count from 0.
+    q7 = dist.new_group(backend="sieve", pg_options=sieve.torch.Options(allreduce="q7", seed=9,
+                                                                        block_size=64))
+    x = inputs[rank].clone()
+    dist.all_reduce(x, op=dist.ReduceOp.AVG, group=q7)
+    want = ternary_avg([i.numpy() for i in inputs], seed=9, step=0, block=64, levels=7)
+    assert np.array_equal(x.numpy(), want), "q7"
 
 
 W = 200

@@ -9,7 +9,8 @@ Every group gets its own non-blocking Sieve communicator; its unique id goes thr
 store PyTorch hands the backend (no extra port). Collectives return asynchronous Work
 objects completed by the communicator's completion thread (sieve.async_comm); SIEVE_TIMEOUT
 of the communicator is the group's timeout. SIEVE_TORCH_ALLREDUCE (or Options.allreduce)
-selects dense, auto-mask, ternary or ternary-ef for all_reduce of float tensors.
+selects dense, auto-mask, ternary, q3, q7 or auto (each quantized one also with -ef, error
+feedback) for all_reduce of float tensors.
 """
 import inspect
 

@@ -121,14 +121,18 @@ class ProcessGroupSieve(ProcessGroup):
 
     # -- reductions -----------------------------------------------------------------------
     def _all_reduce_call(self, t, op):
-        """The one call all_reduce makes for tensor t: dense, or ternary by configuration."""
+        """The one call all_reduce makes for tensor t: dense, or quantized by configuration."""
         comm = self.sieve_comm.comm
         o = self.options
         if o.ternary and t.dtype in TERNARY_DTYPES and op in ("sum", "avg") and t.numel() > 0:
             step, self._ternary_step = self._ternary_step, self._ternary_step + 1
-            return lambda: comm.all_reduce_ternary(t, op=op, seed=o.seed, step=step,
-                                                   block_size=o.block_size,
-                                                   error_feedback=o.error_feedback)
+            if o.levels == 1:
+                return lambda: comm.all_reduce_ternary(t, op=op, seed=o.seed, step=step,
+                                                       block_size=o.block_size,
+                                                       error_feedback=o.error_feedback)
+            return lambda: comm.all_reduce_quantized(t, levels=o.levels, op=op, seed=o.seed,
+                                                     step=step, block_size=o.block_size,
+                                                     error_feedback=o.error_feedback)
         return lambda: comm.all_reduce(t, op=op)
 
     def allreduce(self, tensors, opts=None):

@@ -15,7 +15,7 @@ from .. import _lib
 from ..async_comm import new_future
 from ..buffers import _torch_dtype
 from .._args import c_int, c_size, c_uint64
-from ..comm import _op
+from ..comm import LEVELS_AUTO, _op
 
 SUPPORTED = ("all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor",
              "reduce_scatter_tensor")
@@ -58,14 +58,19 @@ def all_reduce(pg, t, op, make_work):
     if o.ternary and t.dtype in (torch.float32, torch.float16, torch.bfloat16) and \
             op in ("sum", "avg") and n > 0:
         step, pg._ternary_step = pg._ternary_step, pg._ternary_step + 1
-        where = "all_reduce (ternary)"
+        where = "all_reduce (quantized)"
         params = _lib.TernaryParams(c_uint64(o.seed, "seed", where),
                                     c_uint64(step, "step", where),
                                     c_size(o.block_size, "block_size", where), None,
                                     int(o.error_feedback))
         c_op = _op(op, where)
-        return _issue(pg, "all_reduce", "sieveAllReduceTernary",
-                      lambda h: (p, p, n, dt, c_op, ctypes.byref(params), h, s), [t],
+        if o.levels == 1:
+            return _issue(pg, "all_reduce", "sieveAllReduceTernary",
+                          lambda h: (p, p, n, dt, c_op, ctypes.byref(params), h, s), [t],
+                          make_work)
+        levels = LEVELS_AUTO if o.levels == "auto" else o.levels
+        return _issue(pg, "all_reduce", "sieveAllReduceQuantized",
+                      lambda h: (p, p, n, dt, c_op, levels, ctypes.byref(params), h, s), [t],
                       make_work)
     c_op = _op(op, "all_reduce")
     return _issue(pg, "all_reduce", "sieveAllReduce",
