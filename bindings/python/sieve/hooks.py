@@ -164,15 +164,37 @@ def _pieces(bucket, assign):
     return out
 
 
-class SdpState:
+class _SubnetQuantization:
+    """The subnet hooks' optional quantization: levels None (dense), or each group's ring at
+    L levels (1 is ternary) with Philox seed, the step a count of hook calls (the same on
+    every rank), block_size and error feedback (sieveAllReduceSubnetQuantized)."""
+
+    def _quantize(self, levels, seed, block_size, error_feedback):
+        self.levels, self.seed = levels, seed
+        self.block_size, self.error_feedback = block_size, error_feedback
+        self.step = 0
+
+    def _quantized_kwargs(self):
+        """Keyword arguments of this call's all_reduce_subnet / all_reduce_d2ft."""
+        if self.levels is None:
+            return {}
+        step, self.step = self.step, self.step + 1
+        return dict(levels=self.levels, seed=self.seed, step=step, block_size=self.block_size,
+                    error_feedback=self.error_feedback)
+
+
+class SdpState(_SubnetQuantization):
     """SDP: matrix = nranks x nblocks mask (sdp.balanced_mask); blocks = {parameter: block
     id | [(start, length, block id), ...] pieces of the flattened parameter}. Parameters or
-    pieces of no block are held by every rank."""
+    pieces of no block are held by every rank. levels=L quantizes each group's ring
+    (seed, block_size, error_feedback as TernaryState's)."""
 
-    def __init__(self, comm, matrix, blocks, zero_unheld=True):
+    def __init__(self, comm, matrix, blocks, zero_unheld=True, levels=None, seed=1,
+                 block_size=0, error_feedback=False):
         self.runner = runner_for(comm)
         self.comm, self.matrix, self.blocks = self.runner.comm, np.asarray(matrix), blocks
         self.zero_unheld = zero_unheld
+        self._quantize(levels, seed, block_size, error_feedback)
         self._layouts = _PerBucket()
         self._holders = _block_holders(self.matrix)
 
@@ -199,10 +221,11 @@ def sdp_hook(state, bucket):
     holders exchange it. Segments this rank does not hold get a zero gradient (no update
     to a block this rank does not train) unless zero_unheld=False."""
     buf = bucket.buffer()
+    kw = state._quantized_kwargs()  # on DDP's thread: the step in bucket order
 
     def task(run):
         layout, segs = _registered(run, lambda: state.layout_for(bucket))
-        run(lambda: state.comm.all_reduce_subnet(buf, layout))
+        run(lambda: state.comm.all_reduce_subnet(buf, layout, **kw))
         if state.zero_unheld:
             for off, n, h in segs:
                 if state.comm.rank not in h:
@@ -211,16 +234,19 @@ def sdp_hook(state, bucket):
     return state.runner.submit(task)
 
 
-class D2ftState:
+class D2ftState(_SubnetQuantization):
     """D2FT: subnets = {parameter: subnet id | [(start, length, subnet id), ...]};
     parameters of no subnet are always exchanged (every rank contributes). Before each
     backward the trainer sets state.table = that step's nranks x nsubnets bool table
-    (d2ft.bitmaps(ops)[step]: True = the rank ran the full operation on the subnet)."""
+    (d2ft.bitmaps(ops)[step]: True = the rank ran the full operation on the subnet).
+    levels=L quantizes each group's ring, as SdpState's."""
 
-    def __init__(self, comm, subnets, nsubnets):
+    def __init__(self, comm, subnets, nsubnets, levels=None, seed=1, block_size=0,
+                 error_feedback=False):
         self.runner = runner_for(comm)
         self.comm, self.subnets, self.nsubnets = self.runner.comm, subnets, nsubnets
         self.table = None
+        self._quantize(levels, seed, block_size, error_feedback)
         self._layouts = _PerBucket()
 
     def layout_for(self, bucket):
@@ -248,13 +274,14 @@ def d2ft_hook(state, bucket):
     if table.shape != (state.comm.size, state.nsubnets):
         raise ValueError("d2ft table must be %d x %d" % (state.comm.size, state.nsubnets))
     buf = bucket.buffer()
+    kw = state._quantized_kwargs()
 
     def task(run):
         layout, pieces = _registered(run, lambda: state.layout_for(bucket))
         sched = np.stack([[True if s is None else table[r, s] for _, _, s in pieces]
                           for r in range(state.comm.size)])
         run(lambda: state.comm.all_reduce_d2ft(buf, layout, sched[state.comm.rank],
-                                               schedule=sched))
+                                               schedule=sched, **kw))
         for (off, n, _), anyone in zip(pieces, sched.any(0)):
             if not anyone:
                 buf[off:off + n].zero_()
