@@ -26,6 +26,7 @@
 #include "kernels/masked_pack.h"
 #include "kernels/reduce.h"
 #include "kernels/ternary.h"
+#include "kernels/ternary_compress.h"
 #include "kernels/ternary_feedback.h"
 
 namespace sieve::kernels {
@@ -420,6 +421,27 @@ void BM_TernaryAbsMaxMasked(benchmark::State& state) {
   RunVsMemcpy(state, buf.dense.size() * 4, [&] { TernaryAbsMax(src, nnz, scales.data()); });
 }
 
+// The masked call's first pass: the gather and the block abs-max of what it
+// gathered, as two kernels (/0: the packed vector read back) or fused (/1).
+void BM_TernaryCompressAbsMax(benchmark::State& state) {
+  MaskedBuffers buf(static_cast<int>(state.range(0)), static_cast<size_t>(state.range(1)));
+  const size_t nnz = buf.idx.size(), count = buf.dense.size();
+  std::vector<float> scales((nnz + kBlock - 1) / kBlock + 1);
+  const TernarySource src = TernarySourceOf(DType::kFloat32, buf.dense.data(), nullptr, kBlock,
+                                            nullptr);
+  const TernarySource packed = TernarySourceOf(DType::kFloat32, buf.packed.data(), nullptr,
+                                               kBlock, nullptr);
+  const bool fused = state.range(2) != 0;
+  RunVsMemcpy(state, count * 4, [&] {
+    if (fused) {
+      TernaryCompressAbsMax(src, buf.bits.data(), count, buf.packed.data(), scales.data());
+    } else {
+      MaskedCompress(4, buf.dense.data(), buf.bits.data(), count, buf.packed.data());
+      TernaryAbsMax(packed, nnz, scales.data());
+    }
+  });
+}
+
 void BM_TernaryDequantizeScatter(benchmark::State& state) {
   MaskedBuffers buf(static_cast<int>(state.range(0)), static_cast<size_t>(state.range(1)));
   const size_t nnz = buf.idx.size();
@@ -445,6 +467,9 @@ BENCHMARK(BM_TernaryQuantizePackFeedback)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryEncode)->Args({1 << 20, 0})->Args({1 << 20, 1})->Args({kDenseBytes, 0})
     ->Args({kDenseBytes, 1});
 BENCHMARK(BM_TernaryAbsMaxMasked)->Apply(MaskedTernaryArgs);
+BENCHMARK(BM_TernaryCompressAbsMax)
+    ->Args({50, 1 << 20, 0})->Args({50, 1 << 20, 1})
+    ->Args({50, kDenseBytes, 0})->Args({50, kDenseBytes, 1});
 BENCHMARK(BM_TernaryQuantizePackMasked)->Apply(MaskedTernaryArgs);
 BENCHMARK(BM_TernaryQuantizeAddMasked)->Apply(MaskedTernaryArgs);
 BENCHMARK(BM_TernaryDequantizeScatter)->Apply(MaskedTernaryArgs);

@@ -6,13 +6,15 @@
 // then callgrind_annotate --inclusive=yes; divide by 5 * 2^18 for instructions per dense
 // element. Valgrind has no AVX-512, so this counts the AVX2 paths. RankDense / RankMasked
 // are one rank's kernels in a 4-rank ring call (abs-max, 1/4 quantize + pack, 3/4
-// quantize + add, dequantize; masked: the one compress first, the scatter last).
+// quantize + add, dequantize; masked: the one compress with its abs-max first, the
+// scatter last).
 #include <cstdint>
 #include <cstdio>
 #include <vector>
 
 #include "kernels/masked_pack.h"
 #include "kernels/ternary.h"
+#include "kernels/ternary_compress.h"
 
 namespace {
 
@@ -67,17 +69,21 @@ K(RankDense, {
                     out.data());
 })
 K(RankMasked, {
-  MaskedCompress(4, in.data(), bits.data(), N, packed.data());  // gathered once per call
   const TernarySource s =
       TernarySourceOf(DType::kFloat32, packed.data(), nullptr, B, scales.data(), rng);
+  // Gathered once per call, the abs-max taken in the same pass.
+  TernaryCompressAbsMax(TernarySourceOf(DType::kFloat32, in.data(), nullptr, B, nullptr),
+                        bits.data(), N, packed.data(), scales.data());
   const size_t q = nnz() / 4;
-  TernaryAbsMax(s, nnz(), scales.data());
   TernaryQuantizePack(s, 0, q, 2, wire.data());
   TernaryQuantizeAdd(s, q, nnz() - q, recv.data(), 3, TernaryWork::kInt8, work.data());
   TernaryDequantizeScatter(DType::kFloat32, TernaryWork::kInt8, sums.data(), 0, B, scales.data(), 4,
                            bits.data(), 0, N, out.data());
 })
 K(MaskedCompress, MaskedCompress(4, in.data(), bits.data(), N, packed.data()))
+K(CompressAbsMax,
+  TernaryCompressAbsMax(TernarySourceOf(DType::kFloat32, in.data(), nullptr, B, nullptr),
+                        bits.data(), N, packed.data(), scales.data()))
 }  // namespace
 
 int main() {
@@ -106,5 +112,6 @@ int main() {
   RunKernel_RankDense();
   RunKernel_RankMasked();
   RunKernel_MaskedCompress();
+  RunKernel_CompressAbsMax();
   std::printf("nnz %zu %d\n", nnz(), static_cast<int>(wire[5] + work[9] + out[77]));
 }

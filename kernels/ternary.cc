@@ -28,6 +28,10 @@ struct PortableOps {
       for (int i = 0; i < 4; ++i) words[4 * l + i] = r.v[i];
     }
   }
+  // Four groups of eight, one after the other.
+  SIEVE_TK_INLINE static void Philox32(const PhiloxStream& rng, uint64_t oct0, uint32_t* words) {
+    for (int v = 0; v < 4; ++v) Philox8(rng, oct0 + 8 * static_cast<uint64_t>(v), words + 32 * v);
+  }
   template <class L>
   SIEVE_TK_INLINE static void Stage(const TernarySource& src, uint64_t j0, int n, float* g,
                                     float* sum) {

@@ -137,6 +137,10 @@ struct Avx2Ops {
     _mm256_storeu_si256(out + 2, _mm256_permute2x128_si256(u0, u1, 0x31));  // octs 4, 5
     _mm256_storeu_si256(out + 3, _mm256_permute2x128_si256(u2, u3, 0x31));  // octs 6, 7
   }
+  // Four groups of eight, one after the other.
+  SIEVE_AVX2 static void Philox32(const PhiloxStream& rng, uint64_t oct0, uint32_t* words) {
+    for (int v = 0; v < 4; ++v) Philox8(rng, oct0 + 8 * static_cast<uint64_t>(v), words + 32 * v);
+  }
 
   template <class L>
   SIEVE_AVX2 static void Stage(const TernarySource& src, uint64_t j0, int n, float* g,

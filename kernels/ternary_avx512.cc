@@ -115,29 +115,52 @@ SIEVE_AVX512 void CompressKept(const TernarySource& src, uint64_t j0, int n, flo
 struct Avx512Ops {
   // Each 64-bit lane carries one counter word in its low half (the high half is
   // don't-care: vpmuludq reads only the low halves), so a round is two
-  // multiplies, two shifts and two three-way XORs for eight octs.
-  SIEVE_AVX512 static void Philox8(const PhiloxStream& rng, uint64_t oct0, uint32_t* words) {
+  // multiplies, two shuffles and two three-way XORs for eight octs. V groups of
+  // eight octs run as V independent chains, interleaved round by round: one
+  // chain's round waits on its multiplies' latency, V of them fill it.
+  template <int V>
+  SIEVE_AVX512 static void PhiloxChains(const PhiloxStream& rng, uint64_t oct0,
+                                        uint32_t* words) {
     const __m512i m0 = _mm512_set1_epi64(0xD2511F53u), m1 = _mm512_set1_epi64(0xCD9E8D57u);
-    __m512i c0 = _mm512_add_epi32(_mm512_set1_epi64(static_cast<uint32_t>(oct0)),
-                                  _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7));
-    __m512i c1 = _mm512_set1_epi64(rng.rank);
-    __m512i c2 = _mm512_set1_epi64(static_cast<uint32_t>(rng.step));
-    __m512i c3 = _mm512_set1_epi64(static_cast<uint32_t>(rng.step >> 32));
+    __m512i c0[V], c1[V], c2[V], c3[V];
+    for (int v = 0; v < V; ++v) {
+      c0[v] = _mm512_add_epi32(_mm512_set1_epi64(static_cast<uint32_t>(oct0 + 8 * v)),
+                               _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7));
+      c1[v] = _mm512_set1_epi64(rng.rank);
+      c2[v] = _mm512_set1_epi64(static_cast<uint32_t>(rng.step));
+      c3[v] = _mm512_set1_epi64(static_cast<uint32_t>(rng.step >> 32));
+    }
     uint32_t k0 = static_cast<uint32_t>(rng.seed), k1 = static_cast<uint32_t>(rng.seed >> 32);
     for (int round = 0; round < 10; ++round, k0 += 0x9E3779B9u, k1 += 0xBB67AE85u) {
-      __m512i p0 = _mm512_mul_epu32(c0, m0), p1 = _mm512_mul_epu32(c2, m1);
-      c0 = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), c1, _mm512_set1_epi64(k0), 0x96);
-      c1 = p1;
-      c2 = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), c3, _mm512_set1_epi64(k1), 0x96);
-      c3 = p0;
+      const __m512i key0 = _mm512_set1_epi64(k0), key1 = _mm512_set1_epi64(k1);
+      for (int v = 0; v < V; ++v) {
+        const __m512i p0 = _mm512_mul_epu32(c0[v], m0), p1 = _mm512_mul_epu32(c2[v], m1);
+        // The products' high halves to the low ones by a shuffle (vpshufd, port 5)
+        // rather than a shift (port 0, where the multiplies run too).
+        c0[v] = _mm512_ternarylogic_epi64(_mm512_shuffle_epi32(p1, _MM_PERM_CDAB), c1[v], key0,
+                                          0x96);
+        c1[v] = p1;
+        c2[v] = _mm512_ternarylogic_epi64(_mm512_shuffle_epi32(p0, _MM_PERM_CDAB), c3[v], key1,
+                                          0x96);
+        c3[v] = p0;
+      }
     }
-    // Lane l of lo01 holds words 0, 1 of oct l; of lo23 words 2, 3.
-    __m512i lo01 = _mm512_mask_blend_epi32(0xAAAA, c0, _mm512_slli_epi64(c1, 32));
-    __m512i lo23 = _mm512_mask_blend_epi32(0xAAAA, c2, _mm512_slli_epi64(c3, 32));
-    _mm512_storeu_si512(words, _mm512_permutex2var_epi64(
-                                   lo01, _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), lo23));
-    _mm512_storeu_si512(words + 16, _mm512_permutex2var_epi64(
-                                        lo01, _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15), lo23));
+    for (int v = 0; v < V; ++v) {
+      // Lane l of lo01 holds words 0, 1 of oct l; of lo23 words 2, 3.
+      const __m512i lo01 = _mm512_mask_blend_epi32(0xAAAA, c0[v], _mm512_slli_epi64(c1[v], 32));
+      const __m512i lo23 = _mm512_mask_blend_epi32(0xAAAA, c2[v], _mm512_slli_epi64(c3[v], 32));
+      uint32_t* w = words + 32 * v;
+      _mm512_storeu_si512(w, _mm512_permutex2var_epi64(
+                                 lo01, _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), lo23));
+      _mm512_storeu_si512(w + 16, _mm512_permutex2var_epi64(
+                                      lo01, _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15), lo23));
+    }
+  }
+  SIEVE_AVX512 static void Philox8(const PhiloxStream& rng, uint64_t oct0, uint32_t* words) {
+    PhiloxChains<1>(rng, oct0, words);
+  }
+  SIEVE_AVX512 static void Philox32(const PhiloxStream& rng, uint64_t oct0, uint32_t* words) {
+    PhiloxChains<4>(rng, oct0, words);
   }
 
   template <class L>

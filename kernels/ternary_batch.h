@@ -13,6 +13,7 @@
 //
 // Ops provides (n64: a number of whole chunks of 64 elements):
 //   Philox8(rng, oct0, words)           words[4l + i] = PhiloxOct(rng, oct0 + l).v[i], l < 8
+//   Philox32(rng, oct0, words)          the same for l < 32
 //   Stage<L>(src, j0, n, g, sum)        g[k] = element j0 + k as quantized (k < n),
 //                                       sum[k] = g + e_prev in float32 (feedback only)
 //   Masks(g, sc, s, h, n64, keep, neg, lt)   per element: x = TernaryLevel(g, sc ? sc[k] : s),
@@ -62,8 +63,13 @@ struct OctWords {
       first = lo;
     }
     while (end < hi) {
-      Ops::Philox8(rng, end, words + 4 * (end - first));
-      end += 8;
+      if (hi - end >= 32 && end - first <= 16) {  // a whole batch's octs (room: 48 octs)
+        Ops::Philox32(rng, end, words + 4 * (end - first));
+        end += 32;
+      } else {
+        Ops::Philox8(rng, end, words + 4 * (end - first));
+        end += 8;
+      }
     }
     return reinterpret_cast<const uint16_t*>(words) + (j0 & 7);
   }

@@ -4,7 +4,10 @@
 // plan (no codec hops) packs, runs on the packed vector, unpacks.
 #include "ternary/masked_ternary.h"
 
+#include <vector>
+
 #include "kernels/masked_pack.h"
+#include "kernels/ternary_compress.h"
 #include "plan/algo_choice.h"
 
 namespace sieve::mask {
@@ -38,14 +41,24 @@ Status TernaryAllReduceMasked(Comm& comm, const coll::TernaryArgs& args, MaskSta
   }
   // The kept elements gathered once (vpcompress through the bitmap; by index
   // when the mask is sparse enough that reading every position would cost
-  // more): the abs-max and the quantizing hops then read nnz contiguous
-  // elements at the dense kernels' speed. The last hop still scatters.
+  // more): the quantizing hops then read nnz contiguous elements at the dense
+  // kernels' speed. Through the bitmap, the block abs-maxes are taken in the
+  // same pass, so the input is read once before the ring. The last hop still
+  // scatters.
+  coll::TernaryArgs masked = args;
+  std::vector<float> local_scales;
   if (nnz * 16 < a.count) {
     kernels::MaskedPack(esize, a.send, mask.idx.data(), nnz, packed);
   } else {
-    kernels::MaskedCompress(esize, a.send, mask.bits.data(), a.count, packed);
+    local_scales.resize((nnz + args.block - 1) / args.block);
+    kernels::TernarySource src;
+    src.dtype = a.dtype;
+    src.data = a.send;
+    src.residual = args.residual;  // over packed positions, like the scales
+    src.block = args.block;
+    kernels::TernaryCompressAbsMax(src, mask.bits.data(), a.count, packed, local_scales.data());
+    masked.local_scales = local_scales.data();
   }
-  coll::TernaryArgs masked = args;
   masked.base.send = packed;
   masked.mask_send_packed = true;
   masked.mask_idx = mask.idx.data();

@@ -214,6 +214,7 @@ Status HierTernary(Comm& comm, const TernaryArgs& a) {
                          s.base.count = count;
                          s.rng_rank = root_rank;
                          s.divisor = n;
+                         s.local_scales = nullptr;  // the slices have blocks of their own
                          return TernaryAllReduce(cross, s);
                        });
 }
@@ -320,13 +321,23 @@ Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
   const Clock::time_point start = Clock::now();
   if (!pipelined) {
     local.assign((elems + a.block - 1) / a.block, 0.0f);
-    kernels::TernaryAbsMax(input.src, elems, local.data());
+    if (a.local_scales != nullptr)
+      std::copy(a.local_scales, a.local_scales + local.size(), local.begin());
+    else
+      kernels::TernaryAbsMax(input.src, elems, local.data());
     input.src.scales = local.data();
     if (comm.size() > 1) SIEVE_RETURN_IF_ERROR(AllReduceScalesMax(comm, a, local.data(), local.size()));
   }
   std::shared_ptr<TernaryCall> call = OpenCall(comm, a, elems, chosen, pipelined);
   if (pipelined) {
-    Status st = call->scales->Start(input.src);
+    Status st;
+    if (a.local_scales != nullptr) {
+      std::copy(a.local_scales, a.local_scales + call->scale_values.size(),
+                call->scale_values.begin());
+      st = call->scales->StartComputed();
+    } else {
+      st = call->scales->Start(input.src);
+    }
     if (!st.ok()) return call->ch.Conclude(st);
     input.src.scales = call->scale_values.data();
     input.pending_scales = call->scales.get();

@@ -41,6 +41,10 @@ struct TernaryArgs {
   // gathered once by mask::TernaryAllReduceMasked; quantized from there rather
   // than through the mask (the same elements in the same order).
   bool mask_send_packed = false;
+  // This rank's block abs-maxes of what it quantizes (ceil(elements / block)),
+  // computed by the caller (the masked call, fused with its gather); null: the
+  // flat call computes them. The hierarchical plan ignores them.
+  const float* local_scales = nullptr;
 };
 
 // What this rank quantizes: sendbuff (gathered through the mask, if any), plus

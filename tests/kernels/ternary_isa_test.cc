@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "kernels/cpu_isa.h"
+#include "kernels/masked_pack.h"
 #include "kernels/ternary.h"
+#include "kernels/ternary_compress.h"
 
 namespace sieve::kernels {
 namespace {
@@ -411,6 +413,61 @@ TEST(TernaryIsaTest, DequantizeScatterMatchesReference) {
         });
       }
     }
+}
+
+// The fused gather + abs-max of the masked call against the references one
+// after the other: odd sizes over several of its steps, blocks smaller and
+// larger than a step, masks of every density, every dtype, with and without
+// feedback, non-finite elements in some blocks (their parts must combine).
+TEST(TernaryIsaTest, CompressAbsMaxMatchesCompressThenAbsMax) {
+  std::mt19937_64 rng(12);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (DType dtype : kTypes)
+    for (double density : {0.0, 0.01, 0.3, 0.5, 0.97, 1.0})
+      for (bool feedback : {false, true}) {
+        const size_t count = 1 + rng() % 20000, es = DTypeSize(dtype);
+        const size_t blocks[] = {1, 7, 300, 2048, 5001};
+        const size_t block = blocks[rng() % 5];
+        SCOPED_TRACE(std::string(DTypeName(dtype)) + " count " + std::to_string(count) +
+                     " block " + std::to_string(block) + " density " + std::to_string(density) +
+                     (feedback ? " feedback" : ""));
+        std::vector<uint32_t> idx;
+        std::vector<uint64_t> bits((count + 63) / 64);
+        for (size_t j = 0; j < count; ++j)
+          if (std::uniform_real_distribution<double>(0, 1)(rng) < density) {
+            idx.push_back(static_cast<uint32_t>(j));
+            bits[j / 64] |= uint64_t{1} << (j % 64);
+          }
+        const size_t nnz = idx.size();
+        std::vector<float> f = RandomValues(count, rng);
+        if (count > 5000) f[4321] = inf, f[count - 1] = -inf;
+        if (count > 9000) f[8765] = std::numeric_limits<float>::quiet_NaN();
+        std::vector<char> data = AsDType(dtype, f);
+        std::vector<float> residual(nnz);
+        for (float& e : residual) e = std::uniform_real_distribution<float>(-0.5f, 0.5f)(rng);
+        std::vector<char> want_packed(nnz * es + 1);
+        MaskedPackReference(es, data.data(), idx.data(), nnz, want_packed.data());
+        TernarySource packed = TernarySourceOf(dtype, want_packed.data(), nullptr, block, nullptr);
+        if (feedback) packed.residual = residual.data();
+        const size_t nblocks = (nnz + block - 1) / block;
+        std::vector<float> want_scales(nblocks);
+        TernaryAbsMaxReference(packed, nnz, want_scales.data());
+        TernarySource src = TernarySourceOf(dtype, data.data(), nullptr, block, nullptr);
+        if (feedback) src.residual = residual.data();
+        ForEachIsa([&] {
+          std::vector<char> got_packed(nnz * es + 1, 0x3c);
+          std::vector<float> scales(nblocks + 1, -1.0f);
+          ASSERT_EQ(TernaryCompressAbsMax(src, bits.data(), count, got_packed.data(),
+                                          scales.data()),
+                    nnz);
+          ASSERT_EQ(std::memcmp(got_packed.data(), want_packed.data(), nnz * es), 0);
+          ASSERT_EQ(got_packed.back(), 0x3c);  // nothing written past the packed vector
+          for (size_t b = 0; b < nblocks; ++b)
+            ASSERT_TRUE(SameFloat(scales[b], want_scales[b]))
+                << "scale " << b << ": " << scales[b] << " vs " << want_scales[b];
+          ASSERT_EQ(scales[nblocks], -1.0f);
+        });
+      }
 }
 
 // Elements whose 16 bits tie with their level (x = h + f, 0 < f < 1): the

@@ -1,0 +1,26 @@
+// The first pass of the masked + ternary all-reduce (src/ternary/masked_ternary.cc):
+// the mask's kept elements gathered into a packed vector and that vector's block
+// abs-max, in one read of the caller's buffer.
+#ifndef SIEVE_KERNELS_TERNARY_COMPRESS_H_
+#define SIEVE_KERNELS_TERNARY_COMPRESS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/ternary.h"
+
+namespace sieve::kernels {
+
+// packed = MaskedCompress(src.data through `bits`, `count` dense positions), and
+// scales = TernaryAbsMax of the packed vector (src with data = packed: dtype, block,
+// and src.residual, if set, over packed positions; src.idx and src.bits unused).
+// The same bits as the two kernels one after the other, but each step's maxima are
+// taken while its packed elements are still in cache, so the dense input is read
+// once and the packed vector is not read back from memory. Returns nnz and writes
+// ceil(nnz / src.block) scales.
+size_t TernaryCompressAbsMax(const TernarySource& src, const uint64_t* bits, size_t count,
+                             void* packed, float* scales);
+
+}  // namespace sieve::kernels
+
+#endif  // SIEVE_KERNELS_TERNARY_COMPRESS_H_
