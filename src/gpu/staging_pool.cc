@@ -153,7 +153,7 @@ Status StagingPool::Acquire(size_t bytes, const void* key, const std::function<b
         "SIEVE_GPU_STAGING_BYTES (%zu)", bytes, cap_bytes_));
   bytes = bytes == 0 ? 1 : bytes;
   for (int spins = 0;; ++spins) {
-    bool retired = false;
+    bool retired = false;  // retired staging waits for the reaper (this call's or earlier)
     {
       std::lock_guard<std::mutex> lock(mu_);
       // Preference: the key's own slot; an idle unkeyed one; a new one; one
@@ -165,6 +165,7 @@ Status StagingPool::Acquire(size_t bytes, const void* key, const std::function<b
         if (HeldBytes() + bytes > cap_bytes_) retired = RetireIdleSmallerThan(bytes);
         if (HeldBytes() + bytes <= cap_bytes_) SIEVE_RETURN_IF_ERROR(Allocate(bytes, &slot));
       }
+      retired = retired || !retired_.empty();
       if (slot == nullptr) slot = FindIdle(bytes, true);
       if (slot != nullptr && slot->Idle()) {
         slot->leased = true;
@@ -180,7 +181,11 @@ Status StagingPool::Acquire(size_t bytes, const void* key, const std::function<b
       }
     }
     // Every slot is owed by a stream, or the room is retired staging the
-    // reaper has yet to release: wait.
+    // reaper has yet to release: wait, waking the reaper on every poll while
+    // retired staging is held. Once only was not enough: the reaper clears its
+    // flag after a pass that found nothing to free, and a retirement between
+    // that pass and the clearing lost its wake-up (the caller then polled
+    // forever; ProgressEngine.RetiredStaging... hung about 1 run in 100 under TSan).
     if (retired && wake_reaper_) wake_reaper_();
     if (give_up && give_up())
       return Status::InvalidUsage("gave up waiting for a pinned staging slot (communicator "
