@@ -682,6 +682,23 @@ Member RunTernary(Ctx& ctx, int rank, const Step& s, RankState& st) {
   return m;
 }
 
+// The buffers of a call on FillTernaryInput data: laid out as Member::Buffers says, sendbuff
+// filled (float datatypes), both recorded before the call.
+void FillQuantizedBuffers(Member& m, int rank, size_t send_elems, size_t recv_elems,
+                          size_t send_in_recv, size_t recv_in_send, char** send, char** recv) {
+  const Eff& e = m.eff;
+  const size_t es = SafeTypeSize(e.dtype);
+  m.Buffers(send_elems * es, recv_elems * es, es, e.in_place, e.overlap, send_in_recv * es,
+            recv_in_send * es, send, recv);
+  std::vector<char> in(send_elems * es);
+  if (IsQuantizable(e.dtype))
+    sieve_test::FillTernaryInput(e.seed, rank, static_cast<sieveDataType_t>(e.dtype), send_elems,
+                                 in.data());
+  std::copy(in.begin(), in.end(), *send);
+  m.send_before = in;
+  m.recv_before.assign(*recv, *recv + recv_elems * es);
+}
+
 // sieveReduceScatterQuantized (unmasked): sendbuff holds nranks blocks of the count; in place,
 // recvbuff is this rank's block of it.
 Member RunReduceScatterQuantized(Ctx& ctx, int rank, const Step& s, RankState& st) {
@@ -689,17 +706,10 @@ Member RunReduceScatterQuantized(Ctx& ctx, int rank, const Step& s, RankState& s
   Member m;
   m.eff = Effective(s, rank, n);
   const Eff& e = m.eff;
-  const size_t es = SafeTypeSize(e.dtype), cnt = AllocCount(e, s.count);
+  const size_t cnt = AllocCount(e, s.count);
   char* send = nullptr;
   char* recv = nullptr;
-  m.Buffers(cnt * n * es, cnt * es, es, e.in_place, e.overlap, 0, rank * cnt * es, &send, &recv);
-  std::vector<char> in(cnt * n * es);
-  if (IsQuantizable(e.dtype))
-    sieve_test::FillTernaryInput(e.seed, rank, static_cast<sieveDataType_t>(e.dtype), cnt * n,
-                                 in.data());
-  std::copy(in.begin(), in.end(), send);
-  m.send_before = in;
-  m.recv_before.assign(recv, recv + cnt * es);
+  FillQuantizedBuffers(m, rank, cnt * n, cnt, 0, rank * cnt, &send, &recv);
   const sieveTernaryParams_t params =
       sieve_test::TernaryParams(e.philox_seed, e.philox_step, e.block, nullptr, 0);
   sieveComm_t c = e.comm_null ? nullptr : st.comm;
@@ -719,17 +729,10 @@ Member RunAllGatherQuantized(Ctx& ctx, int rank, const Step& s, RankState& st) {
   Member m;
   m.eff = Effective(s, rank, n);
   const Eff& e = m.eff;
-  const size_t es = SafeTypeSize(e.dtype), cnt = AllocCount(e, s.count);
+  const size_t cnt = AllocCount(e, s.count);
   char* send = nullptr;
   char* recv = nullptr;
-  m.Buffers(cnt * es, cnt * n * es, es, e.in_place, e.overlap, rank * cnt * es, 0, &send, &recv);
-  std::vector<char> in(cnt * es);
-  if (IsQuantizable(e.dtype))
-    sieve_test::FillTernaryInput(e.seed, rank, static_cast<sieveDataType_t>(e.dtype), cnt,
-                                 in.data());
-  std::copy(in.begin(), in.end(), send);
-  m.send_before = in;
-  m.recv_before.assign(recv, recv + cnt * n * es);
+  FillQuantizedBuffers(m, rank, cnt, cnt * n, rank * cnt, 0, &send, &recv);
   sieveComm_t c = e.comm_null ? nullptr : st.comm;
   m.calls.push_back(Call(ctx, rank, "sieveAllGatherQuantized", c, [&] {
     return sieveAllGatherQuantized(e.send_null ? nullptr : send, e.recv_null ? nullptr : recv,
@@ -746,17 +749,10 @@ Member RunTopK(Ctx& ctx, int rank, const Step& s, RankState& st) {
   Member m;
   m.eff = Effective(s, rank, ctx.n);
   const Eff& e = m.eff;
-  const size_t es = SafeTypeSize(e.dtype), cnt = AllocCount(e, s.count);
+  const size_t cnt = AllocCount(e, s.count);
   char* send = nullptr;
   char* recv = nullptr;
-  m.Buffers(cnt * es, cnt * es, es, e.in_place, e.overlap, 0, 0, &send, &recv);
-  std::vector<char> in(cnt * es);
-  if (IsQuantizable(e.dtype))
-    sieve_test::FillTernaryInput(e.seed, rank, static_cast<sieveDataType_t>(e.dtype), cnt,
-                                 in.data());
-  std::copy(in.begin(), in.end(), send);
-  m.send_before = in;
-  m.recv_before.assign(recv, recv + cnt * es);
+  FillQuantizedBuffers(m, rank, cnt, cnt, 0, 0, &send, &recv);
   sieveComm_t c = e.comm_null ? nullptr : st.comm;
   m.calls.push_back(Call(ctx, rank, "sieveAllReduceTopK", c, [&] {
     return sieveAllReduceTopK(e.send_null ? nullptr : send, e.recv_null ? nullptr : recv,
