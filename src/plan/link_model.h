@@ -63,8 +63,9 @@ struct AllReduceEstimate {
 // `segment_bytes`: the ring's segment on the wire (0: none, t = 0). With the rate
 // unknown the ring keeps its bound, which leaves the choice where it was before
 // the rate could be learned (the direct exchange wherever latency may dominate).
+// `one_shot_image`: the one-shot's image per peer (0: wire_bytes).
 AllReduceEstimate EstimateAllReduce(int n, size_t wire_bytes, const Link& link,
-                                    size_t segment_bytes = 0);
+                                    size_t segment_bytes = 0, size_t one_shot_image = 0);
 
 // Whether the link's latency decides the flat all-reduce (round trip at least
 // kLocalRttS); below, plan/algo_choice.h keeps the LAN's size rule.
@@ -77,8 +78,14 @@ bool LatencyMatters(const Link& link);
 // message (0: none; the segment size, so that its one message per peer goes
 // eagerly like the ring's pieces: a rendezvous would cost a round trip), and
 // its copies ((n-1) x wire_bytes) within kMaxOneShotBytes.
+// `one_shot_image` > 0: the one-shot goes in segments (any size, one_shot_max
+// unused) and sends images of this many bytes, not wire_bytes (a compressed call
+// sends its codes: the ternary one's are half its 4-rank sums); it replaces the
+// best of the others only where it saves kDirectGain against it, as it puts
+// (n-1)/(2(n-1)/n) times the direct exchange's code bytes on the link.
 algo::OpAlgo ChooseForLink(int n, size_t wire_bytes, const Link& link, std::string* why,
-                           size_t one_shot_max = 0, size_t segment_bytes = 0);
+                           size_t one_shot_max = 0, size_t segment_bytes = 0,
+                           size_t one_shot_image = 0);
 
 // Learning the rate where nobody states it (SIEVE_LINK_RATE unset): each rank
 // infers one from a call of its own, and every rank adopts the same value from
