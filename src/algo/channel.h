@@ -102,6 +102,7 @@ class Channel {
   // verdict then travels while this rank finishes that work, and Conclude(OK)
   // only waits for the peers'. Returns false, and sends nothing, where anything
   // is still pending or went wrong: Conclude decides as before.
+  // REQUIRES: every message of the call has been posted on this channel.
   bool Vouch();
 
   // Ends a collective with agreement: given this rank's data-phase outcome,
