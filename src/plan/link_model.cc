@@ -64,7 +64,15 @@ algo::OpAlgo ChooseForLink(int n, size_t wire_bytes, const Link& link, std::stri
   const bool one_shot_fits =
       (one_shot_image > 0 || wire_bytes <= one_shot_max) &&
       static_cast<double>(n - 1) * static_cast<double>(image) <= kMaxOneShotBytes;
-  if (one_shot_fits && e.one_shot_s < (one_shot_image > 0 ? kDirectGain : 1.0) * best) {
+  // Against a compressed call's direct exchange at its own bytes (codes, then
+  // sums: the model's 2(n-1)/n x wire_bytes counts sums both ways).
+  const double codes_and_sums =
+      static_cast<double>(one_shot_image) + static_cast<double>(wire_bytes);
+  const double direct_codes_s =
+      link.rtt_s + (n - 1.0) / n * codes_and_sums / RateOr(link, kChoiceRateBps);
+  if (one_shot_fits && (one_shot_image > 0
+                            ? e.one_shot_s < kDirectGain * std::min(best, direct_codes_s)
+                            : e.one_shot_s < best)) {
     pick = algo::OpAlgo::kOneShot;
     best = e.one_shot_s;
   }

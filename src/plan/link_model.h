@@ -81,8 +81,11 @@ bool LatencyMatters(const Link& link);
 // `one_shot_image` > 0: the one-shot goes in segments (any size, one_shot_max
 // unused) and sends images of this many bytes, not wire_bytes (a compressed call
 // sends its codes: the ternary one's are half its 4-rank sums); it replaces the
-// best of the others only where it saves kDirectGain against it, as it puts
-// (n-1)/(2(n-1)/n) times the direct exchange's code bytes on the link.
+// best of the others only where it saves kDirectGain against it and against the
+// direct exchange at that call's own bytes ((n-1)/n x (codes + sums)): it puts
+// more bytes on the link (4 ranks, ternary: 3 x codes against 2.25 x), so it
+// pays only where a delay is worth more than those (16 MiB on 4 ranks at 50 ms:
+// above ~0.4 Gbit/s).
 algo::OpAlgo ChooseForLink(int n, size_t wire_bytes, const Link& link, std::string* why,
                            size_t one_shot_max = 0, size_t segment_bytes = 0,
                            size_t one_shot_image = 0);

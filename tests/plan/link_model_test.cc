@@ -165,6 +165,12 @@ TEST(LinkModelTest, TheSegmentedOneShotTakesLargeCompressedCallsOnFastLongLinks)
   EXPECT_EQ(ChooseForLink(4, sums, Link{0.05, kGbit}, &why, seg, seg), algo::OpAlgo::kDirect);
   EXPECT_NE(ChooseForLink(4, sums, Link{0.05, 100 * kMbit}, &why, 0, seg, codes),
             algo::OpAlgo::kOneShot);
+  // At 200 Mbit/s its 0.75 MiB more take 31 ms against the direct exchange's real
+  // bytes (codes one way, sums the other), more than the 25 ms delay it saves.
+  EXPECT_NE(ChooseForLink(4, sums, Link{0.05, 200 * kMbit}, &why, 0, seg, codes),
+            algo::OpAlgo::kOneShot);
+  EXPECT_EQ(ChooseForLink(4, sums, Link{0.05, 500 * kMbit}, &why, 0, seg, codes),
+            algo::OpAlgo::kOneShot);
   EXPECT_NE(ChooseForLink(4, sums, Link{0.05, 0}, &why, 0, seg, codes), algo::OpAlgo::kOneShot);
   EXPECT_NE(ChooseForLink(4, 8 * sums, Link{0.05, kGbit}, &why, 0, seg, 8 * codes),
             algo::OpAlgo::kOneShot);
