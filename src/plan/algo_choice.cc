@@ -108,8 +108,11 @@ AlgoChoice ChooseAllReduce(Comm& comm, size_t count, size_t bytes) {
                   {Algo::kHier, StrFormat("%s: host reduce-scatter, inter-host all-reduce per "
                                           "local rank, host all-gather",
                                           hier)});
-  return Logged(comm, OpKind::kAllReduce, bytes,
-                Flat(comm, comm.size(), bytes, true, LinkOf(comm)));
+  return Logged(comm, OpKind::kAllReduce, bytes, ChooseDenseFlat(comm, bytes));
+}
+
+AlgoChoice ChooseDenseFlat(const Comm& comm, size_t bytes) {
+  return Flat(comm, comm.size(), bytes, true, LinkOf(comm));
 }
 
 AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes) {
@@ -118,8 +121,7 @@ AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes) {
                   {Algo::kHier, StrFormat("%s: packed once, the dense hierarchical all-reduce "
                                           "of the kept elements, unpacked once",
                                           hier)});
-  return Logged(comm, OpKind::kMaskedAllReduce, packed_bytes,
-                Flat(comm, comm.size(), packed_bytes, true, LinkOf(comm)));
+  return Logged(comm, OpKind::kMaskedAllReduce, packed_bytes, ChooseDenseFlat(comm, packed_bytes));
 }
 
 AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_because, int levels) {

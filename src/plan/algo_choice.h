@@ -41,6 +41,11 @@ struct AlgoChoice {
 // exchange where SIEVE_ALGO says ONESHOT.
 AlgoChoice ChooseAllReduce(Comm& comm, size_t count, size_t bytes);
 
+// The flat rule of the dense and masked all-reduces for `bytes` on the wire, not
+// logged: what a call that did not take the hierarchical plan ran (auto's dense calls
+// tell the rate learner, plan/link_rate.h).
+AlgoChoice ChooseDenseFlat(const Comm& comm, size_t bytes);
+
 // The masked all-reduce of `nnz` kept elements (`packed_bytes` packed): the dense
 // rules on the packed vector (the hierarchical plan packs first).
 AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes);

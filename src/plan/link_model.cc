@@ -13,14 +13,13 @@ double RateOr(const Link& link, double assumed) {
   return link.rate_Bps > 0 ? link.rate_Bps : assumed;
 }
 
-// Levels of the binary tree below its root (algo/tree.h: children 2r+1, 2r+2).
+}  // namespace
+
 int TreeDepth(int n) {
   int depth = 0;
   for (long last = n - 1; last > 0; last = (last - 1) / 2) ++depth;
   return depth;
 }
-
-}  // namespace
 
 AllReduceEstimate EstimateAllReduce(int n, size_t wire_bytes, const Link& link,
                                     size_t segment_bytes) {

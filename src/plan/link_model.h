@@ -65,6 +65,9 @@ struct AllReduceEstimate {
 AllReduceEstimate EstimateAllReduce(int n, size_t wire_bytes, const Link& link,
                                     size_t segment_bytes = 0);
 
+// Levels of the binary tree below its root (algo/tree.h: children 2r+1, 2r+2).
+int TreeDepth(int n);
+
 // Whether the link's latency decides the flat all-reduce (round trip at least
 // kLocalRttS); below, plan/algo_choice.h keeps the LAN's size rule.
 bool LatencyMatters(const Link& link);

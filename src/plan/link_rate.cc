@@ -4,17 +4,45 @@
 #include <algorithm>
 #include <cmath>
 
+#include "plan/link_model.h"
+
 namespace sieve::plan {
 
-double RateLowerBound(double bytes, double seconds, double one_way_s) {
-  const double t = seconds - one_way_s;
-  return t > 0 ? bytes / t : 0;
+double LeastSeconds(algo::OpAlgo algo, int n, double sent, double rate_Bps, double one_way_s,
+                    size_t segment_bytes) {
+  const double a = one_way_s, r = rate_Bps;
+  switch (algo) {
+    case algo::OpAlgo::kRing: {
+      const int steps = 2 * (n - 1);
+      const double chunk_s = sent / steps / r;
+      const double seg_s = std::min(static_cast<double>(segment_bytes) / r, chunk_s);
+      return (steps - 1) * std::max(chunk_s, a + seg_s) + chunk_s + a;
+    }
+    case algo::OpAlgo::kTree:
+      return 2.0 * TreeDepth(n) * a + sent / r;
+    case algo::OpAlgo::kOneShot:
+      return a + sent / (n - 1) / r;
+    default:  // the direct exchange
+      return 2.0 * a + sent * n / (2.0 * (n - 1)) / r;
+  }
 }
 
 double RateBoundOf(const RateSample& s) {
-  if (!s.one_kind_of_link || s.sent < kMinRateSampleBytes) return 0;
-  if (s.algo != algo::OpAlgo::kRing && s.algo != algo::OpAlgo::kTree) return 0;
-  return RateLowerBound(static_cast<double>(s.sent), s.seconds, s.one_way_s);
+  const int n = s.nranks;
+  if (!s.one_kind_of_link || s.sent < kMinRateSampleBytes || n < 2 || !(s.seconds > 0)) return 0;
+  const double sent = static_cast<double>(s.sent);
+  // Decreasing in the rate: the r with time_at(r) == s.seconds, by bisection.
+  auto time_at = [&](double r) {
+    return LeastSeconds(s.algo, n, sent, r, s.one_way_s, s.segment_bytes);
+  };
+  if (time_at(kMaxLearnedRateBps) >= s.seconds) return 0;
+  double lo = 1e3, hi = kMaxLearnedRateBps;  // time_at(lo) > seconds >= time_at(hi)
+  if (time_at(lo) <= s.seconds) return 0;    // slower than 1 kB/s: nothing worth keeping
+  for (int i = 0; i < 60; ++i) {
+    const double mid = std::sqrt(lo * hi);
+    (time_at(mid) > s.seconds ? lo : hi) = mid;
+  }
+  return lo;
 }
 
 double AgreedBound(const std::vector<float>& proposals) {

@@ -4,13 +4,13 @@
 // on a LAN) read. SIEVE_LINK_RATE, where set, overrides it everywhere.
 //
 // A measurement is one call in which this rank sent `sent` bytes in `seconds` (from
-// before its first send to after its last receive) by a ring or a tree (RateBoundOf:
-// sent / (seconds - one-way delay), or 0 where the call proves nothing). No one rank's
-// value is a bound (a rank that began late found bytes waiting), but the smallest over
-// all ranks is (RateLowerBound), and that is what the ranks agree on; so every value
-// the learner holds is a proven lower bound on the rate: a choice made at it errs only
-// toward compression (auto's cheap mistake), and a loaded host only makes it
-// pessimistic, never wrong.
+// before its first send to after its last receive): RateBoundOf inverts the least time
+// the call's algorithm can take at a rate (LeastSeconds), or gives 0 where the call
+// proves nothing. No one rank's value is a bound (a rank that began late found bytes
+// waiting), but the smallest over all ranks is, and that is what the ranks agree on;
+// so every value the learner holds is a proven lower bound on the rate: a choice of
+// compression made at it errs only toward compression (auto's cheap mistake), and a
+// loaded host only makes it pessimistic, never wrong.
 //
 // Agreement: each rank proposes the largest value its calls gave since the last
 // agreement; the proposals travel with a ternary call's first scale piece (4 bytes,
@@ -31,17 +31,25 @@
 
 namespace sieve::plan {
 
-// The rate a call implies where this rank sent `bytes` in `seconds` by a ring or a tree:
-// bytes / (seconds - one_way_s), 0 where that is not positive. Why the smallest over the
-// ranks is a lower bound on the link's rate r: in the ring, the rank whose call began
-// first receives as many bytes as it sends, every one of them sent after its call began
-// (its neighbour began later) and the first arriving no sooner than one one-way delay
-// later, so seconds >= one_way + bytes / r there; in the tree, a leaf's one receive (the
-// broadcast) depends on its own send, so the same holds at every leaf. Kernels and
-// transfers overlap in the pipelined ring, so the time less the kernels bounds nothing;
-// waits and kernels only lower this value. (A ternary call's few scale bytes, to and
-// from every peer, are counted with the ring's.)
-double RateLowerBound(double bytes, double seconds, double one_way_s);
+// The least time in which some rank of an all-reduce by `algo` on n ranks, having
+// sent `sent` bytes (what this rank sent), can finish at rate `rate_Bps` over one-way
+// delay a, pieces of `segment_bytes` on the wire (0: none):
+//   ring:     (2(n-1)-1) max(C, a + t) + C + a, C = sent/(2(n-1)) / r a step's chunk,
+//             t = min(segment / r, C): the rank whose call began first receives 2(n-1)
+//             chunks in sequence, all sent after it began, and each step's first piece
+//             waits for the previous step's (plan/link_model.h's pipelined ring);
+//   tree:     2 d a + sent / r (d = levels below the root): a deepest leaf's broadcast
+//             waits for its own reduce, up and down the tree;
+//   direct:   2 a + B / r, B = sent n / (2(n-1)) the call's bytes: a rank's last
+//             reduce-scatter piece leaves it no sooner than (n-1) B/n / r after it began,
+//             and the piece reduced with it comes back, B/n / r, a delay each way;
+//   one-shot: a + B / r, B = sent / (n-1): every peer's input reaches the rank whose
+//             call began first after it began.
+// Kernels, waits and a loaded host only add to a call's time, so the rate at which
+// this is the call's time is at most the link's at that rank; the smallest over the
+// ranks is a lower bound.
+double LeastSeconds(algo::OpAlgo algo, int n, double sent, double rate_Bps, double one_way_s,
+                    size_t segment_bytes = 0);
 
 // Calls that sent fewer bytes prove little (their delays dominate) and would only
 // push better bounds out of the window.
@@ -49,16 +57,20 @@ constexpr uint64_t kMinRateSampleBytes = 32 << 10;
 
 struct RateSample {
   algo::OpAlgo algo = algo::OpAlgo::kRing;  // what the call ran
+  int nranks = 2;
+  size_t segment_bytes = 0;  // the ring's pieces on the wire (0: none)
   // Every rank on its own host, or all on one: one kind of link (else some bytes
   // crossed shared memory and some the network).
   bool one_kind_of_link = true;
-  uint64_t sent = 0;  // bytes this rank sent
+  uint64_t sent = 0;  // bytes this rank sent by the algorithm (a ternary call's scales aside)
   double seconds = 0;
   double one_way_s = 0;  // half the agreed round trip
 };
-// The one definition of a measurement: RateLowerBound of a call that ran a ring or a
-// tree over one kind of link and sent kMinRateSampleBytes or more (the direct exchange
-// and the one-shot receive from every peer at once); else 0.
+// The one definition of a measurement: the rate r at which LeastSeconds is the call's
+// time (at most kMaxLearnedRateBps), where it sent kMinRateSampleBytes or more over one
+// kind of link; else 0, as where its time is within the delays alone (any rate would
+// do: a small call on a long link).
+constexpr double kMaxLearnedRateBps = 1.25e10;
 double RateBoundOf(const RateSample& s);
 
 // The bound every rank adopts from the ranks' proposals (the same list on every rank,

@@ -15,6 +15,7 @@
 #include "core/log.h"
 #include "kernels/reduce.h"
 #include "kernels/ternary.h"
+#include "plan/algo_choice.h"
 #include "plan/compression_choice.h"
 #include "plan/link_model.h"
 #include "plan/link_probe.h"
@@ -101,19 +102,6 @@ void MeasureKernels(int nranks, AutoMeasurements* m) {
   m->dense_s_per_element = dense / static_cast<double>(g.size());
 }
 
-// What a dense call of `elements` ran, as the plan chooses it (plan/algo_choice.h):
-// kRing or kTree, or kDirect where it may have taken the direct exchange or the
-// one-shot (asked of the pure rule with no cap on the one-shot's message, so a doubt
-// teaches nothing).
-algo::OpAlgo DenseAlgo(const Comm& comm, size_t elements, size_t element_bytes) {
-  const plan::Link link = plan::LinkOf(comm);
-  if (!plan::LatencyMatters(link)) return algo::OpAlgo::kRing;  // ring or tree on a LAN
-  const size_t wire = elements * element_bytes;
-  std::string why;
-  const algo::OpAlgo a = plan::ChooseForLink(comm.size(), wire, link, &why, wire);
-  return a == algo::OpAlgo::kTree ? a : a == algo::OpAlgo::kRing ? a : algo::OpAlgo::kDirect;
-}
-
 // Learns from a call that sent `sent` bytes in `seconds`. A dense call feeds the
 // communicator's rate learner (plan/link_rate.h; a quantized call fed it itself, in
 // ternary/ternary_allreduce.cc); a quantized one, with a rate (stated, else the learned
@@ -125,8 +113,15 @@ void Observe(Comm& comm, AutoState& s, double rate, int levels, size_t elements,
              size_t element_bytes, uint64_t sent, double seconds) {
   if (levels == plan::kAutoDense) {
     if (comm.config().link_rate > 0) return;
+    // The flat rule the dense (or masked) all-reduce took; a hierarchical run crossed
+    // shared memory too (one_kind_of_link).
+    const algo::AllReduceRun run =
+        plan::FlatRun(comm, plan::ChooseDenseFlat(comm, elements * element_bytes).algo,
+                      comm.config().segment_bytes);
     plan::RateSample sample;
-    sample.algo = DenseAlgo(comm, elements, element_bytes);
+    sample.algo = run.algo;
+    sample.nranks = comm.size();
+    sample.segment_bytes = run.segment_bytes;
     sample.one_kind_of_link = comm.hosts().nhosts == 1 || comm.hosts().nhosts == comm.size();
     sample.sent = sent;
     sample.seconds = seconds;

@@ -115,14 +115,19 @@ void LearnRate(Comm& comm, const TernaryCall& call, uint64_t sent, double data_s
   if (call.scales != nullptr) learned.Agreed(plan::AgreedBound(call.scales->proposals()));
   plan::RateSample sample;
   sample.algo = call.run.algo;
+  sample.nranks = comm.size();
+  sample.segment_bytes = call.run.segment_bytes;
   sample.one_kind_of_link = comm.hosts().nhosts == 1 || comm.hosts().nhosts == comm.size();
-  sample.sent = sent;
+  // The scales went to every peer, not only along the ring (up to a few % of its bytes).
+  const uint64_t scale_bytes =
+      call.scales != nullptr ? call.scale_values.size() * sizeof(float) * (comm.size() - 1) : 0;
+  sample.sent = sent > scale_bytes ? sent - scale_bytes : 0;
   sample.seconds = data_s;
   sample.one_way_s = comm.link_rtt_s() / 2;
   const double bound = plan::RateBoundOf(sample);
   learned.Offer(bound);
-  SIEVE_TRACE(kLogColl, "ternary #%u: rate learned %.3g Gbit/s, bound proven here %.3g",
-              call.seq, learned.rate() * 8e-9, bound * 8e-9);
+  SIEVE_TRACE(kLogColl, "ternary #%u: rate learned %.3g Gbit/s, measured here %.3g", call.seq,
+              learned.rate() * 8e-9, bound * 8e-9);
 }
 
 // The ring, tree or direct exchange on the call's channel, then its one verdict exchange.

@@ -135,21 +135,6 @@ TEST(CompressionChoiceTest, DenseMeasuresTheRateOnlyWithinTheBudget) {
   EXPECT_EQ(ChooseCompression(known).levels, 1);
 }
 
-TEST(CompressionChoiceTest, RateLowerBoundHoldsWhateverTheOverlap) {
-  // A ring call of B bytes at rate r with kernels K, overlapped or not, one-way delay a,
-  // on the rank that began first: its time is at least a + B / r, so the bound is at most
-  // r (r itself when wire-bound).
-  const double r = kGbit, a = 25e-3, b = 4e6;
-  for (double kernels : {0.0, 1e-3, 0.1, 10.0})
-    for (double t : {a + std::max(b / r, kernels), a + b / r + kernels}) {
-      EXPECT_LE(RateLowerBound(b, t, a), r);
-      EXPECT_GT(RateLowerBound(b, t, a), 0);
-    }
-  EXPECT_DOUBLE_EQ(RateLowerBound(b, a + b / r, a), r);
-  EXPECT_EQ(RateLowerBound(b, a, a), 0);
-  EXPECT_EQ(RateLowerBound(b, 0, a), 0);
-}
-
 // A training loop on 4 ranks (one 16 MiB and one 512 KiB bucket per step), simulated:
 // a call of B bytes and kernel time K takes 3 rtt + max(B / rate, K) (wire and kernels
 // overlapped); auto learns as auto_levels does with the rate not stated: every call's
@@ -224,6 +209,7 @@ SimResult SimulateAuto(double rate, double codec_s, int steps, int starved_steps
       const double t = SimulateCall(in, c.levels, rate) * (step < starved_steps ? starve : 1);
       r.total_s += t;
       RateSample sample;
+      sample.nranks = in.nranks;
       sample.sent = static_cast<uint64_t>(RingBytesSent(in, c.levels));
       sample.seconds = t;
       sample.one_way_s = kSimOneWay;

@@ -14,30 +14,62 @@ namespace {
 
 constexpr double kGbit = 1e9 / 8;
 
-RateSample Sample(algo::OpAlgo a, uint64_t sent, double seconds, double one_way) {
+RateSample Sample(algo::OpAlgo a, int n, uint64_t sent, double seconds, double one_way,
+                  size_t segment = 0) {
   RateSample s;
   s.algo = a;
+  s.nranks = n;
+  s.segment_bytes = segment;
   s.sent = sent;
   s.seconds = seconds;
   s.one_way_s = one_way;
   return s;
 }
 
-TEST(LinkRateTest, AMeasurementIsARingOrTreeCallsBytesOverItsTimeLessADelay) {
+// A measurement is the rate at which the algorithm's least time is the call's time.
+TEST(LinkRateTest, AMeasurementInvertsTheLeastTimeOfTheCallsAlgorithm) {
   const uint64_t b = 4 << 20;
   const double a = 25e-3;
-  EXPECT_DOUBLE_EQ(RateBoundOf(Sample(algo::OpAlgo::kRing, b, a + 0.5, a)), b / 0.5);
-  EXPECT_DOUBLE_EQ(RateBoundOf(Sample(algo::OpAlgo::kTree, b, a + 0.5, a)), b / 0.5);
-  // The direct exchange and the one-shot receive from every peer at once: nothing.
-  EXPECT_EQ(RateBoundOf(Sample(algo::OpAlgo::kDirect, b, a + 0.5, a)), 0);
-  EXPECT_EQ(RateBoundOf(Sample(algo::OpAlgo::kOneShot, b, a + 0.5, a)), 0);
-  // Too few bytes, a time within the delay, two kinds of link: nothing.
-  EXPECT_EQ(RateBoundOf(Sample(algo::OpAlgo::kRing, kMinRateSampleBytes - 1, 1, 0)), 0);
-  EXPECT_GT(RateBoundOf(Sample(algo::OpAlgo::kRing, kMinRateSampleBytes, 1, 0)), 0);
-  EXPECT_EQ(RateBoundOf(Sample(algo::OpAlgo::kRing, b, a, a)), 0);
-  RateSample mixed = Sample(algo::OpAlgo::kRing, b, 1, 0);
+  for (algo::OpAlgo alg :
+       {algo::OpAlgo::kRing, algo::OpAlgo::kTree, algo::OpAlgo::kDirect, algo::OpAlgo::kOneShot})
+    for (int n : {2, 3, 4, 8})
+      for (size_t seg : {size_t{0}, size_t{64} << 10})
+        for (double slower : {1.0, 1.5, 4.0}) {
+          const double at_1gbit = LeastSeconds(alg, n, static_cast<double>(b), kGbit, a, seg);
+          const double seconds = at_1gbit * slower;
+          const double r = RateBoundOf(Sample(alg, n, b, seconds, a, seg));
+          if (slower == 1.0) {
+            EXPECT_NEAR(r / kGbit, 1, 1e-6);
+          }
+          ASSERT_GT(r, 0) << static_cast<int>(alg) << " " << n << " " << slower;
+          EXPECT_NEAR(LeastSeconds(alg, n, static_cast<double>(b), r, a, seg) / seconds, 1, 1e-6);
+          // Never above: a bound errs low.
+          EXPECT_GE(LeastSeconds(alg, n, static_cast<double>(b), r, a, seg), seconds * (1 - 1e-12));
+        }
+  // A wire-bound ring: its bytes over its time less one delay.
+  EXPECT_NEAR(RateBoundOf(Sample(algo::OpAlgo::kRing, 4, b, a + 0.5, a)) / (b / 0.5), 1, 1e-6);
+  // Within the delays alone, too few bytes, two kinds of link, no ranks to talk to: nothing.
+  EXPECT_EQ(RateBoundOf(Sample(algo::OpAlgo::kDirect, 4, b, 2 * a, a)), 0);
+  EXPECT_EQ(RateBoundOf(Sample(algo::OpAlgo::kRing, 4, kMinRateSampleBytes - 1, 1, 0)), 0);
+  EXPECT_GT(RateBoundOf(Sample(algo::OpAlgo::kRing, 4, kMinRateSampleBytes, 1, 0)), 0);
+  EXPECT_EQ(RateBoundOf(Sample(algo::OpAlgo::kRing, 1, b, 1, 0)), 0);
+  RateSample mixed = Sample(algo::OpAlgo::kRing, 4, b, 1, 0);
   mixed.one_kind_of_link = false;
   EXPECT_EQ(RateBoundOf(mixed), 0);
+}
+
+// Whatever the kernels cost and however they overlap the wire, a ring call at rate r
+// (on the rank that began first) takes at least its least time, so it proves at most r.
+TEST(LinkRateTest, AMeasurementHoldsWhateverTheKernelsAndTheirOverlap) {
+  const double r = kGbit, a = 25e-3;
+  const uint64_t b = 4000000;
+  const double least = LeastSeconds(algo::OpAlgo::kRing, 4, static_cast<double>(b), r, a);
+  for (double kernels : {0.0, 1e-3, 0.1, 10.0})
+    for (double t : {std::max(least, kernels + a), least + kernels}) {
+      const double bound = RateBoundOf(Sample(algo::OpAlgo::kRing, 4, b, t, a));
+      EXPECT_LE(bound, r * (1 + 1e-9)) << kernels;
+      EXPECT_GT(bound, 0) << kernels;
+    }
 }
 
 // A ring of n ranks at rate r that began at different times: a rank that began late
@@ -54,9 +86,9 @@ TEST(LinkRateTest, TheSmallestOverTheRanksIsABoundEvenWhereOneRankBeganLate) {
     const bool late = rank == n - 1;
     const double seconds = a + (late ? (n - 1) * step_s : 2 * (n - 1) * step_s);
     proposals.push_back(static_cast<float>(
-        RateBoundOf(Sample(algo::OpAlgo::kRing, static_cast<uint64_t>(sent), seconds, a))));
+        RateBoundOf(Sample(algo::OpAlgo::kRing, n, static_cast<uint64_t>(sent), seconds, a))));
   }
-  EXPECT_GT(proposals.back(), r);  // one rank alone would claim twice the rate
+  EXPECT_GT(proposals.back(), 1.5 * r);  // one rank alone would claim twice the rate
   EXPECT_LE(AgreedBound(proposals), r * (1 + 1e-6));
   EXPECT_GE(AgreedBound(proposals), r * (1 - 1e-6));
 }
