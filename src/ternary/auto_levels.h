@@ -9,8 +9,8 @@
 // (plan/link_rate.h) holds a proven lower bound on it, agreed by every rank, which the
 // algorithm choice reads too: auto's dense calls feed it (quantized calls feed it
 // themselves), auto's agreements carry its proposals, and the policy decides at that
-// bound. The ranks count the bytes their auto calls sent (the budget of the one dense
-// call that measures the rate: plan::AccrueExploration). Ranks differ (load, timing
+// bound. The ranks count the bytes their auto calls sent (the budget of the dense
+// calls that measure the rate: plan::AccrueExploration). Ranks differ (load, timing
 // noise), so the choice uses only agreed inputs: at the 1st to 4th auto call of the
 // communicator and every 16th after, every rank all-reduces its {1/stated rate,
 // 1/rate proposal, costs, factors} with max (one tiny dense all-reduce, as the mask
