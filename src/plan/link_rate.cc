@@ -21,9 +21,9 @@ double LeastSeconds(algo::OpAlgo algo, int n, double sent, double rate_Bps, doub
     case algo::OpAlgo::kTree:
       return 2.0 * TreeDepth(n) * a + sent / r;
     case algo::OpAlgo::kOneShot:
-      return a + sent / (n - 1) / r;
+      return a + sent / r;
     default:  // the direct exchange
-      return 2.0 * a + sent * n / (2.0 * (n - 1)) / r;
+      return std::max(a + sent / r, 2.0 * a + sent * n / (2.0 * (n - 1)) / r);
   }
 }
 
@@ -33,7 +33,8 @@ double RateBoundOf(const RateSample& s) {
   const double sent = static_cast<double>(s.sent);
   // Decreasing in the rate: the r with time_at(r) == s.seconds, by bisection.
   auto time_at = [&](double r) {
-    return LeastSeconds(s.algo, n, sent, r, s.one_way_s, s.segment_bytes);
+    return (s.scales_first ? s.one_way_s : 0.0) +
+           LeastSeconds(s.algo, n, sent, r, s.one_way_s, s.segment_bytes);
   };
   if (time_at(kMaxLearnedRateBps) >= s.seconds) return 0;
   double lo = 1e3, hi = kMaxLearnedRateBps;  // time_at(lo) > seconds >= time_at(hi)

@@ -33,21 +33,26 @@ namespace sieve::plan {
 
 // The least time in which some rank of an all-reduce by `algo` on n ranks, having
 // sent `sent` bytes (what this rank sent), can finish at rate `rate_Bps` over one-way
-// delay a, pieces of `segment_bytes` on the wire (0: none):
+// delay a, pieces of `segment_bytes` on the wire (0: none). Every rank of these
+// algorithms receives as many bytes as it sends, the rank whose call began first
+// receives all of them after it began (its peers began later), the first no sooner
+// than a; and the algorithm's chain of waits:
 //   ring:     (2(n-1)-1) max(C, a + t) + C + a, C = sent/(2(n-1)) / r a step's chunk,
-//             t = min(segment / r, C): the rank whose call began first receives 2(n-1)
-//             chunks in sequence, all sent after it began, and each step's first piece
-//             waits for the previous step's (plan/link_model.h's pipelined ring);
+//             t = min(segment / r, C): its 2(n-1) chunks come in sequence over one link,
+//             and each step's first piece waits for the previous step's
+//             (plan/link_model.h's pipelined ring);
 //   tree:     2 d a + sent / r (d = levels below the root): a deepest leaf's broadcast
 //             waits for its own reduce, up and down the tree;
-//   direct:   2 a + B / r, B = sent n / (2(n-1)) the call's bytes: a rank's last
-//             reduce-scatter piece leaves it no sooner than (n-1) B/n / r after it began,
-//             and the piece reduced with it comes back, B/n / r, a delay each way;
-//   one-shot: a + B / r, B = sent / (n-1): every peer's input reaches the rank whose
-//             call began first after it began.
-// Kernels, waits and a loaded host only add to a call's time, so the rate at which
-// this is the call's time is at most the link's at that rank; the smallest over the
-// ranks is a lower bound.
+//   direct:   max(a + sent / r, 2 a + B / r), B = sent n / (2(n-1)) the call's bytes:
+//             a rank's last reduce-scatter piece leaves it no sooner than (n-1) B/n / r
+//             after it began, and the sum it joins comes back, B/n / r, a delay each way;
+//   one-shot: a + sent / r.
+// The direct exchange and the one-shot receive from every peer at once: their first
+// term takes a rank to receive no faster than it sends (full-duplex links of one rate;
+// on a testbed that shapes only what a host sends, the peers' fair shares). Kernels,
+// waits and a loaded host only add to a call's time, so the rate at which this is the
+// call's time is at most the link's at the rank that began first; the smallest over
+// the ranks is a lower bound.
 double LeastSeconds(algo::OpAlgo algo, int n, double sent, double rate_Bps, double one_way_s,
                     size_t segment_bytes = 0);
 
@@ -65,6 +70,9 @@ struct RateSample {
   uint64_t sent = 0;  // bytes this rank sent by the algorithm (a ternary call's scales aside)
   double seconds = 0;
   double one_way_s = 0;  // half the agreed round trip
+  // A ternary call's scales went to every rank first, one delay before any rank's
+  // first data (ternary/ternary_scales.h): its least time is one delay longer.
+  bool scales_first = false;
 };
 // The one definition of a measurement: the rate r at which LeastSeconds is the call's
 // time (at most kMaxLearnedRateBps), where it sent kMinRateSampleBytes or more over one

@@ -123,6 +123,7 @@ void LearnRate(Comm& comm, const TernaryCall& call, uint64_t sent, double data_s
       call.scales != nullptr ? call.scale_values.size() * sizeof(float) * (comm.size() - 1) : 0;
   sample.sent = sent > scale_bytes ? sent - scale_bytes : 0;
   sample.seconds = data_s;
+  sample.scales_first = call.scales != nullptr;
   sample.one_way_s = comm.link_rtt_s() / 2;
   const double bound = plan::RateBoundOf(sample);
   learned.Offer(bound);

@@ -46,6 +46,16 @@ TEST(LinkRateTest, AMeasurementInvertsTheLeastTimeOfTheCallsAlgorithm) {
           // Never above: a bound errs low.
           EXPECT_GE(LeastSeconds(alg, n, static_cast<double>(b), r, a, seg), seconds * (1 - 1e-12));
         }
+  // A ternary call's scales went first: one delay more, so a higher rate for one time.
+  RateSample scales = Sample(algo::OpAlgo::kRing, 4, b, 0.5, a);
+  scales.scales_first = true;
+  const double r = RateBoundOf(scales);
+  EXPECT_NEAR((a + LeastSeconds(algo::OpAlgo::kRing, 4, static_cast<double>(b), r, a)) / 0.5, 1,
+              1e-6);
+  EXPECT_GT(r, RateBoundOf(Sample(algo::OpAlgo::kRing, 4, b, 0.5, a)));
+  // The direct exchange: its bytes over its time less a delay, or its sums' round trip.
+  EXPECT_NEAR(LeastSeconds(algo::OpAlgo::kDirect, 4, 3e6, kGbit, 1e-3), 1e-3 + 3e6 / kGbit, 1e-12);
+  EXPECT_NEAR(LeastSeconds(algo::OpAlgo::kDirect, 4, 3e5, kGbit, a), 2 * a + 2e5 / kGbit, 1e-12);
   // A wire-bound ring: its bytes over its time less one delay.
   EXPECT_NEAR(RateBoundOf(Sample(algo::OpAlgo::kRing, 4, b, a + 0.5, a)) / (b / 0.5), 1, 1e-6);
   // Within the delays alone, too few bytes, two kinds of link, no ranks to talk to: nothing.
