@@ -4,6 +4,7 @@
 // ones, must keep the value recvbuff had (a sentinel), as on the host.
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -105,12 +106,14 @@ std::string SubnetChecks(sieveComm_t comm, int rank, int n, DeviceMemory& mem) {
       {"d2ft schedule L=3", sieveBfloat16, 3, true, true, false, false},
   };
   std::string e;
+  std::vector<std::unique_ptr<Buffers>> kept;
   int k = 0;
   for (const Case& c : cases) {
     const size_t es = c.dtype == sieveFloat32 ? 4 : 2;
     std::vector<char> send(kCount * es), sentinel(kCount * es);
     std::memset(sentinel.data(), 0x5a, sentinel.size());
-    Buffers buffers(mem, send.size(), c.in_place);
+    // Residuals are keyed by sendbuff: every case's buffers stay alive, never reused.
+    Buffers& buffers = *kept.emplace_back(std::make_unique<Buffers>(mem, send.size(), c.in_place));
     for (int step = 0; step < (c.feedback ? 2 : 1) && e.empty(); ++step) {
       FillTernaryInput(90 + 3 * k + step, rank, c.dtype, kCount, send.data());
       const sieveTernaryParams_t p = {11u + static_cast<uint64_t>(k), static_cast<uint64_t>(step),
