@@ -461,8 +461,9 @@ sieveResult_t sieveAllReduceQuantized(const void* sendbuff, void* recvbuff, size
  * between the dense all-reduce (sieveAllReduce's result; under params->mask,
  * sieveAllReduceMasked's) and L in {1, 3, 7, 15, 31, 63, 127} (then the call is
  * sieveAllReduceQuantized at that L, bit for bit): the least predicted time from the
- * link's rate (SIEVE_LINK_RATE, else measured from this communicator's own auto
- * calls; dense until known), this machine's kernel speed and count, within
+ * link's rate (SIEVE_LINK_RATE, else a proven lower bound this communicator learned
+ * from its own calls; the most compressed level until it has one), this machine's
+ * kernel speed and count, within
  * ternary's variance, the most accurate choice within 10% of the fastest
  * (docs/modes.md, "auto"). Every rank passes SIEVE_LEVELS_AUTO (where a rank passes
  * an L instead, the call fails on every rank unless auto chose that L). Error feedback: a call done dense leaves the residual as it was, for the
@@ -645,10 +646,14 @@ sieveResult_t sieveAllReduceD2ft(const void* sendbuff, void* recvbuff, size_t co
  * more contributors is sent as g + e (scales included) and e becomes
  * g + e - s_b * q / L; elements it does not send (untouched, not held, or in a
  * group it is the only contributor of) keep their residual for a later call.
- * float32, float16, bfloat16; params->mask must be NULL (else
- * sieveInvalidArgument); count below 2^32. Every
- * rank passes the same levels, seed, step and block_size (a mismatch fails on
- * every rank naming the field). Device buffers as for the dense calls (the host
+ * params->mask (registered on comm for count; NULL: none) composes as for
+ * sieveAllReduceTernary: a group's elements are only the ones the mask keeps
+ * (j and the blocks count those), the dropped ones neither travel nor count
+ * toward any scale, and every dropped element of a segment the call writes
+ * on this rank becomes 0 (a segment the mask drops whole moves nothing).
+ * float32, float16, bfloat16; count below 2^32. Every rank passes the same
+ * levels, seed, step, block_size and mask (a mismatch fails on every rank naming
+ * the field). Device buffers as for the dense calls (the host
  * kernels quantize the staged copy; error feedback keyed by the device sendbuff). */
 sieveResult_t sieveAllReduceSubnetQuantized(const void* sendbuff, void* recvbuff, size_t count,
                                             sieveDataType_t datatype, sieveLayout_t layout,

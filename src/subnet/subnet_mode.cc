@@ -21,10 +21,12 @@ Status RunOver(Comm& comm, const coll::Call& call, const coll::CollArgs& buffers
   args.dtype = call.args.dtype;
   args.what = algo::OpKindName(call.kind);
   args.quant = p.quant;
+  args.mask = p.mask.get();
   // One residual per buffer position, keyed by the layout as a mask keys ternary's: it
-  // outlives the call's grouping, which D2FT changes with what is touched.
+  // outlives the call's grouping, which D2FT changes with what is touched. Keyed by
+  // the caller's sendbuff, not its staging (which another device buffer may reuse).
   if (p.error_feedback && p.quant.levels > 0)
-    args.residual = ternary::HostResidualFor(comm, buffers.send, p.layout->count,
+    args.residual = ternary::HostResidualFor(comm, call.args.send, p.layout->count,
                                              static_cast<int>(call.args.dtype), p.layout.get(),
                                              p.layout->count);
   if (call.kind == algo::OpKind::kD2ftAllReduce)
