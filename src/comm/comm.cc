@@ -180,8 +180,9 @@ void Comm::EndRevoke() {
 transport::WaitOptions Comm::WaitOptions() const {
   transport::WaitOptions options;
   options.timeout_s = config_.timeout_s;
-  // A real-time background thread (SIEVE_WORKER_REALTIME) does not spin: spinning, it would
-  // keep the peers it waits for (the same priority, ranks sharing a core) off the CPU.
+  // A real-time caller (the background thread under SIEVE_WORKER_REALTIME) does not spin:
+  // spinning, it would keep the peers it waits for (the same priority, ranks sharing a core)
+  // off the CPU.
   options.spin_s = ThreadIsRealtime() ? 0.0 : static_cast<double>(config_.wait_spin_us) * 1e-6;
   options.sleep_s = static_cast<double>(config_.wait_sleep_us) * 1e-6;
   options.abort = &root_->abort_;
