@@ -19,7 +19,7 @@ Status RunAllReduce(Channel& ch, Codec& codec, size_t count, const AllReduceRun&
       return RunDirect(ch, codec, BalancedSplit(count, ch.size()), options);
     }
     case OpAlgo::kOneShot:
-      return RunOneShot(ch, codec, count);
+      return RunOneShot(ch, codec, count, run.segment_bytes);
     case OpAlgo::kRing: {
       RingOptions options;
       options.segment_bytes = run.segment_bytes;

@@ -100,6 +100,16 @@ class Channel {
   // interleave several channels of one communicator. REQUIRES: non-empty.
   static Status WaitUntil(const std::vector<Channel*>& channels, const std::function<bool()>& done);
 
+  // Says "ok" to every peer before Conclude, where this rank's part can no
+  // longer fail: every message posted on the channel has completed whole and the
+  // fingerprints all match (the caller checked that what is left is local work
+  // that cannot fail: the codec's decoding and delivery on the host). The
+  // verdict then travels while this rank finishes that work, and Conclude(OK)
+  // only waits for the peers'. Returns false, and sends nothing, where anything
+  // is still pending or went wrong: Conclude decides as before.
+  // REQUIRES: every message of the call has been posted on this channel.
+  bool Vouch();
+
   // Ends a collective with agreement: given this rank's data-phase outcome,
   // returns OK only when every peer called the same collective (fingerprints
   // match) and every peer still alive reported success; otherwise an error,

@@ -174,10 +174,28 @@ void Channel::SendVerdict(bool ok) {
   }
 }
 
+bool Channel::Vouch() {
+  if (!control_ || !control_->spec.agree || control_->verdict_sent) return false;
+  for (const Request& req : requests_)
+    if (req.state != Request::kDone || (req.is_recv && req.received_bytes != req.bytes))
+      return false;
+  for (const Request* fr : control_->fingerprint_recv)
+    if (fr != nullptr && fr->state != Request::kDone) return false;
+  if (!ControlFailures().ok() || NoticeCoversThis()) return false;
+  SIEVE_TRACE(kLogNet, "%s: every message complete, verdict sent before the local work",
+              name_.c_str());
+  SendVerdict(true);
+  return true;
+}
+
 Status Channel::Conclude(Status data) {
   if (!control_) return data;
   Control& c = *control_;
   if (!data.ok()) {
+    // Vouch() promised this cannot happen; should it, the failure notice the
+    // communicator sends still fails the peers' next call.
+    if (c.verdict_sent)
+      SIEVE_WARN("%s: failed after it said ok: %s", name_.c_str(), data.message().c_str());
     data = Failed(data);  // in case the error did not come through this channel
     // A size error is usually a mismatch, and so may be the failure another
     // rank reported (its notice can overtake a slow rank's fingerprint): give

@@ -75,6 +75,9 @@ class Codec {
   // nothing): the caller ends the collective with it, so no peer reports
   // success. Host codecs never fail.
   virtual Status status() const { return Status::OK(); }
+  // Whether a call above can still fail once every message has arrived (a
+  // device kernel can): the algorithm then leaves the verdict to the end.
+  virtual bool MayFailLocally() const { return false; }
 };
 
 }  // namespace sieve::algo

@@ -20,6 +20,10 @@ struct DirectOptions {
   // Bytes a rank has in flight at once, over all its peers: segments start
   // while the earlier ones' bytes stay below this (at least 2 segments).
   size_t inflight_bytes = 2 << 20;
+  // The exchange is the whole of its channel's call (RunDirect): once its last
+  // messages are in, the verdict goes before the last segment's decoding
+  // (Channel::Vouch). Not for steps interleaved with other work on a channel.
+  bool vouch = false;
 };
 
 // All-reduce of the chunks [bounds[c], bounds[c+1]) (n+1 entries; rank c owns

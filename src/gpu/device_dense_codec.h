@@ -39,6 +39,7 @@ class DeviceDenseCodec : public algo::Codec {
 
   // The first device failure (kernels or scratch): the collective's outcome on this rank.
   Status status() const override { return status_; }
+  bool MayFailLocally() const override { return true; }
 
  private:
   const char* In(size_t offset) const { return input_ + offset * elem_size_; }

@@ -51,9 +51,10 @@ Algo FromOpAlgo(algo::OpAlgo a) {
 
 // Ring, tree, direct or (where the mode's codec has it: `one_shot`) one-shot
 // among n ranks of comm for `bytes` on the wire, over `link` in pipelining
-// segments of `segment_wire` bytes (0: SIEVE_SEGMENT_BYTES).
+// segments of `segment_wire` bytes (0: SIEVE_SEGMENT_BYTES); `one_shot_image` as
+// ChooseForLink's (a segmented one-shot of smaller images than `bytes`).
 AlgoChoice Flat(const Comm& comm, int n, size_t bytes, bool one_shot, const Link& link,
-                size_t segment_wire = 0) {
+                size_t segment_wire = 0, size_t one_shot_image = 0) {
   const Config& config = comm.config();
   if (config.algo == AlgoParam::kRing) return {Algo::kRing, "SIEVE_ALGO=RING"};
   if (config.algo == AlgoParam::kTree) return {Algo::kTree, "SIEVE_ALGO=TREE"};
@@ -65,7 +66,8 @@ AlgoChoice Flat(const Comm& comm, int n, size_t bytes, bool one_shot, const Link
   if (LatencyMatters(link)) {
     AlgoChoice c;
     c.algo = FromOpAlgo(
-        ChooseForLink(n, bytes, link, &c.why, one_shot ? config.segment_bytes : 0, segment_wire));
+        ChooseForLink(n, bytes, link, &c.why, one_shot ? config.segment_bytes : 0, segment_wire,
+                      one_shot ? one_shot_image : 0));
     return c;
   }
   if (n < 3) return {Algo::kRing, "fewer than 3 ranks"};
@@ -140,7 +142,9 @@ AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_bec
   // A segment on the wire holds as many elements as a float32 input's segment.
   const size_t segment_wire = kernels::TernaryPackedBytes(
       comm.config().segment_bytes / sizeof(float), kernels::TernaryBits(comm.size() * levels));
-  AlgoChoice flat = Flat(comm, comm.size(), wire_bytes, true, link, segment_wire);
+  // The one-shot sends each rank's codes (TernaryBits(levels)), in segments.
+  const size_t codes = kernels::TernaryPackedBytes(elems, kernels::TernaryBits(levels));
+  AlgoChoice flat = Flat(comm, comm.size(), wire_bytes, true, link, segment_wire, codes);
   if (hier != nullptr) flat.why += StrFormat("; not hierarchical: %s", flat_because);
   if (learned) flat.why += "; rate learned by this communicator (a proven lower bound)";
   return Logged(comm, OpKind::kTernaryAllReduce, wire_bytes, std::move(flat),

@@ -22,7 +22,7 @@ int TreeDepth(int n) {
 }
 
 AllReduceEstimate EstimateAllReduce(int n, size_t wire_bytes, const Link& link,
-                                    size_t segment_bytes) {
+                                    size_t segment_bytes, size_t one_shot_image) {
   const double a = link.rtt_s / 2, r = RateOr(link, kChoiceRateBps);
   const double b = static_cast<double>(wire_bytes);
   const double ring_bytes = 2.0 * (n - 1) / n * b;
@@ -36,15 +36,18 @@ AllReduceEstimate EstimateAllReduce(int n, size_t wire_bytes, const Link& link,
   }
   e.tree_s = 2.0 * TreeDepth(n) * a + 3.0 * b / r;
   e.direct_s = 2.0 * a + ring_bytes / r;
-  e.one_shot_s = a + (n - 1) * b / r;
+  const size_t image = one_shot_image > 0 ? one_shot_image : wire_bytes;
+  e.one_shot_s = a + (n - 1) * static_cast<double>(image) / r;
   return e;
 }
 
 bool LatencyMatters(const Link& link) { return link.rtt_s >= kLocalRttS; }
 
 algo::OpAlgo ChooseForLink(int n, size_t wire_bytes, const Link& link, std::string* why,
-                           size_t one_shot_max, size_t segment_bytes) {
-  const AllReduceEstimate e = EstimateAllReduce(n, wire_bytes, link, segment_bytes);
+                           size_t one_shot_max, size_t segment_bytes,
+                           size_t one_shot_image) {
+  const AllReduceEstimate e =
+      EstimateAllReduce(n, wire_bytes, link, segment_bytes, one_shot_image);
   algo::OpAlgo pick = algo::OpAlgo::kRing;
   double best = e.ring_s;
   // The bound overstates the ring; the pipelined estimate (a known rate) does not.
@@ -57,10 +60,19 @@ algo::OpAlgo ChooseForLink(int n, size_t wire_bytes, const Link& link, std::stri
     pick = algo::OpAlgo::kTree;
     best = e.tree_s;
   }
+  const size_t image = one_shot_image > 0 ? one_shot_image : wire_bytes;
   const bool one_shot_fits =
-      wire_bytes <= one_shot_max &&
-      static_cast<double>(n - 1) * static_cast<double>(wire_bytes) <= kMaxOneShotBytes;
-  if (one_shot_fits && e.one_shot_s < best) {
+      (one_shot_image > 0 || wire_bytes <= one_shot_max) &&
+      static_cast<double>(n - 1) * static_cast<double>(image) <= kMaxOneShotBytes;
+  // Against a compressed call's direct exchange at its own bytes (codes, then
+  // sums: the model's 2(n-1)/n x wire_bytes counts sums both ways).
+  const double codes_and_sums =
+      static_cast<double>(one_shot_image) + static_cast<double>(wire_bytes);
+  const double direct_codes_s =
+      link.rtt_s + (n - 1.0) / n * codes_and_sums / RateOr(link, kChoiceRateBps);
+  if (one_shot_fits && (one_shot_image > 0
+                            ? e.one_shot_s < kDirectGain * std::min(best, direct_codes_s)
+                            : e.one_shot_s < best)) {
     pick = algo::OpAlgo::kOneShot;
     best = e.one_shot_s;
   }

@@ -62,8 +62,9 @@ struct AllReduceEstimate {
 // `segment_bytes`: the ring's segment on the wire (0: none, t = 0). With the rate
 // unknown the ring keeps its bound, which leaves the choice where it was before
 // the rate could be learned (the direct exchange wherever latency may dominate).
+// `one_shot_image`: the one-shot's image per peer (0: wire_bytes).
 AllReduceEstimate EstimateAllReduce(int n, size_t wire_bytes, const Link& link,
-                                    size_t segment_bytes = 0);
+                                    size_t segment_bytes = 0, size_t one_shot_image = 0);
 
 // Levels of the binary tree below its root (algo/tree.h: children 2r+1, 2r+2).
 int TreeDepth(int n);
@@ -79,8 +80,17 @@ bool LatencyMatters(const Link& link);
 // message (0: none; the segment size, so that its one message per peer goes
 // eagerly like the ring's pieces: a rendezvous would cost a round trip), and
 // its copies ((n-1) x wire_bytes) within kMaxOneShotBytes.
+// `one_shot_image` > 0: the one-shot goes in segments (any size, one_shot_max
+// unused) and sends images of this many bytes, not wire_bytes (a compressed call
+// sends its codes: the ternary one's are half its 4-rank sums); it replaces the
+// best of the others only where it saves kDirectGain against it and against the
+// direct exchange at that call's own bytes ((n-1)/n x (codes + sums)): it puts
+// more bytes on the link (4 ranks, ternary: 3 x codes against 2.25 x), so it
+// pays only where a delay is worth more than those (16 MiB on 4 ranks at 50 ms:
+// above ~0.4 Gbit/s).
 algo::OpAlgo ChooseForLink(int n, size_t wire_bytes, const Link& link, std::string* why,
-                           size_t one_shot_max = 0, size_t segment_bytes = 0);
+                           size_t one_shot_max = 0, size_t segment_bytes = 0,
+                           size_t one_shot_image = 0);
 
 // On a LAN, whether the tree replaces the ring for `bytes` on n ranks (the caller
 // checked SIEVE_TREE_THRESHOLD): with the rate unknown, yes (the size rule); with

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "algo/allreduce.h"
+#include "algo/one_shot.h"
 #include "algo/ring.h"
 #include "algo/ring_pattern.h"
 #include "coll/hier.h"
@@ -71,15 +72,20 @@ struct TernaryCall {
     if (!comm.is_view()) ++comm.stats().collectives;
     if (!pipelined_scales) return;
     const int n = comm.size();
-    // The pieces follow the ring's segments; the tree and the direct exchange
-    // take every scale before their first range.
+    // The pieces follow the ring's segments, or the one-shot's (one range cut
+    // as algo::OneShotSegments cuts it), so the first codes go out when the
+    // first piece is agreed; the tree and the direct exchange take every scale
+    // before their first range.
     size_t segments = 1;
-    const std::vector<size_t> bounds = algo::BalancedSplit(elems, n);
+    std::vector<size_t> bounds = algo::BalancedSplit(elems, n);
     if (run.algo == algo::OpAlgo::kRing) {
       algo::RingOptions options;
       options.segment_bytes = run.segment_bytes;
       options.inflight_bytes = run.inflight_bytes;
       segments = algo::RingSegments(SizesOnly(n), bounds, n, options);
+    } else if (run.algo == algo::OpAlgo::kOneShot) {
+      segments = algo::OneShotSegments(SizesOnly(n), elems, run.segment_bytes).size() - 1;
+      bounds = {0, elems};
     }
     scale_values.assign((elems + a.block - 1) / a.block, 0.0f);
     scales = std::make_unique<algo::TernaryScales>(
@@ -351,7 +357,9 @@ Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
   SIEVE_TRACE(kLogColl, "ternary scales: abs-max of %zu blocks%s, %.2f ms",
               (elems + a.block - 1) / a.block,
               pipelined ? ", sent in pieces" : " and their all-reduce-max", MsSince(start));
-  return RunCodec(comm, a, input, elems, call.get());
+  Status st = RunCodec(comm, a, input, elems, call.get());
+  SIEVE_TRACE(kLogColl, "ternary: %.2f ms in all", MsSince(start));
+  return st;
 }
 
 }  // namespace sieve::coll

@@ -188,7 +188,8 @@ INSTANTIATE_TEST_SUITE_P(Algos, LoopbackForcedAlgoTest,
 
 // The one-shot adds every rank's input on every rank in rank order, so float
 // sums that round differently in another order still come out bit for bit as
-// ((x0 + x1) + x2) + ... on every rank (inputs with full mantissas).
+// ((x0 + x1) + x2) + ... on every rank (inputs with full mantissas), also in
+// segments (20011 floats: three of Spec's 32 KiB, unequal).
 float OneShotInput(int rank, size_t i) {
   uint64_t x = (rank + 1) * 0x9e3779b97f4a7c15ULL ^ (i + 1) * 0xbf58476d1ce4e5b9ULL;
   x ^= x >> 31;
@@ -201,7 +202,7 @@ float OneShotInput(int rank, size_t i) {
 int RunOneShotOrder(int rank, int n, const sieveUniqueId& id) {
   sieveComm_t comm = nullptr;
   RANK_CHECK(InitComm(rank, n, id, &comm) == 0, "%s", sieveGetLastError(nullptr));
-  const size_t count = 1001;
+  const size_t count = 20011;
   std::vector<float> expected(count);
   for (size_t i = 0; i < count; ++i) {
     float sum = OneShotInput(0, i);

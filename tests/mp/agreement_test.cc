@@ -35,7 +35,8 @@ class AgreementTest : public testing::TestWithParam<AgreementCase> {};
 
 // 4 ranks, one 4 MiB all-reduce: ring chunks of 1 MiB in 2 segments of 512 KiB,
 // so each rank sends and receives 12 data messages (6 steps x 2 segments); the
-// one-shot (SIEVE_ALGO=ONESHOT) 3, of the whole 4 MiB.
+// one-shot (SIEVE_ALGO=ONESHOT) 24: the whole 4 MiB in 8 segments of 512 KiB to
+// each of 3 peers, the last segment's last.
 TEST_P(AgreementTest, EveryRankReportsTheSameVerdict) {
   const AgreementCase& c = GetParam();
   SharedFaultBoard board;
@@ -87,11 +88,12 @@ INSTANTIATE_TEST_SUITE_P(
                       "10"},
         // Rank 1 cannot connect to rank 2 (its ring successor).
         AgreementCase{"ConnectFails", "rank=1,on=connect,peer=2,do=fail", "10"},
-        // The one-shot (3 data messages each way per rank): rank 3's last receive
-        // fails after the others hold every input; rank 0's last send is swallowed.
-        AgreementCase{"OneShotLastReceiveFails", "rank=3,on=recv,min=65536,nth=3,do=fail", "10",
+        // The one-shot (24 data messages each way per rank): rank 3's last receive
+        // fails after the others hold every input (and said ok before adding the
+        // last segment: Channel::Vouch); rank 0's last send is swallowed.
+        AgreementCase{"OneShotLastReceiveFails", "rank=3,on=recv,min=65536,nth=24,do=fail", "10",
                       "ONESHOT"},
-        AgreementCase{"OneShotLastSendDropped", "rank=0,on=send,min=65536,nth=3,do=drop", "1",
+        AgreementCase{"OneShotLastSendDropped", "rank=0,on=send,min=65536,nth=24,do=drop", "1",
                       "ONESHOT"}),
     [](const testing::TestParamInfo<AgreementCase>& info) { return info.param.name; });
 

@@ -306,6 +306,15 @@ TEST_P(MaskedTernaryTest, EqualsTheReferenceOnKeptElementsAndZeroElsewhere) {
 
 INSTANTIATE_TEST_SUITE_P(Ranks, MaskedTernaryTest, ::testing::Values(2, 3, 4));
 
+// The one-shot in segments (about 40 of 512 wire bytes here), each delivered on its
+// own: scattered through the mask and zero-filled range by range.
+TEST(MaskedTernaryOneShotTest, InSegmentsEqualsTheReference) {
+  RankSpec spec;
+  spec.nranks = 4;
+  spec.env = {{"SIEVE_ALGO", "oneshot"}, {"SIEVE_SEGMENT_BYTES", "4k"}};
+  EXPECT_EQ(RunRanks(spec, RunMaskedTernary), "");
+}
+
 // The fused masked + ternary path (gather inside quantization, dequantize with
 // unpack and zero-fill per range on the last hop) over random masks of every
 // density, every floating type, sum/avg, in and out of place, with segments

@@ -93,6 +93,35 @@ TEST(LinkModelTest, TheOneShotPaysOneDelayForMoreBytes) {
   EXPECT_NEAR(e.direct_s, 0.05 + 1.5 * (64 << 10) / kGbit, 1e-9);
 }
 
+// The ternary one-shot goes in segments and sends its codes (half the 4-rank sums'
+// bits): 16 MiB of float32 on 4 ranks is 1 MiB of codes per peer against 2 MiB
+// of sums. At 1 Gbit/s and 50 ms it pays one delay fewer than the direct exchange
+// for 0.75 MiB more per rank (6 ms): chosen; at 100 Mbit/s those bytes cost 63 ms
+// (not chosen, nor with the rate unknown); never beyond kMaxOneShotBytes of copies.
+TEST(LinkModelTest, TheSegmentedOneShotTakesLargeCompressedCallsOnFastLongLinks) {
+  std::string why;
+  const size_t sums = 2 << 20, codes = 1 << 20, seg = 64 << 10;
+  const AllReduceEstimate e = EstimateAllReduce(4, sums, Link{0.05, kGbit}, seg, codes);
+  EXPECT_NEAR(e.one_shot_s, 0.025 + 3.0 * codes / kGbit, 1e-9);
+  EXPECT_NEAR(e.direct_s, 0.05 + 1.5 * sums / kGbit, 1e-9);
+  EXPECT_EQ(ChooseForLink(4, sums, Link{0.05, kGbit}, &why, 0, seg, codes),
+            algo::OpAlgo::kOneShot);
+  EXPECT_NE(why.find("one-shot"), std::string::npos) << why;
+  // Without the image size (the whole-message one-shot, at most a segment): as before.
+  EXPECT_EQ(ChooseForLink(4, sums, Link{0.05, kGbit}, &why, seg, seg), algo::OpAlgo::kDirect);
+  EXPECT_NE(ChooseForLink(4, sums, Link{0.05, 100 * kMbit}, &why, 0, seg, codes),
+            algo::OpAlgo::kOneShot);
+  // At 200 Mbit/s its 0.75 MiB more take 31 ms against the direct exchange's real
+  // bytes (codes one way, sums the other), more than the 25 ms delay it saves.
+  EXPECT_NE(ChooseForLink(4, sums, Link{0.05, 200 * kMbit}, &why, 0, seg, codes),
+            algo::OpAlgo::kOneShot);
+  EXPECT_EQ(ChooseForLink(4, sums, Link{0.05, 500 * kMbit}, &why, 0, seg, codes),
+            algo::OpAlgo::kOneShot);
+  EXPECT_NE(ChooseForLink(4, sums, Link{0.05, 0}, &why, 0, seg, codes), algo::OpAlgo::kOneShot);
+  EXPECT_NE(ChooseForLink(4, 8 * sums, Link{0.05, kGbit}, &why, 0, seg, 8 * codes),
+            algo::OpAlgo::kOneShot);
+}
+
 TEST(LinkModelTest, LatencyPicksTheOneShotForSmallCallsWhereTheCodecHasOne) {
   std::string why;
   const Link wan{0.05, kGbit};

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include "algo/one_shot.h"
 #include "algo/ring_pattern.h"
+#include "ternary/ternary_codec.h"
 
 namespace sieve::algo {
 namespace {
@@ -63,6 +65,37 @@ TEST(TernaryScalePiecesTest, BlockAcrossChunksGoesWithTheEarlierSegment) {
   EXPECT_EQ(p.piece_of[0], 0u);
   EXPECT_EQ(p.piece_of[1], 0u);  // elements 4..7: chunk 0's segment 0 (0..4) ends at 5
   EXPECT_EQ(p.piece_of[4], 1u);  // elements 16..19: chunk 1's segment 1 (15..19)
+}
+
+// The one-shot's messages: its segments cover [0, count) in order, each image at
+// most the segment size (one range when it fits or with no size given), and the
+// scale pieces cut for it (one chunk, as TernaryCall cuts them) give segment s
+// exactly the blocks it is the first to reach, so it waits for piece s at most.
+TEST(OneShotSegmentsTest, EachMessageFitsASegmentAndNeedsNoLaterPiece) {
+  const TernaryCodec codec(TernaryInput{}, TernaryOutput{}, nullptr, 4);  // sizes only
+  for (size_t count : {size_t{0}, size_t{1}, size_t{5}, size_t{4097}, size_t{100003}})
+    for (size_t seg : {size_t{0}, size_t{1}, size_t{512}, size_t{65536}}) {
+      SCOPED_TRACE(testing::Message() << "count " << count << " segment " << seg);
+      const std::vector<size_t> b = OneShotSegments(codec, count, seg);
+      ASSERT_GE(b.size(), 2u);
+      EXPECT_EQ(b.front(), 0u);
+      EXPECT_EQ(b.back(), count);
+      const size_t segments = b.size() - 1;
+      if (seg == 0 || codec.WireBytes(count, 1) <= seg) {
+        EXPECT_EQ(segments, 1u);
+      }
+      for (size_t s = 0; s < segments; ++s) {
+        ASSERT_LE(b[s], b[s + 1]);
+        // Within a byte of the segment (the split is even in elements, 4 codes a byte).
+        if (seg >= 1 && b[s + 1] > b[s]) {
+          EXPECT_LE(codec.WireBytes(b[s + 1] - b[s], 1), seg + 1);
+        }
+      }
+      if (count == 0) continue;
+      const ScalePieces p = CutScalePieces(count, 7, {0, count}, segments);
+      for (size_t s = 0; s < segments; ++s)
+        for (size_t i = b[s]; i < b[s + 1]; ++i) ASSERT_LE(p.piece_of[i / 7], s) << "element " << i;
+    }
 }
 
 }  // namespace
