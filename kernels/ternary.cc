@@ -93,6 +93,36 @@ struct PortableOps {
     for (int i = 0; i < 64 * n64; ++i)
       res[i] = TernaryFeedbackResidual(sum[i], sc != nullptr ? sc[i] : s, Code(keep, neg, i));
   }
+  template <class L>
+  SIEVE_TK_INLINE static void MasksFeedback(const void* data, float* res, uint64_t j0,
+                                            const float* sc, float s, const uint16_t* h, int n64,
+                                            uint64_t* keep, uint64_t* neg, uint64_t* lt) {
+    for (int c = 0; c < n64; ++c) {
+      uint64_t k = 0, n = 0, l = 0;
+      for (int e = 0; e < 64; ++e) {
+        const int i = 64 * c + e;
+        const uint64_t j = j0 + static_cast<uint64_t>(i);
+        const float sum = TernaryFeedbackSum<L>(data, j, res[j]);
+        const float g = L::Round(sum), si = sc != nullptr ? sc[i] : s;
+        const float x = TernaryLevel(g, si);
+        const float hf = static_cast<float>(h[i]);
+        const bool kb = TernaryKeepCoarse(x, hf);
+        k |= static_cast<uint64_t>(kb) << e;
+        l |= static_cast<uint64_t>(hf < x) << e;
+        n |= static_cast<uint64_t>(g < 0.0f) << e;
+        res[j] = TernaryFeedbackResidual(sum, si, TernaryCode(g, kb));
+      }
+      keep[c] = k, neg[c] = n, lt[c] = l;
+    }
+  }
+  template <class L>
+  SIEVE_TK_INLINE static void MaxMagnitudeFeedback(const void* data, const float* res, size_t j,
+                                                   int n, uint32_t* m) {
+    uint32_t v = *m;
+    for (size_t k = j; k < j + static_cast<size_t>(n); ++k)
+      v = std::max(v, TernaryMagnitudeBits(L::Round(TernaryFeedbackSum<L>(data, k, res[k]))));
+    *m = v;
+  }
   SIEVE_TK_INLINE static void MaxMagnitude(const float* g, int n, uint32_t* m) {
     uint32_t v = *m;
     for (int k = 0; k < n; ++k) v = std::max(v, TernaryMagnitudeBits(g[k]));

@@ -118,6 +118,27 @@ SIEVE_TK_INLINE void ResolveTies(const TernarySource& src, uint64_t j0, int n, c
   }
 }
 
+// ResolveTies after Ops::MasksFeedback, which wrote every residual with the coarse
+// code: a tie's is its sum (q = 0), so its value is read back from there, and a tie
+// that keeps gets its residual again with q = +-1 (the same bits as from the sum).
+template <class L>
+SIEVE_TK_INLINE void ResolveTiesFeedback(const TernarySource& src, uint64_t j0, int n64,
+                                         const float* sc, float s, const uint16_t* h,
+                                         uint64_t* keep, const uint64_t* lt) {
+  for (int c = 0; c < n64; ++c) {
+    for (uint64_t tie = lt[c] & ~keep[c]; tie != 0; tie &= tie - 1) {
+      const int k = 64 * c + __builtin_ctzll(tie);
+      const uint64_t j = j0 + static_cast<uint64_t>(k);
+      const float sum = src.residual[j], g = L::Round(sum), sk = sc != nullptr ? sc[k] : s;
+      const uint32_t lo = PhiloxHalf(PhiloxOct(src.rng, j >> 3, /*refine=*/true), j);
+      if (TernaryKeepFine(TernaryLevel(g, sk), static_cast<float>(h[k]), lo)) {
+        keep[c] |= uint64_t{1} << (k & 63);
+        src.residual[j] = TernaryFeedbackResidual(sum, sk, TernaryCode(g, true));
+      }
+    }
+  }
+}
+
 // One batch's masks: the values (in place or staged), the Philox bits, the
 // scales. Returns the values' pointer; *sum is the staged float32 sums (feedback).
 //
@@ -137,10 +158,22 @@ struct Quantizer {
   alignas(64) uint64_t keep[kChunks], neg[kChunks], lt[kChunks];
   const float* sc = nullptr;
   float s = 0.0f;
+  bool residuals_done = false;  // Run updated the batch's residuals itself
 
   // Masks of elements j0 .. j0+n-1 (n <= kBatch); bits past n are 0 in keep.
   SIEVE_TK_INLINE const float* Run(const TernarySource& src, uint64_t j0, int n) {
     const int n64 = (n + 63) / 64;
+    residuals_done = false;
+    if (src.residual != nullptr && src.idx == nullptr && src.levels == 1 && n == 64 * n64) {
+      // Error feedback on whole chunks in one pass: the values and residuals read
+      // in place, the residuals rewritten (no staging).
+      const uint16_t* h = oct.Bits(src.rng, j0, n);
+      sc = BatchScales(src, j0, n, sc_buf, &s);
+      Ops::template MasksFeedback<L>(src.data, src.residual, j0, sc, s, h, n64, keep, neg, lt);
+      ResolveTiesFeedback<L>(src, j0, n64, sc, s, h, keep, lt);
+      residuals_done = true;
+      return nullptr;
+    }
     const float* g = staged;
     if (std::is_same<L, TernaryF32>::value && src.idx == nullptr && src.residual == nullptr &&
         n == 64 * n64) {
@@ -225,7 +258,8 @@ SIEVE_TK_INLINE void QuantizePack2(const TernarySource& src, size_t offset, size
       Ops::Wire2(qz.keep + n64, qz.neg + n64, 1, tail);
       std::memcpy(wire + i / 4 + 16 * n64, tail, (static_cast<size_t>(n % 64) * 2 + 7) / 8);
     }
-    if (src.residual != nullptr) UpdateResiduals(qz, qz.sums, n, src.residual + j0);
+    if (src.residual != nullptr && !qz.residuals_done)
+      UpdateResiduals(qz, qz.sums, n, src.residual + j0);
   }
 }
 
@@ -274,7 +308,8 @@ SIEVE_TK_INLINE void QuantizeAddInt8(const TernarySource& src, size_t offset, si
       Ops::Codes(qz.keep + n64, qz.neg + n64, 1, tail);
       std::memcpy(work + i + 64 * n64, tail, static_cast<size_t>(n % 64));
     }
-    if (src.residual != nullptr) UpdateResiduals(qz, qz.sums, n, src.residual + j0);
+    if (src.residual != nullptr && !qz.residuals_done)
+      UpdateResiduals(qz, qz.sums, n, src.residual + j0);
   }
   if (wire != nullptr) UnpackRange<Ops>(wire, elems, w, /*accumulate=*/true, work);
 }
@@ -345,19 +380,24 @@ SIEVE_TK_INLINE void AbsMax(const TernarySource& src, size_t count, float* scale
   alignas(64) float sums[kBatch];
   const bool direct =
       std::is_same<L, TernaryF32>::value && src.idx == nullptr && src.residual == nullptr;
+  const bool feedback = src.idx == nullptr && src.residual != nullptr;  // g + e_prev in place
   uint32_t m = 0;
   for (size_t i = 0; i < count; i += kBatch) {
     const int n = static_cast<int>(std::min<size_t>(kBatch, count - i));
     const float* g = staged;
     if (direct) {
       g = static_cast<const float*>(src.data) + i;
-    } else {
+    } else if (!feedback) {
       Ops::template Stage<L>(src, i, n, staged, sums);
     }
     for (int k = 0; k < n;) {  // runs within one block
       const size_t j = i + static_cast<size_t>(k);
       const int run = static_cast<int>(std::min<size_t>(n - k, src.block - j % src.block));
-      Ops::MaxMagnitude(g + k, run, &m);
+      if (feedback) {
+        Ops::template MaxMagnitudeFeedback<L>(src.data, src.residual, j, run, &m);
+      } else {
+        Ops::MaxMagnitude(g + k, run, &m);
+      }
       k += run;
       if ((j + run) % src.block == 0 || j + run == count) {
         scales[(j + run - 1) / src.block] = TernaryScaleOfBits(m);
