@@ -146,6 +146,32 @@ size_t MaskedUnpackWordsAvx512(size_t elem_size, const void* packed, const uint6
   }
 }
 
+// Sixteen kept indices (ascending) at a time: when they lie within 32 dense
+// positions of the first (a dense mask, nearly always at 90%), two masked loads of
+// that window and one lane permute; else a gather relative to the first index.
+SIEVE_AVX512 size_t MaskedGather4Avx512(const void* in, const uint32_t* idx, size_t nnz,
+                                        void* out) {
+  const float* src = static_cast<const float*>(in);
+  float* dst = static_cast<float*>(out);
+  size_t k = 0;
+  for (; k + 16 <= nnz; k += 16) {
+    const uint32_t base = idx[k], span = idx[k + 15] - base;  // >= 15: indices are distinct
+    if (span >= 0x80000000u) break;  // relative indices must fit the gather's int32
+    const __m512i rel = _mm512_sub_epi32(_mm512_loadu_si512(idx + k), _mm512_set1_epi32(static_cast<int>(base)));
+    __m512 v;
+    if (span < 32) {
+      const __m512 lo = _mm512_loadu_ps(src + base);  // positions base .. base+15 <= idx[k+15]
+      const __m512 hi = _mm512_maskz_loadu_ps(static_cast<__mmask16>(LowBits(static_cast<int>(span) - 15)),
+                                              src + base + 16);
+      v = _mm512_permutex2var_ps(lo, rel, hi);
+    } else {
+      v = _mm512_i32gather_ps(rel, src + base, 4);
+    }
+    _mm512_storeu_ps(dst + k, v);
+  }
+  return k;
+}
+
 }  // namespace sieve::kernels::simd
 
 #else  // not x86-64: never called (ActiveCpuIsa() is kPortable)
@@ -153,6 +179,7 @@ size_t MaskedUnpackWordsAvx512(size_t elem_size, const void* packed, const uint6
 namespace sieve::kernels::simd {
 size_t MaskedUnpackWordsAvx512(size_t, const void*, const uint64_t*, size_t, void*) { return 0; }
 size_t MaskedCompressWordsAvx512(size_t, const void*, const uint64_t*, size_t, void*) { return 0; }
+size_t MaskedGather4Avx512(const void*, const uint32_t*, size_t, void*) { return 0; }
 }  // namespace sieve::kernels::simd
 
 #endif
