@@ -338,15 +338,33 @@ void TernaryAbsMax(const TernarySource& src, size_t count, float* scales) {
 void TernaryQuantizePack(const TernarySource& src, size_t offset, size_t elems, int w,
                          void* wire) {
   uint8_t* out = static_cast<uint8_t*>(wire);
-  if (src.levels > 1) {  // each batch (a multiple of 8 elements but the last) packed in w bits
+  if (src.levels > 1) {
+    // The batches' codes (each a multiple of 8 elements but the last) collected into
+    // runs of kLevelsRun and packed run by run: a pack call per batch cost as much as
+    // the quantization (its set-up and zero-padded last chunk).
+    constexpr int kLevelsRun = 4096;
     struct Ctx {
       uint8_t* out;
       int w;
-    } ctx{out, w};
-    QuantizeLevels(src, offset, elems, [](void* c, size_t i, const int8_t* q, int n) {
-      const Ctx& x = *static_cast<const Ctx*>(c);
-      TernaryPack(TernaryWork::kInt8, q, static_cast<size_t>(n), x.w, x.out + i / kGroup * x.w);
+      size_t first = 0;  // element (from offset) of codes[0]
+      int held = 0;
+      alignas(64) int8_t codes[kLevelsRun];
+      void Flush() {
+        TernaryPack(TernaryWork::kInt8, codes, static_cast<size_t>(held), w,
+                    out + first / kGroup * static_cast<size_t>(w));
+        first += static_cast<size_t>(held);
+        held = 0;
+      }
+    } ctx;
+    ctx.out = out;
+    ctx.w = w;
+    QuantizeLevels(src, offset, elems, [](void* c, size_t, const int8_t* q, int n) {
+      Ctx& x = *static_cast<Ctx*>(c);
+      if (x.held + n > kLevelsRun) x.Flush();
+      std::memcpy(x.codes + x.held, q, static_cast<size_t>(n));
+      x.held += n;
     }, &ctx);
+    if (ctx.held > 0) ctx.Flush();
     return;
   }
   if (w == TernaryBits(1)) {
