@@ -171,6 +171,13 @@ struct Avx2Ops {
 
   SIEVE_AVX2 static void Masks(const float* g, const float* sc, float s, const uint16_t* h,
                                int n64, uint64_t* keep, uint64_t* neg, uint64_t* lt) {
+    // The levels' fractions come with the scale 1: |g| / 1 is |g| exactly, no division.
+    if (sc == nullptr && s == 1.0f) return MasksOf<true>(g, sc, s, h, n64, keep, neg, lt);
+    MasksOf<false>(g, sc, s, h, n64, keep, neg, lt);
+  }
+  template <bool kUnit>
+  SIEVE_AVX2 static void MasksOf(const float* g, const float* sc, float s, const uint16_t* h,
+                                 int n64, uint64_t* keep, uint64_t* neg, uint64_t* lt) {
     const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
     const __m256 scale16 = _mm256_set1_ps(65536.0f);
@@ -181,7 +188,8 @@ struct Avx2Ops {
         const int i = 64 * c + e;
         const __m256 gv = _mm256_loadu_ps(g + i);
         const __m256 s8 = sc != nullptr ? _mm256_loadu_ps(sc + i) : sv;
-        __m256 x = _mm256_mul_ps(_mm256_div_ps(_mm256_and_ps(gv, abs_mask), s8), scale16);
+        const __m256 a = _mm256_and_ps(gv, abs_mask);
+        __m256 x = _mm256_mul_ps(kUnit ? a : _mm256_div_ps(a, s8), scale16);
         x = _mm256_and_ps(x, _mm256_cmp_ps(s8, zero, _CMP_GT_OQ));  // TernaryLevel: 0 unless s > 0
         const __m256 hv = _mm256_cvtepi32_ps(
             _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i))));

@@ -215,6 +215,13 @@ struct Avx512Ops {
 
   SIEVE_AVX512 static void Masks(const float* g, const float* sc, float s, const uint16_t* h,
                                  int n64, uint64_t* keep, uint64_t* neg, uint64_t* lt) {
+    // The levels' fractions come with the scale 1: |g| / 1 is |g| exactly, no division.
+    if (sc == nullptr && s == 1.0f) return MasksOf<true>(g, sc, s, h, n64, keep, neg, lt);
+    MasksOf<false>(g, sc, s, h, n64, keep, neg, lt);
+  }
+  template <bool kUnit>
+  SIEVE_AVX512 static void MasksOf(const float* g, const float* sc, float s, const uint16_t* h,
+                                   int n64, uint64_t* keep, uint64_t* neg, uint64_t* lt) {
     const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
     const __m512 scale16 = _mm512_set1_ps(65536.0f), sv = _mm512_set1_ps(s);
     for (int c = 0; c < n64; ++c) {
@@ -223,8 +230,9 @@ struct Avx512Ops {
         const int i = 64 * c + e;
         const __m512 gv = _mm512_loadu_ps(g + i);
         const __m512 s16 = sc != nullptr ? _mm512_loadu_ps(sc + i) : sv;
-        const __m512 x = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(s16, zero, _CMP_GT_OQ),
-                                             _mm512_div_ps(_mm512_abs_ps(gv), s16), scale16);
+        const __m512 p = kUnit ? _mm512_abs_ps(gv) : _mm512_div_ps(_mm512_abs_ps(gv), s16);
+        const __m512 x =
+            _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(s16, zero, _CMP_GT_OQ), p, scale16);
         const __m512 hv = _mm512_cvtepi32_ps(
             _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(h + i))));
         k |= static_cast<uint64_t>(_mm512_cmp_ps_mask(_mm512_add_ps(hv, one), x, _CMP_LE_OQ)) << e;

@@ -139,6 +139,22 @@ SIEVE_TK_INLINE void ResolveTiesFeedback(const TernarySource& src, uint64_t j0, 
   }
 }
 
+// The first loop of LevelsFraction over n elements: fr = y where 0 <= y < L counts,
+// else 0; bs = floor(y), or -1 where y >= L. kOne: the scale s for all (no per-element
+// scales to spread it into).
+template <bool kOne>
+SIEVE_TK_INLINE void LevelsFractions(const float* g, const float* sc, float s, float lv, int n,
+                                     float* fr, int32_t* bs) {
+  for (int k = 0; k < n; ++k) {
+    const float sk = kOne ? s : sc[k];
+    const float y = fabsf(g[k]) / sk * lv;
+    const bool positive = sk > 0.0f;  // & rather than &&: no branch in the loop
+    const float in = (positive & (y < lv)) ? y : 0.0f;
+    fr[k] = in;
+    bs[k] = (positive & (y >= lv)) ? -1 : static_cast<int32_t>(in);  // floor: 0 <= in < L
+  }
+}
+
 // One batch's masks: the values (in place or staged), the Philox bits, the
 // scales. Returns the values' pointer; *sum is the staged float32 sums (feedback).
 //
@@ -196,18 +212,10 @@ struct Quantizer {
       const float lv = static_cast<float>(levels);
       float* fr = frac;
       int32_t* bs = base;
-      const float* scv = sc;
-      if (scv == nullptr) {  // one scale: spread, so the loops have one shape
-        for (int k = 0; k < 64 * n64; ++k) sc_buf[k] = s;
-        scv = sc_buf;
-      }
-      for (int k = 0; k < 64 * n64; ++k) {
-        const float sk = scv[k];
-        const float y = fabsf(g[k]) / sk * lv;
-        const bool positive = sk > 0.0f;  // & rather than &&: no branch in the loop
-        const float in = (positive & (y < lv)) ? y : 0.0f;
-        fr[k] = in;
-        bs[k] = (positive & (y >= lv)) ? -1 : static_cast<int32_t>(in);  // floor: 0 <= in < L
+      if (sc != nullptr) {
+        LevelsFractions<false>(g, sc, s, lv, 64 * n64, fr, bs);
+      } else {
+        LevelsFractions<true>(g, sc, s, lv, 64 * n64, fr, bs);
       }
       for (int k = 0; k < 64 * n64; ++k) {
         const int32_t whole = bs[k] < 0 ? 0 : bs[k];
