@@ -146,26 +146,32 @@ size_t MaskedUnpackWordsAvx512(size_t elem_size, const void* packed, const uint6
   }
 }
 
-// Sixteen kept indices (ascending) at a time: when they lie within 32 dense
-// positions of the first (a dense mask, nearly always at 90%), two masked loads of
-// that window and one lane permute; else a gather relative to the first index.
+// Sixteen kept indices at a time: when they lie within the 32 dense positions from
+// the first (a dense mask: nearly always at 90%), two masked loads of that window and
+// one lane permute; else a gather (indices below 2^31), else element by element.
 SIEVE_AVX512 size_t MaskedGather4Avx512(const void* in, const uint32_t* idx, size_t nnz,
                                         void* out) {
   const float* src = static_cast<const float*>(in);
   float* dst = static_cast<float*>(out);
+  const __m512i window = _mm512_set1_epi32(31);
   size_t k = 0;
   for (; k + 16 <= nnz; k += 16) {
-    const uint32_t base = idx[k], span = idx[k + 15] - base;  // >= 15: indices are distinct
-    if (span >= 0x80000000u) break;  // relative indices must fit the gather's int32
-    const __m512i rel = _mm512_sub_epi32(_mm512_loadu_si512(idx + k), _mm512_set1_epi32(static_cast<int>(base)));
+    const __m512i ix = _mm512_loadu_si512(idx + k);
+    const uint32_t base = idx[k];
+    const __m512i rel = _mm512_sub_epi32(ix, _mm512_set1_epi32(static_cast<int>(base)));
     __m512 v;
-    if (span < 32) {
-      const __m512 lo = _mm512_loadu_ps(src + base);  // positions base .. base+15 <= idx[k+15]
-      const __m512 hi = _mm512_maskz_loadu_ps(static_cast<__mmask16>(LowBits(static_cast<int>(span) - 15)),
-                                              src + base + 16);
+    if (_mm512_cmpgt_epu32_mask(rel, window) == 0) {
+      // Lanes up to the largest relative index only: nothing past the last kept one.
+      const int span = static_cast<int>(_mm512_reduce_max_epu32(rel)) + 1;
+      const __m512 lo = _mm512_maskz_loadu_ps(static_cast<__mmask16>(LowBits(span)), src + base);
+      const __m512 hi = _mm512_maskz_loadu_ps(
+          static_cast<__mmask16>(LowBits(span > 16 ? span - 16 : 0)), src + base + 16);
       v = _mm512_permutex2var_ps(lo, rel, hi);
+    } else if (_mm512_cmplt_epi32_mask(ix, _mm512_setzero_si512()) == 0) {
+      v = _mm512_i32gather_ps(ix, src, 4);
     } else {
-      v = _mm512_i32gather_ps(rel, src + base, 4);
+      for (int l = 0; l < 16; ++l) dst[k + l] = src[idx[k + l]];
+      continue;
     }
     _mm512_storeu_ps(dst + k, v);
   }

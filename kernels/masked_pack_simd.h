@@ -21,8 +21,8 @@ size_t MaskedCompressWordsAvx512(size_t elem_size, const void* in, const uint64_
                                  size_t words, void* out);
 
 // out[k] = in[idx[k]] for 4-byte elements, k below the returned count (whole
-// groups of sixteen; idx ascending, as a mask's kept positions are). Reads only
-// dense positions from idx[k] to the last index of each group.
+// groups of sixteen). Reads only the positions of idx (and, for a group within
+// 32 positions, those between its smallest and largest).
 size_t MaskedGather4Avx512(const void* in, const uint32_t* idx, size_t nnz, void* out);
 
 // The same for 4-byte elements with AVX2 (callers check CpuIsa::kAvx2). Reads

@@ -125,6 +125,35 @@ TEST(MaskedUnpackRangeTest, UnalignedRangesMatchReference) {
   CpuIsaLimitForTest(CpuIsa::kAvx512);
 }
 
+// The pack by index with indices in any order, repeated, close together or far apart
+// (the AVX-512 4-byte path's window, gather and element-by-element cases alike).
+TEST(MaskedPackByIndexTest, AnyIndicesMatchReference) {
+  const size_t count = 5000;
+  std::vector<char> in = RandomBytes(count * 4, 3);
+  std::mt19937_64 rng(4);
+  for (int shape = 0; shape < 4; ++shape) {
+    std::vector<uint32_t> idx;
+    for (size_t k = 0; k < 997; ++k) {
+      const uint32_t near = static_cast<uint32_t>(k * 3 + rng() % 5);  // groups within 32
+      idx.push_back(shape == 0   ? near
+                    : shape == 1 ? static_cast<uint32_t>(rng() % count)
+                    : shape == 2 ? static_cast<uint32_t>(count - 1 - near % count)
+                                 : static_cast<uint32_t>(k % 7 == 0 ? count - 1 : near));
+    }
+    std::vector<char> want(idx.size() * 4);
+    MaskedPackReference(4, in.data(), idx.data(), idx.size(), want.data());
+    for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa) {
+      CpuIsaLimitForTest(static_cast<CpuIsa>(isa));
+      std::vector<char> got(idx.size() * 4 + 1, 0x6b);
+      MaskedPack(4, in.data(), idx.data(), idx.size(), got.data());
+      EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.size()))
+          << "shape " << shape << " isa " << isa;
+      EXPECT_EQ(got[want.size()], 0x6b);
+    }
+    CpuIsaLimitForTest(CpuIsa::kAvx512);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Kernels, MaskedPackTest,
     ::testing::Combine(::testing::Range(0, kNumDTypes),
