@@ -108,7 +108,11 @@ void MaskedGatherReduce(DType dtype, RedOp op, const void* in, const uint32_t* i
   const size_t chunk = kChunkBytes / es;
   const char* w = static_cast<const char*>(wire);
   char* o = static_cast<char*>(out);
-  for (size_t k = 0; k < nnz; k += chunk) {
+  size_t k = 0;
+  if (dtype == DType::kFloat32 && (op == RedOp::kSum || op == RedOp::kAvg) &&
+      ActiveCpuIsa() >= CpuIsa::kAvx512)  // gathered and added in one pass
+    k = simd::MaskedGatherSum4Avx512(in, idx, wire, nnz, out);
+  for (; k < nnz; k += chunk) {
     const size_t m = std::min(chunk, nnz - k);
     MaskedPack(es, in, idx + k, m, gathered);  // stays in L1 for the combine below
     Reduce(dtype, op, gathered, w + k * es, o + k * es, m);

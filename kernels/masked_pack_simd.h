@@ -25,6 +25,11 @@ size_t MaskedCompressWordsAvx512(size_t elem_size, const void* in, const uint64_
 // 32 positions, those between its smallest and largest).
 size_t MaskedGather4Avx512(const void* in, const uint32_t* idx, size_t nnz, void* out);
 
+// out[k] = in[idx[k]] + wire[k] in float32 the same way (MaskedGatherReduce's sum in
+// one pass); out may alias wire.
+size_t MaskedGatherSum4Avx512(const void* in, const uint32_t* idx, const void* wire, size_t nnz,
+                              void* out);
+
 // The same for 4-byte elements with AVX2 (callers check CpuIsa::kAvx2). Reads
 // the words' whole dense range.
 size_t MaskedCompressWords4Avx2(const void* in, const uint64_t* bits, size_t words, void* out);
