@@ -612,9 +612,13 @@ sieveResult_t sieveAllReduceSubnet(const void* sendbuff, void* recvbuff, size_t 
  * (1/|T_k|) * sum over r in T_k of sendbuff_r, and only contributors send.
  * Plans are cached per bitmap pattern. Datatypes as sieveAllReduceSubnet.
  *
- * Both subnet calls take host buffers only: device buffers are refused with
- * sieveInvalidUsage (staging the whole buffer would rewrite segments D2FT must
- * leave untouched). */
+ * Device buffers (both calls): enqueued on stream and staged through pinned host
+ * memory, sendbuff whole; only what the call writes is copied back into
+ * recvbuff: the segments this rank holds (SDP), those some rank touched (D2FT
+ * with a schedule). D2FT with exchanged bitmaps learns what is touched after
+ * the copies are enqueued, so every held segment is staged from recvbuff and
+ * copied back, an untouched one unchanged: do not write recvbuff from another
+ * stream while the call runs. */
 sieveResult_t sieveAllReduceD2ft(const void* sendbuff, void* recvbuff, size_t count,
                                  sieveDataType_t datatype, sieveLayout_t layout,
                                  const unsigned char* touched, const unsigned char* schedule,
@@ -644,8 +648,8 @@ sieveResult_t sieveAllReduceD2ft(const void* sendbuff, void* recvbuff, size_t co
  * float32, float16, bfloat16; params->mask must be NULL (else
  * sieveInvalidArgument); count below 2^32. Every
  * rank passes the same levels, seed, step and block_size (a mismatch fails on
- * every rank naming the field). Host buffers only (device buffers:
- * sieveInvalidUsage). */
+ * every rank naming the field). Device buffers as for the dense calls (the host
+ * kernels quantize the staged copy; error feedback keyed by the device sendbuff). */
 sieveResult_t sieveAllReduceSubnetQuantized(const void* sendbuff, void* recvbuff, size_t count,
                                             sieveDataType_t datatype, sieveLayout_t layout,
                                             int levels, const sieveTernaryParams_t* params,

@@ -1,6 +1,7 @@
 // Fingerprint and verdict messages: explicit little-endian encoding.
 #include "algo/op_header.h"
 
+#include "core/mix64.h"
 #include "core/status.h"
 #include "kernels/dtype.h"
 
@@ -85,6 +86,14 @@ uint64_t TernaryMode(uint64_t seed, uint64_t step, uint64_t block, int levels) {
   return (h & ~kTernaryParamMask) | l | (block & kTernaryBlockMask);
 }
 
+uint64_t WithMaskDigest(uint64_t ternary_mode, uint64_t digest) {
+  return ternary_mode ^ (Mix64(digest) & ~kTernaryParamMask);
+}
+
+uint64_t MaskedMode(uint64_t nnz, uint64_t digest) {
+  return (digest & ~uint64_t{0xffffffff}) | (nnz & 0xffffffff);
+}
+
 const char* OpAlgoName(OpAlgo a) { return AlgoText(a); }
 
 const char* OpKindName(OpKind kind) {
@@ -148,11 +157,15 @@ std::string FingerprintDiff(const OpFingerprint& a, const OpFingerprint& b, int 
     add("block_size", std::to_string(a.mode & kTernaryBlockMask),
         std::to_string(b.mode & kTernaryBlockMask));
     add("levels", std::to_string(TernaryLevels(a.mode)), std::to_string(TernaryLevels(b.mode)));
-    add("seed or step (hash)", hex(a.mode & ~kTernaryParamMask), hex(b.mode & ~kTernaryParamMask));
+    add("seed, step or mask (hash)", hex(a.mode & ~kTernaryParamMask),
+        hex(b.mode & ~kTernaryParamMask));
     return out;
   }
   if (a.kind == OpKind::kMaskedAllReduce && b.kind == OpKind::kMaskedAllReduce) {
-    add("mask (kept elements)", std::to_string(a.mode), std::to_string(b.mode));
+    const uint64_t low = 0xffffffff;
+    add("mask (kept elements)", std::to_string(a.mode & low), std::to_string(b.mode & low));
+    if ((a.mode & low) == (b.mode & low))
+      add("mask (which elements it keeps: hash)", hex(a.mode & ~low), hex(b.mode & ~low));
     return out;
   }
   if (a.kind == OpKind::kQuantizedAllGather && b.kind == OpKind::kQuantizedAllGather) {

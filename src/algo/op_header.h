@@ -61,6 +61,13 @@ struct OpFingerprint {
 constexpr int kTernaryBlockBits = 35;
 constexpr int kTernaryLevelBits = 7;
 uint64_t TernaryMode(uint64_t seed, uint64_t step, uint64_t block, int levels = 1);
+// A masked quantized call's mode word: TernaryMode with the mask's digest
+// (mask::MaskState::digest) mixed into its hash bits (block and levels stay readable).
+uint64_t WithMaskDigest(uint64_t ternary_mode, uint64_t digest);
+// The masked all-reduce's mode word: the mask's kept elements (nnz < 2^32) in the
+// low 32 bits, the high half of its digest above, so a mismatch names the kept
+// count, or says that the same count keeps different elements.
+uint64_t MaskedMode(uint64_t nnz, uint64_t digest);
 
 bool operator==(const OpFingerprint& a, const OpFingerprint& b);
 inline bool operator!=(const OpFingerprint& a, const OpFingerprint& b) { return !(a == b); }

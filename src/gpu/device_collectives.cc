@@ -124,14 +124,21 @@ bool DeviceKindOf(algo::OpKind op, CollKind* kind) {
   return false;
 }
 
-Status EnqueueDeviceCollective(Comm& comm, CollKind kind, const CollArgs& args,
-                               CUstream_st* stream, HostCollective run) {
+namespace {
+// `run`, logging the transports after its first success.
+HostCollective LoggingTransports(Comm& comm, HostCollective run) {
   Comm* c = &comm;
-  HostCollective host = [c, run = std::move(run)](const CollArgs& staged) {
+  return [c, run = std::move(run)](const CollArgs& staged) {
     Status st = run(staged);
     if (st.ok()) c->LogTransportOnce();
     return st;
   };
+}
+}  // namespace
+
+Status EnqueueDeviceCollective(Comm& comm, CollKind kind, const CollArgs& args,
+                               CUstream_st* stream, HostCollective run) {
+  HostCollective host = LoggingTransports(comm, std::move(run));
   ProgressEngine* engine = nullptr;
   SIEVE_RETURN_IF_ERROR(EngineFor(comm, {args.send, args.recv}, &engine));
   const Config& cfg = comm.config();
@@ -177,6 +184,39 @@ Status EnqueueDeviceCollective(Comm& comm, CollKind kind, const CollArgs& args,
       break;
     }
   }
+  return engine->Enqueue(std::move(op));
+}
+
+Status EnqueueDevicePartial(Comm& comm, const char* name, const CollArgs& args,
+                            CUstream_st* stream, const std::vector<ElemRange>& recv_in,
+                            const std::vector<ElemRange>& recv_out, HostCollective run) {
+  HostCollective host = LoggingTransports(comm, std::move(run));
+  ProgressEngine* engine = nullptr;
+  SIEVE_RETURN_IF_ERROR(EngineFor(comm, {args.send, args.recv}, &engine));
+  const size_t es = kernels::DTypeSize(args.dtype), bytes = args.count * es;
+  const bool in_place = args.send == args.recv;
+  const size_t recv_at = in_place ? 0 : bytes;
+  StagedChunk c;
+  c.bytes = recv_at + bytes;
+  c.in.push_back({0, At(args.send, 0), bytes});
+  for (const ElemRange& r : recv_in)
+    if (!in_place && r.count > 0)
+      c.in.push_back({recv_at + r.begin * es, At(args.recv, r.begin * es), r.count * es});
+  for (const ElemRange& r : recv_out)
+    if (r.count > 0)
+      c.out.push_back({recv_at + r.begin * es, At(args.recv, r.begin * es), r.count * es});
+  c.run = [staged = args, host, recv_at](char* staging) {
+    CollArgs s = staged;
+    s.send = staging;
+    s.recv = staging + recv_at;
+    return host(s);
+  };
+  StagedOp op;
+  op.name = name;
+  op.stream = stream;
+  op.depth = comm.config().gpu_pipeline;
+  op.key = args.send;
+  op.chunks.push_back(std::move(c));
   return engine->Enqueue(std::move(op));
 }
 

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <initializer_list>
+#include <vector>
 
 #include "algo/op_header.h"
 #include "coll/collectives.h"
@@ -47,6 +48,24 @@ using HostCollective = std::function<Status(const coll::CollArgs& staged)>;
 // `host` runs on each staged chunk (the transports are logged after its first success).
 Status EnqueueDeviceCollective(Comm& comm, CollKind kind, const coll::CollArgs& args,
                                CUstream_st* stream, HostCollective host);
+
+// An element range [begin, begin + count) of a buffer.
+struct ElemRange {
+  size_t begin = 0;
+  size_t count = 0;
+};
+
+// An all-reduce on device buffers that writes only some ranges of recvbuff (the
+// subnet calls, which leave what a rank does not hold, or nobody touched, as it
+// was): one chunk with sendbuff staged whole and recvbuff's `recv_in` ranges
+// staged beside it (what the host part may leave unwritten, so it comes back
+// unchanged), then only `recv_out` copied back. In place, recvbuff's staging
+// is sendbuff's. The staging address stays the same for the same device
+// sendbuff, as for the whole all-reduce (per-buffer state: error feedback).
+// `name` names the operation in messages.
+Status EnqueueDevicePartial(Comm& comm, const char* name, const coll::CollArgs& args,
+                            CUstream_st* stream, const std::vector<ElemRange>& recv_in,
+                            const std::vector<ElemRange>& recv_out, HostCollective host);
 
 }  // namespace sieve::gpu
 

@@ -95,6 +95,7 @@ Status Register(Comm& comm, const void* mask, Format format, size_t count, Polic
   Normalize(mask, format, count, &state->bits);
   SIEVE_RETURN_IF_ERROR(AgreeOnMask(comm, policy, count, &state->bits));
   SIEVE_RETURN_IF_ERROR(BuildIndex(state->bits, count, &state->idx));
+  state->digest = MaskHash(count, state->bits);
   *out = std::move(state);
   return Status::OK();
 }

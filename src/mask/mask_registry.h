@@ -24,6 +24,10 @@ struct MaskState {
   size_t count = 0;              // elements of the buffers it applies to
   std::vector<uint64_t> bits;    // the agreed mask
   std::vector<uint32_t> idx;     // kept indices, increasing: nnz = idx.size()
+  // MaskHash of the agreed bits: the mask's identity in the fingerprints of the
+  // calls that use it, so ranks passing different masks of the same nnz fail
+  // instead of summing misaligned elements.
+  uint64_t digest = 0;
   // Packed work buffer, grown on demand (no zero-fill), page-aligned and bound
   // to the NUMA node of the rank's NIC (comm->placement()) where there are several.
   struct FreeDeleter {

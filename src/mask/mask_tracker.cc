@@ -53,6 +53,7 @@ Status StartMasking(Comm& comm, size_t count, std::vector<uint64_t> bits, Entry*
   state->bits = std::move(bits);
   SIEVE_RETURN_IF_ERROR(AgreeOnMask(comm, Policy::kUnion, count, &state->bits));
   SIEVE_RETURN_IF_ERROR(BuildIndex(state->bits, count, &state->idx));
+  state->digest = MaskHash(count, state->bits);
   SIEVE_INFO(kLogColl, "mask tracker: buffer of %zu elements masked (%zu kept)", count,
              state->idx.size());
   e->mask = std::move(state);

@@ -15,24 +15,26 @@ namespace sieve::mask {
 namespace {
 
 // What the ranks agree on: the call's count (unpacked), datatype, op, and the
-// mask's number of kept elements.
-algo::OpFingerprint Fingerprint(const coll::CollArgs& a, size_t nnz, algo::OpAlgo algo) {
+// mask: its number of kept elements and its digest (which ones).
+algo::OpFingerprint Fingerprint(const coll::CollArgs& a, const MaskState& mask,
+                                algo::OpAlgo algo) {
   algo::OpFingerprint fp;
   fp.kind = algo::OpKind::kMaskedAllReduce;
   fp.count = a.count;
   fp.dtype = static_cast<uint8_t>(a.dtype);
   fp.op = static_cast<uint8_t>(a.op);
   fp.algo = algo;
-  fp.mode = nnz;
+  fp.mode = algo::MaskedMode(mask.idx.size(), mask.digest);
   return fp;
 }
 
 // The ring, tree or direct exchange (`chosen`: plan::ChooseMaskedAllReduce's flat choice).
-Status Exchange(Comm& comm, uint32_t seq, const coll::CollArgs& a, MaskedCodec& codec, size_t nnz,
-                plan::Algo chosen) {
+Status Exchange(Comm& comm, uint32_t seq, const coll::CollArgs& a, MaskedCodec& codec,
+                const MaskState& mask, plan::Algo chosen) {
+  const size_t nnz = mask.idx.size();
   ++comm.stats().collectives;
   const algo::AllReduceRun run = plan::FlatRun(comm, chosen, comm.config().segment_bytes);
-  algo::Channel ch = comm.MakeChannel(Fingerprint(a, nnz, run.algo), seq);
+  algo::Channel ch = comm.MakeChannel(Fingerprint(a, mask, run.algo), seq);
   return ch.Conclude(algo::RunAllReduce(ch, codec, nnz, run));
 }
 
@@ -48,14 +50,15 @@ Status HierPacked(Comm& comm, const coll::CollArgs& a, void* packed, size_t nnz)
 
 // The flat choice with the masked codec (one rank: the codec's own passes).
 Status RunCodec(Comm& comm, uint32_t seq, const coll::CollArgs& a, MaskedCodec& codec,
-                size_t nnz, plan::Algo chosen) {
+                const MaskState& mask, plan::Algo chosen) {
+  const size_t nnz = mask.idx.size();
   if (comm.size() == 1) {
     codec.LoadInput(0, nnz);
     codec.Finalize(0, nnz);
     codec.Deliver(0, nnz);
     return Status::OK();
   }
-  return Exchange(comm, seq, a, codec, nnz, chosen);
+  return Exchange(comm, seq, a, codec, mask, chosen);
 }
 
 }  // namespace
@@ -69,7 +72,7 @@ Status AllReduceMasked(Comm& comm, const coll::CollArgs& a, MaskState& mask) {
   if (nnz == 0) {  // nothing travels: the result is all zeros; the call is still agreed on
     kernels::MaskedUnpack(esize, packed, mask.bits.data(), a.count, a.recv);
     const plan::Algo chosen = plan::ChooseMaskedAllReduce(comm, 0, 0).algo;
-    return comm.AgreeWithoutData(Fingerprint(a, 0, plan::FlatRun(comm, chosen, 0).algo), seq);
+    return comm.AgreeWithoutData(Fingerprint(a, mask, plan::FlatRun(comm, chosen, 0).algo), seq);
   }
   const plan::Algo chosen = plan::ChooseMaskedAllReduce(comm, nnz, nnz * esize).algo;
   if (chosen == plan::Algo::kHier) {
@@ -82,7 +85,7 @@ Status AllReduceMasked(Comm& comm, const coll::CollArgs& a, MaskState& mask) {
   }
   MaskedCodec::View view{mask.idx.data(), mask.bits.data(), nnz, a.count};
   MaskedCodec codec(a.send, a.recv, packed, view, a.dtype, a.op, comm.size());
-  return RunCodec(comm, seq, a, codec, nnz, chosen);
+  return RunCodec(comm, seq, a, codec, mask, chosen);
 }
 
 Status AllReduceMaskedPacked(Comm& comm, const coll::CollArgs& p, MaskState& mask) {
@@ -102,7 +105,7 @@ Status AllReduceMaskedPacked(Comm& comm, const coll::CollArgs& p, MaskState& mas
   mask.BuildPackedView();
   MaskedCodec::View view{mask.packed_idx.data(), mask.packed_bits.data(), nnz, nnz};
   MaskedCodec codec(p.recv, p.recv, mask.Work(nnz * esize), view, p.dtype, p.op, comm.size());
-  return RunCodec(comm, seq, dense, codec, nnz, chosen);
+  return RunCodec(comm, seq, dense, codec, mask, chosen);
 }
 
 }  // namespace sieve::mask

@@ -1,6 +1,6 @@
 // The subnet all-reduces (SDP and D2FT) as a mode (coll/call.h): their
-// parameters, and how one call runs. Host buffers only: staging would rewrite
-// segments D2FT must leave untouched.
+// parameters, and how one call runs (host buffers, or device buffers staged
+// with only the ranges the call writes copied back).
 #ifndef SIEVE_SUBNET_SUBNET_MODE_H_
 #define SIEVE_SUBNET_SUBNET_MODE_H_
 
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "coll/call.h"
+#include "gpu/device_collectives.h"
 #include "subnet/layout_registry.h"
 #include "subnet/quantized_group_codec.h"
 
@@ -27,6 +28,12 @@ struct SubnetParams : coll::ModeParams {
 
 // For core/collectives.def's SubnetAllReduce and D2ftAllReduce (dispatch/modes.cc).
 const coll::Mode& SubnetMode();
+
+// The ranges of recvbuff a subnet call writes on `rank`, adjacent ones merged:
+// every segment it holds, or with `table` (D2FT's schedule: nranks rows of
+// ceil(K/8) bytes) only those some rank touched.
+std::vector<gpu::ElemRange> WrittenRanges(const LayoutState& layout, int rank, int nranks,
+                                          const unsigned char* table);
 
 }  // namespace sieve::subnet
 

@@ -229,6 +229,7 @@ algo::OpFingerprint TernaryFingerprint(const TernaryArgs& a) {
   fp.op = static_cast<uint8_t>(a.base.op);
   // Seed, step, block and levels must agree, or the ranks' codes do not add up.
   fp.mode = algo::TernaryMode(a.seed, a.step, a.block, a.levels);
+  if (a.mask_digest != 0) fp.mode = algo::WithMaskDigest(fp.mode, a.mask_digest);
   return fp;
 }
 

@@ -37,6 +37,10 @@ struct TernaryArgs {
   const uint32_t* mask_idx = nullptr;
   const uint64_t* mask_bits = nullptr;
   size_t mask_nnz = 0;
+  // The mask's identity (mask::MaskState::digest) wherever the call has one, also
+  // when the caller packed the kept elements already (mask_idx null): mixed into
+  // the fingerprint. 0: unmasked.
+  uint64_t mask_digest = 0;
   // With a mask, on the host: base.send already holds the nnz kept elements,
   // gathered once by mask::TernaryAllReduceMasked; quantized from there rather
   // than through the mask (the same elements in the same order).

@@ -39,6 +39,7 @@ coll::TernaryArgs ArgsOver(const Call& call, const coll::CollArgs& buffers) {
   args.step = p.step;
   args.block = p.block;
   args.levels = p.levels;
+  if (p.mask) args.mask_digest = p.mask->digest;
   return args;
 }
 

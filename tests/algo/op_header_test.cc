@@ -50,7 +50,8 @@ TEST(OpHeaderTest, FingerprintRoundTripsAndNamesEveryDifferingField) {
 }
 
 // The ternary mode word keeps block_size exactly (up to the API's 2^34) and tells a
-// block_size mismatch from a seed or step one; a masked call's kept count is named as such.
+// block_size mismatch from a seed, step or mask one; a masked call's kept count and
+// mask are named as such.
 TEST(OpHeaderTest, TernaryAndMaskedModesAreNamedInTheUsersTerms) {
   algo::OpFingerprint a, b;
   a.kind = b.kind = algo::OpKind::kTernaryAllReduce;
@@ -63,14 +64,27 @@ TEST(OpHeaderTest, TernaryAndMaskedModesAreNamedInTheUsersTerms) {
     b.mode = algo::TernaryMode(7, step, uint64_t{1} << 34);
     diff = algo::FingerprintDiff(a, b, 1);
     EXPECT_EQ(diff.find("block_size"), std::string::npos) << diff;
-    EXPECT_NE(diff.find("seed or step"), std::string::npos) << step;
+    EXPECT_NE(diff.find("seed, step or mask"), std::string::npos) << step;
   }
   b.mode = algo::TernaryMode(8, 3, uint64_t{1} << 34);
-  EXPECT_NE(algo::FingerprintDiff(a, b, 1).find("seed or step"), std::string::npos);
+  EXPECT_NE(algo::FingerprintDiff(a, b, 1).find("seed, step or mask"), std::string::npos);
   a.kind = b.kind = algo::OpKind::kMaskedAllReduce;
   a.mode = 10;
   b.mode = 12;
   EXPECT_EQ(algo::FingerprintDiff(a, b, 1), "mask (kept elements) 10 here, 12 on rank 1");
+  // The same kept count, other elements: the mask's digest.
+  a.mode = algo::MaskedMode(10, 0x1234567800000000ull);
+  b.mode = algo::MaskedMode(10, 0x8765432100000000ull);
+  EXPECT_EQ(algo::FingerprintDiff(a, b, 1),
+            "mask (which elements it keeps: hash) 1234567800000000 here, 8765432100000000 on "
+            "rank 1");
+  // A masked ternary call's digest changes the hash bits only.
+  a.kind = b.kind = algo::OpKind::kTernaryAllReduce;
+  a.mode = algo::WithMaskDigest(algo::TernaryMode(7, 3, 256, 7), 1);
+  b.mode = algo::WithMaskDigest(algo::TernaryMode(7, 3, 256, 7), 2);
+  EXPECT_EQ(algo::FingerprintDiff(a, b, 1).find("block_size"), std::string::npos);
+  EXPECT_EQ(algo::FingerprintDiff(a, b, 1).find("levels"), std::string::npos);
+  EXPECT_NE(algo::FingerprintDiff(a, b, 1).find("seed, step or mask"), std::string::npos);
 }
 
 TEST(OpHeaderTest, SubnetFieldsTravelAndAreNamed) {

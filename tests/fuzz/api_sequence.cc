@@ -1613,7 +1613,7 @@ void JudgeTopK(Ctx& ctx, const Step& s) {
   for (int r = 0; r < n; ++r) {
     ms.push_back(&ctx.recs[r].members[0]);
     invalid[r] = LocalInvalid(ms[r]->eff, *ms[r], r, n, true);
-    char fraction[32];
+    char fraction[48];  // " fraction " and up to 24 characters of %.17g
     std::snprintf(fraction, sizeof(fraction), " fraction %.17g", ms[r]->eff.fraction);
     sigs[r] = DenseSignature(ms[r]->eff) + fraction;
   }

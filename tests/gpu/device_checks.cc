@@ -377,28 +377,6 @@ std::string MixedChecks(sieveComm_t comm, DeviceMemory& mem) {
   return "";
 }
 
-// Subnet averaging (dense or at L levels) does not take device buffers yet: a
-// clear error, not a crash.
-std::string SubnetChecks(sieveComm_t comm, DeviceMemory& mem) {
-  sieveLayout_t layout = nullptr;
-  CHECK_OK(sieveLayoutEqualSubnets(comm, 1000, 4, &layout), "layout");
-  void* dev = mem.Alloc(1000 * 4);
-  sieveResult_t r = sieveAllReduceSubnet(dev, dev, 1000, sieveFloat32, layout, comm, mem.stream());
-  std::string msg = sieveGetLastError(comm);
-  // The quantized form (L levels) likewise.
-  const sieveTernaryParams_t p = {1, 2, 0, nullptr, 0};
-  sieveResult_t rq = sieveAllReduceSubnetQuantized(dev, dev, 1000, sieveFloat32, layout, 7, &p,
-                                                   comm, mem.stream());
-  std::string msg_q = sieveGetLastError(comm);
-  CHECK_OK(sieveLayoutDeregister(layout), "layout deregister");
-  if (r != sieveInvalidUsage || msg.find("device buffers") == std::string::npos)
-    return "subnet on device buffers: got result " + std::to_string(r) + " \"" + msg + "\"";
-  if (rq != sieveInvalidUsage || msg_q.find("device buffers") == std::string::npos)
-    return "quantized subnet on device buffers: got result " + std::to_string(rq) + " \"" +
-           msg_q + "\"";
-  return "";
-}
-
 }  // namespace
 
 std::string RunDeviceChecks(sieveComm_t comm, int rank, int nranks, size_t chunk_bytes,
@@ -410,7 +388,7 @@ std::string RunDeviceChecks(sieveComm_t comm, int rank, int nranks, size_t chunk
   if (e.empty()) e = MaskedChecks(comm, rank, nranks, mem);
   if (e.empty()) e = TernaryMaskedFeedbackChecks(comm, rank, nranks, mem);
   if (e.empty()) e = PointToPointChecks(comm, rank, nranks, mem);
-  if (e.empty()) e = SubnetChecks(comm, mem);
+  if (e.empty()) e = SubnetChecks(comm, rank, nranks, mem);
   return e;
 }
 

@@ -32,6 +32,10 @@ std::string RunDeviceChecks(sieveComm_t comm, int rank, int nranks, size_t chunk
 std::string TernaryMaskedFeedbackChecks(sieveComm_t comm, int rank, int nranks,
                                         DeviceMemory& mem);
 
+// SDP and D2FT, dense and at L levels, on device buffers: the whole recvbuff as
+// the host path leaves it (device_subnet_checks.cc).
+std::string SubnetChecks(sieveComm_t comm, int rank, int nranks, DeviceMemory& mem);
+
 }  // namespace sieve_test
 
 #endif  // SIEVE_TESTS_GPU_DEVICE_CHECKS_H_

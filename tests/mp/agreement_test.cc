@@ -328,7 +328,7 @@ INSTANTIATE_TEST_SUITE_P(
                        return AllReduce(c, 4 * 5003, sieveFloat32, sieveSum, a, b);
                      },
                      "SIEVE_SEGMENT_BYTES", "4k"},
-        MismatchCase{"TernarySeed", "seed or step",
+        MismatchCase{"TernarySeed", "seed, step or mask",
                      [](sieveComm_t c, bool odd, float* a, float* b) {
                        return Ternary(c, odd ? 8 : 7, a, b);
                      }},

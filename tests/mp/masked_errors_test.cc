@@ -113,6 +113,55 @@ TEST(MaskedAgreementTest, CountMismatchFailsOnEveryRank) {
   EXPECT_EQ(RunRanks(spec, RunCountMismatch), "");
 }
 
+// Two masks of the same count and the same number of kept elements: a rank
+// passing the other one fails on every rank (masked, or masked ternary), naming
+// the mask, instead of summing misaligned elements. (Before the masks' digests
+// were in the fingerprint, both calls succeeded with wrong sums.)
+int SameNnzDifferentMask(int rank, int n, const sieveUniqueId& id, bool ternary) {
+  sieveComm_t comm = nullptr;
+  RANK_CHECK(InitComm(rank, n, id, &comm) == 0, "%s", sieveGetLastError(nullptr));
+  const size_t count = 1001;
+  std::vector<uint8_t> a = RandomMask(5, count, 0.5), b(count);
+  for (size_t j = 0; j < count; ++j) b[j] = a[(j + 1) % count];  // rotated: the same nnz
+  sieveMask_t ha = nullptr, hb = nullptr;
+  RANK_CHECK(sieveMaskRegister(comm, a.data(), sieveMaskBytes, count, sieveMaskStrict, &ha) ==
+             sieveSuccess, "%s", sieveGetLastError(comm));
+  RANK_CHECK(sieveMaskRegister(comm, b.data(), sieveMaskBytes, count, sieveMaskStrict, &hb) ==
+             sieveSuccess, "%s", sieveGetLastError(comm));
+  size_t nnz_a = 0, nnz_b = 0;
+  RANK_CHECK(sieveMaskNnz(ha, &nnz_a) == sieveSuccess && sieveMaskNnz(hb, &nnz_b) == sieveSuccess &&
+             nnz_a == nnz_b, "nnz %zu and %zu", nnz_a, nnz_b);
+  sieveMask_t mine = rank == n - 1 ? hb : ha;
+  std::vector<float> buf(count, 1.0f);
+  const sieveTernaryParams_t p = {1, 2, 0, mine, 0};
+  sieveResult_t r =
+      ternary ? sieveAllReduceTernary(buf.data(), buf.data(), count, sieveFloat32, sieveSum, &p,
+                                      comm, nullptr)
+              : sieveAllReduceMasked(buf.data(), buf.data(), count, sieveFloat32, sieveSum, mine,
+                                     comm, nullptr);
+  RANK_CHECK(r == sieveInvalidUsage, "different masks returned %d", r);
+  const char* want = ternary ? "seed, step or mask" : "which elements it keeps";
+  RANK_CHECK(std::strstr(sieveGetLastError(comm), want) != nullptr, "%s",
+             sieveGetLastError(comm));
+  RANK_CHECK(sieveMaskDeregister(ha) == sieveSuccess && sieveMaskDeregister(hb) == sieveSuccess,
+             "deregister");
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  return 0;
+}
+
+TEST(MaskedAgreementTest, SameNnzDifferentMaskFailsOnEveryRank) {
+  RankSpec spec;
+  spec.nranks = 3;
+  spec.kill_after_s = 30;
+  spec.env = {{"SIEVE_TIMEOUT", "10"}};
+  EXPECT_EQ(RunRanks(spec, [](int rank, int n, const sieveUniqueId& id) {
+              return SameNnzDifferentMask(rank, n, id, false);
+            }), "");
+  EXPECT_EQ(RunRanks(spec, [](int rank, int n, const sieveUniqueId& id) {
+              return SameNnzDifferentMask(rank, n, id, true);
+            }), "");
+}
+
 // Misuse of handles and arguments; count 0 and nnz 0.
 int RunMisuse(int rank, int n, const sieveUniqueId& id) {
   sieveComm_t comm = nullptr;

@@ -75,20 +75,35 @@ TEST(UcxTuningTest, TcpBuffersCoverTwiceTheBandwidthDelayProduct) {
   EXPECT_EQ(TcpBufferBytes(1.0, 125e9), 256u << 20);   // the ceiling
 }
 
+// This machine's Debian defaults: tcp_wmem 4 MiB, tcp_rmem 32 MiB, [rw]mem_max 4 MiB.
+constexpr TcpBufferLimits kDebian{4 << 20, 32 << 20, 4 << 20, 4 << 20};
+
 TEST(UcxTuningTest, TcpBuffersOnlyWhereAutotuningFallsShort) {
-  auto set = ChooseTcpBuffers("tcp", {}, 0.05, 125e6, 4 << 20);  // Debian's 4 MiB tcp_wmem
-  ASSERT_EQ(set.size(), 2u);
-  EXPECT_EQ(set[0].name, "TCP_SNDBUF");
-  EXPECT_EQ(set[1].name, "TCP_RCVBUF");
-  EXPECT_EQ(set[0].value, "12500000");
+  // 1 Gbit/s x 50 ms wants 12.5 MB: the receive side autotunes to 32 MiB (left
+  // alone: setting it would cap it at 8 MiB); the send side stops at 4 MiB, and
+  // a set SO_SNDBUF gives twice wmem_max, 8 MiB.
+  auto set = ChooseTcpBuffers("tcp", {}, 0.05, 125e6, kDebian);
+  ASSERT_EQ(set.size(), 1u);
+  EXPECT_EQ(set[0].name, "SNDBUF");  // the TCP transport's own name: UCX ignores TCP_SNDBUF
+  EXPECT_EQ(set[0].variable, "UCX_TCP_SNDBUF");
+  EXPECT_EQ(set[0].value, std::to_string(4 << 20));
   EXPECT_FALSE(set[0].why.empty());
-  EXPECT_TRUE(ChooseTcpBuffers("tcp", {}, 0.05, 125e6, 32 << 20).empty());  // autotuning reaches
-  EXPECT_TRUE(ChooseTcpBuffers("tcp", {}, 0, 125e6, 0).empty());           // link unknown
-  EXPECT_TRUE(ChooseTcpBuffers("tcp", {}, 0.05, 0, 0).empty());
-  EXPECT_TRUE(ChooseTcpBuffers("", {}, 0.05, 125e6, 0).empty());           // not TCP only
-  auto user = ChooseTcpBuffers("tcp", {"UCX_TCP_SNDBUF"}, 0.05, 125e6, 0);  // never over the user
-  ASSERT_EQ(user.size(), 1u);
-  EXPECT_EQ(user[0].name, "TCP_RCVBUF");
+  // Room to set the whole want: half of it, which the kernel doubles.
+  auto roomy = ChooseTcpBuffers("tcp", {}, 0.05, 125e6, {4 << 20, 4 << 20, 64 << 20, 64 << 20});
+  ASSERT_EQ(roomy.size(), 2u);
+  EXPECT_EQ(roomy[0].value, "6250000");
+  EXPECT_EQ(roomy[1].name, "RCVBUF");
+  EXPECT_EQ(roomy[1].value, "6250000");
+  // A set size that would not beat autotuning (2 x 1 MiB < 4 MiB) is not set.
+  EXPECT_TRUE(ChooseTcpBuffers("tcp", {}, 0.05, 125e6, {4 << 20, 4 << 20, 1 << 20, 1 << 20})
+                  .empty());
+  EXPECT_TRUE(ChooseTcpBuffers("tcp", {}, 0.05, 125e6, {32 << 20, 32 << 20, 4 << 20, 4 << 20})
+                  .empty());                                                     // autotuning reaches
+  EXPECT_TRUE(ChooseTcpBuffers("tcp", {}, 0.05, 125e6, TcpBufferLimits{}).empty());  // unknown
+  EXPECT_TRUE(ChooseTcpBuffers("tcp", {}, 0, 125e6, kDebian).empty());  // link unknown
+  EXPECT_TRUE(ChooseTcpBuffers("tcp", {}, 0.05, 0, kDebian).empty());
+  EXPECT_TRUE(ChooseTcpBuffers("", {}, 0.05, 125e6, kDebian).empty());  // not TCP only
+  EXPECT_TRUE(ChooseTcpBuffers("tcp", {"UCX_TCP_SNDBUF"}, 0.05, 125e6, kDebian).empty());  // user's
 }
 
 }  // namespace

@@ -269,7 +269,7 @@ Status InitContext(const UcxOptions& options, ucp_context_h* out) {
   std::vector<UcxSetting> settings =
       ChooseUcxSettings(options.tls, options.user_set, options.largest_segment);
   for (UcxSetting& s : ChooseTcpBuffers(options.tls, options.user_set, options.link_rtt_s,
-                                        options.link_rate_Bps, TcpAutotuneMaxBytes()))
+                                        options.link_rate_Bps, ReadTcpBufferLimits()))
     settings.push_back(std::move(s));
   for (const UcxSetting& s : settings) {
     st = ucp_config_modify(config, s.name.c_str(), s.value.c_str());

@@ -69,32 +69,48 @@ size_t TcpBufferBytes(double rtt_s, double rate_Bps) {
 
 std::vector<UcxSetting> ChooseTcpBuffers(const std::string& ucx_tls,
                                          const std::vector<std::string>& user_set, double rtt_s,
-                                         double rate_Bps, size_t autotune_max) {
+                                         double rate_Bps, const TcpBufferLimits& limits) {
   std::vector<UcxSetting> out;
   if (!TlsIsTcpOnly(ucx_tls) || !(rtt_s > 0) || !(rate_Bps > 0)) return out;
-  const size_t bytes = TcpBufferBytes(rtt_s, rate_Bps);
-  if (autotune_max >= bytes) return out;
-  std::ostringstream why;
-  why << "TCP buffers for " << rtt_s * 1e3 << " ms x " << rate_Bps * 8e-9
-      << " Gbit/s (SIEVE_LINK_RTT, SIEVE_LINK_RATE) beyond the kernel's autotuning ("
-      << autotune_max << " bytes)";
-  for (const char* name : {"TCP_SNDBUF", "TCP_RCVBUF"}) {
-    const std::string variable = std::string("UCX_") + name;
-    if (std::find(user_set.begin(), user_set.end(), variable) == user_set.end())
-      out.push_back({name, std::to_string(bytes), why.str(), variable});
+  const size_t want = TcpBufferBytes(rtt_s, rate_Bps);
+  struct Direction {
+    const char* name;
+    size_t autotune, set_max;
+  };
+  for (const Direction& d : {Direction{"SNDBUF", limits.send_autotune, limits.send_set_max},
+                             Direction{"RCVBUF", limits.recv_autotune, limits.recv_set_max}}) {
+    const std::string variable = std::string("UCX_TCP_") + d.name;
+    if (std::find(user_set.begin(), user_set.end(), variable) != user_set.end()) continue;
+    if (d.autotune == 0 || d.set_max == 0 || d.autotune >= want) continue;
+    const size_t request = std::min((want + 1) / 2, d.set_max);
+    if (2 * request <= d.autotune) continue;  // setting it would only cap the buffer
+    std::ostringstream why;
+    why << "a " << 2 * request << "-byte socket buffer for " << rtt_s * 1e3 << " ms x "
+        << rate_Bps * 8e-9 << " Gbit/s (SIEVE_LINK_RTT, SIEVE_LINK_RATE; " << want
+        << " wanted) beyond the kernel's autotuning (" << d.autotune << " bytes)";
+    out.push_back({d.name, std::to_string(request), why.str(), variable});
   }
   return out;
 }
 
-size_t TcpAutotuneMaxBytes() {
-  size_t lowest = 0;
-  for (const char* path : {"/proc/sys/net/ipv4/tcp_rmem", "/proc/sys/net/ipv4/tcp_wmem"}) {
-    std::ifstream f(path);
-    size_t lo = 0, def = 0, max = 0;
-    if (!(f >> lo >> def >> max)) return 0;
-    lowest = lowest == 0 ? max : std::min(lowest, max);
-  }
-  return lowest;
+namespace {
+// The number at `index` (0-based) of a /proc/sys file, 0 when unreadable.
+size_t ReadProcNumber(const char* path, int index) {
+  std::ifstream f(path);
+  size_t v = 0;
+  for (int i = 0; i <= index; ++i)
+    if (!(f >> v)) return 0;
+  return v;
+}
+}  // namespace
+
+TcpBufferLimits ReadTcpBufferLimits() {
+  TcpBufferLimits l;
+  l.send_autotune = ReadProcNumber("/proc/sys/net/ipv4/tcp_wmem", 2);
+  l.recv_autotune = ReadProcNumber("/proc/sys/net/ipv4/tcp_rmem", 2);
+  l.send_set_max = ReadProcNumber("/proc/sys/net/core/wmem_max", 0);
+  l.recv_set_max = ReadProcNumber("/proc/sys/net/core/rmem_max", 0);
+  return l;
 }
 
 }  // namespace sieve::transport

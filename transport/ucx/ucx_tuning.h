@@ -41,19 +41,28 @@ std::vector<UcxSetting> ChooseUcxSettings(const std::string& ucx_tls,
 // buffer, about half of it), at least 256 KiB, at most 256 MiB.
 size_t TcpBufferBytes(double rtt_s, double rate_Bps);
 
-// UCX_TCP_SNDBUF/RCVBUF for a long fat link: where UCX may use TCP only, the
-// link is known (rtt and rate > 0) and the kernel's buffer autotuning stops
-// below TcpBufferBytes (`autotune_max`: the smaller of tcp_rmem's and tcp_wmem's
-// maximum; 0 unknown), both sized to it; nothing the user set. (A size set on a
-// socket turns its autotuning off and is capped at net.core.[rw]mem_max, so
-// where autotuning reaches far enough it is left alone.)
+// What the kernel lets a TCP socket's buffers grow to in this network namespace,
+// per direction; 0 where unreadable.
+struct TcpBufferLimits {
+  size_t send_autotune = 0;  // tcp_wmem[2]: autotuning's ceiling for the send buffer
+  size_t recv_autotune = 0;  // tcp_rmem[2]
+  size_t send_set_max = 0;   // net.core.wmem_max: caps a size set with SO_SNDBUF
+  size_t recv_set_max = 0;   // net.core.rmem_max
+};
+TcpBufferLimits ReadTcpBufferLimits();
+
+// UCX_TCP_SNDBUF/RCVBUF for a long fat link, each direction on its own: where UCX
+// may use TCP only, the link is known (rtt and rate > 0), the user did not set
+// it, and the kernel's autotuning stops below TcpBufferBytes. A size set on a
+// socket turns its autotuning off, is capped at net.core.[rw]mem_max and then
+// doubled by the kernel (its overhead), so the request is half of
+// TcpBufferBytes, capped there, and is made only where the buffer it gives
+// (twice the request) beats autotuning's ceiling; unknown limits: nothing set.
+// The names are the TCP transport's own ("SNDBUF"): UCX 1.13 ignores
+// "TCP_SNDBUF" given to ucp_config_modify.
 std::vector<UcxSetting> ChooseTcpBuffers(const std::string& ucx_tls,
                                          const std::vector<std::string>& user_set, double rtt_s,
-                                         double rate_Bps, size_t autotune_max);
-
-// The kernel's TCP autotuning ceiling: min(tcp_rmem[2], tcp_wmem[2]) of this
-// network namespace, 0 when unreadable.
-size_t TcpAutotuneMaxBytes();
+                                         double rate_Bps, const TcpBufferLimits& limits);
 
 }  // namespace sieve::transport
 
