@@ -645,10 +645,14 @@ sieveResult_t sieveAllReduceD2ft(const void* sendbuff, void* recvbuff, size_t co
  * more contributors is sent as g + e (scales included) and e becomes
  * g + e - s_b * q / L; elements it does not send (untouched, not held, or in a
  * group it is the only contributor of) keep their residual for a later call.
- * float32, float16, bfloat16; params->mask must be NULL (else
- * sieveInvalidArgument); count below 2^32. Every
- * rank passes the same levels, seed, step and block_size (a mismatch fails on
- * every rank naming the field). Device buffers as for the dense calls (the host
+ * params->mask (registered on comm for count; NULL: none) composes as for
+ * sieveAllReduceTernary: a group's elements are only the ones the mask keeps
+ * (j and the blocks count those), the dropped ones neither travel nor count
+ * toward any scale, and every dropped element of a segment the call writes
+ * on this rank becomes 0 (a segment the mask drops whole moves nothing).
+ * float32, float16, bfloat16; count below 2^32. Every rank passes the same
+ * levels, seed, step, block_size and mask (a mismatch fails on every rank naming
+ * the field). Device buffers as for the dense calls (the host
  * kernels quantize the staged copy; error feedback keyed by the device sendbuff). */
 sieveResult_t sieveAllReduceSubnetQuantized(const void* sendbuff, void* recvbuff, size_t count,
                                             sieveDataType_t datatype, sieveLayout_t layout,

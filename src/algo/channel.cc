@@ -119,9 +119,11 @@ Status Channel::Check(const Request& req) const {
 
 Status Channel::Wait(Handle handle) {
   Request& req = requests_[handle];
-  Status st = transport::ProgressUntil(
-      transport_, [&req] { return req.state != Request::kPending; }, wait_);
-  if (!st.ok()) return Failed(st.WithContext(name_));
+  const auto done = [&req] { return req.state != Request::kPending; };
+  Status st = watched_ != nullptr ? WaitUntil({this, watched_}, done)  // names the channel
+                                  : transport::ProgressUntil(transport_, done, wait_)
+                                        .WithContext(name_);
+  if (!st.ok()) return Failed(st);
   if (req.is_recv && req.state == Request::kDone && !req.counted && traffic_ != nullptr) {
     traffic_->received += req.received_bytes;
     req.counted = true;

@@ -83,6 +83,11 @@ class Channel {
   Status Recv(int peer, void* buf, size_t bytes, Handle* handle = nullptr);
   // Waits for one posted message; a receive must get exactly the posted size.
   Status Wait(Handle handle);
+  // Makes Wait also end on `control`'s failures (a call's control channel: a
+  // peer that called something else, or reported failure), for channels a
+  // codec blocks on inside a call driven with WaitUntil (the subnet groups'
+  // scale agreement). `control` must outlive this channel's waits.
+  void Watch(Channel* control) { watched_ = control; }
   // Waits for everything posted so far.
   Status WaitAll();
   // Whether a posted message / everything posted so far is complete (no
@@ -131,6 +136,7 @@ class Channel {
   std::string DescribePending() const;
 
   transport::Transport* transport_;
+  Channel* watched_ = nullptr;  // Watch()
   uint32_t seq_;
   bool p2p_;
   transport::MemoryType memory_;

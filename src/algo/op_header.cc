@@ -176,7 +176,7 @@ std::string FingerprintDiff(const OpFingerprint& a, const OpFingerprint& b, int 
   // block): another layout of the same count.
   const bool subnet = IsSubnet(a.kind) && IsSubnet(b.kind);
   add(!subnet                           ? "mode parameters"
-      : a.levels > 0 && a.levels == b.levels ? "layout or seed, step, block_size (hash)"
+      : a.levels > 0 && a.levels == b.levels ? "layout, mask or seed, step, block_size (hash)"
                                         : "layout (hash)",
       hex(a.mode), hex(b.mode));
   return out;

@@ -9,6 +9,7 @@
 #include "api/api_guard.h"
 #include "api/arg_check.h"
 #include "api/live_handles.h"
+#include "api/mask_handle.h"
 #include "api/quantized_args.h"
 #include "comm/group.h"
 #include "dispatch/dispatch.h"
@@ -115,9 +116,10 @@ Status CheckSubnetCall(sieveComm_t comm, const void* sendbuff, void* recvbuff, s
 }
 
 // The quantized calls' own checks (`levels` checked already): float32, float16 or
-// bfloat16; params without a mask or error feedback; every element's position
-// fits the 32-bit gather list of a group (quantized_group_codec.h).
-Status CheckQuantized(const sieve::coll::CollArgs& args, int levels,
+// bfloat16; valid params (a mask, if any, registered on this communicator for
+// count); every element's position fits the 32-bit gather list of a group
+// (quantized_group_codec.h).
+Status CheckQuantized(const sieve::Comm* impl, const sieve::coll::CollArgs& args, int levels,
                       const sieveTernaryParams_t* params, const char* call, SubnetParams* out) {
   SIEVE_RETURN_IF_ERROR(sieve::CheckFloatSumAvg(args.dtype, sieve::kernels::RedOp::kAvg, call));
   SIEVE_RETURN_IF_ERROR(sieve::CheckTernaryParams(params, args.count, call));
@@ -125,8 +127,7 @@ Status CheckQuantized(const sieve::coll::CollArgs& args, int levels,
     return Status::InvalidArgument(
         StrFormat("count %zu exceeds the limit of %s, 2^32 - 1 elements", args.count, call));
   if (params->mask != nullptr)
-    return Status::InvalidArgument(
-        StrFormat("params->mask must be NULL: %s takes no mask (the layout says what moves)", call));
+    SIEVE_RETURN_IF_ERROR(sieve::CheckMaskUse(params->mask, impl, args.count, &out->mask));
   out->quant.levels = levels;
   out->quant.seed = params->seed;
   out->quant.step = params->step;
@@ -174,7 +175,7 @@ Status SubmitSubnet(const void* sendbuff, void* recvbuff, size_t count, int data
   auto p = std::make_shared<SubnetParams>();
   SIEVE_RETURN_IF_ERROR(CheckSubnetCall(comm, sendbuff, recvbuff, count, datatype, layout, entry,
                                         &impl, &call, p.get()));
-  if (levels > 0) SIEVE_RETURN_IF_ERROR(CheckQuantized(call.args, levels, params, entry, p.get()));
+  if (levels > 0) SIEVE_RETURN_IF_ERROR(CheckQuantized(impl, call.args, levels, params, entry, p.get()));
   if (d2ft != nullptr) SIEVE_RETURN_IF_ERROR(CopyBitmaps(*d2ft, *p->layout, *impl, p.get()));
   return sieve::dispatch::SubmitCollective(impl, entry,
                                            d2ft != nullptr ? sieve::algo::OpKind::kD2ftAllReduce

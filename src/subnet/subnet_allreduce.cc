@@ -12,6 +12,7 @@
 #include "coll/rank_digests.h"
 #include "core/log.h"
 #include "core/mix64.h"
+#include "subnet/masked_plan.h"
 
 namespace sieve::subnet {
 namespace {
@@ -78,6 +79,7 @@ algo::OpFingerprint SubnetFingerprint(algo::OpKind kind, const ExchangeArgs& arg
   const GroupQuantization& q = args.quant;
   // Levels have their own field; the rest must agree too, or codes do not add up.
   if (q.levels > 0) fp.mode ^= Mix64(algo::TernaryMode(q.seed, q.step, q.block));
+  if (args.mask != nullptr) fp.mode ^= Mix64(args.mask->digest ^ 0x6d61736b);  // "mask"
   fp.levels = static_cast<uint8_t>(q.levels);
   fp.segments = static_cast<uint32_t>(layout.num_segments());
   fp.bitmaps = bitmaps;
@@ -102,7 +104,11 @@ Status Run(Comm& comm, const Plan& plan, const ExchangeArgs& args, size_t count,
   ++comm.stats().collectives;
   ++comm.stats().subnet_collectives;
   LogFirstUse(comm, args.what, plan, count * kernels::DTypeSize(args.dtype));
-  return Exchange(comm, plan, args, control);
+  if (args.mask == nullptr) return Exchange(comm, plan, args, control);
+  // Dropped elements are not read, so zeroing them first is safe in place too.
+  ++comm.stats().masked_collectives;
+  ZeroDropped(plan, args.mask->bits, comm.rank(), kernels::DTypeSize(args.dtype), args.recv);
+  return Exchange(comm, MaskPlan(plan, args.mask->bits), args, control);
 }
 
 // The D2FT plan for this step: from the caller's schedule or the gathered

@@ -33,8 +33,9 @@ class GroupRun {
  public:
   // rings: how many groups of this wave run the ring (or the direct exchange) on
   // this rank; they share the budget of bytes in flight one dense all-reduce has.
+  // control: the call's channel (null with one rank), watched by this group's blocking waits.
   GroupRun(Comm& comm, const GroupPlan& group, uint32_t ring_seq, uint32_t fan_seq,
-           const ExchangeArgs& args, size_t rings)
+           const ExchangeArgs& args, size_t rings, algo::Channel* control)
       : group_(group),
         sender_pos_(PositionOf(group.senders, comm.rank())),
         ranges_(group.ranges),
@@ -51,6 +52,7 @@ class GroupRun {
       const int senders = static_cast<int>(group.senders.size());
       ring_ch_.reset(new algo::Channel(comm.MakeChannel(args.what, ring_seq)));
       ring_ch_->SetMembers(group.senders);
+      if (control != nullptr) ring_ch_->Watch(control);
       // Ring or direct as for a dense all-reduce among the senders (every
       // member plans alike); the tree has no steps to interleave: ring. A
       // quantized group runs the ring (its scale pieces follow the ring's
@@ -79,8 +81,10 @@ class GroupRun {
       }
       ring_ = algo::MakeSteps(*ring_ch_, *codec_, bounds_, run);
     }
-    if (!group.receivers.empty())
+    if (!group.receivers.empty()) {
       fan_ch_.reset(new algo::Channel(comm.MakeChannel(args.what, fan_seq)));
+      if (control != nullptr) fan_ch_->Watch(control);
+    }
   }
 
   void Channels(std::vector<algo::Channel*>* out) const {
@@ -239,7 +243,7 @@ Status Exchange(Comm& comm, const Plan& plan, const ExchangeArgs& args, algo::Ch
       const uint32_t ring_seq = comm.NextSeq();
       const uint32_t fan_seq = group.receivers.empty() ? ring_seq : comm.NextSeq();
       if (PositionOf(group.senders, me) < 0 && PositionOf(group.receivers, me) < 0) continue;
-      runs.emplace_back(new GroupRun(comm, group, ring_seq, fan_seq, args, rings));
+      runs.emplace_back(new GroupRun(comm, group, ring_seq, fan_seq, args, rings, control));
     }
     if (runs.empty()) continue;
     for (const auto& run : runs) SIEVE_RETURN_IF_ERROR(run->Start());

@@ -10,6 +10,7 @@
 
 #include "comm/comm.h"
 #include "kernels/dtype.h"
+#include "mask/mask_registry.h"
 #include "subnet/quantized_group_codec.h"
 #include "subnet/subnet_plan.h"
 
@@ -26,6 +27,9 @@ struct ExchangeArgs {
   // Error feedback (quantized only): this rank's residual of every buffer position;
   // a quantized group's ring reads and updates its elements', the rest stay.
   float* residual = nullptr;
+  // A mask (quantized only; null: none): the caller's plan is cut to its kept
+  // elements (masked_plan.h) and the dropped ones the call writes are zeroed.
+  const mask::MaskState* mask = nullptr;
 };
 
 // Collective over comm: every rank passes the same plan. Groups are numbered

@@ -21,6 +21,7 @@ Status RunOver(Comm& comm, const coll::Call& call, const coll::CollArgs& buffers
   args.dtype = call.args.dtype;
   args.what = algo::OpKindName(call.kind);
   args.quant = p.quant;
+  args.mask = p.mask.get();
   // One residual per buffer position, keyed by the layout as a mask keys ternary's: it
   // outlives the call's grouping, which D2FT changes with what is touched. Keyed by
   // the caller's sendbuff, not its staging (which another device buffer may reuse).

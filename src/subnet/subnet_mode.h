@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "coll/call.h"
+#include "mask/mask_registry.h"
 #include "gpu/device_collectives.h"
 #include "subnet/layout_registry.h"
 #include "subnet/quantized_group_codec.h"
@@ -24,6 +25,9 @@ struct SubnetParams : coll::ModeParams {
   // levels > 0. 0: the dense calls.
   GroupQuantization quant;
   bool error_feedback = false;  // quantized only: keep this rank's residual per buffer
+  // Quantized only: the mask (null: none); its dropped elements neither travel nor
+  // count, and are 0 in what the call writes.
+  std::shared_ptr<mask::MaskState> mask;
 };
 
 // For core/collectives.def's SubnetAllReduce and D2ftAllReduce (dispatch/modes.cc).

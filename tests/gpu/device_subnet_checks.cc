@@ -1,4 +1,4 @@
-// The subnet all-reduces (SDP, D2FT; dense and at L levels, error feedback) on
+// The subnet all-reduces (SDP, D2FT; dense and at L levels, error feedback, masked) on
 // device buffers against the host path on the same inputs, bit for bit, over
 // the whole recvbuff: segments this rank does not hold, and D2FT's untouched
 // ones, must keep the value recvbuff had (a sentinel), as on the host.
@@ -94,7 +94,7 @@ std::string SubnetChecks(sieveComm_t comm, int rank, int n, DeviceMemory& mem) {
     const char* name;
     sieveDataType_t dtype;
     int levels;  // 0: dense
-    bool d2ft, with_schedule, feedback, in_place;
+    bool d2ft, with_schedule, feedback, in_place, masked = false;
   };
   const Case cases[] = {
       {"sdp dense", sieveFloat32, 0, false, false, false, false},
@@ -104,7 +104,15 @@ std::string SubnetChecks(sieveComm_t comm, int rank, int n, DeviceMemory& mem) {
       {"d2ft schedule in place", sieveFloat16, 0, true, true, false, true},
       {"d2ft gathered L=1 feedback", sieveFloat32, 1, true, false, true, false},
       {"d2ft schedule L=3", sieveBfloat16, 3, true, true, false, false},
+      {"sdp L=3 masked feedback", sieveFloat32, 3, false, false, true, false, true},
+      {"d2ft gathered L=7 masked in place", sieveFloat16, 7, true, false, false, true, true},
   };
+  // About 2/3 kept; all of segment 1 dropped (its group moves nothing).
+  std::vector<unsigned char> keep(kCount);
+  for (size_t j = 0; j < kCount; ++j) keep[j] = (j * 7 + j / 5) % 3 != 1 && (j < 200 || j >= 500);
+  sieveMask_t mask = nullptr;
+  CHECK_OK(sieveMaskRegister(comm, keep.data(), sieveMaskBytes, kCount, sieveMaskStrict, &mask),
+           "mask");
   std::string e;
   std::vector<std::unique_ptr<Buffers>> kept;
   int k = 0;
@@ -117,7 +125,7 @@ std::string SubnetChecks(sieveComm_t comm, int rank, int n, DeviceMemory& mem) {
     for (int step = 0; step < (c.feedback ? 2 : 1) && e.empty(); ++step) {
       FillTernaryInput(90 + 3 * k + step, rank, c.dtype, kCount, send.data());
       const sieveTernaryParams_t p = {11u + static_cast<uint64_t>(k), static_cast<uint64_t>(step),
-                                      97, nullptr, c.feedback ? 1 : 0};
+                                      97, c.masked ? mask : nullptr, c.feedback ? 1 : 0};
       const unsigned char* table = c.with_schedule ? schedule.data() : nullptr;
       const unsigned char* mine = c.with_schedule ? nullptr : touched;
       SubnetCall call = [&](const void* in, void* out, sieveStream_t s) {
@@ -138,6 +146,7 @@ std::string SubnetChecks(sieveComm_t comm, int rank, int n, DeviceMemory& mem) {
     ++k;
   }
   CHECK_OK(sieveLayoutDeregister(layout), "layout deregister");
+  CHECK_OK(sieveMaskDeregister(mask), "mask deregister");
   return e;
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "support/mask_reference.h"
 #include "support/mp_harness.h"
 #include "support/reference.h"
 #include "support/subnet_quantized_reference.h"
@@ -168,6 +169,110 @@ TEST(SubnetQuantizedFeedbackTest, ResidualsCarryAcrossCallsAsTheReferenceSays) {
   spec.nranks = 3;
   spec.env = {{"SIEVE_TIMEOUT", "30"}, {"SIEVE_SEGMENT_BYTES", "1k"}};
   EXPECT_EQ(RunRanks(spec, RunFeedback), "");
+}
+
+// Under a mask: only the kept elements of each group travel and count (Philox
+// index and scale blocks among them), the dropped ones of what a rank writes are 0,
+// a segment the mask drops whole moves nothing; SDP and D2FT (bitmaps and schedule),
+// in place and not, L = 1, 3 and 7, error feedback over two calls; bit for bit
+// against the reference. Then a rank passing another mask of the same kept count
+// fails the call on every rank.
+int RunMasked(int rank, int n, const sieveUniqueId& id) {
+  sieveComm_t comm = nullptr;
+  RANK_CHECK(InitComm(rank, n, id, &comm) == 0, "%s", sieveGetLastError(nullptr));
+  std::mt19937_64 rng(700 + n);
+  const TestLayout layout = RandomLayout(rng, n, 8, 257);
+  const Touched touched = RandomTouched(rng, layout, n, 0.7);
+  const size_t count = LayoutCount(layout);
+  std::vector<uint8_t> keep = RandomMask(31, count, 0.6);
+  for (size_t j = layout[2].offset; j < layout[2].offset + layout[2].length; ++j) keep[j] = 0;
+  const std::vector<bool> kept(keep.begin(), keep.end());
+  sieveMask_t mask = nullptr;
+  RANK_CHECK(sieveMaskRegister(comm, keep.data(), sieveMaskBytes, count, sieveMaskStrict, &mask) ==
+             sieveSuccess, "mask: %s", sieveGetLastError(comm));
+  sieveLayout_t handle = Register(comm, layout);
+  RANK_CHECK(handle != nullptr, "register: %s", sieveGetLastError(comm));
+  const std::vector<unsigned char> row = BitmapRow(touched, rank), table = ScheduleTable(touched);
+  struct Case {
+    bool d2ft, schedule, in_place;
+    int levels, steps;  // steps > 1: error feedback
+    sieveDataType_t dtype;
+  };
+  const Case cases[] = {{false, false, false, 1, 1, sieveFloat32},
+                        {true, false, true, 7, 1, sieveBfloat16},
+                        {true, true, false, 3, 1, sieveFloat32},
+                        {false, false, false, 3, 2, sieveFloat32},
+                        {true, false, false, 1, 2, sieveBfloat16}};
+  int k = 0;
+  for (const Case& m : cases) {
+    TernaryCase c;
+    c.input_seed = 80 + k;
+    c.nranks = n;
+    c.dtype = m.dtype;
+    c.levels = m.levels;
+    c.block = 31;
+    c.seed = 13;
+    c.step = 10 * static_cast<uint64_t>(k);
+    c.count = count;
+    const size_t es = TypeSize(c.dtype);
+    const std::vector<char> input = TernaryCaseInput(c, rank);
+    std::vector<char> send = input, recv(count * es, '\xff');  // NaNs
+    const std::vector<char> before = m.in_place ? input : recv;
+    const Touched* t = m.d2ft ? &touched : nullptr;
+    std::vector<std::vector<char>> want(1, std::vector<char>(count * es));
+    if (m.steps > 1)
+      want = ExpectedSubnetQuantizedFeedback(c, layout, t, rank, before.data(), m.steps, &kept);
+    else
+      ExpectedSubnetQuantized(c, layout, t, rank, before.data(), want[0].data(), &kept);
+    for (int step = 0; step < m.steps; ++step) {
+      send = input;  // in place, the input again each call
+      char* out = m.in_place ? send.data() : recv.data();
+      const sieveTernaryParams_t p =
+          TernaryParams(c.seed, c.step + step, c.block, mask, m.steps > 1 ? 1 : 0);
+      const sieveResult_t res =
+          m.d2ft ? sieveAllReduceD2ftQuantized(send.data(), out, count, c.dtype, handle,
+                                               m.schedule ? nullptr : row.data(),
+                                               m.schedule ? table.data() : nullptr, c.levels, &p,
+                                               comm, nullptr)
+                 : sieveAllReduceSubnetQuantized(send.data(), out, count, c.dtype, handle,
+                                                 c.levels, &p, comm, nullptr);
+      RANK_CHECK(res == sieveSuccess, "case %d step %d: %s", k, step, sieveGetLastError(comm));
+      size_t first = 0;
+      const size_t wrong = CountMismatches(out, want[step].data(), count, es, &first);
+      RANK_CHECK(wrong == 0, "masked case %d step %d: %zu of %zu elements wrong (first at %zu)",
+                 k, step, wrong, count, first);
+    }
+    ++k;
+  }
+  // Another registered mask keeping as many elements: rank 0 passes it.
+  std::vector<uint8_t> other(count);
+  for (size_t j = 0; j < count; ++j) other[j] = keep[(j + 1) % count];
+  sieveMask_t mask2 = nullptr;
+  RANK_CHECK(sieveMaskRegister(comm, other.data(), sieveMaskBytes, count, sieveMaskStrict,
+                               &mask2) == sieveSuccess, "mask2: %s", sieveGetLastError(comm));
+  std::vector<float> buf(count, 1.0f);
+  const sieveTernaryParams_t p = TernaryParams(1, 2, 0, rank == 0 ? mask2 : mask);
+  const sieveResult_t res = sieveAllReduceSubnetQuantized(buf.data(), buf.data(), count,
+                                                          sieveFloat32, handle, 1, &p, comm,
+                                                          nullptr);
+  const std::string msg = sieveGetLastError(comm);
+  RANK_CHECK(res == sieveInvalidUsage && msg.find("mask") != std::string::npos,
+             "mask mismatch: result %d, %s", static_cast<int>(res), msg.c_str());
+  sieveMaskDeregister(mask2);
+  sieveMaskDeregister(mask);
+  sieveLayoutDeregister(handle);
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  return 0;
+}
+
+TEST(SubnetQuantizedMaskedTest, KeptElementsOnlyBitForBitAndAMaskMismatchFails) {
+  RankSpec spec;
+  spec.nranks = 3;
+  // The mismatch fails at once (the groups' scale waits watch the call's control
+  // channel), long before the timeout: before that it took the whole 30 s.
+  spec.kill_after_s = 20;
+  spec.env = {{"SIEVE_TIMEOUT", "30"}, {"SIEVE_SEGMENT_BYTES", "1k"}};
+  EXPECT_EQ(RunRanks(spec, RunMasked), "");
 }
 
 // Local argument errors, then a call where rank 1 passes another L: every rank fails

@@ -15,7 +15,7 @@ namespace {
 // c.step + t), with error feedback or without (then every call is the first one).
 std::vector<std::vector<char>> Expected(const TernaryCase& c, const TestLayout& layout,
                                         const Touched* touched, int rank, const void* before,
-                                        int steps, bool feedback) {
+                                        int steps, bool feedback, const std::vector<bool>* mask) {
   const size_t count = LayoutCount(layout), es = c.dtype == sieveFloat32 ? 4 : 2;
   const char* was = static_cast<const char*>(before);
   std::vector<std::vector<char>> out(static_cast<size_t>(steps),
@@ -30,8 +30,11 @@ std::vector<std::vector<char>> Expected(const TernaryCase& c, const TestLayout& 
                         std::back_inserter(others));
     std::vector<bool>& kept = groups[{t, others}];
     kept.resize(count, false);
-    std::fill(kept.begin() + static_cast<ptrdiff_t>(layout[k].offset),
-              kept.begin() + static_cast<ptrdiff_t>(layout[k].offset + layout[k].length), true);
+    for (size_t j = layout[k].offset; j < layout[k].offset + layout[k].length; ++j) {
+      kept[j] = mask == nullptr || (*mask)[j];
+      if (!kept[j])  // dropped by the mask in a segment this rank holds: 0
+        for (std::vector<char>& o : out) std::memset(o.data() + j * es, 0, es);
+    }
   }
   for (const auto& group : groups) {
     const std::vector<int>& t = group.first.first;
@@ -59,16 +62,15 @@ std::vector<std::vector<char>> Expected(const TernaryCase& c, const TestLayout& 
 
 void ExpectedSubnetQuantized(const TernaryCase& c, const TestLayout& layout,
                              const Touched* touched, int rank, const void* before,
-                             void* expected) {
-  const std::vector<char> out = Expected(c, layout, touched, rank, before, 1, false)[0];
+                             void* expected, const std::vector<bool>* mask) {
+  const std::vector<char> out = Expected(c, layout, touched, rank, before, 1, false, mask)[0];
   std::memcpy(expected, out.data(), out.size());
 }
 
-std::vector<std::vector<char>> ExpectedSubnetQuantizedFeedback(const TernaryCase& c,
-                                                               const TestLayout& layout,
-                                                               const Touched* touched, int rank,
-                                                               const void* before, int steps) {
-  return Expected(c, layout, touched, rank, before, steps, true);
+std::vector<std::vector<char>> ExpectedSubnetQuantizedFeedback(
+    const TernaryCase& c, const TestLayout& layout, const Touched* touched, int rank,
+    const void* before, int steps, const std::vector<bool>* mask) {
+  return Expected(c, layout, touched, rank, before, steps, true, mask);
 }
 
 }  // namespace sieve_test

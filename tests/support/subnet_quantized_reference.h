@@ -19,18 +19,19 @@ namespace sieve_test {
 // in buffer order; on a group this rank holds: T of two or more ranks, the
 // average of the ternary reference over the group's elements among T; one
 // contributor, its input; elsewhere (and where T is empty) the bytes of `before`.
+// `mask` (null: none; else one flag per element): a group's elements are only the
+// kept ones, and the dropped ones of the groups this rank holds are 0.
 void ExpectedSubnetQuantized(const TernaryCase& c, const TestLayout& layout,
                              const Touched* touched, int rank, const void* before,
-                             void* expected);
+                             void* expected, const std::vector<bool>* mask = nullptr);
 
 // With error feedback (params->error_feedback = 1): recvbuff after each of `steps` calls
 // with the same sendbuff and Philox steps c.step, c.step + 1, ...; each group of two or more
 // contributors follows ExpectedTernaryFeedback (its residuals start at 0); a group of one
 // is its input every time.
-std::vector<std::vector<char>> ExpectedSubnetQuantizedFeedback(const TernaryCase& c,
-                                                               const TestLayout& layout,
-                                                               const Touched* touched, int rank,
-                                                               const void* before, int steps);
+std::vector<std::vector<char>> ExpectedSubnetQuantizedFeedback(
+    const TernaryCase& c, const TestLayout& layout, const Touched* touched, int rank,
+    const void* before, int steps, const std::vector<bool>* mask = nullptr);
 
 }  // namespace sieve_test
 

@@ -312,15 +312,17 @@ class Comm:
         return Layout.equal_subnets(self, count, nsubnets)
 
     def all_reduce_subnet(self, send, layout, recv=None, levels=None, seed=1, step=0,
-                          block_size=0, error_feedback=False):
+                          block_size=0, error_feedback=False, mask=None):
         """SDP: on segments this rank holds, recv = mean over holders; others untouched.
         levels=L (1..127): each group's ring carries L-level sums
         (sieveAllReduceSubnetQuantized; every rank the same levels, seed, step,
-        block_size); error_feedback keeps this rank's residual per buffer."""
+        block_size, mask); error_feedback keeps this rank's residual per buffer; mask (a
+        registered Mask, quantized only) cuts each group to its kept elements (the
+        dropped ones of what this rank writes become 0)."""
         sp, rp, n, t, recv = self._pair(send, recv, "all_reduce_subnet")
         if levels is not None:
             levels, p = self._subnet_quantization("all_reduce_subnet", levels, seed, step,
-                                                  block_size, error_feedback)
+                                                  block_size, error_feedback, mask)
             self._check(_lib.fn("sieveAllReduceSubnetQuantized")(
                 sp, rp, n, t, layout._handle(), levels, ctypes.byref(p), self._handle(), None),
                 "sieveAllReduceSubnetQuantized")
@@ -330,16 +332,17 @@ class Comm:
                     "sieveAllReduceSubnet")
         return recv
 
-    def _subnet_quantization(self, where, levels, seed, step, block_size, error_feedback):
-        """The quantized subnet calls' levels and sieveTernaryParams_t (no mask)."""
+    def _subnet_quantization(self, where, levels, seed, step, block_size, error_feedback, mask):
+        """The quantized subnet calls' levels and sieveTernaryParams_t."""
         levels = c_int(levels, "levels", where)
         p = _lib.TernaryParams(c_uint64(seed, "seed", where), c_uint64(step, "step", where),
-                               c_size(block_size, "block_size", where), None,
+                               c_size(block_size, "block_size", where),
+                               mask._handle() if mask is not None else None,
                                1 if error_feedback else 0)
         return levels, p
 
     def all_reduce_d2ft(self, send, layout, touched, recv=None, schedule=None, levels=None,
-                        seed=1, step=0, block_size=0, error_feedback=False):
+                        seed=1, step=0, block_size=0, error_feedback=False, mask=None):
         """D2FT: touched = this rank's segments with a gradient this step (a sequence of
         segment indices, or bools per segment); schedule = None (the ranks exchange their
         bitmaps) or every rank's touched as an nranks x nsegments bool matrix. levels=L:
@@ -357,7 +360,7 @@ class Comm:
         table_p = table.ctypes.data if table is not None else None
         if levels is not None:
             levels, p = self._subnet_quantization("all_reduce_d2ft", levels, seed, step,
-                                                  block_size, error_feedback)
+                                                  block_size, error_feedback, mask)
             self._check(_lib.fn("sieveAllReduceD2ftQuantized")(
                 sp, rp, n, t, layout._handle(), bits.ctypes.data, table_p, levels,
                 ctypes.byref(p), self._handle(), None), "sieveAllReduceD2ftQuantized")

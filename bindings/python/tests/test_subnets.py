@@ -50,6 +50,15 @@ def check_quantized_subnets(comm, rank, n):
     # <= s / (L * steps).
     assert err[True] <= 2.34 / (levels * steps) + 1e-5, err
     assert err[False] > 2 * err[True], err
+    # Under a mask: dropped elements are 0, kept ones within the bound.
+    keep = np.arange(count) % 3 != 1
+    mask = comm.register_mask(keep)
+    out = torch.full((count,), 9.0)
+    comm.all_reduce_subnet(x[rank], lay, out, levels=levels, seed=3, step=99, mask=mask)
+    assert torch.all(out[torch.from_numpy(~keep)] == 0)
+    kept = torch.from_numpy(keep)
+    assert (out[kept] - want[kept]).abs().max() <= 2.0 / levels + 1e-6
+    mask.deregister()
     lay.deregister()
 
 
