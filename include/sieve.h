@@ -461,8 +461,9 @@ sieveResult_t sieveAllReduceQuantized(const void* sendbuff, void* recvbuff, size
  * between the dense all-reduce (sieveAllReduce's result; under params->mask,
  * sieveAllReduceMasked's) and L in {1, 3, 7, 15, 31, 63, 127} (then the call is
  * sieveAllReduceQuantized at that L, bit for bit): the least predicted time from the
- * link's rate (SIEVE_LINK_RATE, else measured from this communicator's own auto
- * calls; dense until known), this machine's kernel speed and count, within
+ * link's rate (SIEVE_LINK_RATE, else a proven lower bound this communicator learned
+ * from its own calls; the most compressed level until it has one), this machine's
+ * kernel speed and count, within
  * ternary's variance, the most accurate choice within 10% of the fastest
  * (docs/modes.md, "auto"). Every rank passes SIEVE_LEVELS_AUTO (where a rank passes
  * an L instead, the call fails on every rank unless auto chose that L). Error feedback: a call done dense leaves the residual as it was, for the

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <thread>
 
+#include "comm/thread_slice.h"
 #include "core/log.h"
 
 namespace sieve {
@@ -106,6 +107,10 @@ void CreateInBackground(BackgroundWorker* worker, CommHandle* handle,
       status = create(&created);
       return status;
     });
+    // This task runs on the thread that will run the communicator's operations.
+    if (created && created->config().worker_realtime && !RequestRealtime())
+      SIEVE_INFO(kLogInit, "background thread: real-time scheduling refused (SIEVE_WORKER_REALTIME "
+                 "needs CAP_SYS_NICE or RLIMIT_RTPRIO); it keeps the short slice");
     if (own) Publish(handle, *own, std::move(created), status);
     for (const auto& state : holds) state->TaskDone();
   });

@@ -8,6 +8,7 @@
 
 #include "comm/bootstrap_config.h"
 #include "comm/host_id.h"
+#include "comm/thread_slice.h"
 #include "core/log.h"
 #include "topo/host_id.h"
 #include "topo/placement.h"
@@ -179,7 +180,10 @@ void Comm::EndRevoke() {
 transport::WaitOptions Comm::WaitOptions() const {
   transport::WaitOptions options;
   options.timeout_s = config_.timeout_s;
-  options.spin_s = static_cast<double>(config_.wait_spin_us) * 1e-6;
+  // A real-time caller (the background thread under SIEVE_WORKER_REALTIME) does not spin:
+  // spinning, it would keep the peers it waits for (the same priority, ranks sharing a core)
+  // off the CPU.
+  options.spin_s = ThreadIsRealtime() ? 0.0 : static_cast<double>(config_.wait_spin_us) * 1e-6;
   options.sleep_s = static_cast<double>(config_.wait_sleep_us) * 1e-6;
   options.abort = &root_->abort_;
   return options;

@@ -1,6 +1,9 @@
 // sched_getattr/sched_setattr by system call (glibc 2.36 has no wrappers).
 #include "comm/thread_slice.h"
 
+#include <pthread.h>
+#include <sched.h>
+
 #if defined(__linux__)
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -50,6 +53,19 @@ uint64_t ThreadSliceNs() {
 #else
   return 0;
 #endif
+}
+
+bool RequestRealtime() {
+  sched_param param{};
+  param.sched_priority = sched_get_priority_min(SCHED_RR);
+  return param.sched_priority >= 0 &&
+         pthread_setschedparam(pthread_self(), SCHED_RR, &param) == 0;
+}
+
+bool ThreadIsRealtime() {
+  int policy = 0;
+  sched_param param{};
+  return pthread_getschedparam(pthread_self(), &policy, &param) == 0 && policy == SCHED_RR;
 }
 
 }  // namespace sieve

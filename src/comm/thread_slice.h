@@ -21,6 +21,15 @@ bool RequestThreadSlice(uint64_t slice_ns);
 // The calling thread's slice as the kernel reports it; 0 when it does not.
 uint64_t ThreadSliceNs();
 
+// Moves the calling thread to SCHED_RR at its lowest priority: it then preempts every
+// SCHED_OTHER thread when woken (the kernel's real-time throttling still leaves them a
+// share). False when not permitted (no CAP_SYS_NICE or RLIMIT_RTPRIO); the thread keeps
+// its policy then.
+bool RequestRealtime();
+
+// Whether the calling thread runs under SCHED_RR.
+bool ThreadIsRealtime();
+
 }  // namespace sieve
 
 #endif  // SIEVE_COMM_THREAD_SLICE_H_

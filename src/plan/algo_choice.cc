@@ -7,6 +7,7 @@
 #include "core/log.h"
 #include "kernels/ternary.h"
 #include "plan/link_probe.h"
+#include "plan/link_rate.h"
 
 namespace sieve::plan {
 
@@ -77,31 +78,11 @@ AlgoChoice Flat(const Comm& comm, int n, size_t bytes, bool one_shot, const Link
     return {Algo::kTree, StrFormat("at most SIEVE_TREE_THRESHOLD (%zu) bytes on 3 or more ranks",
                                    config.tree_threshold)};
   }
-  return {Algo::kRing, StrFormat("more than SIEVE_TREE_THRESHOLD (%zu) bytes",
-                                 config.tree_threshold)};
+  return {Algo::kRing,
+          StrFormat("more than SIEVE_TREE_THRESHOLD (%zu) bytes", config.tree_threshold)};
 }
 
 }  // namespace
-
-double LearnedRate::rate() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return *std::max_element(window_, window_ + kWindow);
-}
-
-void LearnedRate::Adopt(double agreed) {
-  std::lock_guard<std::mutex> lock(mu_);
-  window_[next_++ % kWindow] = agreed;
-}
-
-double LearnedRate::proposal() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return proposal_;
-}
-
-void LearnedRate::Propose(double rate) {
-  std::lock_guard<std::mutex> lock(mu_);
-  proposal_ = rate;
-}
 
 const char* AlgoName(Algo algo) {
   switch (algo) {
@@ -127,8 +108,11 @@ AlgoChoice ChooseAllReduce(Comm& comm, size_t count, size_t bytes) {
                   {Algo::kHier, StrFormat("%s: host reduce-scatter, inter-host all-reduce per "
                                           "local rank, host all-gather",
                                           hier)});
-  return Logged(comm, OpKind::kAllReduce, bytes,
-                Flat(comm, comm.size(), bytes, true, LinkOf(comm)));
+  return Logged(comm, OpKind::kAllReduce, bytes, ChooseDenseFlat(comm, bytes));
+}
+
+AlgoChoice ChooseDenseFlat(const Comm& comm, size_t bytes) {
+  return Flat(comm, comm.size(), bytes, true, LinkOf(comm));
 }
 
 AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes) {
@@ -137,12 +121,10 @@ AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes) {
                   {Algo::kHier, StrFormat("%s: packed once, the dense hierarchical all-reduce "
                                           "of the kept elements, unpacked once",
                                           hier)});
-  return Logged(comm, OpKind::kMaskedAllReduce, packed_bytes,
-                Flat(comm, comm.size(), packed_bytes, true, LinkOf(comm)));
+  return Logged(comm, OpKind::kMaskedAllReduce, packed_bytes, ChooseDenseFlat(comm, packed_bytes));
 }
 
-AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_because,
-                                  int levels) {
+AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_because, int levels) {
   const size_t wire_bytes =
       kernels::TernaryPackedBytes(elems, kernels::TernaryBits(comm.size() * levels));
   const char* hier = HierReason(comm, elems);
@@ -152,7 +134,7 @@ AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_bec
                                           "hosts",
                                           hier)});
   Link link = LinkOf(comm);
-  const double learned_rate = comm.State<LearnedRate>().rate();
+  const double learned_rate = comm.State<LinkRate>().rate();
   const bool learned = !(link.rate_Bps > 0) && learned_rate > 0;
   if (learned) link.rate_Bps = learned_rate;
   // A segment on the wire holds as many elements as a float32 input's segment.
@@ -160,7 +142,7 @@ AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_bec
       comm.config().segment_bytes / sizeof(float), kernels::TernaryBits(comm.size() * levels));
   AlgoChoice flat = Flat(comm, comm.size(), wire_bytes, true, link, segment_wire);
   if (hier != nullptr) flat.why += StrFormat("; not hierarchical: %s", flat_because);
-  if (learned) flat.why += "; rate learned from this communicator's ternary calls";
+  if (learned) flat.why += "; rate learned by this communicator (a proven lower bound)";
   return Logged(comm, OpKind::kTernaryAllReduce, wire_bytes, std::move(flat),
                 learned ? " (learned rate)" : "");
 }

@@ -8,7 +8,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <string>
 
 #include "algo/allreduce.h"
@@ -17,11 +16,11 @@
 namespace sieve::plan {
 
 enum class Algo : uint8_t {
-  kRing,   // reduce-scatter + all-gather around all ranks (algo/ring.h)
-  kTree,   // reduce up and broadcast down a binary tree (algo/tree.h)
-  kChain,  // a pipelined chain from or to the root (algo/chain.h)
-  kHier,   // host reduce-scatter, inter-host all-reduce per local rank, host all-gather
-  kDirect,  // reduce-scatter + all-gather with every rank at once (algo/direct.h)
+  kRing,     // reduce-scatter + all-gather around all ranks (algo/ring.h)
+  kTree,     // reduce up and broadcast down a binary tree (algo/tree.h)
+  kChain,    // a pipelined chain from or to the root (algo/chain.h)
+  kHier,     // host reduce-scatter, inter-host all-reduce per local rank, host all-gather
+  kDirect,   // reduce-scatter + all-gather with every rank at once (algo/direct.h)
   kOneShot,  // every rank's whole input to every rank, added everywhere (algo/one_shot.h)
 };
 const char* AlgoName(Algo algo);
@@ -42,34 +41,14 @@ struct AlgoChoice {
 // exchange where SIEVE_ALGO says ONESHOT.
 AlgoChoice ChooseAllReduce(Comm& comm, size_t count, size_t bytes);
 
+// The flat rule of the dense and masked all-reduces for `bytes` on the wire, not
+// logged: what a call that did not take the hierarchical plan ran (auto's dense calls
+// tell the rate learner, plan/link_rate.h).
+AlgoChoice ChooseDenseFlat(const Comm& comm, size_t bytes);
+
 // The masked all-reduce of `nnz` kept elements (`packed_bytes` packed): the dense
 // rules on the packed vector (the hierarchical plan packs first).
 AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes);
-
-// The rate this communicator's ternary calls learned (plan/link_model.h's
-// RateFromCall and AgreedRate; ternary/ternary_allreduce.cc feeds it): the same
-// on every rank, changed only where every rank's call succeeded. Each agreed
-// value is a lower bound (a loaded host only slows a call), so the rate is the
-// largest of the last kWindow; older ones leave, so a link that got slower is
-// followed (a communicator's first call, which also starts TCP's windows, gives
-// a low one: the next call may take the ring once where the direct exchange is
-// the choice: one or two of 12 calls in the masked 16 MiB runs at 100 Mbit/s and
-// 50 ms; skipping the first value would leave one more call on the old choice). `proposal`: this rank's latest inference,
-// for the next call's scales.
-class LearnedRate {
- public:
-  static constexpr size_t kWindow = 8;
-  double rate() const;        // 0: nothing learned yet
-  void Adopt(double agreed);  // > 0
-  double proposal() const;
-  void Propose(double rate);
-
- private:
-  mutable std::mutex mu_;
-  double window_[kWindow] = {};
-  size_t next_ = 0;
-  double proposal_ = 0;
-};
 
 // The ternary all-reduce of `elems` quantized elements: hierarchical as the dense
 // all-reduce (dense sums inside hosts, quantized once between them) unless
@@ -77,7 +56,7 @@ class LearnedRate {
 // the codec gathers; codes quantized on the device), null when it can; else the
 // flat rule (one-shot included) on the bytes a flat run puts on the wire (final
 // sums' width, which grows with the call's levels L: TernaryBits(nL)). Where
-// SIEVE_LINK_RATE is unset, the rate its calls learned (LearnedRate) decides.
+// SIEVE_LINK_RATE is unset, the rate the communicator learned (plan/link_rate.h) decides.
 AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_because,
                                   int levels = 1);
 

@@ -95,13 +95,14 @@ CompressionChoice ChooseCompression(const CompressionInputs& in) {
   }
   if (c.levels == kAutoDense) return c;
   const double cost = RingBytesSent(in, kAutoDense) - RingBytesSent(in, c.levels);
-  if (cost <= in.explore_bytes) {
+  if (std::ldexp(cost, std::min(in.explorations, 60)) <= in.explore_bytes) {
     c.levels = kAutoDense;
     c.explores = true;
     c.explore_cost_bytes = cost;
     c.predicted_s = 0;
     c.why = StrFormat("dense to measure the rate (%.3g MB over the choice, budget %.3g MB); ",
-                      cost * 1e-6, in.explore_bytes * 1e-6) + c.why;
+                      cost * 1e-6, in.explore_bytes * 1e-6) +
+            c.why;
   }
   return c;
 }
@@ -109,11 +110,6 @@ CompressionChoice ChooseCompression(const CompressionInputs& in) {
 double AccrueExploration(double budget, const CompressionInputs& in,
                          const CompressionChoice& choice) {
   return budget + kAccuracySlack * RingBytesSent(in, choice.levels) - choice.explore_cost_bytes;
-}
-
-double RateLowerBound(double bytes, double seconds, double one_way_s) {
-  const double t = seconds - one_way_s;
-  return t > 0 ? 0.5 * bytes / t : 0;
 }
 
 }  // namespace sieve::plan

@@ -21,19 +21,22 @@
 // element) grows with L (more instructions per code; partial sums of nL > 127 are
 // int16): t_codec(L) = t_codec(1) x codec_factor[L], the factors measured.
 //
-// Where the rate is not known (no SIEVE_LINK_RATE, no dense call measured yet) the
-// costs are not symmetric: dense on a slow link costs its bytes at that rate
-// (seconds), the most compressed level on a fast link costs only its kernels. So
-// auto never pays a dense call to learn the rate. It decides at a lower bound on
-// the rate that every call proves (bytes over time, see RateLowerBound; 0 before any:
-// the most compressed level), dense only where dense wins even at that bound (dense's
-// lead grows with the rate, so it wins at the true rate too), and it spends a dense
-// call to measure the rate only out of an exploration budget: kAccuracySlack of the
-// bytes its auto calls sent so far (AccrueExploration). A dense call moved early costs
-// at most its extra bytes at the true rate, so on a slow link (time ~ bytes) learning the rate costs at
-// most kAccuracySlack of the time spent, and a fast link reaches dense (and the rate)
-// after about (dense bytes / compressed bytes) / kAccuracySlack calls of one size, or
-// sooner through a smaller call.
+// Where the rate is not stated (no SIEVE_LINK_RATE) the costs are not symmetric: dense
+// on a slow link costs its bytes at that rate (seconds), the most compressed level on a
+// fast link costs only its kernels. So auto never pays a dense call to learn the rate.
+// It decides at the proven lower bound on the rate that the communicator's one learner
+// holds (plan/link_rate.h; 0 before any: the most compressed level), dense only where
+// dense wins even at that bound (dense's lead grows with the rate, so it wins at the
+// true rate too), and it spends a dense call to measure the rate only out of an
+// exploration budget: kAccuracySlack of the bytes its auto calls sent so far
+// (AccrueExploration). A dense call moved early costs at most its extra bytes at the
+// true rate, so on a slow link (time ~ bytes) learning the rate costs at most
+// kAccuracySlack of the time spent, and a fast link reaches dense after about
+// (dense bytes / compressed bytes) / kAccuracySlack calls of one size, or sooner
+// through a smaller call. The k-th exploration waits for a budget of 2^k times its
+// cost: a bound that a starved CPU made low is measured again (at exponentially spaced
+// calls), while a slow link pays a number of explorations that grows only with the
+// logarithm of the calls.
 #ifndef SIEVE_PLAN_COMPRESSION_CHOICE_H_
 #define SIEVE_PLAN_COMPRESSION_CHOICE_H_
 
@@ -41,6 +44,7 @@
 #include <string>
 
 #include "plan/link_model.h"
+#include "plan/link_rate.h"
 
 namespace sieve::plan {
 
@@ -60,11 +64,13 @@ struct CompressionInputs {
   size_t elements = 0;       // elements the call quantizes (under a mask, the kept ones)
   size_t element_bytes = 4;  // the datatype's size (what dense sends per element)
   size_t block = 2048;       // elements per scale block
-  Link link;                 // rate_Bps 0: not known (no transfer measured, no SIEVE_LINK_RATE)
-  // Where the rate is not known: a proven lower bound on it (0: none yet), and the bytes
-  // the ranks may still spend, over the choice's, on a dense call that measures it.
+  Link link;                 // rate_Bps: SIEVE_LINK_RATE's; 0: not stated
+  // Where the rate is not stated: the proven lower bound the communicator learned (0:
+  // none yet), and the bytes the ranks may still spend, over the choice's, on a dense
+  // call that measures it.
   double rate_lower_Bps = 0;
   double explore_bytes = 0;
+  int explorations = 0;            // dense calls that measured the rate so far (agreed)
   double codec_s_per_element = 0;  // the quantized path's kernels at L = 1, per element
   double dense_s_per_element = 0;  // the dense reduction, per element
   // The quantized path's cost at kAutoLevels[i] over its cost at L = 1.
@@ -92,7 +98,7 @@ struct CompressionChoice {
 // The policy above. Dense where there is one rank or fewer than kMinAutoElements.
 // Where the rate is not known: the choice at in.rate_lower_Bps (the most compressed
 // level where there is none), or dense to measure the rate where that costs at most
-// in.explore_bytes more than the choice.
+// in.explore_bytes / 2^in.explorations more than the choice.
 CompressionChoice ChooseCompression(const CompressionInputs& in);
 
 // The exploration budget after a call: kAccuracySlack of the bytes it sent
@@ -100,16 +106,6 @@ CompressionChoice ChooseCompression(const CompressionInputs& in);
 // A pure function of agreed inputs, so every rank's budget is the same.
 double AccrueExploration(double budget, const CompressionInputs& in,
                          const CompressionChoice& choice);
-
-// A lower bound on the link's rate from a ring all-reduce in which this rank sent
-// `bytes` in `seconds`: (bytes / 2) / (seconds - one_way_s), 0 where that is not positive.
-// Why it holds: the rank receives as many bytes as it sends; the second half of them
-// (the ring's steps n-1 to 2n-3) depend on its own first send, so they were sent after
-// the call began here and the first of them arrived no sooner than one one-way delay
-// later; the first half may have waited in buffers (a rank that began late). Kernels
-// and transfers overlap in the pipelined ring, so the time less the kernels is not a
-// bound either way; this is: the rate may be anything above it.
-double RateLowerBound(double bytes, double seconds, double one_way_s);
 
 // "dense" or "qL" (q1 is ternary), as sieve-perf spells the modes.
 std::string LevelsName(int levels);

@@ -13,14 +13,13 @@ double RateOr(const Link& link, double assumed) {
   return link.rate_Bps > 0 ? link.rate_Bps : assumed;
 }
 
-// Levels of the binary tree below its root (algo/tree.h: children 2r+1, 2r+2).
+}  // namespace
+
 int TreeDepth(int n) {
   int depth = 0;
   for (long last = n - 1; last > 0; last = (last - 1) / 2) ++depth;
   return depth;
 }
-
-}  // namespace
 
 AllReduceEstimate EstimateAllReduce(int n, size_t wire_bytes, const Link& link,
                                     size_t segment_bytes) {
@@ -65,54 +64,13 @@ algo::OpAlgo ChooseForLink(int n, size_t wire_bytes, const Link& link, std::stri
     pick = algo::OpAlgo::kOneShot;
     best = e.one_shot_s;
   }
-  *why = StrFormat("round trip %.3g ms, %s %.3g Gbit/s: model ring %.3g ms, tree %.3g ms, "
-                   "direct %.3g ms",
-                   link.rtt_s * 1e3,
-                   link.rate_Bps > 0 ? "rate" : "rate unknown (SIEVE_LINK_RATE), assumed",
-                   RateOr(link, kChoiceRateBps) * 8e-9,
-                   e.ring_s * 1e3, e.tree_s * 1e3, e.direct_s * 1e3);
+  *why = StrFormat(
+      "round trip %.3g ms, %s %.3g Gbit/s: model ring %.3g ms, tree %.3g ms, "
+      "direct %.3g ms",
+      link.rtt_s * 1e3, link.rate_Bps > 0 ? "rate" : "rate unknown (SIEVE_LINK_RATE), assumed",
+      RateOr(link, kChoiceRateBps) * 8e-9, e.ring_s * 1e3, e.tree_s * 1e3, e.direct_s * 1e3);
   if (one_shot_fits) *why += StrFormat(", one-shot %.3g ms", e.one_shot_s * 1e3);
   return pick;
-}
-
-double RateFromCall(algo::OpAlgo algo, int n, double sent_bytes, double seconds, double rtt_s,
-                    size_t segment_bytes) {
-  if (n < 2 || !(sent_bytes > 0) || !(seconds > 0)) return 0;
-  const double a = rtt_s / 2;
-  const int steps = 2 * (n - 1);
-  // The model's time at rate r, decreasing in r.
-  auto time_at = [&](double r) {
-    switch (algo) {
-      case algo::OpAlgo::kRing: {
-        const double chunk_s = sent_bytes / steps / r;
-        const double seg_s = std::min(static_cast<double>(segment_bytes) / r, chunk_s);
-        return (steps - 1) * std::max(chunk_s, a + seg_s) + chunk_s + a;
-      }
-      case algo::OpAlgo::kTree:
-        return 2.0 * TreeDepth(n) * a + sent_bytes / r;
-      case algo::OpAlgo::kOneShot:
-        return a + sent_bytes / r;
-      default:  // the direct exchange
-        return 2.0 * a + sent_bytes / r;
-    }
-  };
-  if (time_at(kMaxLearnedRateBps) >= seconds) return 0;
-  double lo = 1e3, hi = kMaxLearnedRateBps;  // time_at(lo) > seconds >= time_at(hi)
-  if (time_at(lo) <= seconds) return lo;
-  for (int i = 0; i < 60; ++i) {
-    const double mid = std::sqrt(lo * hi);
-    (time_at(mid) > seconds ? lo : hi) = mid;
-  }
-  return hi;
-}
-
-double AgreedRate(const std::vector<float>& proposals) {
-  std::vector<double> v;
-  for (float p : proposals)
-    if (p > 0 && std::isfinite(p)) v.push_back(p);
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 bool TreeOnLan(int n, size_t bytes, const Link& link) {

@@ -7,7 +7,7 @@
 // a = rtt/2 and rate r (bytes/s), each rank sending 2(n-1)/n B in the ring and
 // the direct exchange and up to 3B in the binary tree (up once, down to two):
 //   ring:   2(n-1) a + 2(n-1)/n B / r     (each step waits for the previous one's data)
-//     where the rate is known (stated or learned), the pipelined ring instead:
+//     where the rate is known (stated, or learned: plan/link_rate.h), the pipelined ring instead:
 //           (2(n-1)-1) max(C, a + t) + C + a, with C = B/(n r) a step's chunk time
 //           and t = a segment's: a step starts when the previous step's first
 //           segment is in, so a ring whose chunks take longer than a delay keeps
@@ -24,7 +24,6 @@
 
 #include <cstddef>
 #include <string>
-#include <vector>
 
 #include "algo/op_header.h"
 
@@ -66,6 +65,9 @@ struct AllReduceEstimate {
 AllReduceEstimate EstimateAllReduce(int n, size_t wire_bytes, const Link& link,
                                     size_t segment_bytes = 0);
 
+// Levels of the binary tree below its root (algo/tree.h: children 2r+1, 2r+2).
+int TreeDepth(int n);
+
 // Whether the link's latency decides the flat all-reduce (round trip at least
 // kLocalRttS); below, plan/algo_choice.h keeps the LAN's size rule.
 bool LatencyMatters(const Link& link);
@@ -79,25 +81,6 @@ bool LatencyMatters(const Link& link);
 // its copies ((n-1) x wire_bytes) within kMaxOneShotBytes.
 algo::OpAlgo ChooseForLink(int n, size_t wire_bytes, const Link& link, std::string* why,
                            size_t one_shot_max = 0, size_t segment_bytes = 0);
-
-// Learning the rate where nobody states it (SIEVE_LINK_RATE unset): each rank
-// infers one from a call of its own, and every rank adopts the same value from
-// all of them (ternary/ternary_allreduce.h carries them in the scale exchange).
-//
-// The rate at which `algo`'s model, with this rank sending `sent_bytes` (its
-// chunks: the ring's 2(n-1) steps carry equal shares), takes `seconds` on a link
-// of round trip `rtt_s` (at most kMaxLearnedRateBps). `segment_bytes` as in
-// EstimateAllReduce. 0 where there is nothing to learn from, e.g. a call within
-// the model's delays alone (any rate would do: a small call on a long link).
-// A call's own kernels and waits only ever make it slower, so the rate it implies
-// is a lower bound: the plan keeps the largest of recent ones (LearnedRate).
-constexpr double kMaxLearnedRateBps = 1.25e10;
-double RateFromCall(algo::OpAlgo algo, int n, double sent_bytes, double seconds, double rtt_s,
-                    size_t segment_bytes = 0);
-// The rate every rank adopts from the ranks' proposals (the same list on every
-// rank, 0 for none): the median of the positive ones (the upper one of an even
-// count), so one rank slowed by its host's load does not decide; 0 if none.
-double AgreedRate(const std::vector<float>& proposals);
 
 // On a LAN, whether the tree replaces the ring for `bytes` on n ranks (the caller
 // checked SIEVE_TREE_THRESHOLD): with the rate unknown, yes (the size rule); with

@@ -15,9 +15,11 @@
 #include "core/log.h"
 #include "kernels/reduce.h"
 #include "kernels/ternary.h"
+#include "plan/algo_choice.h"
 #include "plan/compression_choice.h"
 #include "plan/link_model.h"
 #include "plan/link_probe.h"
+#include "plan/link_rate.h"
 
 namespace sieve::ternary {
 
@@ -29,10 +31,6 @@ using Clock = std::chrono::steady_clock;
 // measure the link) and every kAgreeEvery-th after.
 constexpr uint64_t kEarlyAgreements = 4;
 constexpr uint64_t kAgreeEvery = 16;
-// Calls that sent fewer bytes say more about latency than about the rate.
-constexpr uint64_t kMinSampleBytes = 256 << 10;
-// A call whose transfer share is below this fraction of its time is the kernels'.
-constexpr double kMinWireShare = 0.1;
 // Elements of the one-time kernel measurement (128 KiB of float32), best of kRuns.
 constexpr size_t kProbeElements = 1 << 15;
 constexpr int kRuns = 3;
@@ -53,6 +51,7 @@ struct AutoState {
   AutoMeasurements agreed;                 // every rank's, as of the last agreement
   uint64_t calls = 0;                      // auto calls of kMinAutoElements or more
   double explore_budget = 0;               // plan::AccrueExploration's, the same on every rank
+  int explorations = 0;                    // dense calls that measured the rate (agreed)
   std::map<size_t, int> last_by_elements;  // for the INFO line on a switch
   std::atomic<int> last_levels{-1};
 };
@@ -103,47 +102,37 @@ void MeasureKernels(int nranks, AutoMeasurements* m) {
   m->dense_s_per_element = dense / static_cast<double>(g.size());
 }
 
-// Learns from a call that sent `sent` bytes in `seconds`: any call, until the rate is
-// known, a lower bound on it; a dense call (little compute) the link's rate, a quantized one
-// (with the agreed rate) its kernels' real cost per element, waits for slower ranks included
-// (the one-time measurement is one rank's kernels on a small buffer in cache; the call's are
-// not).
-// Whether a call's bytes and time bound the link's rate (plan::RateLowerBound): every
-// rank on its own host (else some bytes crossed shared memory), and a ring or a tree (a
-// rank's received bytes depend on its own send); the direct exchange and the one-shot,
-// which the plan may take on a link with latency, deliver without it. Asked of the pure
-// rule with no cap on the one-shot's message, so a doubt skips the sample.
-bool BoundsTheRate(const Comm& comm, int levels, size_t elements, size_t element_bytes) {
-  if (comm.hosts().nhosts < comm.size()) return false;
-  const plan::Link link = plan::LinkOf(comm);
-  if (!plan::LatencyMatters(link)) return true;
-  const int n = comm.size();
-  const size_t wire = levels == plan::kAutoDense
-                          ? elements * element_bytes
-                          : kernels::TernaryPackedBytes(elements, kernels::TernaryBits(n * levels));
-  std::string why;
-  const algo::OpAlgo a = plan::ChooseForLink(n, wire, link, &why, wire);
-  return a == algo::OpAlgo::kRing || a == algo::OpAlgo::kTree;
-}
-
-void Observe(const Comm& comm, AutoState& s, int levels, size_t elements, size_t element_bytes,
-             uint64_t sent, double seconds) {
-  if (s.injected || sent < kMinSampleBytes) return;
-  const double e = static_cast<double>(elements);
-  const double latency = (comm.size() - 1) * comm.link_rtt_s();
-  if (comm.config().link_rate <= 0 && BoundsTheRate(comm, levels, elements, element_bytes))
-    s.local.rate_lower_Bps =
-        std::max(s.local.rate_lower_Bps,
-                 plan::RateLowerBound(static_cast<double>(sent), seconds, comm.link_rtt_s() / 2));
+// Learns from a call that sent `sent` bytes in `seconds`. A dense call feeds the
+// communicator's rate learner (plan/link_rate.h; a quantized call fed it itself, in
+// ternary/ternary_allreduce.cc); a quantized one, with a rate (stated, else the learned
+// bound, which makes the wire's share look larger and so the kernels cheaper: the error
+// leans toward compression), its kernels' real cost per element, waits for slower ranks
+// included (the one-time measurement is one rank's kernels on a small buffer in cache;
+// the call's are not).
+void Observe(Comm& comm, AutoState& s, double rate, int levels, size_t elements,
+             size_t element_bytes, uint64_t sent, double seconds) {
   if (levels == plan::kAutoDense) {
     if (comm.config().link_rate > 0) return;
-    const double wire_s = seconds - e * s.local.dense_s_per_element - latency;
-    if (!(wire_s > kMinWireShare * seconds)) return;
-    s.local.rate_Bps = Blend(s.local.rate_Bps, static_cast<double>(sent) / wire_s);
+    // The flat rule the dense (or masked) all-reduce took; a hierarchical run crossed
+    // shared memory too (one_kind_of_link).
+    const algo::AllReduceRun run =
+        plan::FlatRun(comm, plan::ChooseDenseFlat(comm, elements * element_bytes).algo,
+                      comm.config().segment_bytes);
+    plan::RateSample sample;
+    sample.algo = run.algo;
+    sample.nranks = comm.size();
+    sample.segment_bytes = run.segment_bytes;
+    sample.one_kind_of_link = comm.hosts().nhosts == 1 || comm.hosts().nhosts == comm.size();
+    sample.sent = sent;
+    sample.seconds = seconds;
+    sample.one_way_s = comm.link_rtt_s() / 2;
+    comm.State<plan::LinkRate>().Offer(plan::RateBoundOf(sample));
     return;
   }
-  if (!(s.agreed.rate_Bps > 0)) return;
-  const double kernels_s = seconds - static_cast<double>(sent) / s.agreed.rate_Bps - latency;
+  if (s.injected || sent < plan::kMinRateSampleBytes || !(rate > 0)) return;
+  const double e = static_cast<double>(elements);
+  const double latency = (comm.size() - 1) * comm.link_rtt_s();
+  const double kernels_s = seconds - static_cast<double>(sent) / rate - latency;
   const int i = plan::AutoLevelIndex(levels);
   const double factor = i >= 0 ? s.local.codec_factor[i] : 1.0;
   if (kernels_s > 0)
@@ -154,14 +143,16 @@ void Observe(const Comm& comm, AutoState& s, int levels, size_t elements, size_t
 double Inverse(double x, double none) { return x > 0 ? 1.0 / x : none; }
 double FromInverse(double v) { return v > 0 && std::isfinite(v) ? 1.0 / v : 0.0; }
 
-// Every rank's inputs become the slowest rank's: max of 1/rate (0: not known, so a
-// rank that knows it decides), of 1/lower bound (infinite: none, so a rank without one
-// makes it none), of each cost per element and of each factor.
+// Every rank's inputs become the slowest rank's: max of 1/stated rate (0: not stated,
+// so a rank that states it decides), of 1/the learner's proposal (infinite: none, so a
+// rank without one makes it none: plan::AgreedBound's rule), of each cost per element and
+// of each factor. The agreed bound goes to the communicator's rate learner.
 Status Agree(Comm& comm, AutoState& s) {
   constexpr int kFixed = 4;
+  plan::LinkRate& learner = comm.State<plan::LinkRate>();
   double v[kFixed + plan::kNumAutoLevels] = {
       Inverse(s.local.rate_Bps, 0.0),
-      Inverse(s.local.rate_lower_Bps, std::numeric_limits<double>::infinity()),
+      Inverse(learner.proposal(), std::numeric_limits<double>::infinity()),
       s.local.codec_s_per_element, s.local.dense_s_per_element};
   std::copy(s.local.codec_factor, s.local.codec_factor + plan::kNumAutoLevels, v + kFixed);
   coll::CollArgs a;
@@ -172,7 +163,7 @@ Status Agree(Comm& comm, AutoState& s) {
   a.op = kernels::RedOp::kMax;
   SIEVE_RETURN_IF_ERROR(coll::AllReduce(comm, a).WithContext("auto levels: agreeing on inputs"));
   s.agreed.rate_Bps = FromInverse(v[0]);
-  s.agreed.rate_lower_Bps = FromInverse(v[1]);
+  learner.Agreed(FromInverse(v[1]));
   s.agreed.codec_s_per_element = v[2];
   s.agreed.dense_s_per_element = v[3];
   std::copy(v + kFixed, v + kFixed + plan::kNumAutoLevels, s.agreed.codec_factor);
@@ -201,8 +192,9 @@ Status RunWithAutoLevels(Comm& comm, size_t elements, kernels::DType dtype, size
     s.agree_next = false;
     in.link = plan::LinkOf(comm);
     in.link.rate_Bps = s.agreed.rate_Bps;
-    in.rate_lower_Bps = s.agreed.rate_lower_Bps;
+    in.rate_lower_Bps = comm.State<plan::LinkRate>().rate();
     in.explore_bytes = s.explore_budget;
+    in.explorations = s.explorations;
     in.codec_s_per_element = s.agreed.codec_s_per_element;
     in.dense_s_per_element = s.agreed.dense_s_per_element;
     std::copy(s.agreed.codec_factor, s.agreed.codec_factor + plan::kNumAutoLevels, in.codec_factor);
@@ -213,6 +205,7 @@ Status RunWithAutoLevels(Comm& comm, size_t elements, kernels::DType dtype, size
     // The rate it measures counts from the next call on, not from the next scheduled
     // agreement (up to kAgreeEvery calls later, when the budget may have paid for another).
     s.agree_next = s.agree_next || choice.explores;
+    s.explorations += choice.explores ? 1 : 0;
   }
   auto [it, first] = s.last_by_elements.emplace(elements, choice.levels);
   if (first || it->second != choice.levels) {
@@ -228,8 +221,9 @@ Status RunWithAutoLevels(Comm& comm, size_t elements, kernels::DType dtype, size
   SIEVE_RETURN_IF_ERROR(run(choice.levels));
   const double seconds = Since(t0);
   lock.lock();
-  Observe(comm, s, choice.levels, elements, in.element_bytes, comm.stats().traffic.sent - sent0,
-          seconds);
+  const double rate = in.link.rate_Bps > 0 ? in.link.rate_Bps : in.rate_lower_Bps;
+  Observe(comm, s, rate, choice.levels, elements, in.element_bytes,
+          comm.stats().traffic.sent - sent0, seconds);
   return Status::OK();
 }
 

@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "plan/algo_choice.h"
 #include "plan/link_probe.h"
+#include "plan/link_rate.h"
 #include "ternary/ternary_codec.h"
 #include "ternary/ternary_scales.h"
 
@@ -83,9 +84,9 @@ struct TernaryCall {
     scale_values.assign((elems + a.block - 1) / a.block, 0.0f);
     scales = std::make_unique<algo::TernaryScales>(
         ch, algo::CutScalePieces(elems, a.block, bounds, segments), scale_values.data());
-    // This rank's latest rate goes out with the scales; the call's verdict adopts
-    // every rank's (LearnOrKeep).
-    scales->CarryProposal(static_cast<float>(comm.State<plan::LearnedRate>().proposal()));
+    // This rank's proposed rate bound goes out with the scales; after the call's
+    // verdict every rank adopts the agreed one (LearnRate).
+    scales->CarryProposal(static_cast<float>(comm.State<plan::LinkRate>().proposal()));
     if (comm.FirstUse("ternary scales", scale_values.size() * sizeof(float)))
       SIEVE_INFO(kLogColl,
                  "ternary scales (%zu blocks) on %d ranks: to every rank in %zu pieces on the "
@@ -103,27 +104,31 @@ struct TernaryCall {
 
 namespace {
 
-// Calls that send less than this teach nothing about the rate (fixed costs rule).
-constexpr uint64_t kMinRateSampleBytes = 32 << 10;
-
-// Where SIEVE_LINK_RATE is unset: after a call every rank's verdict says
-// succeeded, every rank adopts the rates the ranks sent with its scales (the
-// same list everywhere, so the same choice next time), and this rank infers its
-// own from the call's bytes and time (less the waits for scales, which the
-// model does not count) to send with the next call's.
-void LearnRate(Comm& comm, const TernaryCall& call, uint64_t sent, double data_s,
-               double scale_wait_s) {
-  if (comm.config().link_rate > 0 || call.scales == nullptr) return;
-  plan::LearnedRate& learned = comm.State<plan::LearnedRate>();
-  const double agreed = plan::AgreedRate(call.scales->proposals());
-  if (agreed > 0) learned.Adopt(agreed);
-  if (sent < kMinRateSampleBytes) return;
-  const double rate =
-      plan::RateFromCall(call.run.algo, comm.size(), static_cast<double>(sent),
-                         data_s - scale_wait_s, comm.link_rtt_s(), call.run.segment_bytes);
-  if (rate > 0) learned.Propose(rate);
-  SIEVE_TRACE(kLogColl, "ternary #%u: rate agreed %.3g Gbit/s, learned %.3g, inferred here %.3g",
-              call.seq, agreed * 8e-9, learned.rate() * 8e-9, rate * 8e-9);
+// Where SIEVE_LINK_RATE is unset, the call feeds the communicator's one rate learner
+// (plan/link_rate.h): after its verdict says every rank succeeded, every rank adopts the
+// bound agreed from the proposals the ranks sent with its scales (the same list
+// everywhere, so the same choice next time), and offers the bound this call proves for
+// the next call's.
+void LearnRate(Comm& comm, const TernaryCall& call, uint64_t sent, double data_s) {
+  if (comm.config().link_rate > 0) return;
+  plan::LinkRate& learned = comm.State<plan::LinkRate>();
+  if (call.scales != nullptr) learned.Agreed(plan::AgreedBound(call.scales->proposals()));
+  plan::RateSample sample;
+  sample.algo = call.run.algo;
+  sample.nranks = comm.size();
+  sample.segment_bytes = call.run.segment_bytes;
+  sample.one_kind_of_link = comm.hosts().nhosts == 1 || comm.hosts().nhosts == comm.size();
+  // The scales went to every peer, not only along the ring (up to a few % of its bytes).
+  const uint64_t scale_bytes =
+      call.scales != nullptr ? call.scale_values.size() * sizeof(float) * (comm.size() - 1) : 0;
+  sample.sent = sent > scale_bytes ? sent - scale_bytes : 0;
+  sample.seconds = data_s;
+  sample.scales_first = call.scales != nullptr;
+  sample.one_way_s = comm.link_rtt_s() / 2;
+  const double bound = plan::RateBoundOf(sample);
+  learned.Offer(bound);
+  SIEVE_TRACE(kLogColl, "ternary #%u: rate learned %.3g Gbit/s, measured here %.3g", call.seq,
+              learned.rate() * 8e-9, bound * 8e-9);
 }
 
 // The ring, tree or direct exchange on the call's channel, then its one verdict exchange.
@@ -144,7 +149,7 @@ Status Exchange(Comm& comm, TernaryCall& call, algo::TernaryCodec& codec) {
               "for scales, %llu bytes sent), agreement %.2f ms",
               call.seq, algo::OpAlgoName(call.run.algo), call.run.segment_bytes, data_ms,
               waited * 1e3, static_cast<unsigned long long>(sent), MsSince(concluding));
-  if (st.ok()) LearnRate(comm, call, sent, data_ms * 1e-3, waited);
+  if (st.ok()) LearnRate(comm, call, sent, data_ms * 1e-3);
   return st;
 }
 

@@ -104,10 +104,12 @@ TEST(AlgoChoice, HierarchicalUnlessTooSmallOrErrorFeedback) {
 }
 
 // Where SIEVE_LINK_RATE is unset, the ternary calls learn the rate: every rank
-// sends the rate it inferred from its last call with the next call's scales and
-// all adopt the same one, which the choice then uses and its line names. One
-// host (no round trip to subtract, so every call teaches a rate, however fast);
-// every call agrees (the fingerprint carries the algorithm).
+// sends the value its last call gave (plan/link_rate.h) with the next call's scales
+// and all adopt the smallest, which the choice then uses and its line names. One
+// host (no round trip to subtract, so every call teaches a rate, however fast; the
+// tree's leaves send 35000 bytes, over plan::kMinRateSampleBytes: a rank without a
+// value would make the agreement none); every call agrees (the fingerprint carries
+// the algorithm).
 TEST(AlgoChoice, TernaryCallsLearnTheRate) {
   EXPECT_EQ(RunRanks(Spec(3),
                      [](int rank, int n, const sieveUniqueId& id) {
@@ -115,7 +117,7 @@ TEST(AlgoChoice, TernaryCallsLearnTheRate) {
                        RANK_CHECK(InitComm(rank, n, id, &comm) == 0, "%s",
                                   sieveGetLastError(nullptr));
                        for (uint64_t i = 0; i < 4; ++i)
-                         if (Ternary(comm, 100001, 0, i) != 0) return 1;
+                         if (Ternary(comm, 140001, 0, i) != 0) return 1;
                        RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
                        const std::string log = ReadOwnLog();
                        std::remove(OwnLogPath().c_str());
@@ -128,7 +130,7 @@ TEST(AlgoChoice, TernaryCallsLearnTheRate) {
                        RANK_CHECK(Lines(log, tree) - Lines(log, learned_tree) == 1,
                                   "first choice line:\n%s", log.c_str());
                        RANK_CHECK(Lines(log, {"allreduce-ternary of",
-                                              "rate learned from this communicator's"}) >= 1,
+                                              "rate learned by this communicator"}) >= 1,
                                   "learned-rate line:\n%s", log.c_str());
                        return 0;
                      }),

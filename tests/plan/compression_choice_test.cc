@@ -29,15 +29,21 @@ TEST(CompressionChoiceTest, TableOfRateKernelCostAndSize) {
     int want;
   } const rows[] = {
       // A fast codec (8 ns/element): ternary below 10 Gbit/s, dense at 10 Gbit/s.
-      {100 * kMbit, 8e-9, 64 << 10, 1},  {100 * kMbit, 8e-9, 1 << 20, 1},
-      {100 * kMbit, 8e-9, 16 << 20, 1},  {1 * kGbit, 8e-9, 64 << 10, 1},
-      {1 * kGbit, 8e-9, 1 << 20, 1},     {1 * kGbit, 8e-9, 16 << 20, 1},
-      {10 * kGbit, 8e-9, 64 << 10, 0},   {10 * kGbit, 8e-9, 1 << 20, 0},
+      {100 * kMbit, 8e-9, 64 << 10, 1},
+      {100 * kMbit, 8e-9, 1 << 20, 1},
+      {100 * kMbit, 8e-9, 16 << 20, 1},
+      {1 * kGbit, 8e-9, 64 << 10, 1},
+      {1 * kGbit, 8e-9, 1 << 20, 1},
+      {1 * kGbit, 8e-9, 16 << 20, 1},
+      {10 * kGbit, 8e-9, 64 << 10, 0},
+      {10 * kGbit, 8e-9, 1 << 20, 0},
       {10 * kGbit, 8e-9, 16 << 20, 0},
       // A slow codec (30 ns/element, a loaded machine): at 1 Gbit/s the kernels
       // dominate, and L = 7 costs under 10% more than ternary for 1/36 of its variance.
-      {100 * kMbit, 30e-9, 1 << 20, 1},  {1 * kGbit, 30e-9, 64 << 10, 7},
-      {1 * kGbit, 30e-9, 1 << 20, 7},    {1 * kGbit, 30e-9, 16 << 20, 7},
+      {100 * kMbit, 30e-9, 1 << 20, 1},
+      {1 * kGbit, 30e-9, 64 << 10, 7},
+      {1 * kGbit, 30e-9, 1 << 20, 7},
+      {1 * kGbit, 30e-9, 16 << 20, 7},
       {10 * kGbit, 30e-9, 16 << 20, 0},
       // Free kernels: the fewest bytes.
       {10 * kGbit, 0, 16 << 20, 1},
@@ -129,24 +135,11 @@ TEST(CompressionChoiceTest, DenseMeasuresTheRateOnlyWithinTheBudget) {
   EXPECT_EQ(ChooseCompression(known).levels, 1);
 }
 
-TEST(CompressionChoiceTest, RateLowerBoundHoldsWhateverTheOverlap) {
-  // A ring call of B bytes at rate r with kernels K, overlapped or not, one-way delay a:
-  // its time is at least a + B / r, so the bound is at most r (half of it when wire-bound).
-  const double r = kGbit, a = 25e-3, b = 4e6;
-  for (double kernels : {0.0, 1e-3, 0.1, 10.0})
-    for (double t : {a + std::max(b / r, kernels), a + b / r + kernels}) {
-      EXPECT_LE(RateLowerBound(b, t, a), r);
-      EXPECT_GT(RateLowerBound(b, t, a), 0);
-    }
-  EXPECT_DOUBLE_EQ(RateLowerBound(b, a + b / r, a), r / 2);
-  EXPECT_EQ(RateLowerBound(b, a, a), 0);
-  EXPECT_EQ(RateLowerBound(b, 0, a), 0);
-}
-
 // A training loop on 4 ranks (one 16 MiB and one 512 KiB bucket per step), simulated:
 // a call of B bytes and kernel time K takes 3 rtt + max(B / rate, K) (wire and kernels
-// overlapped); auto learns as auto_levels does (lower bounds from every call, the rate
-// from a dense one where its wire share is over 10%) with the rate not stated.
+// overlapped); auto learns as auto_levels does with the rate not stated: every call's
+// bound goes to the one learner (plan/link_rate.h; here agreed at once, as by one rank),
+// and dense calls out of the budget measure what dense calls can prove.
 constexpr double kSimOneWay = 1e-4;
 constexpr size_t kSimBuckets[] = {size_t{16} << 20, size_t{512} << 10};
 
@@ -172,41 +165,73 @@ double SimulateFixed(double rate, double codec_s, int steps, int levels) {
 
 struct SimResult {
   double total_s = 0;
-  int dense_big = 0;   // dense 16 MiB calls where the choice at the true rate is not dense
+  int dense_big = 0;    // dense 16 MiB calls where the choice at the true rate is not dense
   int last_wrong = -1;  // the last step with a choice other than the one at the true rate
+  // The last step with a choice the true rate's policy would not take for its time
+  // (predicted beyond the slack of the fastest at the true rate).
+  int last_slow = -1;
+  // Choices, exploring ones aside, more accurate than the true rate's: a bound errs
+  // only toward compression.
+  int toward_accuracy = 0;
+  int explorations = 0;
 };
 
-SimResult SimulateAuto(double rate, double codec_s, int steps) {
-  double lower = 0, known = 0, budget = 0;
+// A level's rank in accuracy: the most compressed first, dense last.
+int Accuracy(int levels) { return levels == kAutoDense ? kNumAutoLevels : AutoLevelIndex(levels); }
+
+// `starved_steps`: the first steps' calls take `starve` times as long (a CPU shared with
+// other work: the bytes too go out slower).
+SimResult SimulateAuto(double rate, double codec_s, int steps, int starved_steps = 0,
+                       double starve = 1) {
+  LinkRate learned;
+  double budget = 0;
+  int explorations = 0;
   SimResult r;
   for (int step = 0; step < steps; ++step)
     for (size_t bytes : kSimBuckets) {
-      CompressionInputs in = SimInputs(known, codec_s, bytes);
-      in.rate_lower_Bps = lower;
+      CompressionInputs in = SimInputs(0, codec_s, bytes);
+      in.rate_lower_Bps = learned.rate();
       in.explore_bytes = budget;
+      in.explorations = explorations;
       const CompressionChoice c = ChooseCompression(in);
       budget = AccrueExploration(budget, in, c);
+      explorations += c.explores ? 1 : 0;
       const int right = ChooseCompression(SimInputs(rate, codec_s, bytes)).levels;
       if (c.levels != right) r.last_wrong = step;
+      const CompressionInputs at_rate = SimInputs(rate, codec_s, bytes);
+      double fastest = PredictSeconds(at_rate, kAutoDense);
+      for (int l : kAutoLevels) fastest = std::min(fastest, PredictSeconds(at_rate, l));
+      if (!c.explores && PredictSeconds(at_rate, c.levels) > fastest * (1 + kAccuracySlack))
+        r.last_slow = step;
+      r.explorations += c.explores ? 1 : 0;
+      if (!c.explores && Accuracy(c.levels) > Accuracy(right)) ++r.toward_accuracy;
       if (c.levels == kAutoDense && right != kAutoDense && bytes == kSimBuckets[0]) ++r.dense_big;
-      const double t = SimulateCall(in, c.levels, rate);
+      const double t = SimulateCall(in, c.levels, rate) * (step < starved_steps ? starve : 1);
       r.total_s += t;
-      if (known > 0) continue;
-      lower = std::max(lower, RateLowerBound(RingBytesSent(in, c.levels), t, kSimOneWay));
-      const double wire = t - static_cast<double>(in.elements) * in.dense_s_per_element -
-                          3 * in.link.rtt_s;
-      if (c.levels == kAutoDense && wire > 0.1 * t) known = RingBytesSent(in, c.levels) / wire;
+      RateSample sample;
+      sample.nranks = in.nranks;
+      sample.sent = static_cast<uint64_t>(RingBytesSent(in, c.levels));
+      sample.seconds = t;
+      sample.one_way_s = kSimOneWay;
+      learned.Offer(RateBoundOf(sample));
+      learned.Agreed(learned.proposal());
     }
   return r;
 }
 
 TEST(CompressionChoiceTest, AnUnknownRateCostsLittleOnASlowLinkAndIsLearnedOnAFastOne) {
   // Slow links, 40 steps: never a dense 16 MiB call (2 s each at 100 Mbit/s), within the
-  // slack of the best fixed level (ternary) and faster than dense.
+  // slack of the best fixed level (ternary) and faster than dense. The bound stays under
+  // the rate, so a choice may be more compressed than the true rate's (at 1 Gbit/s the
+  // 512 KiB bucket stays q1 where the rate's choice is q3, just outside the slack at the
+  // bound), never slower than its slack nor more accurate; the explorations after the
+  // first (a bound made low by a starved CPU is measured again) are few.
   for (double rate : {100 * kMbit, 1 * kGbit}) {
     const SimResult slow = SimulateAuto(rate, 8e-9, 40);
     EXPECT_EQ(slow.dense_big, 0);
-    EXPECT_LE(slow.last_wrong, 5) << rate;
+    EXPECT_LE(slow.last_slow, 5) << rate;
+    EXPECT_EQ(slow.toward_accuracy, 0) << rate;
+    EXPECT_LE(slow.explorations, 5) << rate;
     EXPECT_LE(slow.total_s, SimulateFixed(rate, 8e-9, 40, 1) * (1 + kAccuracySlack)) << rate;
     EXPECT_LT(slow.total_s, SimulateFixed(rate, 8e-9, 40, kAutoDense)) << rate;
   }
@@ -216,9 +241,23 @@ TEST(CompressionChoiceTest, AnUnknownRateCostsLittleOnASlowLinkAndIsLearnedOnAFa
     EXPECT_EQ(ChooseCompression(Inputs(rate, 8e-9, 16 << 20)).levels, kAutoDense);
     const SimResult fast = SimulateAuto(rate, 8e-9, 400);
     EXPECT_LE(fast.last_wrong, 5) << rate;
+    EXPECT_EQ(fast.toward_accuracy, 0) << rate;
     EXPECT_LE(fast.total_s, SimulateFixed(rate, 8e-9, 400, kAutoDense) * (1 + kAccuracySlack))
         << rate;
   }
+}
+
+// The known weakness of learning from one call: a dense call on a starved CPU (here the
+// first 10 steps run 20 times slower) proves a bound far under the rate, at which
+// compression wins. Its kernel-bound compressed calls prove no more, so only another
+// dense call can lift it: the explorations go on at exponentially spaced calls, and a
+// 10 Gbit/s link returns to dense soon after the CPU does (with a single exploration it
+// never did).
+TEST(CompressionChoiceTest, ABoundAStarvedCpuMadeLowIsMeasuredAgain) {
+  const SimResult r = SimulateAuto(10 * kGbit, 8e-9, 400, 10, 20);
+  EXPECT_GE(r.last_wrong, 10);  // the starved steps did mislead it
+  EXPECT_LE(r.last_wrong, 40);
+  EXPECT_EQ(r.toward_accuracy, 0);
 }
 
 TEST(CompressionChoiceTest, RingBytesFollowTheBitGrowth) {

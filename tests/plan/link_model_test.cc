@@ -46,59 +46,6 @@ TEST(LinkModelTest, AKnownRateGivesThePipelinedRing) {
   EXPECT_NEAR(e.ring_s, 5 * (0.025 + t) + chunk + 0.025, 1e-9);
 }
 
-TEST(LinkModelTest, RateFromCallInvertsTheModel) {
-  const size_t b = 2 << 20, seg = 64 << 10;
-  for (double rate : {10 * kMbit, 100 * kMbit, kGbit}) {
-    for (double rtt : {0.0, 0.05}) {
-      const Link link{rtt, rate};
-      const AllReduceEstimate e = EstimateAllReduce(4, b, link, seg);
-      // Each algorithm's bytes sent per rank: the ring and the direct exchange
-      // 2(n-1)/n B, the tree 3 B, the one-shot (n-1) B.
-      EXPECT_NEAR(RateFromCall(algo::OpAlgo::kRing, 4, 1.5 * b, e.ring_s, rtt, seg) / rate, 1, 1e-6)
-          << rate << " " << rtt;
-      EXPECT_NEAR(RateFromCall(algo::OpAlgo::kDirect, 4, 1.5 * b, e.direct_s, rtt) / rate, 1, 1e-6);
-      EXPECT_NEAR(RateFromCall(algo::OpAlgo::kTree, 4, 3.0 * b, e.tree_s, rtt) / rate, 1, 1e-6);
-      EXPECT_NEAR(RateFromCall(algo::OpAlgo::kOneShot, 4, 3.0 * b, e.one_shot_s, rtt) / rate, 1,
-                  1e-6);
-    }
-  }
-  // Nothing to learn from: within the delays alone (any rate would do), no
-  // bytes, one rank, no time.
-  EXPECT_EQ(RateFromCall(algo::OpAlgo::kDirect, 4, 1e6, 0.04, 0.05), 0);
-  EXPECT_EQ(RateFromCall(algo::OpAlgo::kDirect, 4, 0, 0.1, 0.05), 0);
-  EXPECT_EQ(RateFromCall(algo::OpAlgo::kDirect, 1, 1e6, 0.1, 0.05), 0);
-  EXPECT_EQ(RateFromCall(algo::OpAlgo::kDirect, 4, 1e6, 0, 0.05), 0);
-}
-
-TEST(LinkModelTest, AgreedRateIsTheMedianOfThePositiveProposals) {
-  EXPECT_EQ(AgreedRate({}), 0);
-  EXPECT_EQ(AgreedRate({0, 0}), 0);
-  EXPECT_EQ(AgreedRate({0, 3e6f, 1e6f, 2e6f}), 2e6f);
-  EXPECT_EQ(AgreedRate({1, 2, 3, 4}), 3);  // the upper median of an even count
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  const float inf = std::numeric_limits<float>::infinity();
-  EXPECT_EQ(AgreedRate({nan, -1, 5e6f, inf}), 5e6f);
-  // One rank slowed by its host's load does not decide.
-  EXPECT_EQ(AgreedRate({1e7f, 1e7f, 1e5f, 1e7f}), 1e7f);
-}
-
-TEST(LinkModelTest, TheLearnedRateIsTheLargestOfTheLastAgreedOnes) {
-  LearnedRate learned;
-  EXPECT_EQ(learned.rate(), 0);
-  learned.Adopt(1e6);  // a first call (TCP's windows starting): low
-  EXPECT_EQ(learned.rate(), 1e6);
-  learned.Adopt(3e6);
-  EXPECT_EQ(learned.rate(), 3e6);
-  learned.Adopt(2e6);  // a loaded call: the link is still as fast
-  EXPECT_EQ(learned.rate(), 3e6);
-  for (size_t i = 0; i < LearnedRate::kWindow - 1; ++i) learned.Adopt(5e5);
-  EXPECT_EQ(learned.rate(), 2e6);  // 3e6 left the window
-  learned.Adopt(5e5);
-  EXPECT_EQ(learned.rate(), 5e5);  // the link got slower: followed
-  learned.Propose(7e6);
-  EXPECT_EQ(learned.proposal(), 7e6);
-}
-
 TEST(LinkModelTest, OnALanTheTreeOnlyWhereItsExtraBytesAreCheap) {
   const size_t b = 64 << 10;
   EXPECT_TRUE(TreeOnLan(4, b, Link{0, 0}));             // the rate unknown: the size rule
@@ -129,8 +76,7 @@ TEST(LinkModelTest, LatencyPicksTheDirectExchange) {
   // Two ranks: the ring already pays two delays, so it stays.
   EXPECT_EQ(ChooseForLink(2, 16 << 20, wan, &why), algo::OpAlgo::kRing);
   // Where the bytes dominate, saving 2(n-2) delays is under 10%: the ring stays.
-  EXPECT_EQ(ChooseForLink(4, 1 << 30, Link{0.01, 100 * kMbit}, &why),
-            algo::OpAlgo::kRing);
+  EXPECT_EQ(ChooseForLink(4, 1 << 30, Link{0.01, 100 * kMbit}, &why), algo::OpAlgo::kRing);
   // An unknown rate is taken as slow (100 Mbit/s) for the choice: the direct
   // exchange where latency dominates even there, the ring for 16 MiB.
   EXPECT_EQ(ChooseForLink(4, 64 << 10, Link{0.05, 0}, &why), algo::OpAlgo::kDirect);
@@ -170,7 +116,7 @@ TEST(LinkModelTest, LatencyPicksTheOneShotForSmallCallsWhereTheCodecHasOne) {
 
 TEST(LinkModelTest, InflightCoversTheBandwidthDelayProduct) {
   const size_t seg = 512 << 10;
-  EXPECT_EQ(InflightBytes(Link{0, 0}, seg), kMinInflightBytes);          // a LAN: as before
+  EXPECT_EQ(InflightBytes(Link{0, 0}, seg), kMinInflightBytes);  // a LAN: as before
   EXPECT_EQ(InflightBytes(Link{1e-4, 10 * kGbit}, seg), kMinInflightBytes);
   // 1 Gbit/s x 50 ms = 6.25 MB, plus two segments.
   EXPECT_EQ(InflightBytes(Link{0.05, kGbit}, seg), static_cast<size_t>(0.05 * kGbit) + 2 * seg);
@@ -183,8 +129,8 @@ TEST(LinkModelTest, InflightCoversTheBandwidthDelayProduct) {
 
 TEST(LinkModelTest, ScalesGoInOneExchangeWhereTheirCopiesAreSmall) {
   const Link wan{0.05, kGbit}, lan{1e-4, kGbit};
-  EXPECT_TRUE(ScalesInOneExchange(4, 8 << 10, wan));    // 16 MiB float32 in blocks of 2048
-  EXPECT_TRUE(ScalesInOneExchange(4, 8 << 10, lan));    // a LAN too: pipelined with the ring
+  EXPECT_TRUE(ScalesInOneExchange(4, 8 << 10, wan));  // 16 MiB float32 in blocks of 2048
+  EXPECT_TRUE(ScalesInOneExchange(4, 8 << 10, lan));  // a LAN too: pipelined with the ring
   EXPECT_FALSE(ScalesInOneExchange(1, 8 << 10, wan));
   EXPECT_TRUE(ScalesInOneExchange(5, kOneExchangeBytes / 4, wan));
   EXPECT_FALSE(ScalesInOneExchange(5, kOneExchangeBytes / 4 + 1, wan));  // too many copies

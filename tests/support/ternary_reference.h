@@ -103,7 +103,7 @@ double QuantizedGatherBound(sieveDataType_t dtype, int bits, float m, double x);
 // levels (1: ternary) over n ranks: the bit-growth formula, partial sums of k ranks
 // in ceil(log2(2kL + 1)) bits, per segment of `segment_elems` input elements (0: one
 // segment per chunk), plus this rank's float32 block scales and its float32 rate
-// proposal (plan::LearnedRate) to every peer.
+// proposal (plan::LinkRate) to every peer.
 uint64_t ExpectedBytesSent(size_t count, size_t block, int n, int r, size_t segment_elems,
                            int levels = 1);
 
