@@ -351,6 +351,34 @@ void BM_TernaryEncode(benchmark::State& state) {
   });
 }
 
+// L-level quantization (levels mode, L = range(1)): quantize + pack into TernaryBits(L)
+// bits, and quantize + add to the partial sums of one more rank (TernaryBits(2L) bits).
+void BM_LevelsQuantizePack(benchmark::State& state) {
+  TernaryBuffers t(static_cast<size_t>(state.range(0)));
+  const int levels = static_cast<int>(state.range(1));
+  TernarySource src =
+      TernarySourceOf(DType::kFloat32, t.in.data(), nullptr, kBlock, t.scales.data(), t.rng);
+  src.levels = levels;
+  std::vector<uint8_t> wire(TernaryPackedBytes(t.count, 8));
+  RunVsMemcpy(state, t.count * 4, [&] {
+    TernaryQuantizePack(src, 0, t.count, TernaryBits(levels), wire.data());
+  });
+}
+
+void BM_LevelsQuantizeAdd(benchmark::State& state) {
+  TernaryBuffers t(static_cast<size_t>(state.range(0)));
+  const int levels = static_cast<int>(state.range(1));
+  TernarySource src =
+      TernarySourceOf(DType::kFloat32, t.in.data(), nullptr, kBlock, t.scales.data(), t.rng);
+  src.levels = levels;
+  const int w = TernaryBits(levels);
+  std::vector<uint8_t> wire(TernaryPackedBytes(t.count, 8));
+  TernaryQuantizePack(src, 0, t.count, w, wire.data());
+  RunVsMemcpy(state, t.count * 4, [&] {
+    TernaryQuantizeAdd(src, 0, t.count, wire.data(), w, TernaryWork::kInt8, t.work.data());
+  });
+}
+
 // The split form of the device path (kept for it): add-and-round, then re-quantize.
 void BM_TernaryFeedbackApply(benchmark::State& state) {
   TernaryBuffers t(static_cast<size_t>(state.range(0)));
@@ -480,6 +508,8 @@ BENCHMARK(BM_TernaryUnpack)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryDequantize)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryFeedbackApply)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryFeedbackUpdate)->Apply(TernarySizes);
+BENCHMARK(BM_LevelsQuantizePack)->Args({1 << 20, 4})->Args({kDenseBytes, 4});
+BENCHMARK(BM_LevelsQuantizeAdd)->Args({1 << 20, 4})->Args({kDenseBytes, 4});
 
 }  // namespace
 }  // namespace sieve::kernels

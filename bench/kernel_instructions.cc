@@ -7,12 +7,13 @@
 // element. Valgrind has no AVX-512, so this counts the AVX2 paths. RankDense / RankMasked
 // are one rank's kernels in a 4-rank ring call (abs-max, 1/4 quantize + pack, 3/4
 // quantize + add, dequantize; masked: the one compress with its abs-max first, the
-// scatter last).
+// scatter last; *Feedback: with error feedback's residual).
 #include <cstdint>
 #include <cstdio>
 #include <vector>
 
 #include "kernels/masked_pack.h"
+#include "kernels/reduce.h"
 #include "kernels/ternary.h"
 #include "kernels/ternary_compress.h"
 
@@ -84,6 +85,30 @@ K(MaskedCompress, MaskedCompress(4, in.data(), bits.data(), N, packed.data()))
 K(CompressAbsMax,
   TernaryCompressAbsMax(TernarySourceOf(DType::kFloat32, in.data(), nullptr, B, nullptr),
                         bits.data(), N, packed.data(), scales.data()))
+// Error feedback as the host all-reduce runs it: the residual read by the abs-max,
+// read and rewritten by the quantizing pass.
+std::vector<float> residual(N);
+TernarySource Feedback() {
+  TernarySource s = TernarySourceOf(DType::kFloat32, in.data(), nullptr, B, scales.data(), rng);
+  s.residual = residual.data();
+  return s;
+}
+K(AbsMaxFeedback, TernaryAbsMax(Feedback(), N, scales.data()))
+K(QuantizePackFeedback, TernaryQuantizePack(Feedback(), 0, N, 2, wire.data()))
+K(QuantizeAddFeedback,
+  TernaryQuantizeAdd(Feedback(), 0, N, recv.data(), 3, TernaryWork::kInt8, work.data()))
+K(RankDenseFeedback, {
+  TernaryAbsMax(Feedback(), N, scales.data());
+  TernaryQuantizePack(Feedback(), 0, N / 4, 2, wire.data());
+  TernaryQuantizeAdd(Feedback(), N / 4, N - N / 4, recv.data(), 3, TernaryWork::kInt8,
+                     work.data());
+  TernaryDequantize(DType::kFloat32, TernaryWork::kInt8, sums.data(), N, B, scales.data(), 4,
+                    out.data());
+})
+// The 16-bit float reduce (2^18 elements of each operand).
+std::vector<uint16_t> ha(N), hb(N), hout(N);
+K(ReduceFloat16Sum, Reduce(DType::kFloat16, RedOp::kSum, ha.data(), hb.data(), hout.data(), N))
+K(ReduceBfloat16Sum, Reduce(DType::kBfloat16, RedOp::kSum, ha.data(), hb.data(), hout.data(), N))
 }  // namespace
 
 int main() {
@@ -113,5 +138,20 @@ int main() {
   RunKernel_RankMasked();
   RunKernel_MaskedCompress();
   RunKernel_CompressAbsMax();
+  for (size_t k = 0; k < N; ++k) residual[k] = in[(k * 7) % N] / 64.0f;
+  RunKernel_AbsMaxFeedback();
+  RunKernel_QuantizePackFeedback();
+  RunKernel_QuantizeAddFeedback();
+  RunKernel_RankDenseFeedback();
+  for (size_t k = 0; k < N; ++k) {
+    ha[k] = FloatToHalf(in[k]);
+    hb[k] = FloatToHalf(in[(k * 7) % N]);
+  }
+  RunKernel_ReduceFloat16Sum();
+  for (size_t k = 0; k < N; ++k) {
+    ha[k] = FloatToBf16(in[k]);
+    hb[k] = FloatToBf16(in[(k * 7) % N]);
+  }
+  RunKernel_ReduceBfloat16Sum();
   std::printf("nnz %zu %d\n", nnz(), static_cast<int>(wire[5] + work[9] + out[77]));
 }

@@ -1,5 +1,5 @@
 // Masked pack/unpack kernels: one templated loop per element width, which GCC
-// unrolls (and vectorizes where the target has gathers). Unpack walks the
+// unrolls (4-byte elements by index: AVX-512 windows and gathers, masked_pack_avx512.cc). Unpack walks the
 // bitmap a word at a time (AVX-512 expand where the CPU has it, see
 // masked_pack_avx512.cc), writing every output byte once.
 #include "kernels/masked_pack.h"
@@ -19,7 +19,10 @@ template <typename T>
 void PackT(const void* in, const uint32_t* idx, size_t nnz, void* out) {
   const T* src = static_cast<const T*>(in);
   T* dst = static_cast<T*>(out);
-  for (size_t k = 0; k < nnz; ++k) dst[k] = src[idx[k]];
+  size_t k = 0;
+  if (sizeof(T) == 4 && ActiveCpuIsa() >= CpuIsa::kAvx512)
+    k = simd::MaskedGather4Avx512(in, idx, nnz, out);
+  for (; k < nnz; ++k) dst[k] = src[idx[k]];
 }
 
 // Dense positions [j, j + m) of one bitmap word (word already shifted so bit 0
@@ -105,7 +108,11 @@ void MaskedGatherReduce(DType dtype, RedOp op, const void* in, const uint32_t* i
   const size_t chunk = kChunkBytes / es;
   const char* w = static_cast<const char*>(wire);
   char* o = static_cast<char*>(out);
-  for (size_t k = 0; k < nnz; k += chunk) {
+  size_t k = 0;
+  if (dtype == DType::kFloat32 && (op == RedOp::kSum || op == RedOp::kAvg) &&
+      ActiveCpuIsa() >= CpuIsa::kAvx512)  // gathered and added in one pass
+    k = simd::MaskedGatherSum4Avx512(in, idx, wire, nnz, out);
+  for (; k < nnz; k += chunk) {
     const size_t m = std::min(chunk, nnz - k);
     MaskedPack(es, in, idx + k, m, gathered);  // stays in L1 for the combine below
     Reduce(dtype, op, gathered, w + k * es, o + k * es, m);

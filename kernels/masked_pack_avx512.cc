@@ -146,6 +146,55 @@ size_t MaskedUnpackWordsAvx512(size_t elem_size, const void* packed, const uint6
   }
 }
 
+// Sixteen kept indices at a time: when they lie between the first and the last and
+// those are within 32 positions (ascending indices of a dense mask: nearly always at
+// 90%), two masked loads of that window and one lane permute; else a gather (indices
+// below 2^31), else element by element.
+// kAdd: out[k] = in[idx[k]] + wire[k] (float32) as the gathered vector leaves.
+template <bool kAdd>
+SIEVE_AVX512 inline size_t Gather4(const void* in, const uint32_t* idx, const void* wire,
+                                   size_t nnz, void* out) {
+  const float* src = static_cast<const float*>(in);
+  const float* add = static_cast<const float*>(wire);
+  float* dst = static_cast<float*>(out);
+  size_t k = 0;
+  for (; k + 16 <= nnz; k += 16) {
+    const __m512i ix = _mm512_loadu_si512(idx + k);
+    const uint32_t base = idx[k];
+    const __m512i rel = _mm512_sub_epi32(ix, _mm512_set1_epi32(static_cast<int>(base)));
+    __m512 v;
+    const uint32_t last = idx[k + 15] - base;  // the largest relative index when ascending
+    if (last < 32 &&
+        _mm512_cmpgt_epu32_mask(rel, _mm512_set1_epi32(static_cast<int>(last))) == 0) {
+      // Positions base .. base+last only: nothing past the largest index is read.
+      const int span = static_cast<int>(last) + 1;
+      const __m512 lo = _mm512_maskz_loadu_ps(static_cast<__mmask16>(LowBits(span)), src + base);
+      const __m512 hi = _mm512_maskz_loadu_ps(
+          static_cast<__mmask16>(LowBits(span > 16 ? span - 16 : 0)), src + base + 16);
+      v = _mm512_permutex2var_ps(lo, rel, hi);
+    } else if (_mm512_cmplt_epi32_mask(ix, _mm512_setzero_si512()) == 0) {
+      v = _mm512_i32gather_ps(ix, src, 4);
+    } else {
+      alignas(64) float g[16];
+      for (int l = 0; l < 16; ++l) g[l] = src[idx[k + l]];
+      v = _mm512_load_ps(g);
+    }
+    if (kAdd) v = _mm512_add_ps(v, _mm512_loadu_ps(add + k));
+    _mm512_storeu_ps(dst + k, v);
+  }
+  return k;
+}
+
+SIEVE_AVX512 size_t MaskedGather4Avx512(const void* in, const uint32_t* idx, size_t nnz,
+                                        void* out) {
+  return Gather4<false>(in, idx, nullptr, nnz, out);
+}
+
+SIEVE_AVX512 size_t MaskedGatherSum4Avx512(const void* in, const uint32_t* idx, const void* wire,
+                                           size_t nnz, void* out) {
+  return Gather4<true>(in, idx, wire, nnz, out);
+}
+
 }  // namespace sieve::kernels::simd
 
 #else  // not x86-64: never called (ActiveCpuIsa() is kPortable)
@@ -153,6 +202,10 @@ size_t MaskedUnpackWordsAvx512(size_t elem_size, const void* packed, const uint6
 namespace sieve::kernels::simd {
 size_t MaskedUnpackWordsAvx512(size_t, const void*, const uint64_t*, size_t, void*) { return 0; }
 size_t MaskedCompressWordsAvx512(size_t, const void*, const uint64_t*, size_t, void*) { return 0; }
+size_t MaskedGather4Avx512(const void*, const uint32_t*, size_t, void*) { return 0; }
+size_t MaskedGatherSum4Avx512(const void*, const uint32_t*, const void*, size_t, void*) {
+  return 0;
+}
 }  // namespace sieve::kernels::simd
 
 #endif

@@ -1,6 +1,7 @@
 // Fast Reduce/DivideBy: one (dtype, op) dispatch per call into plain templated loops
 // that GCC auto-vectorizes, built twice (baseline x86-64 and AVX2) and picked at run time;
-// float16/bfloat16 are widened to float32 in stack chunks (float16 with F16C on AVX2).
+// float16/bfloat16 reduce in registers on AVX2/AVX-512 (reduce_half.cc), else widened to
+// float32 in stack chunks; float16 division with F16C on AVX2.
 // No float16/bfloat16 arithmetic instructions (AVX-512 FP16/BF16): they round each
 // operation to 16 bits, where DESIGN computes in float32 and rounds once.
 #include "kernels/reduce.h"
@@ -16,6 +17,7 @@
 #include "kernels/combine_loops.h"
 #include "kernels/cpu_isa.h"
 #include "kernels/half_codec.h"
+#include "kernels/reduce_half.h"
 
 namespace sieve::kernels {
 namespace {
@@ -221,38 +223,6 @@ SIEVE_F16C void FloatsToHalves(const float* in, uint16_t* out, size_t m) {
   for (; i < m; ++i) out[i] = FloatToHalf(in[i]);
 }
 
-// combine::Widened with the F16C conversions; the combine loop itself vectorizes.
-template <typename Combine>
-SIEVE_F16C void WidenedHalf(const void* a, const void* b, void* out, size_t n, Combine combine) {
-  constexpr size_t kChunk = 512;
-  float fa[kChunk];
-  float fb[kChunk];
-  const uint16_t* ta = static_cast<const uint16_t*>(a);
-  const uint16_t* tb = static_cast<const uint16_t*>(b);
-  uint16_t* to = static_cast<uint16_t*>(out);
-  for (size_t base = 0; base < n; base += kChunk) {
-    const size_t m = std::min(kChunk, n - base);
-    HalvesToFloats(ta + base, fa, m);
-    HalvesToFloats(tb + base, fb, m);
-    for (size_t i = 0; i < m; ++i) fa[i] = combine(fa[i], fb[i]);
-    FloatsToHalves(fa, to + base, m);
-  }
-}
-
-SIEVE_F16C void ReduceHalfF16c(RedOp op, const void* a, const void* b, void* out, size_t n) {
-  switch (op) {
-    case RedOp::kSum:
-    case RedOp::kAvg:
-      return WidenedHalf(a, b, out, n, SumOp<float>());
-    case RedOp::kProd:
-      return WidenedHalf(a, b, out, n, ProdOp<float>());
-    case RedOp::kMax:
-      return WidenedHalf(a, b, out, n, MaxOp<float>());
-    case RedOp::kMin:
-      return WidenedHalf(a, b, out, n, MinOp<float>());
-  }
-}
-
 SIEVE_F16C void DivideHalfF16c(void* buf, size_t n, int divisor) {
   if (divisor < 1) return;
   constexpr size_t kChunk = 512;
@@ -272,7 +242,10 @@ SIEVE_F16C void DivideHalfF16c(void* buf, size_t n, int divisor) {
 
 void Reduce(DType dtype, RedOp op, const void* a, const void* b, void* out, size_t n) {
 #if defined(__x86_64__)
-  if (HasAvx2() && dtype == DType::kFloat16) return ReduceHalfF16c(op, a, b, out, n);
+  if (dtype == DType::kFloat16 || dtype == DType::kBfloat16) {
+    if (ActiveCpuIsa() >= CpuIsa::kAvx512) return simd::ReduceHalfAvx512(dtype, op, a, b, out, n);
+    if (HasAvx2()) return simd::ReduceHalfAvx2(dtype, op, a, b, out, n);
+  }
   if (HasAvx2()) return ReduceAvx2(dtype, op, a, b, out, n);
 #endif
   ReduceBaseline(dtype, op, a, b, out, n);

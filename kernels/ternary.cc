@@ -93,6 +93,36 @@ struct PortableOps {
     for (int i = 0; i < 64 * n64; ++i)
       res[i] = TernaryFeedbackResidual(sum[i], sc != nullptr ? sc[i] : s, Code(keep, neg, i));
   }
+  template <class L>
+  SIEVE_TK_INLINE static void MasksFeedback(const void* data, float* res, uint64_t j0,
+                                            const float* sc, float s, const uint16_t* h, int n64,
+                                            uint64_t* keep, uint64_t* neg, uint64_t* lt) {
+    for (int c = 0; c < n64; ++c) {
+      uint64_t k = 0, n = 0, l = 0;
+      for (int e = 0; e < 64; ++e) {
+        const int i = 64 * c + e;
+        const uint64_t j = j0 + static_cast<uint64_t>(i);
+        const float sum = TernaryFeedbackSum<L>(data, j, res[j]);
+        const float g = L::Round(sum), si = sc != nullptr ? sc[i] : s;
+        const float x = TernaryLevel(g, si);
+        const float hf = static_cast<float>(h[i]);
+        const bool kb = TernaryKeepCoarse(x, hf);
+        k |= static_cast<uint64_t>(kb) << e;
+        l |= static_cast<uint64_t>(hf < x) << e;
+        n |= static_cast<uint64_t>(g < 0.0f) << e;
+        res[j] = TernaryFeedbackResidual(sum, si, TernaryCode(g, kb));
+      }
+      keep[c] = k, neg[c] = n, lt[c] = l;
+    }
+  }
+  template <class L>
+  SIEVE_TK_INLINE static void MaxMagnitudeFeedback(const void* data, const float* res, size_t j,
+                                                   int n, uint32_t* m) {
+    uint32_t v = *m;
+    for (size_t k = j; k < j + static_cast<size_t>(n); ++k)
+      v = std::max(v, TernaryMagnitudeBits(L::Round(TernaryFeedbackSum<L>(data, k, res[k]))));
+    *m = v;
+  }
   SIEVE_TK_INLINE static void MaxMagnitude(const float* g, int n, uint32_t* m) {
     uint32_t v = *m;
     for (int k = 0; k < n; ++k) v = std::max(v, TernaryMagnitudeBits(g[k]));
@@ -308,15 +338,33 @@ void TernaryAbsMax(const TernarySource& src, size_t count, float* scales) {
 void TernaryQuantizePack(const TernarySource& src, size_t offset, size_t elems, int w,
                          void* wire) {
   uint8_t* out = static_cast<uint8_t*>(wire);
-  if (src.levels > 1) {  // each batch (a multiple of 8 elements but the last) packed in w bits
+  if (src.levels > 1) {
+    // The batches' codes (each a multiple of 8 elements but the last) collected into
+    // runs of kLevelsRun and packed run by run: a pack call per batch cost as much as
+    // the quantization (its set-up and zero-padded last chunk).
+    constexpr int kLevelsRun = 4096;
     struct Ctx {
       uint8_t* out;
       int w;
-    } ctx{out, w};
-    QuantizeLevels(src, offset, elems, [](void* c, size_t i, const int8_t* q, int n) {
-      const Ctx& x = *static_cast<const Ctx*>(c);
-      TernaryPack(TernaryWork::kInt8, q, static_cast<size_t>(n), x.w, x.out + i / kGroup * x.w);
+      size_t first = 0;  // element (from offset) of codes[0]
+      int held = 0;
+      alignas(64) int8_t codes[kLevelsRun];
+      void Flush() {
+        TernaryPack(TernaryWork::kInt8, codes, static_cast<size_t>(held), w,
+                    out + first / kGroup * static_cast<size_t>(w));
+        first += static_cast<size_t>(held);
+        held = 0;
+      }
+    } ctx;
+    ctx.out = out;
+    ctx.w = w;
+    QuantizeLevels(src, offset, elems, [](void* c, size_t, const int8_t* q, int n) {
+      Ctx& x = *static_cast<Ctx*>(c);
+      if (x.held + n > kLevelsRun) x.Flush();
+      std::memcpy(x.codes + x.held, q, static_cast<size_t>(n));
+      x.held += n;
     }, &ctx);
+    if (ctx.held > 0) ctx.Flush();
     return;
   }
   if (w == TernaryBits(1)) {

@@ -171,6 +171,13 @@ struct Avx2Ops {
 
   SIEVE_AVX2 static void Masks(const float* g, const float* sc, float s, const uint16_t* h,
                                int n64, uint64_t* keep, uint64_t* neg, uint64_t* lt) {
+    // The levels' fractions come with the scale 1: |g| / 1 is |g| exactly, no division.
+    if (sc == nullptr && s == 1.0f) return MasksOf<true>(g, sc, s, h, n64, keep, neg, lt);
+    MasksOf<false>(g, sc, s, h, n64, keep, neg, lt);
+  }
+  template <bool kUnit>
+  SIEVE_AVX2 static void MasksOf(const float* g, const float* sc, float s, const uint16_t* h,
+                                 int n64, uint64_t* keep, uint64_t* neg, uint64_t* lt) {
     const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
     const __m256 scale16 = _mm256_set1_ps(65536.0f);
@@ -181,7 +188,8 @@ struct Avx2Ops {
         const int i = 64 * c + e;
         const __m256 gv = _mm256_loadu_ps(g + i);
         const __m256 s8 = sc != nullptr ? _mm256_loadu_ps(sc + i) : sv;
-        __m256 x = _mm256_mul_ps(_mm256_div_ps(_mm256_and_ps(gv, abs_mask), s8), scale16);
+        const __m256 a = _mm256_and_ps(gv, abs_mask);
+        __m256 x = _mm256_mul_ps(kUnit ? a : _mm256_div_ps(a, s8), scale16);
         x = _mm256_and_ps(x, _mm256_cmp_ps(s8, zero, _CMP_GT_OQ));  // TernaryLevel: 0 unless s > 0
         const __m256 hv = _mm256_cvtepi32_ps(
             _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i))));
@@ -190,6 +198,42 @@ struct Avx2Ops {
         const uint64_t lb = static_cast<uint32_t>(_mm256_movemask_ps(_mm256_cmp_ps(hv, x, _CMP_LT_OQ)));
         const uint64_t nb = static_cast<uint32_t>(_mm256_movemask_ps(_mm256_cmp_ps(gv, zero, _CMP_LT_OQ)));
         k |= kb << e, l |= lb << e, n |= nb << e;
+      }
+      keep[c] = k, neg[c] = n, lt[c] = l;
+    }
+  }
+
+  // Masks of Round(g + e_prev) fused with the residual update (ternary_batch.h).
+  template <class L>
+  SIEVE_AVX2 static void MasksFeedback(const void* data, float* res, uint64_t j0,
+                                       const float* sc, float s, const uint16_t* h, int n64,
+                                       uint64_t* keep, uint64_t* neg, uint64_t* lt) {
+    const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
+    const __m256 sign = _mm256_set1_ps(-0.0f), scale16 = _mm256_set1_ps(65536.0f);
+    const __m256 sv = _mm256_set1_ps(s);
+    for (int c = 0; c < n64; ++c) {
+      uint64_t k = 0, n = 0, l = 0;
+      for (int e = 0; e < 64; e += 8) {
+        const int i = 64 * c + e;
+        float* r = res + j0 + static_cast<uint64_t>(i);
+        const __m256 sum =
+            _mm256_add_ps(Load8<L>(data, j0 + static_cast<uint64_t>(i)), _mm256_loadu_ps(r));
+        const __m256 gv = Round8<L>(sum);
+        const __m256 s8 = sc != nullptr ? _mm256_loadu_ps(sc + i) : sv;
+        __m256 x = _mm256_mul_ps(_mm256_div_ps(_mm256_and_ps(gv, abs_mask), s8), scale16);
+        x = _mm256_and_ps(x, _mm256_cmp_ps(s8, zero, _CMP_GT_OQ));  // TernaryLevel: 0 unless s > 0
+        const __m256 hv = _mm256_cvtepi32_ps(
+            _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i))));
+        const __m256 kv = _mm256_cmp_ps(_mm256_add_ps(hv, one), x, _CMP_LE_OQ);
+        const __m256 nv = _mm256_cmp_ps(gv, zero, _CMP_LT_OQ);
+        k |= static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_ps(kv))) << e;
+        l |= static_cast<uint64_t>(static_cast<uint32_t>(
+                 _mm256_movemask_ps(_mm256_cmp_ps(hv, x, _CMP_LT_OQ))))
+             << e;
+        n |= static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_ps(nv))) << e;
+        const __m256 q = _mm256_and_ps(kv, _mm256_or_ps(one, _mm256_and_ps(nv, sign)));  // -1, 0, 1
+        _mm256_storeu_ps(r, _mm256_sub_ps(sum, _mm256_mul_ps(s8, q)));
       }
       keep[c] = k, neg[c] = n, lt[c] = l;
     }
@@ -284,6 +328,29 @@ struct Avx2Ops {
       const __m256 s8 = sc != nullptr ? _mm256_loadu_ps(sc + i) : sv;
       _mm256_storeu_ps(res + i, _mm256_sub_ps(_mm256_loadu_ps(sum + i), _mm256_mul_ps(s8, q)));
     }
+  }
+
+  // MaxMagnitude of Round(g + e_prev) for elements j .. j+n-1, read in place.
+  template <class L>
+  SIEVE_AVX2 static void MaxMagnitudeFeedback(const void* data, const float* res, size_t j,
+                                              int n, uint32_t* m) {
+    const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff);
+    __m256i acc = _mm256_setzero_si256();
+    int k = 0;
+    for (; k + 8 <= n; k += 8) {
+      const size_t at = j + static_cast<size_t>(k);
+      const __m256 v = Round8<L>(_mm256_add_ps(Load8<L>(data, at), _mm256_loadu_ps(res + at)));
+      acc = _mm256_max_epu32(acc, _mm256_and_si256(_mm256_castps_si256(v), abs_mask));
+    }
+    alignas(32) uint32_t lanes[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc);
+    uint32_t v = *m;
+    for (int l = 0; l < 8; ++l) v = std::max(v, lanes[l]);
+    for (; k < n; ++k) {
+      const size_t at = j + static_cast<size_t>(k);
+      v = std::max(v, TernaryMagnitudeBits(L::Round(TernaryFeedbackSum<L>(data, at, res[at]))));
+    }
+    *m = v;
   }
 
   SIEVE_AVX2 static void MaxMagnitude(const float* g, int n, uint32_t* m) {

@@ -215,6 +215,13 @@ struct Avx512Ops {
 
   SIEVE_AVX512 static void Masks(const float* g, const float* sc, float s, const uint16_t* h,
                                  int n64, uint64_t* keep, uint64_t* neg, uint64_t* lt) {
+    // The levels' fractions come with the scale 1: |g| / 1 is |g| exactly, no division.
+    if (sc == nullptr && s == 1.0f) return MasksOf<true>(g, sc, s, h, n64, keep, neg, lt);
+    MasksOf<false>(g, sc, s, h, n64, keep, neg, lt);
+  }
+  template <bool kUnit>
+  SIEVE_AVX512 static void MasksOf(const float* g, const float* sc, float s, const uint16_t* h,
+                                   int n64, uint64_t* keep, uint64_t* neg, uint64_t* lt) {
     const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
     const __m512 scale16 = _mm512_set1_ps(65536.0f), sv = _mm512_set1_ps(s);
     for (int c = 0; c < n64; ++c) {
@@ -223,13 +230,48 @@ struct Avx512Ops {
         const int i = 64 * c + e;
         const __m512 gv = _mm512_loadu_ps(g + i);
         const __m512 s16 = sc != nullptr ? _mm512_loadu_ps(sc + i) : sv;
-        const __m512 x = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(s16, zero, _CMP_GT_OQ),
-                                             _mm512_div_ps(_mm512_abs_ps(gv), s16), scale16);
+        const __m512 p = kUnit ? _mm512_abs_ps(gv) : _mm512_div_ps(_mm512_abs_ps(gv), s16);
+        const __m512 x =
+            _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(s16, zero, _CMP_GT_OQ), p, scale16);
         const __m512 hv = _mm512_cvtepi32_ps(
             _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(h + i))));
         k |= static_cast<uint64_t>(_mm512_cmp_ps_mask(_mm512_add_ps(hv, one), x, _CMP_LE_OQ)) << e;
         l |= static_cast<uint64_t>(_mm512_cmp_ps_mask(hv, x, _CMP_LT_OQ)) << e;
         n |= static_cast<uint64_t>(_mm512_cmp_ps_mask(gv, zero, _CMP_LT_OQ)) << e;
+      }
+      keep[c] = k, neg[c] = n, lt[c] = l;
+    }
+  }
+
+  // Masks of Round(g + e_prev) fused with the residual update (ternary_batch.h): the
+  // sum stays in its register from the loads to the residual's store.
+  template <class L>
+  SIEVE_AVX512 static void MasksFeedback(const void* data, float* res, uint64_t j0,
+                                         const float* sc, float s, const uint16_t* h, int n64,
+                                         uint64_t* keep, uint64_t* neg, uint64_t* lt) {
+    const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
+    const __m512 minus_one = _mm512_set1_ps(-1.0f);
+    const __m512 scale16 = _mm512_set1_ps(65536.0f), sv = _mm512_set1_ps(s);
+    for (int c = 0; c < n64; ++c) {
+      uint64_t k = 0, n = 0, l = 0;
+      for (int e = 0; e < 64; e += 16) {
+        const int i = 64 * c + e;
+        float* r = res + j0 + static_cast<uint64_t>(i);
+        const __m512 sum = _mm512_add_ps(Load16<L>(data, j0 + static_cast<uint64_t>(i)),
+                                         _mm512_loadu_ps(r));
+        const __m512 gv = Round16<L>(sum);
+        const __m512 s16 = sc != nullptr ? _mm512_loadu_ps(sc + i) : sv;
+        const __m512 x = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(s16, zero, _CMP_GT_OQ),
+                                             _mm512_div_ps(_mm512_abs_ps(gv), s16), scale16);
+        const __m512 hv = _mm512_cvtepi32_ps(
+            _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(h + i))));
+        const __mmask16 km = _mm512_cmp_ps_mask(_mm512_add_ps(hv, one), x, _CMP_LE_OQ);
+        const __mmask16 nm = _mm512_cmp_ps_mask(gv, zero, _CMP_LT_OQ);
+        k |= static_cast<uint64_t>(km) << e;
+        l |= static_cast<uint64_t>(_mm512_cmp_ps_mask(hv, x, _CMP_LT_OQ)) << e;
+        n |= static_cast<uint64_t>(nm) << e;
+        const __m512 q = _mm512_maskz_mov_ps(km, _mm512_mask_blend_ps(nm, one, minus_one));
+        _mm512_storeu_ps(r, _mm512_sub_ps(sum, _mm512_mul_ps(s16, q)));
       }
       keep[c] = k, neg[c] = n, lt[c] = l;
     }
@@ -314,6 +356,22 @@ struct Avx512Ops {
       const __m512 s16 = sc != nullptr ? _mm512_loadu_ps(sc + i) : sv;
       _mm512_storeu_ps(res + i, _mm512_sub_ps(_mm512_loadu_ps(sum + i), _mm512_mul_ps(s16, q)));
     }
+  }
+
+  // MaxMagnitude of Round(g + e_prev) for elements j .. j+n-1, read in place.
+  template <class L>
+  SIEVE_AVX512 static void MaxMagnitudeFeedback(const void* data, const float* res, size_t j,
+                                                int n, uint32_t* m) {
+    const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff);
+    __m512i acc = _mm512_setzero_si512();
+    for (int k = 0; k < n; k += 16) {
+      const __mmask16 t = n - k >= 16 ? 0xffff : static_cast<__mmask16>((1u << (n - k)) - 1);
+      const size_t at = j + static_cast<size_t>(k);
+      const __m512 v = Round16<L>(
+          _mm512_add_ps(MaskedLoad16<L>(data, at, t), _mm512_maskz_loadu_ps(t, res + at)));
+      acc = _mm512_max_epu32(acc, _mm512_maskz_and_epi32(t, _mm512_castps_si512(v), abs_mask));
+    }
+    *m = std::max(*m, static_cast<uint32_t>(_mm512_reduce_max_epu32(acc)));
   }
 
   SIEVE_AVX512 static void MaxMagnitude(const float* g, int n, uint32_t* m) {

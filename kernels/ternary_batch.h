@@ -118,6 +118,43 @@ SIEVE_TK_INLINE void ResolveTies(const TernarySource& src, uint64_t j0, int n, c
   }
 }
 
+// ResolveTies after Ops::MasksFeedback, which wrote every residual with the coarse
+// code: a tie's is its sum (q = 0), so its value is read back from there, and a tie
+// that keeps gets its residual again with q = +-1 (the same bits as from the sum).
+template <class L>
+SIEVE_TK_INLINE void ResolveTiesFeedback(const TernarySource& src, uint64_t j0, int n64,
+                                         const float* sc, float s, const uint16_t* h,
+                                         uint64_t* keep, const uint64_t* lt) {
+  for (int c = 0; c < n64; ++c) {
+    for (uint64_t tie = lt[c] & ~keep[c]; tie != 0; tie &= tie - 1) {
+      const int k = 64 * c + __builtin_ctzll(tie);
+      const uint64_t j = j0 + static_cast<uint64_t>(k);
+      const float sum = src.residual[j], g = L::Round(sum), sk = sc != nullptr ? sc[k] : s;
+      const uint32_t lo = PhiloxHalf(PhiloxOct(src.rng, j >> 3, /*refine=*/true), j);
+      if (TernaryKeepFine(TernaryLevel(g, sk), static_cast<float>(h[k]), lo)) {
+        keep[c] |= uint64_t{1} << (k & 63);
+        src.residual[j] = TernaryFeedbackResidual(sum, sk, TernaryCode(g, true));
+      }
+    }
+  }
+}
+
+// The first loop of LevelsFraction over n elements: fr = y where 0 <= y < L counts,
+// else 0; bs = floor(y), or -1 where y >= L. kOne: the scale s for all (no per-element
+// scales to spread it into).
+template <bool kOne>
+SIEVE_TK_INLINE void LevelsFractions(const float* g, const float* sc, float s, float lv, int n,
+                                     float* fr, int32_t* bs) {
+  for (int k = 0; k < n; ++k) {
+    const float sk = kOne ? s : sc[k];
+    const float y = fabsf(g[k]) / sk * lv;
+    const bool positive = sk > 0.0f;  // & rather than &&: no branch in the loop
+    const float in = (positive & (y < lv)) ? y : 0.0f;
+    fr[k] = in;
+    bs[k] = (positive & (y >= lv)) ? -1 : static_cast<int32_t>(in);  // floor: 0 <= in < L
+  }
+}
+
 // One batch's masks: the values (in place or staged), the Philox bits, the
 // scales. Returns the values' pointer; *sum is the staged float32 sums (feedback).
 //
@@ -137,10 +174,22 @@ struct Quantizer {
   alignas(64) uint64_t keep[kChunks], neg[kChunks], lt[kChunks];
   const float* sc = nullptr;
   float s = 0.0f;
+  bool residuals_done = false;  // Run updated the batch's residuals itself
 
   // Masks of elements j0 .. j0+n-1 (n <= kBatch); bits past n are 0 in keep.
   SIEVE_TK_INLINE const float* Run(const TernarySource& src, uint64_t j0, int n) {
     const int n64 = (n + 63) / 64;
+    residuals_done = false;
+    if (src.residual != nullptr && src.idx == nullptr && src.levels == 1 && n == 64 * n64) {
+      // Error feedback on whole chunks in one pass: the values and residuals read
+      // in place, the residuals rewritten (no staging).
+      const uint16_t* h = oct.Bits(src.rng, j0, n);
+      sc = BatchScales(src, j0, n, sc_buf, &s);
+      Ops::template MasksFeedback<L>(src.data, src.residual, j0, sc, s, h, n64, keep, neg, lt);
+      ResolveTiesFeedback<L>(src, j0, n64, sc, s, h, keep, lt);
+      residuals_done = true;
+      return nullptr;
+    }
     const float* g = staged;
     if (std::is_same<L, TernaryF32>::value && src.idx == nullptr && src.residual == nullptr &&
         n == 64 * n64) {
@@ -163,18 +212,10 @@ struct Quantizer {
       const float lv = static_cast<float>(levels);
       float* fr = frac;
       int32_t* bs = base;
-      const float* scv = sc;
-      if (scv == nullptr) {  // one scale: spread, so the loops have one shape
-        for (int k = 0; k < 64 * n64; ++k) sc_buf[k] = s;
-        scv = sc_buf;
-      }
-      for (int k = 0; k < 64 * n64; ++k) {
-        const float sk = scv[k];
-        const float y = fabsf(g[k]) / sk * lv;
-        const bool positive = sk > 0.0f;  // & rather than &&: no branch in the loop
-        const float in = (positive & (y < lv)) ? y : 0.0f;
-        fr[k] = in;
-        bs[k] = (positive & (y >= lv)) ? -1 : static_cast<int32_t>(in);  // floor: 0 <= in < L
+      if (sc != nullptr) {
+        LevelsFractions<false>(g, sc, s, lv, 64 * n64, fr, bs);
+      } else {
+        LevelsFractions<true>(g, sc, s, lv, 64 * n64, fr, bs);
       }
       for (int k = 0; k < 64 * n64; ++k) {
         const int32_t whole = bs[k] < 0 ? 0 : bs[k];
@@ -225,7 +266,8 @@ SIEVE_TK_INLINE void QuantizePack2(const TernarySource& src, size_t offset, size
       Ops::Wire2(qz.keep + n64, qz.neg + n64, 1, tail);
       std::memcpy(wire + i / 4 + 16 * n64, tail, (static_cast<size_t>(n % 64) * 2 + 7) / 8);
     }
-    if (src.residual != nullptr) UpdateResiduals(qz, qz.sums, n, src.residual + j0);
+    if (src.residual != nullptr && !qz.residuals_done)
+      UpdateResiduals(qz, qz.sums, n, src.residual + j0);
   }
 }
 
@@ -274,7 +316,8 @@ SIEVE_TK_INLINE void QuantizeAddInt8(const TernarySource& src, size_t offset, si
       Ops::Codes(qz.keep + n64, qz.neg + n64, 1, tail);
       std::memcpy(work + i + 64 * n64, tail, static_cast<size_t>(n % 64));
     }
-    if (src.residual != nullptr) UpdateResiduals(qz, qz.sums, n, src.residual + j0);
+    if (src.residual != nullptr && !qz.residuals_done)
+      UpdateResiduals(qz, qz.sums, n, src.residual + j0);
   }
   if (wire != nullptr) UnpackRange<Ops>(wire, elems, w, /*accumulate=*/true, work);
 }
@@ -345,19 +388,24 @@ SIEVE_TK_INLINE void AbsMax(const TernarySource& src, size_t count, float* scale
   alignas(64) float sums[kBatch];
   const bool direct =
       std::is_same<L, TernaryF32>::value && src.idx == nullptr && src.residual == nullptr;
+  const bool feedback = src.idx == nullptr && src.residual != nullptr;  // g + e_prev in place
   uint32_t m = 0;
   for (size_t i = 0; i < count; i += kBatch) {
     const int n = static_cast<int>(std::min<size_t>(kBatch, count - i));
     const float* g = staged;
     if (direct) {
       g = static_cast<const float*>(src.data) + i;
-    } else {
+    } else if (!feedback) {
       Ops::template Stage<L>(src, i, n, staged, sums);
     }
     for (int k = 0; k < n;) {  // runs within one block
       const size_t j = i + static_cast<size_t>(k);
       const int run = static_cast<int>(std::min<size_t>(n - k, src.block - j % src.block));
-      Ops::MaxMagnitude(g + k, run, &m);
+      if (feedback) {
+        Ops::template MaxMagnitudeFeedback<L>(src.data, src.residual, j, run, &m);
+      } else {
+        Ops::MaxMagnitude(g + k, run, &m);
+      }
       k += run;
       if ((j + run) % src.block == 0 || j + run == count) {
         scales[(j + run - 1) / src.block] = TernaryScaleOfBits(m);

@@ -49,23 +49,29 @@ TEST_P(MaskedPackTest, PackGatherReduceAndUnpackMatchReference) {
   const size_t nnz = m.idx.size();
   std::vector<char> in = RandomBytes(count * es, 1), wire = RandomBytes(nnz * es + 1, 2);
   std::vector<char> got(nnz * es + 1), want(nnz * es + 1);
-  MaskedPack(es, in.data(), m.idx.data(), nnz, got.data());
   MaskedPackReference(es, in.data(), m.idx.data(), nnz, want.data());
-  EXPECT_EQ(0, std::memcmp(got.data(), want.data(), nnz * es));
-  // The pack through the bitmap, on every instruction-set level, writing nothing past nnz.
+  // The pack by index and through the bitmap, on every instruction-set level, writing
+  // nothing past nnz.
   for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa) {
     CpuIsaLimitForTest(static_cast<CpuIsa>(isa));
+    std::fill(got.begin(), got.end(), 0x6b);
+    MaskedPack(es, in.data(), m.idx.data(), nnz, got.data());
+    EXPECT_EQ(0, std::memcmp(got.data(), want.data(), nnz * es)) << "isa " << isa;
+    EXPECT_EQ(got[nnz * es], 0x6b) << "pack wrote past nnz";
     std::vector<char> packed(nnz * es + 1, 0x6b);
     EXPECT_EQ(MaskedCompress(es, in.data(), m.bits.data(), count, packed.data()), nnz);
     EXPECT_EQ(0, std::memcmp(packed.data(), want.data(), nnz * es)) << "isa " << isa;
     EXPECT_EQ(packed[nnz * es], 0x6b) << "compress wrote past nnz";
   }
-  CpuIsaLimitForTest(CpuIsa::kAvx512);
   for (RedOp op : {RedOp::kSum, RedOp::kProd, RedOp::kMax, RedOp::kMin, RedOp::kAvg}) {
-    MaskedGatherReduce(dtype, op, in.data(), m.idx.data(), wire.data(), got.data(), nnz);
     MaskedGatherReduceReference(dtype, op, in.data(), m.idx.data(), wire.data(), want.data(), nnz);
-    EXPECT_EQ(0, std::memcmp(got.data(), want.data(), nnz * es)) << RedOpName(op);
+    for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa) {
+      CpuIsaLimitForTest(static_cast<CpuIsa>(isa));
+      MaskedGatherReduce(dtype, op, in.data(), m.idx.data(), wire.data(), got.data(), nnz);
+      EXPECT_EQ(0, std::memcmp(got.data(), want.data(), nnz * es)) << RedOpName(op) << " isa " << isa;
+    }
   }
+  CpuIsaLimitForTest(CpuIsa::kAvx512);
   std::vector<char> ref(count * es + 1, 0x11);
   MaskedUnpackReference(es, wire.data(), m.bits.data(), count, ref.data());
   // Every instruction-set level this CPU has, bit for bit against the reference.
@@ -120,6 +126,35 @@ TEST(MaskedUnpackRangeTest, UnalignedRangesMatchReference) {
     }
   }
   CpuIsaLimitForTest(CpuIsa::kAvx512);
+}
+
+// The pack by index with indices in any order, repeated, close together or far apart
+// (the AVX-512 4-byte path's window, gather and element-by-element cases alike).
+TEST(MaskedPackByIndexTest, AnyIndicesMatchReference) {
+  const size_t count = 5000;
+  std::vector<char> in = RandomBytes(count * 4, 3);
+  std::mt19937_64 rng(4);
+  for (int shape = 0; shape < 4; ++shape) {
+    std::vector<uint32_t> idx;
+    for (size_t k = 0; k < 997; ++k) {
+      const uint32_t near = static_cast<uint32_t>(k * 3 + rng() % 5);  // groups within 32
+      idx.push_back(shape == 0   ? near
+                    : shape == 1 ? static_cast<uint32_t>(rng() % count)
+                    : shape == 2 ? static_cast<uint32_t>(count - 1 - near % count)
+                                 : static_cast<uint32_t>(k % 7 == 0 ? count - 1 : near));
+    }
+    std::vector<char> want(idx.size() * 4);
+    MaskedPackReference(4, in.data(), idx.data(), idx.size(), want.data());
+    for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa) {
+      CpuIsaLimitForTest(static_cast<CpuIsa>(isa));
+      std::vector<char> got(idx.size() * 4 + 1, 0x6b);
+      MaskedPack(4, in.data(), idx.data(), idx.size(), got.data());
+      EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.size()))
+          << "shape " << shape << " isa " << isa;
+      EXPECT_EQ(got[want.size()], 0x6b);
+    }
+    CpuIsaLimitForTest(CpuIsa::kAvx512);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(

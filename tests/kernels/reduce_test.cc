@@ -214,9 +214,12 @@ TEST(DivideByTest, MatchesReference) {
 }
 
 // Every float16/bfloat16 bit pattern as `a` (paired with a scrambled one as `b`), so the
-// fast kernels' own conversions are held to dtype.h's on all inputs.
+// fast kernels' own conversions are held to dtype.h's on all inputs, on every ISA path.
 TEST(ReduceSixteenBitTest, AllBitPatternsMatchReference) {
+  for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa)
   for (DType dtype : {DType::kFloat16, DType::kBfloat16}) {
+    CpuIsaLimitForTest(static_cast<CpuIsa>(isa));
+    SCOPED_TRACE("isa " + std::to_string(isa));
     std::vector<uint16_t> a(1 << 16), b(1 << 16);
     for (uint32_t i = 0; i < a.size(); ++i) {
       a[i] = static_cast<uint16_t>(i);
@@ -236,6 +239,7 @@ TEST(ReduceSixteenBitTest, AllBitPatternsMatchReference) {
       ASSERT_TRUE(SameBits(dtype, fast.data(), ref.data(), a.size())) << "divide by " << divisor;
     }
   }
+  CpuIsaLimitForTest(CpuIsa::kAvx512);
 }
 
 // Hand-computed vectors: both the fast kernel and the reference must produce them.

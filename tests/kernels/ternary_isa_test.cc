@@ -499,6 +499,57 @@ TEST(TernaryIsaTest, TiesAreRefinedLikeTheReference) {
   });
 }
 
+// The same ties with error feedback (g + e_prev ties, quantize + pack and + add
+// rewriting the residuals in their pass): codes and residuals as the reference's,
+// with scale blocks inside a batch (100) and spanning several (2048).
+TEST(TernaryIsaTest, TiesWithFeedbackUpdateResidualsLikeTheReference) {
+  std::mt19937_64 rng(11);
+  const size_t count = 3001;
+  const PhiloxStream stream{rng(), 3, rng()};
+  std::vector<float> g(count), e(count);
+  for (size_t j = 0; j < count; ++j) {
+    const uint32_t h = PhiloxHalf(PhiloxOct(stream, j >> 3), j);
+    const float frac = j % 3 == 0 ? 0.5f : static_cast<float>(1 + rng() % 255) / 256.0f;
+    const float sum = (static_cast<float>(h) + frac) / 65536.0f * (j % 2 == 0 ? 1.0f : -1.0f);
+    g[j] = sum * 0.75f;  // g + e_prev = sum exactly
+    e[j] = sum * 0.25f;
+  }
+  for (size_t block : {size_t{100}, size_t{2048}}) {
+    SCOPED_TRACE("block " + std::to_string(block));
+    std::vector<float> scales((count + block - 1) / block, 1.0f);
+    TernarySource src =
+        TernarySourceOf(DType::kFloat32, g.data(), nullptr, block, scales.data(), stream);
+    src.residual = e.data();
+    std::vector<int8_t> q(count);
+    std::vector<float> want(count);
+    TernaryQuantizeReference(src, 0, count, q.data(), want.data());
+    int kept = 0;
+    for (int8_t v : q) kept += v != 0;
+    EXPECT_GT(kept, 300);
+    EXPECT_LT(kept, 2700);
+    ForEachIsa([&] {
+      std::vector<float> res = e;
+      TernarySource s = src;
+      s.residual = res.data();
+      std::vector<int8_t> work(count);
+      TernaryQuantizeAdd(s, 0, count, nullptr, 2, TernaryWork::kInt8, work.data());
+      for (size_t j = 0; j < count; ++j) {
+        ASSERT_EQ(work[j], q[j]) << j;
+        ASSERT_TRUE(SameFloat(res[j], want[j])) << j << ": " << res[j] << " vs " << want[j];
+      }
+      res = e;
+      std::vector<uint8_t> wire(TernaryPackedBytes(count, 2));
+      TernaryQuantizePack(s, 0, count, 2, wire.data());
+      std::vector<int32_t> got(count);
+      TernaryUnpackReference(wire.data(), count, 2, got.data());
+      for (size_t j = 0; j < count; ++j) {
+        ASSERT_EQ(got[j], q[j]) << j;
+        ASSERT_TRUE(SameFloat(res[j], want[j])) << j << ": " << res[j] << " vs " << want[j];
+      }
+    });
+  }
+}
+
 // p = 2^-17 (x = 1/2): only the refinement can keep an element, with
 // probability 1/2; a 16-bit comparison alone gives 0 or 2^-16.
 TEST(TernaryIsaTest, ResolutionBelowSixteenBitsIsUnbiased) {
