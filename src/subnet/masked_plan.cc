@@ -32,11 +32,6 @@ void ForEachRun(const std::vector<uint64_t>& bits, const Range& r, bool kept, Fn
   }
 }
 
-bool Member(const GroupPlan& g, int rank) {
-  return std::binary_search(g.senders.begin(), g.senders.end(), rank) ||
-         std::binary_search(g.receivers.begin(), g.receivers.end(), rank);
-}
-
 }  // namespace
 
 Plan MaskPlan(const Plan& plan, const std::vector<uint64_t>& bits) {
@@ -59,7 +54,7 @@ void ZeroDropped(const Plan& plan, const std::vector<uint64_t>& bits, int rank, 
                  void* recv) {
   char* base = static_cast<char*>(recv);
   for (const GroupPlan& g : plan.groups) {
-    if (!Member(g, rank)) continue;
+    if (!g.Involves(rank)) continue;
     for (const Range& r : g.ranges)
       ForEachRun(bits, r, false, [&](size_t begin, size_t end) {
         std::memset(base + begin * elem_size, 0, (end - begin) * elem_size);

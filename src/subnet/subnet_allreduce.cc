@@ -90,9 +90,7 @@ void LogFirstUse(Comm& comm, const char* what, const Plan& plan, size_t bytes) {
   if (!comm.FirstUse(what, bytes)) return;
   size_t mine = 0;
   for (const GroupPlan& g : plan.groups)
-    if (std::binary_search(g.senders.begin(), g.senders.end(), comm.rank()) ||
-        std::binary_search(g.receivers.begin(), g.receivers.end(), comm.rank()))
-      ++mine;
+    if (g.Involves(comm.rank())) ++mine;
   SIEVE_INFO(kLogColl,
              "%s of %zu bytes on %d ranks: %zu groups (rings among their holders), "
              "this rank in %zu",

@@ -242,7 +242,7 @@ Status Exchange(Comm& comm, const Plan& plan, const ExchangeArgs& args, algo::Ch
       // Every rank numbers every group alike, member or not.
       const uint32_t ring_seq = comm.NextSeq();
       const uint32_t fan_seq = group.receivers.empty() ? ring_seq : comm.NextSeq();
-      if (PositionOf(group.senders, me) < 0 && PositionOf(group.receivers, me) < 0) continue;
+      if (!group.Involves(me)) continue;
       runs.emplace_back(new GroupRun(comm, group, ring_seq, fan_seq, args, rings, control));
     }
     if (runs.empty()) continue;

@@ -4,6 +4,7 @@
 #ifndef SIEVE_SUBNET_SUBNET_PLAN_H_
 #define SIEVE_SUBNET_SUBNET_PLAN_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <deque>
 #include <memory>
@@ -25,6 +26,12 @@ struct GroupPlan {
   std::vector<int> receivers;  // ascending holders outside `senders`: receive the result only
   std::vector<Range> ranges;   // ascending, disjoint: the elements the group exchanges
   size_t elems = 0;            // sum of the ranges' lengths
+
+  // Whether `rank` sends or receives in this group (what it writes, it takes part in).
+  bool Involves(int rank) const {
+    return std::binary_search(senders.begin(), senders.end(), rank) ||
+           std::binary_search(receivers.begin(), receivers.end(), rank);
+  }
 };
 
 struct Plan {
