@@ -27,6 +27,7 @@ Status RunAllReduce(Channel& ch, Codec& codec, size_t count, const AllReduceRun&
       return RunRing(ch, codec, BalancedSplit(count, ch.size()), options);
     }
     case OpAlgo::kChain:
+    case OpAlgo::kHier:  // coll/hier.cc: steps on the host and cross views
       break;
   }
   return Status::Internal(StrFormat("no all-reduce algorithm '%s'", OpAlgoName(run.algo)));

@@ -117,6 +117,11 @@ class Channel {
   // reports success. Without control, returns `data` unchanged.
   Status Conclude(Status data);
 
+  // Waits for every peer's fingerprint (not the verdicts) and says whether they all match
+  // this rank's: for a call whose steps run on other channels (the hierarchical plan's
+  // host and cross views), checked before data crosses hosts. OK without control.
+  Status AwaitFingerprints();
+
  private:
   int Global(int peer) const { return members_.empty() ? peer : members_[peer]; }
   // The request a Send or Recv posts (its index in *handle when handle is set), or nullptr for

@@ -188,6 +188,10 @@ bool Channel::Vouch() {
   return true;
 }
 
+Status Channel::AwaitFingerprints() {
+  return control_ ? WaitControl(/*verdicts=*/false) : Status::OK();
+}
+
 Status Channel::Conclude(Status data) {
   if (!control_) return data;
   Control& c = *control_;

@@ -40,6 +40,8 @@ const char* AlgoText(OpAlgo a) {
       return "direct";
     case OpAlgo::kOneShot:
       return "one-shot";
+    case OpAlgo::kHier:
+      return "hierarchical";
   }
   return "?";
 }

@@ -25,8 +25,8 @@ enum class OpKind : uint8_t {
 // The row's name ("allreduce", "masked allreduce"); "unknown collective" for other bytes.
 const char* OpKindName(OpKind kind);
 
-enum class OpAlgo : uint8_t { kRing = 1, kTree, kChain, kDirect, kOneShot };
-// "ring", "tree", "chain", "direct", "one-shot".
+enum class OpAlgo : uint8_t { kRing = 1, kTree, kChain, kDirect, kOneShot, kHier };
+// "ring", "tree", "chain", "direct", "one-shot", "hierarchical".
 const char* OpAlgoName(OpAlgo algo);
 
 // How a D2FT call learns every rank's touched bitmap: each is a different

@@ -58,7 +58,7 @@ Status AllReduce(Comm& comm, const CollArgs& a) {
   size_t bytes = a.count * kernels::DTypeSize(a.dtype);
   if (plan::ChooseAllReduce(comm, a.count, bytes).algo == plan::Algo::kHier) {
     ++comm.stats().collectives;
-    return HierDenseAllReduce(comm, a);
+    return HierDenseAllReduce(comm, a, a.call != nullptr ? *a.call : DenseAllReduceFingerprint(a));
   }
   return FlatAllReduce(comm, a);
 }

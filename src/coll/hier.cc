@@ -35,8 +35,11 @@ std::vector<size_t> HierBounds(size_t count, int parts, size_t align) {
   return bounds;
 }
 
-Status HierAllReduce(Comm& comm, const CollArgs& a, const std::vector<size_t>& bounds,
-                     const InterStep& inter) {
+namespace {
+
+// The three steps; `agreed` carries the call's fingerprints (HierAllReduce).
+Status HierSteps(Comm& comm, const CollArgs& a, algo::Channel& agreed,
+                 const std::vector<size_t>& bounds, const InterStep& inter) {
   Comm& host = *comm.host_view();
   Comm& cross = *comm.cross_view();
   const int local = host.rank(), nlocal = host.size();
@@ -46,12 +49,18 @@ Status HierAllReduce(Comm& comm, const CollArgs& a, const std::vector<size_t>& b
   algo::RingOptions options;
   options.segment_bytes = comm.config().segment_bytes;
   // One channel for both host steps: its per-peer message indices keep them apart.
+  // Its waits end on a fingerprint that differs (a host peer's count, say).
   algo::Channel ch = host.MakeChannel("hier allreduce (host)", comm.NextSeq());
+  ch.Watch(&agreed);
 
   // 1. Reduce-scatter inside the host: local rank i ends with slice i of the host's combination.
   algo::DenseCodec reduce(a.send, a.recv, a.dtype, op, nlocal);
   options.all_gather = false;
   SIEVE_RETURN_IF_ERROR(algo::RunRing(ch, reduce, bounds, options).WithContext("host reduce"));
+
+  // Every rank called the same collective (the cross step compares only its own slice
+  // with the same local rank of the other hosts; a mask's digest, say, would pass it).
+  SIEVE_RETURN_IF_ERROR(agreed.AwaitFingerprints());
 
   // 2. Across hosts, among the ranks with our local index.
   char* slice = static_cast<char*>(a.recv) + bounds[local] * esize;
@@ -66,14 +75,33 @@ Status HierAllReduce(Comm& comm, const CollArgs& a, const std::vector<size_t>& b
   return algo::RunRing(ch, gather, bounds, options).WithContext("host gather");
 }
 
-Status HierDenseAllReduce(Comm& comm, const CollArgs& a) {
+}  // namespace
+
+Status HierAllReduce(Comm& comm, const CollArgs& a, algo::OpFingerprint call,
+                     const std::vector<size_t>& bounds, const InterStep& inter) {
+  call.algo = algo::OpAlgo::kHier;
+  algo::Channel agreed = comm.MakeChannel(call, comm.NextSeq());
+  return agreed.Conclude(HierSteps(comm, a, agreed, bounds, inter));
+}
+
+algo::OpFingerprint DenseAllReduceFingerprint(const CollArgs& a) {
+  algo::OpFingerprint fp;
+  fp.kind = algo::OpKind::kAllReduce;
+  fp.count = a.count;
+  fp.dtype = static_cast<uint8_t>(a.dtype);
+  fp.op = static_cast<uint8_t>(a.op);
+  return fp;
+}
+
+Status HierDenseAllReduce(Comm& comm, const CollArgs& a, const algo::OpFingerprint& call) {
   const int n = comm.size();
-  return HierAllReduce(comm, a, HierBounds(a.count, comm.hosts().max_local, 1),
+  return HierAllReduce(comm, a, call, HierBounds(a.count, comm.hosts().max_local, 1),
                        [&](Comm& cross, void* slice, size_t, size_t count) -> Status {
                          CollArgs s = a;
                          s.send = slice;
                          s.recv = slice;
                          s.count = count;
+                         s.call = nullptr;  // the slice's own fingerprint
                          if (a.op == kernels::RedOp::kAvg) s.op = kernels::RedOp::kSum;
                          SIEVE_RETURN_IF_ERROR(FlatAllReduce(cross, s));
                          if (a.op == kernels::RedOp::kAvg)

@@ -29,12 +29,19 @@ std::vector<size_t> HierBounds(size_t count, int parts, size_t align);
 // number of sequence numbers (collectives on `cross`) whatever the count.
 using InterStep = std::function<Status(Comm& cross, void* slice, size_t offset, size_t count)>;
 
-// Runs the three steps for a.send -> a.recv (a.op, a.dtype) with `bounds`.
-Status HierAllReduce(Comm& comm, const CollArgs& a, const std::vector<size_t>& bounds,
-                     const InterStep& inter);
+// Runs the three steps for a.send -> a.recv (a.op, a.dtype) with `bounds`. `call` is
+// what every rank of comm must agree on (the whole call's fingerprint: count, mode,
+// mask digest): the host and cross steps each compare only their view's ranks and
+// their own slice, so the call exchanges it with every rank before the cross step and
+// concludes with every rank's verdict.
+Status HierAllReduce(Comm& comm, const CollArgs& a, algo::OpFingerprint call,
+                     const std::vector<size_t>& bounds, const InterStep& inter);
 
-// The dense hierarchical all-reduce (inter step: the flat all-reduce of the slice).
-Status HierDenseAllReduce(Comm& comm, const CollArgs& a);
+// The dense hierarchical all-reduce (inter step: the flat all-reduce of the slice);
+// `call` as above (the masked all-reduce passes its own, with the mask's digest).
+Status HierDenseAllReduce(Comm& comm, const CollArgs& a, const algo::OpFingerprint& call);
+// The dense all-reduce's fingerprint of a.
+algo::OpFingerprint DenseAllReduceFingerprint(const CollArgs& a);
 
 }  // namespace sieve::coll
 

@@ -38,14 +38,15 @@ Status Exchange(Comm& comm, uint32_t seq, const coll::CollArgs& a, MaskedCodec& 
   return ch.Conclude(algo::RunAllReduce(ch, codec, nnz, run));
 }
 
-// The hierarchical all-reduce of nnz packed elements, in place in `packed`.
-Status HierPacked(Comm& comm, const coll::CollArgs& a, void* packed, size_t nnz) {
+// The hierarchical all-reduce of nnz packed elements, in place in `packed`; every
+// rank agrees on the masked call (its digest included) as on the flat plans.
+Status HierPacked(Comm& comm, const coll::CollArgs& a, void* packed, const MaskState& mask) {
   coll::CollArgs p = a;
   p.send = packed;
   p.recv = packed;
-  p.count = nnz;
+  p.count = mask.idx.size();
   ++comm.stats().collectives;
-  return coll::HierDenseAllReduce(comm, p);
+  return coll::HierDenseAllReduce(comm, p, Fingerprint(a, mask, algo::OpAlgo::kHier));
 }
 
 // The flat choice with the masked codec (one rank: the codec's own passes).
@@ -79,7 +80,7 @@ Status AllReduceMasked(Comm& comm, const coll::CollArgs& a, MaskState& mask) {
     // Packing is lossless: pack once, the hierarchical all-reduce of the kept
     // elements, then one unpack pass (the hierarchical plan has no codec hop).
     kernels::MaskedPack(esize, a.send, mask.idx.data(), nnz, packed);
-    SIEVE_RETURN_IF_ERROR(HierPacked(comm, a, packed, nnz));
+    SIEVE_RETURN_IF_ERROR(HierPacked(comm, a, packed, mask));
     kernels::MaskedUnpack(esize, packed, mask.bits.data(), a.count, a.recv);
     return Status::OK();
   }
@@ -99,7 +100,7 @@ Status AllReduceMaskedPacked(Comm& comm, const coll::CollArgs& p, MaskState& mas
   coll::CollArgs dense = p;  // what the fingerprint names: the unpacked length
   dense.count = mask.count;
   const plan::Algo chosen = plan::ChooseMaskedAllReduce(comm, nnz, nnz * esize).algo;
-  if (chosen == plan::Algo::kHier) return HierPacked(comm, dense, p.recv, nnz);
+  if (chosen == plan::Algo::kHier) return HierPacked(comm, dense, p.recv, mask);
   // The codec over the packed vector: its own mask keeps all nnz elements, so
   // the gather and the unpack are copies and the arithmetic is unchanged.
   mask.BuildPackedView();

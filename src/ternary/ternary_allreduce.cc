@@ -217,7 +217,8 @@ Status RunCodec(Comm& comm, const TernaryArgs& a, const algo::TernaryInput& inpu
 // Slices cut at block boundaries so every block has one scale, as on a flat run.
 Status HierTernary(Comm& comm, const TernaryArgs& a) {
   const int root_rank = comm.rank(), n = comm.size();
-  return HierAllReduce(comm, a.base, HierBounds(a.base.count, comm.hosts().max_local, a.block),
+  return HierAllReduce(comm, a.base, TernaryFingerprint(a),
+                       HierBounds(a.base.count, comm.hosts().max_local, a.block),
                        [&](Comm& cross, void* slice, size_t, size_t count) -> Status {
                          TernaryArgs s = a;
                          s.base.send = slice;

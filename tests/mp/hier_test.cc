@@ -3,9 +3,11 @@
 // the bytes each rank sends (host reduce-scatter + inter-host slice + host
 // all-gather, fewer than the flat ring), SIEVE_ALGO=FLAT, uneven hosts (flat),
 // 3 hosts x 2 and 2 hosts x 3, masked, ternary (quantized once per host, exact
-// against a reference built from the host sums) and masked + ternary.
+// against a reference built from the host sums) and masked + ternary; a call that
+// differs on one rank (count, op, mask) fails on every rank.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -321,6 +323,69 @@ TEST(HierAllReduce, MaskedTernaryQuantizesPackedHostSums) {
     return 0;
   });
   EXPECT_EQ(failures, "");
+}
+
+// ---- Misuse: the host and cross steps each compare only their own view and slice, so
+// the whole call is agreed on by every rank (before, each case below returned success
+// on some ranks with a wrong sum, or hung until the timeout).
+
+// Every rank's call must fail with sieveInvalidUsage and a message containing `want`.
+int ExpectMismatch(sieveComm_t comm, sieveResult_t r, const char* want) {
+  RANK_CHECK(r == sieveInvalidUsage, "mismatched call returned %d: %s", r,
+             sieveGetLastError(comm));
+  RANK_CHECK(std::strstr(sieveGetLastError(comm), want) != nullptr, "%s",
+             sieveGetLastError(comm));
+  return 0;
+}
+
+const std::vector<std::pair<std::string, std::string>> kMisuseEnv = {{"SIEVE_TIMEOUT", "10"}};
+
+TEST(HierAllReduce, CountOrOpDiffersOnOneRankFailsOnEveryRank) {
+  // Rank 3 (host 1) passes one element more: its host peer's slices differ.
+  auto count_differs = [](int rank, int n, sieveComm_t comm) {
+    const size_t count = 10007 + (rank == n - 1 ? 1 : 0);
+    std::vector<float> buf(count, 1.0f);
+    return ExpectMismatch(comm, sieveAllReduce(buf.data(), buf.data(), count, sieveFloat32,
+                                               sieveSum, comm, nullptr), "count");
+  };
+  EXPECT_EQ(RunOnHosts(4, 2, count_differs, kMisuseEnv), "");
+  // Rank 1 (host 0) asks for max: only its cross step (with rank 3) compared ops.
+  auto op_differs = [](int rank, int, sieveComm_t comm) {
+    std::vector<float> buf(10007, 1.0f);
+    return ExpectMismatch(comm, sieveAllReduce(buf.data(), buf.data(), buf.size(), sieveFloat32,
+                                               rank == 1 ? sieveMax : sieveSum, comm, nullptr),
+                          "op");
+  };
+  EXPECT_EQ(RunOnHosts(4, 2, op_differs, kMisuseEnv), "");
+}
+
+// Rank 3's mask keeps as many elements as the others' but not the same ones: the packed
+// hierarchical all-reduce (dense on the kept elements) would add misaligned elements.
+TEST(HierAllReduce, SameNnzDifferentMaskFailsOnEveryRank) {
+  for (bool ternary : {false, true}) {
+    auto body = [ternary](int rank, int n, sieveComm_t comm) {
+      const size_t count = 20011;
+      // Every rank registers both (registration itself compares masks); rank 3 passes b.
+      std::vector<uint8_t> a = RandomMask(8, count, 0.5), b = a;
+      std::rotate(b.begin(), b.begin() + 1, b.end());
+      sieveMask_t ha = nullptr, hb = nullptr;
+      if (RegisterMask(comm, a, &ha) != 0 || RegisterMask(comm, b, &hb) != 0) return 1;
+      const sieveMask_t handle = rank == n - 1 ? hb : ha;
+      std::vector<float> buf(count, 1.0f);
+      const sieveTernaryParams_t p = {1, 2, 0, handle, 0};
+      sieveResult_t r = ternary ? sieveAllReduceTernary(buf.data(), buf.data(), count,
+                                                        sieveFloat32, sieveSum, &p, comm, nullptr)
+                                : sieveAllReduceMasked(buf.data(), buf.data(), count,
+                                                       sieveFloat32, sieveSum, handle, comm,
+                                                       nullptr);
+      if (ExpectMismatch(comm, r, ternary ? "seed, step or mask" : "which elements it keeps"))
+        return 1;
+      RANK_CHECK(sieveMaskDeregister(ha) == sieveSuccess && sieveMaskDeregister(hb) == sieveSuccess,
+                 "deregister");
+      return 0;
+    };
+    EXPECT_EQ(RunOnHosts(4, 2, body, kMisuseEnv), "") << (ternary ? "ternary" : "masked");
+  }
 }
 
 }  // namespace
