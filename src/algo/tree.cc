@@ -99,13 +99,14 @@ Status RunTree(Channel& ch, Codec& codec, size_t count, size_t segment_bytes) {
       if (target == down_scratch.data()) codec.Decode(b, e - b, target);
       codec.Deliver(b, e - b);
     }
-    for (int child : children) {
-      // Encode into per-segment scratch so every child's send keeps its bytes.
-      if (codec.EncodeUsesScratch())
-        SIEVE_RETURN_IF_ERROR(send_scratch[s].Reserve(codec.WireBytes(e - b, n)));
-      const void* wire = codec.Encode(b, e - b, n, send_scratch[s].data());
+    if (children.empty()) continue;
+    // One image of the final segment for every child: encoding it again per child
+    // would rewrite the scratch while the first child's send may still read it.
+    if (codec.EncodeUsesScratch())
+      SIEVE_RETURN_IF_ERROR(send_scratch[s].Reserve(codec.WireBytes(e - b, n)));
+    const void* wire = codec.Encode(b, e - b, n, send_scratch[s].data());
+    for (int child : children)
       SIEVE_RETURN_IF_ERROR(ch.Send(child, wire, codec.WireBytes(e - b, n)));
-    }
   }
   return ch.WaitAll();
 }
