@@ -292,7 +292,7 @@ struct Member {
   std::vector<char> send_before, send_after, recv_before, recv_after;
   bool has_send = false, has_recv = false;
   int64_t value = -1;           // queries; split: child rank
-  int64_t value2 = -1;          // split: child size
+  int64_t value2 = -1;          // split: child size; subnet: 1 when it passed a mask
   std::vector<int> peers;       // SendRecv: send peer, recv peer
   // The buffers the call was given: they live until the judge ran (a group writes at GroupEnd).
   std::shared_ptr<std::vector<char>> storage;
@@ -805,6 +805,12 @@ Member RunLayoutRegister(Ctx& ctx, int rank, const Step& s, RankState& st) {
   return m;
 }
 
+// Whether a subnet step passes a mask (params->mask): a quantized call with policy 1,
+// params given (the D2FT call's params are always given), a mask registered in the slot.
+int64_t SubnetMasked(Kind kind, const Eff& e, bool mask_live) {
+  return e.takes_levels && e.policy == 1 && mask_live && !(kind == Kind::kSubnet && e.params_null);
+}
+
 Member RunSubnet(Ctx& ctx, int rank, const Step& s, RankState& st) {
   Member m;
   m.eff = Effective(s, rank, ctx.n);
@@ -826,8 +832,12 @@ Member RunSubnet(Ctx& ctx, int rank, const Step& s, RankState& st) {
   m.recv_before.assign(recv, recv + cnt * es);
   sieveComm_t c = e.comm_null ? nullptr : st.comm;
   sieveLayout_t h = e.handle_null ? nullptr : slot.handle;
-  const sieveTernaryParams_t params =
-      sieve_test::TernaryParams(e.philox_seed, e.philox_step, e.block, nullptr, 0);
+  // The quantized calls with policy 1 pass the mask of the same slot, when one is
+  // registered (for its own count: a count that differs from the layout's is misuse).
+  const sieveMask_t mask = st.masks[s.slot].handle;
+  m.value2 = SubnetMasked(s.kind, e, mask != nullptr);
+  const sieveTernaryParams_t params = sieve_test::TernaryParams(
+      e.philox_seed, e.philox_step, e.block, m.value2 == 1 ? mask : nullptr, 0);
   if (s.kind == Kind::kSubnet && e.takes_levels) {
     m.calls.push_back(Call(ctx, rank, "sieveAllReduceSubnetQuantized", c, [&] {
       return sieveAllReduceSubnetQuantized(
@@ -1686,6 +1696,8 @@ void JudgeSubnet(Ctx& ctx, const Step& s, const std::vector<bool>& live,
     invalid[r] = LocalInvalid(m.eff, m, r, n, live[r]);
     if (invalid[r].empty() && m.eff.count != sieve_test::LayoutCount(layouts[r]))
       invalid[r] = "count differs from the layout's";
+    if (invalid[r].empty() && m.value2 == 1 && m.eff.count != ctx.mask_bits[r][s.slot].size())
+      invalid[r] = "count differs from the mask's";
     if (invalid[r].empty() && s.kind == Kind::kD2ft) {
       if (m.eff.params_null && !(s.variant & 1)) invalid[r] = "touched NULL without a schedule";
       if (m.eff.bits_other && m.value >= 0)
@@ -1696,7 +1708,8 @@ void JudgeSubnet(Ctx& ctx, const Step& s, const std::vector<bool>& live,
                                      : std::string()) +
               (m.eff.takes_levels ? " levels " + std::to_string(m.eff.levels) + " seed " +
                                         std::to_string(m.eff.philox_seed) + " block " +
-                                        std::to_string(m.eff.block)
+                                        std::to_string(m.eff.block) + " masked " +
+                                        std::to_string(m.value2)
                                   : std::string());
   }
   if (!j.Collective(ms, invalid, Disagreement(sigs))) return;
@@ -1714,7 +1727,11 @@ void JudgeSubnet(Ctx& ctx, const Step& s, const std::vector<bool>& live,
       tc.block = e.block == 0 ? 2048 : e.block;
       tc.seed = e.philox_seed;
       tc.step = e.philox_step;
-      sieve_test::ExpectedSubnetQuantized(tc, layouts[r], t, r, before, want.data());
+      std::vector<bool> kept;
+      if (ms[r]->value2 == 1)
+        for (uint8_t b : ctx.mask_bits[r][s.slot]) kept.push_back(b != 0);
+      sieve_test::ExpectedSubnetQuantized(tc, layouts[r], t, r, before, want.data(),
+                                          ms[r]->value2 == 1 ? &kept : nullptr);
     } else {
       sieve_test::ExpectedSubnet(e.seed, n, r, static_cast<sieveDataType_t>(e.dtype), layouts[r],
                                  t, before, want.data());

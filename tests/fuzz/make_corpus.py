@@ -233,6 +233,16 @@ def api_sequence():
                     step("D2ft", variant=8, seed=9, block=7, dtype=1),
                     step("D2ft", variant=13, seed=10, block=0, dtype=2),
                     step("ReduceScatterQuantized", variant=8, count=1001)]),
+        # masks on the subnet calls at L levels (policy 1: the slot's mask): SDP and D2FT
+        # (exchanged, scheduled), a rank that passes none, a mask of another count
+        program(3, [step("LayoutEqual", count=100, block=4), step("MaskRegister", count=100, seed=3),
+                    step("Subnet", variant=4, policy=1, block=16, dtype=0),
+                    step("D2ft", variant=8, policy=1, seed=9, block=7, dtype=1),
+                    step("D2ft", variant=13, policy=1, seed=10, dtype=2),
+                    step("Subnet", variant=12, policy=1, bad="policyOther", rank=1),
+                    step("MaskRegister", count=50, slot=1, seed=4),
+                    step("LayoutEqual", count=40, block=3, slot=1),
+                    step("Subnet", variant=8, policy=1, slot=1)]),
         # levels or bits that differ on one rank, or are out of range on every rank
         program(2, [step("Ternary", variant=4, bad="rootOther", rank=1),
                     step("ReduceScatterQuantized", bad="rootInvalid"),
