@@ -36,7 +36,8 @@ enum class Kind : uint8_t {
   kLayoutEqual,    // sieveLayoutEqualSubnets(count, block) into slot
   kLayoutRegister, // a random layout (seed) into slot
   kSubnet,         // sieveAllReduceSubnet over slot; variant bits 2-3: dense, or the
-                   // ...Quantized call at L = 1, 3, 7 (kD2ft too)
+                   // ...Quantized call at L = 1, 3, 7 (kD2ft too), over the mask slot's
+                   // mask when policy is 1
   kD2ft,           // sieveAllReduceD2ft over slot; variant odd: with the schedule table
   kDeregister,     // variant even: mask slot, odd: layout slot (local)
   kSplit,          // split (variant: colour pattern), all-reduce on the child, destroy it
@@ -64,7 +65,7 @@ struct Step {
   bool in_place = false;
   uint64_t seed = 1;
   int slot = 0;
-  int policy = 0;     // mask policy
+  int policy = 0;     // mask policy; quantized subnet calls: 1 passes the slot's mask
   size_t block = 0;   // ternary/quantized block_size; kLayoutEqual: nsubnets; kLayoutRegister: segments
   int variant = 0;
   std::array<Bad, kMaxRanks> bad{};
