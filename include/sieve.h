@@ -495,8 +495,10 @@ sieveResult_t sieveCommGetAutoLevels(sieveComm_t comm, int* levels);
  * recvcount * nranks elements and applies to sendbuff as for the all-reduce (only kept
  * elements are quantized and travel; recvbuff is 0 where it drops). Error feedback
  * keeps a residual per quantized element of sendbuff. The non-finite contract is
- * sieveAllReduceTernary's. Device buffers are staged whole to host memory and quantized
- * there (no device kernels for it yet), with the same result. A recvcount, op,
+ * sieveAllReduceTernary's. Device buffers are quantized on the stream (libsieve with
+ * device kernels): only the scales, the codes and this rank's chunk's sums are staged;
+ * masked calls (and a libsieve without kernels) stage sendbuff whole and quantize on
+ * the host; either way the result is the host path's, bit for bit. A recvcount, op,
  * datatype, levels or params field that differs across ranks fails the call on every
  * rank. */
 sieveResult_t sieveReduceScatterQuantized(const void* sendbuff, void* recvbuff, size_t recvcount,

@@ -118,4 +118,18 @@ DeviceChoice ChooseTernaryOnDevice(Comm& comm, size_t elems, bool error_feedback
                  "hierarchical plan: dense sums inside hosts, quantized between hosts"});
 }
 
+DeviceChoice ChooseQuantizedReduceScatterOnDevice(Comm& comm, size_t count, bool masked,
+                                                  bool kernels) {
+  const algo::OpKind kind = algo::OpKind::kQuantizedReduceScatter;
+  const char* staged = !kernels           ? "no device kernels in this libsieve or driver"
+                       : masked           ? "masked: the blocks staged and packed on the host"
+                       : comm.size() < 2  ? "one rank: nothing to exchange"
+                       : count == 0       ? "nothing to reduce"
+                                          : nullptr;
+  if (staged != nullptr) return Logged(comm, kind, 0, {DeviceRoute::kWholeStaged, staged});
+  return Logged(comm, kind, 0,
+                {DeviceRoute::kKernels, "quantized on the device, this rank's chunk "
+                                        "dequantized there"});
+}
+
 }  // namespace sieve::plan

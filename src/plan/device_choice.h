@@ -64,6 +64,13 @@ DeviceChoice ChooseMaskedOnDevice(Comm& comm, size_t nnz, bool kernels);
 DeviceChoice ChooseTernaryOnDevice(Comm& comm, size_t elems, bool error_feedback, bool masked,
                                    bool kernels, int levels);
 
+// The quantized reduce-scatter of `count` elements per rank: the device kernels
+// (ternary/device_reduce_scatter.h) when libsieve has them (`kernels`), unmasked,
+// on two or more ranks with count > 0; else every block staged whole and
+// quantized on the host.
+DeviceChoice ChooseQuantizedReduceScatterOnDevice(Comm& comm, size_t count, bool masked,
+                                                  bool kernels);
+
 // The mixed-buffers error of ChooseMemory: names every non-null buffer and the
 // kind `kinds` gives it (only built on that error path).
 Status MixedBuffers(std::initializer_list<NamedBuffer> buffers, const MemoryKind* kinds);

@@ -20,8 +20,27 @@ namespace {
 // thread, in order).
 struct Agreed {
   std::vector<float> scales;
-  std::shared_ptr<coll::TernaryCall> call;  // the call's channel, opened by op 1
   bool ok = false;
+};
+
+// The ternary all-reduce's host half: op 1 opens the call (its channel) and
+// agrees on the scales, op 2 runs the host path's ring/tree from the codes.
+class AllReduceHalf : public QuantizedHostHalf {
+ public:
+  AllReduceHalf(Comm& comm, const coll::TernaryArgs& args) : comm_(comm), args_(args) {}
+  Status AgreeScales(float* scales, size_t nblocks) override {
+    return coll::TernaryAgreeScales(comm_, args_, scales, nblocks, &call_);
+  }
+  Status Exchange(const float* scales, const void* wire, void* sums) override {
+    Status st = coll::TernaryAllReduceQuantized(comm_, args_, call_.get(), scales, wire, sums);
+    call_.reset();  // the call is over
+    return st;
+  }
+
+ private:
+  Comm& comm_;
+  const coll::TernaryArgs args_;
+  std::shared_ptr<coll::TernaryCall> call_;  // opened by op 1 (null on one rank)
 };
 
 StagedOp OneChunk(const char* name, cu::Stream stream, StagedChunk chunk) {
@@ -34,22 +53,22 @@ StagedOp OneChunk(const char* name, cu::Stream stream, StagedChunk chunk) {
 }
 
 // Op 1: the block maxima in, the agreed scales out (and kept for op 2).
-StagedOp ScalesOp(Comm& comm, const coll::TernaryArgs& args, cu::Stream stream, float* d_scales,
+StagedOp ScalesOp(const DeviceTernaryRun& run, cu::Stream stream, float* d_scales,
                   size_t nblocks, std::shared_ptr<Agreed> agreed) {
   const size_t bytes = nblocks * sizeof(float);
   StagedChunk c;
   c.bytes = bytes;
   c.in.push_back({0, d_scales, bytes});
   c.out.push_back({0, d_scales, bytes});
-  Comm* cm = &comm;
-  c.run = [cm, args, nblocks, agreed](char* staging) {
+  std::shared_ptr<QuantizedHostHalf> host = run.host;
+  c.run = [host, nblocks, agreed](char* staging) {
     auto* scales = reinterpret_cast<float*>(staging);
-    SIEVE_RETURN_IF_ERROR(coll::TernaryAgreeScales(*cm, args, scales, nblocks, &agreed->call));
+    SIEVE_RETURN_IF_ERROR(host->AgreeScales(scales, nblocks));
     agreed->scales.assign(scales, scales + nblocks);
     agreed->ok = true;
     return Status::OK();
   };
-  return OneChunk("ternary allreduce (scales)", stream, std::move(c));
+  return OneChunk(run.scales_name, stream, std::move(c));
 }
 
 // The path, once per communicator and kind of run.
@@ -83,15 +102,13 @@ StagedOp WireOp(Comm& comm, const DeviceTernaryRun& run, cu::Stream stream, void
   Comm* cm = &comm;
   c.run = [cm, run, wire_bytes, sums_bytes, agreed](char* staging) {
     if (!agreed->ok)  // op 1 failed (reported already): no scales to run on
-      return Status::Internal("ternary allreduce on device buffers: the scales were not agreed");
+      return Status::Internal(
+          StrFormat("%s on device buffers: the scales were not agreed", run.name));
     LogPath(*cm, run, agreed->scales.size() * sizeof(float), wire_bytes, sums_bytes);
     if (run.masked) ++cm->stats().masked_collectives;
     // The device buffers are not touched here: the codes come from the
     // staged wire and the sums go back through staging.
-    Status st = coll::TernaryAllReduceQuantized(*cm, run.args, agreed->call.get(),
-                                                agreed->scales.data(), staging,
-                                                staging + wire_bytes);
-    agreed->call.reset();  // the call is over
+    Status st = run.host->Exchange(agreed->scales.data(), staging, staging + wire_bytes);
     if (st.ok()) cm->LogTransportOnce();
     return st;
   };
@@ -102,13 +119,25 @@ size_t Aligned(size_t bytes) { return (bytes + 15) & ~size_t{15}; }
 
 }  // namespace
 
-Status EnqueueDeviceTernaryRun(Comm& comm, const DeviceTernaryRun& run, CUstream_st* stream) {
+Status EnqueueDeviceTernaryRun(Comm& comm, const DeviceTernaryRun& given, CUstream_st* stream) {
+  DeviceTernaryRun run = given;
   const coll::TernaryArgs& args = run.args;
   const coll::CollArgs& b = args.base;
   if (args.residual != nullptr || args.mask_idx != nullptr ||
       (run.residual != nullptr && run.residual->elems != b.count))
     return Status::Internal(StrFormat("%s on device buffers: a host residual, a mask or a "
                                       "residual of another size", run.name));
+  if (run.host == nullptr) {  // the all-reduce: every element's sums come back
+    run.host = std::make_shared<AllReduceHalf>(comm, args);
+    run.out_first = run.out_skip = 0;
+    run.out_count = b.count;
+  }
+  if (run.out_first % args.block != 0 || run.out_skip > run.out_count ||
+      run.out_first + run.out_count > b.count || (run.scatter.idx != nullptr && run.out_skip > 0))
+    return Status::Internal(StrFormat("%s on device buffers: output range %zu + %zu (skip %zu) "
+                                      "of %zu elements in blocks of %zu", run.name,
+                                      run.out_first, run.out_count, run.out_skip, b.count,
+                                      args.block));
   ProgressEngine* engine = nullptr;
   SIEVE_RETURN_IF_ERROR(EngineFor(comm, {b.send, b.recv}, &engine));
   DeviceOps* ops = Runtime().ops;
@@ -118,8 +147,11 @@ Status EnqueueDeviceTernaryRun(Comm& comm, const DeviceTernaryRun& run, CUstream
   const size_t wire_bytes = kernels::TernaryPackedBytes(b.count, kernels::TernaryBits(levels));
   const int n = comm.size();
   const int sums_bits = kernels::TernaryBits(n * levels);
-  const size_t sums_bytes = kernels::TernaryPackedBytes(b.count, sums_bits);
-  const size_t sent_bytes = run.residual != nullptr ? b.count * kernels::DTypeSize(b.dtype) : 0;
+  const size_t sums_bytes = kernels::TernaryPackedBytes(run.out_count, sums_bits);
+  const size_t esize = kernels::DTypeSize(b.dtype);
+  const size_t sent_bytes = run.residual != nullptr ? b.count * esize : 0;
+  // Dequantized whole from a block boundary, the first out_skip dropped on a copy.
+  const size_t out_bytes = run.out_skip > 0 ? run.out_count * esize : 0;
   const int divisor =
       levels * (b.op == kernels::RedOp::kAvg ? (args.divisor > 0 ? args.divisor : n) : 1);
   const kernels::PhiloxStream rng{
@@ -127,11 +159,12 @@ Status EnqueueDeviceTernaryRun(Comm& comm, const DeviceTernaryRun& run, CUstream
       args.step};
 
   // One scratch: the scales, this rank's wire, the final sums' wire and, with
-  // error feedback, the sum sent (g + e_prev in the datatype).
+  // error feedback, the sum sent (g + e_prev in the datatype); with a skip,
+  // the dequantized output range.
   const size_t wire_at = Aligned(scale_bytes), sums_at = wire_at + Aligned(wire_bytes);
-  const size_t sent_at = sums_at + Aligned(sums_bytes);
+  const size_t sent_at = sums_at + Aligned(sums_bytes), out_at = sent_at + Aligned(sent_bytes);
   void* scratch = nullptr;
-  SIEVE_RETURN_IF_ERROR(ops->AllocDevice(sent_at + sent_bytes, stream, &scratch));
+  SIEVE_RETURN_IF_ERROR(ops->AllocDevice(out_at + out_bytes, stream, &scratch));
   char* base = static_cast<char*>(scratch);
   auto* d_scales = reinterpret_cast<float*>(base);
   void* d_wire = base + wire_at;
@@ -149,7 +182,7 @@ Status EnqueueDeviceTernaryRun(Comm& comm, const DeviceTernaryRun& run, CUstream
     if (st.ok()) run.residual->fresh = false;  // written by that kernel
   }
   if (st.ok()) st = ops->TernaryAbsMax(b.dtype, in, b.count, args.block, d_scales, stream);
-  if (st.ok()) st = engine->Enqueue(ScalesOp(comm, args, stream, d_scales, nblocks, agreed));
+  if (st.ok()) st = engine->Enqueue(ScalesOp(run, stream, d_scales, nblocks, agreed));
   if (st.ok())
     st = run.residual != nullptr
              ? ops->TernaryQuantizeFeedback(b.dtype, in, b.count, args.block, d_scales, rng,
@@ -159,13 +192,21 @@ Status EnqueueDeviceTernaryRun(Comm& comm, const DeviceTernaryRun& run, CUstream
   if (st.ok())
     st = engine->Enqueue(
         WireOp(comm, run, stream, d_wire, wire_bytes, d_sums, sums_bytes, agreed));
-  if (st.ok() && run.scatter.idx != nullptr)
-    st = ops->TernaryDequantizeScatter(b.dtype, d_sums, sums_bits, b.count, args.block, d_scales,
-                                       divisor, run.scatter.idx, run.scatter.bits,
+  const float* out_scales = d_scales + run.out_first / args.block;
+  if (st.ok() && run.scatter.idx != nullptr) {
+    st = ops->TernaryDequantizeScatter(b.dtype, d_sums, sums_bits, run.out_count, args.block,
+                                       out_scales, divisor, run.scatter.idx, run.scatter.bits,
                                        run.scatter.count, b.recv, stream);
-  else if (st.ok())
-    st = ops->TernaryDequantize(b.dtype, d_sums, sums_bits, b.count, args.block, d_scales,
-                                divisor, b.recv, stream);
+  } else if (st.ok() && run.out_skip == 0) {
+    st = ops->TernaryDequantize(b.dtype, d_sums, sums_bits, run.out_count, args.block,
+                                out_scales, divisor, b.recv, stream);
+  } else if (st.ok()) {
+    st = ops->TernaryDequantize(b.dtype, d_sums, sums_bits, run.out_count, args.block,
+                                out_scales, divisor, base + out_at, stream);
+    if (st.ok())
+      st = ops->CopyDevice(b.recv, base + out_at + run.out_skip * esize,
+                           (run.out_count - run.out_skip) * esize, stream);
+  }
   Status freed = ops->FreeDevice(scratch, stream);
   return st.ok() ? freed : st;
 }

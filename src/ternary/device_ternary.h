@@ -21,8 +21,12 @@
 // and results (and residuals) equal the host path bit for bit. The vector is
 // a dense buffer, or a mask's packed kept elements (device_masked_ternary.h).
 // Only the hierarchical plan stays off it (plan::ChooseTernaryAllReduce).
+// The quantized reduce-scatter runs the same stream steps with its own host
+// half (QuantizedHostHalf; ternary/device_reduce_scatter.h).
 #ifndef SIEVE_GPU_DEVICE_TERNARY_H_
 #define SIEVE_GPU_DEVICE_TERNARY_H_
+
+#include <memory>
 
 #include "ternary/ternary_allreduce.h"
 #include "ternary/device_residuals.h"
@@ -31,7 +35,22 @@ struct CUstream_st;
 
 namespace sieve::gpu {
 
-// One ternary all-reduce of device memory.
+// The host half of a quantized collective on device buffers: the two
+// operations the progress thread runs between the stream's kernels, in order.
+class QuantizedHostHalf {
+ public:
+  virtual ~QuantizedHostHalf() = default;
+  // Op 1: opens the call and agrees on every scale: this rank's nblocks block
+  // abs-maxes in `scales` become the agreed scales, in place.
+  virtual Status AgreeScales(float* scales, size_t nblocks) = 0;
+  // Op 2: the exchange from this rank's codes `wire` (TernaryBits(L) bits an
+  // element, against the agreed `scales`): the final sums of the run's output
+  // elements (DeviceTernaryRun::out_*) packed in TernaryBits(nL) bits into `sums`.
+  virtual Status Exchange(const float* scales, const void* wire, void* sums) = 0;
+};
+
+// One ternary all-reduce of device memory, or (with `host`) another quantized
+// collective that quantizes a device vector and dequantizes some of its sums.
 struct DeviceTernaryRun {
   // base.send: the vector quantized, base.recv: where s_b * Q goes (may be
   // the same), base.count: its elements; plan::ChooseTernaryAllReduce is flat.
@@ -46,7 +65,15 @@ struct DeviceTernaryRun {
     size_t count = 0;
   } scatter;
   DeviceResidual* residual = nullptr;  // error feedback (count elements), or null
+  // The host half; null: the ternary all-reduce's (coll::TernaryAgreeScales,
+  // coll::TernaryAllReduceQuantized), whose output is every element.
+  std::shared_ptr<QuantizedHostHalf> host;
+  // With `host`: the sums that come back are of the out_count elements from
+  // out_first (a multiple of args.block) of base.send's vector; the first
+  // out_skip of them are dropped and the rest dequantized into base.recv.
+  size_t out_first = 0, out_count = 0, out_skip = 0;
   const char* name = "ternary allreduce";  // in messages and the INFO line
+  const char* scales_name = "ternary allreduce (scales)";  // op 1's, in messages
   size_t dense_bytes = 0;  // the caller's buffer, for the INFO line
   bool masked = false;     // counted as a masked collective, as the host path does
 };

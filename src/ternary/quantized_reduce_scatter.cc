@@ -5,6 +5,7 @@
 #include "ternary/quantized_reduce_scatter.h"
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "algo/ring.h"
@@ -50,6 +51,59 @@ std::vector<uint64_t> BitRange(const uint64_t* bits, size_t first, size_t count)
 
 }  // namespace
 
+// The call's channel, its ring and its scale agreement (one per call).
+struct QuantizedReduceScatterCall {
+  QuantizedReduceScatterCall(Comm& comm, const TernaryArgs& a, size_t elems,
+                             const algo::Codec& sizes, const algo::RingOptions& ring,
+                             float* scales)
+      : args(a),
+        n(comm.size()),
+        bounds(Chunks(a, n)),
+        options(ring),
+        ch(comm.MakeChannel(Fingerprint(a), comm.NextSeq())),
+        // The scales go to every rank in pieces, in the order the ring first
+        // quantizes their blocks; the codec waits for a piece only when it needs it.
+        agreed(ch,
+               algo::CutScalePieces(elems, a.block, bounds,
+                                    algo::RingSegments(sizes, bounds, n, options)),
+               scales) {}
+
+  // The ring's reduce-scatter of `input` into `work`. No output: the ring has no
+  // all-gather half, so it delivers nothing; this rank's chunk is read from work.
+  Status Ring(const algo::TernaryInput& input, char* work) {
+    algo::TernaryCodec codec(input, algo::TernaryOutput{}, work, n);
+    Status data = algo::RunRing(ch, codec, bounds, options);
+    return data.ok() ? codec.status() : data;
+  }
+
+  const TernaryArgs args;
+  const int n;
+  const std::vector<size_t> bounds;
+  const algo::RingOptions options;
+  algo::Channel ch;
+  algo::TernaryScales agreed;
+};
+
+namespace {
+
+// Opens the call of `elems` quantized elements on n > 1 ranks (scales: nblocks floats).
+std::shared_ptr<QuantizedReduceScatterCall> Open(Comm& comm, const TernaryArgs& a, size_t elems,
+                                                 float* scales) {
+  algo::TernaryInput input;
+  input.src = TernarySourceOf(comm, a);
+  const algo::TernaryCodec sizes(input, algo::TernaryOutput{}, nullptr, comm.size());  // sizes only
+  algo::RingOptions options;
+  options.all_gather = false;
+  options.segment_bytes = SegmentWireBytes(comm, sizes, a.base.dtype);
+  options.inflight_bytes =
+      plan::FlatRun(comm, plan::Algo::kRing, options.segment_bytes).inflight_bytes;
+  plan::ChooseReduceScatter(comm, sizes.WireBytes(elems, comm.size()));  // the ring
+  if (!comm.is_view()) ++comm.stats().collectives;
+  return std::make_shared<QuantizedReduceScatterCall>(comm, a, elems, sizes, options, scales);
+}
+
+}  // namespace
+
 Status QuantizedReduceScatter(Comm& comm, const TernaryArgs& a) {
   const int n = comm.size(), r = comm.rank();
   const size_t count = a.base.count;
@@ -66,30 +120,12 @@ Status QuantizedReduceScatter(Comm& comm, const TernaryArgs& a) {
     kernels::TernaryAbsMax(input.src, elems, scales.data());
     algo::TernaryCodec(input, algo::TernaryOutput{}, work.data(), n).LoadInput(0, elems);
   } else {
-    const algo::TernaryCodec sizes(input, algo::TernaryOutput{}, nullptr, n);  // wire sizes only
-    algo::RingOptions options;
-    options.all_gather = false;
-    options.segment_bytes = SegmentWireBytes(comm, sizes, a.base.dtype);
-    options.inflight_bytes =
-        plan::FlatRun(comm, plan::Algo::kRing, options.segment_bytes).inflight_bytes;
-    plan::ChooseReduceScatter(comm, sizes.WireBytes(elems, n));  // the ring
-    if (!comm.is_view()) ++comm.stats().collectives;
-    algo::Channel ch = comm.MakeChannel(Fingerprint(a), comm.NextSeq());
-    // The scales go to every rank in pieces, in the order the ring first
-    // quantizes their blocks; the codec waits for a piece only when it needs it.
-    algo::TernaryScales agreed(
-        ch,
-        algo::CutScalePieces(elems, a.block, bounds, algo::RingSegments(sizes, bounds, n, options)),
-        scales.data());
-    input.pending_scales = &agreed;
-    // No output: the ring has no all-gather half, so it delivers nothing; this
-    // rank's chunk is dequantized from work below.
-    algo::TernaryCodec codec(input, algo::TernaryOutput{}, work.data(), n);
-    Status data = agreed.Start(input.src);
-    if (data.ok()) data = algo::RunRing(ch, codec, bounds, options);
-    if (data.ok()) data = codec.status();
-    if (data.ok()) data = agreed.Finish();  // every piece, and our scale sends
-    SIEVE_RETURN_IF_ERROR(ch.Conclude(data));
+    std::shared_ptr<QuantizedReduceScatterCall> call = Open(comm, a, elems, scales.data());
+    input.pending_scales = &call->agreed;
+    Status data = call->agreed.Start(input.src);
+    if (data.ok()) data = call->Ring(input, work.data());
+    if (data.ok()) data = call->agreed.Finish();  // every piece, and our scale sends
+    SIEVE_RETURN_IF_ERROR(call->ch.Conclude(data));
   }
   // Rank r's chunk: s_b * Q / L (sum) or / (nL) (avg), rounded once to the
   // datatype; under a mask scattered to the kept positions, zeros elsewhere.
@@ -105,6 +141,53 @@ Status QuantizedReduceScatter(Comm& comm, const TernaryArgs& a) {
                                       divisor, bits.data(), 0, count, a.base.recv);
   }
   return Status::OK();
+}
+
+Status QuantizedReduceScatterAgreeScales(Comm& comm, const TernaryArgs& a, float* scales,
+                                         size_t nblocks,
+                                         std::shared_ptr<QuantizedReduceScatterCall>* call) {
+  if (comm.size() < 2 || a.mask_idx != nullptr || a.residual != nullptr)
+    return Status::Internal("quantized reduce-scatter on device buffers: one rank, a mask or a "
+                            "host residual");
+  const size_t elems = a.base.count * static_cast<size_t>(comm.size());
+  std::shared_ptr<QuantizedReduceScatterCall> c = Open(comm, a, elems, scales);
+  Status st = nblocks == (elems + a.block - 1) / a.block
+                  ? Status::OK()
+                  : Status::Internal(StrFormat("quantized reduce-scatter: %zu scale blocks where "
+                                               "%zu were expected",
+                                               nblocks, (elems + a.block - 1) / a.block));
+  if (st.ok()) st = c->agreed.StartComputed();
+  if (st.ok()) st = c->agreed.Finish();
+  if (!st.ok()) return c->ch.Conclude(st);  // no exchange follows: every peer hears it failed
+  *call = std::move(c);
+  return Status::OK();
+}
+
+Status QuantizedReduceScatterFromCodes(Comm& comm, QuantizedReduceScatterCall* call,
+                                       const float* scales, const void* wire, size_t lead,
+                                       void* sums_wire) {
+  if (call == nullptr)
+    return Status::Internal("quantized reduce-scatter: the scales were not agreed");
+  const TernaryArgs& a = call->args;
+  const int n = call->n;
+  const size_t count = a.base.count, first = call->bounds[comm.rank()];
+  const kernels::TernaryWork wt = kernels::TernaryWorkFor(n, a.levels);
+  const size_t esize = static_cast<size_t>(wt);
+  std::vector<char> work(count * static_cast<size_t>(n) * esize);
+  algo::TernaryInput input;
+  input.src = TernarySourceOf(comm, a);
+  input.src.scales = scales;
+  input.quantized = wire;  // the codec reads the codes range by range
+  Status data = call->Ring(input, work.data());
+  if (data.ok() && lead > first)
+    data = Status::Internal("quantized reduce-scatter: the lead runs before the buffer");
+  if (data.ok()) {
+    // The lead's sums (another rank's chunk, partial here) travel as zeros.
+    char* from = work.data() + (first - lead) * esize;
+    std::fill(from, from + lead * esize, 0);
+    kernels::TernaryPack(wt, from, lead + count, kernels::TernaryBits(n * a.levels), sums_wire);
+  }
+  return call->ch.Conclude(data);
 }
 
 }  // namespace sieve::coll

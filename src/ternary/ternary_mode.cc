@@ -11,6 +11,7 @@
 #include "plan/device_choice.h"
 #include "ternary/auto_levels.h"
 #include "ternary/device_masked_ternary.h"
+#include "ternary/device_reduce_scatter.h"
 #include "ternary/device_residuals.h"
 #include "ternary/device_ternary.h"
 #include "ternary/masked_ternary.h"
@@ -138,9 +139,26 @@ Status RunReduceScatterOnHost(Comm& comm, const Call& call) {
   return RunReduceScatterOver(comm, call, call.args);
 }
 
-// Device buffers: every rank's block staged whole (the blocks' scales and the
-// Philox indices span the whole sendbuff) and quantized on the host.
+// Device buffers: quantized by the device kernels, only scales, codes and this
+// rank's chunk's sums staged (ternary/device_reduce_scatter.h); else (a mask, no
+// kernels) every rank's block staged whole (the blocks' scales and the Philox
+// indices span the whole sendbuff) and quantized on the host.
 Status EnqueueReduceScatterOnDevice(Comm& comm, const Call& call) {
+  const TernaryParams& p = call.Params<TernaryParams>();
+  const plan::DeviceRoute route =
+      plan::ChooseQuantizedReduceScatterOnDevice(comm, call.args.count, p.mask != nullptr,
+                                                 gpu::CanPackOnDevice())
+          .route;
+  if (route == plan::DeviceRoute::kKernels) {
+    const size_t total = call.args.count * static_cast<size_t>(comm.size());
+    gpu::DeviceResidual* residual = nullptr;
+    if (p.error_feedback)
+      SIEVE_RETURN_IF_ERROR(gpu::DeviceResidualFor(comm, call.args.send, total,
+                                                   static_cast<int>(call.args.dtype), nullptr,
+                                                   total, call.stream, &residual));
+    return gpu::EnqueueDeviceQuantizedReduceScatter(comm, ArgsOver(call, call.args), residual,
+                                                    call.stream);
+  }
   Comm* c = &comm;
   return gpu::EnqueueDeviceCollective(
       comm, gpu::CollKind::kReduceScatterWhole, call.args, call.stream,

@@ -277,6 +277,52 @@ std::string TernaryDenseChecks(sieveComm_t comm, int rank, int n, DeviceMemory& 
   return "";
 }
 
+// The quantized reduce-scatter on device buffers (quantized on the stream, this rank's
+// chunk dequantized there, often from inside a block) against the host path, bit for
+// bit: L = 1 and 7, float32/bfloat16, sum/avg, random odd counts and blocks, in place
+// and not, error feedback over two steps (each path its own residual, from zero).
+std::string QuantizedReduceScatterChecks(sieveComm_t comm, int rank, int n, DeviceMemory& mem) {
+  std::mt19937_64 rng(77);  // the same draws on every rank
+  int k = 0;
+  for (int levels : {1, 7})
+    for (sieveDataType_t t : {sieveFloat32, sieveBfloat16})
+      for (sieveRedOp_t op : {sieveSum, sieveAvg}) {
+        const size_t count = (rng() % 9000) | 1, block = k % 2 == 0 ? 2048 : rng() % 700 + 1;
+        const bool in_place = k % 2 == 1, feedback = k % 4 == 3;
+        const size_t es = TypeSize(t), bytes = count * es, total = bytes * n;
+        std::vector<char> send(total), host_out(bytes), dev_out(bytes);
+        char* d_send = static_cast<char*>(mem.Alloc(total));
+        char* d_recv = in_place ? d_send + rank * bytes : static_cast<char*>(mem.Alloc(bytes));
+        for (int step = 0; step < (feedback ? 2 : 1); ++step) {
+          FillTernaryInput(500 + 10 * k + step, rank, t, count * n, send.data());
+          sieveTernaryParams_t p = {};
+          p.seed = 40 + k;
+          p.step = step;
+          p.block_size = block;
+          p.error_feedback = feedback;
+          char what[160];
+          std::snprintf(what, sizeof what,
+                        "quantized reduce-scatter L %d %s %s count %zu block %zu %s step %d",
+                        levels, TypeName(t), OpName(op), count, block,
+                        in_place ? "in place" : "out of place", step);
+          CHECK_OK(sieveReduceScatterQuantized(send.data(), host_out.data(), count, t, op, levels,
+                                               &p, comm, nullptr), "%s: host", what);
+          mem.Upload(d_send, send.data(), total);
+          CHECK_OK(sieveReduceScatterQuantized(d_send, d_recv, count, t, op, levels, &p, comm,
+                                               mem.stream()), "%s: device", what);
+          mem.Synchronize();
+          mem.Download(dev_out.data(), d_recv, bytes);
+          size_t first = 0;
+          const size_t bad = CountMismatches(dev_out.data(), host_out.data(), count, es, &first);
+          if (bad != 0)
+            return std::string(what) + ": " + std::to_string(bad) +
+                   " elements differ from the host path (first at " + std::to_string(first) + ")";
+        }
+        ++k;
+      }
+  return "";
+}
+
 // Masked all-reduce over several dtypes/ops, odd sizes, random masks, in and
 // out of place: the device path (pack/unpack kernels, only the packed vector
 // staged) equals the host path bit for bit, and both equal the reference
@@ -385,6 +431,7 @@ std::string RunDeviceChecks(sieveComm_t comm, int rank, int nranks, size_t chunk
   if (e.empty()) e = DenseChecks(comm, rank, nranks, chunk_bytes, mem);
   if (e.empty()) e = CompressedChecks(comm, rank, nranks, mem);
   if (e.empty()) e = TernaryDenseChecks(comm, rank, nranks, mem);
+  if (e.empty()) e = QuantizedReduceScatterChecks(comm, rank, nranks, mem);
   if (e.empty()) e = MaskedChecks(comm, rank, nranks, mem);
   if (e.empty()) e = TernaryMaskedFeedbackChecks(comm, rank, nranks, mem);
   if (e.empty()) e = PointToPointChecks(comm, rank, nranks, mem);
