@@ -524,7 +524,9 @@ sieveResult_t sieveReduceScatterQuantized(const void* sendbuff, void* recvbuff, 
  * bytes: about 1/4 (8 bits) or 1/8 (4 bits) of a float32 all-gather's. float32, float16
  * or bfloat16; in place when sendbuff == recvbuff + rank * sendcount. A sendcount,
  * datatype or bits that differs across ranks fails the call on every rank. Device
- * buffers are staged whole and coded on the host. */
+ * buffers are encoded and decoded on the stream (libsieve with device kernels: only
+ * the encoded shards are staged), else staged whole and coded on the host; the same
+ * bytes either way. */
 sieveResult_t sieveAllGatherQuantized(const void* sendbuff, void* recvbuff, size_t sendcount,
                                       sieveDataType_t datatype, int bits, sieveComm_t comm,
                                       sieveStream_t stream);

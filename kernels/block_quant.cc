@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <limits>
 
 namespace sieve::kernels {
 
@@ -36,8 +35,6 @@ void Store(DType dtype, void* out, size_t j, float v) {
   }
 }
 
-int MaxCode(int bits) { return (1 << (bits - 1)) - 1; }
-
 size_t Blocks(size_t count) { return (count + kBlockQuantBlock - 1) / kBlockQuantBlock; }
 
 }  // namespace
@@ -51,22 +48,20 @@ void BlockQuantEncode(DType dtype, const void* in, size_t count, int bits, void*
   unsigned char* scales = static_cast<unsigned char*>(out);
   unsigned char* codes = scales + Blocks(count) * sizeof(float);
   std::memset(codes, 0, (count * static_cast<size_t>(bits) + 7) / 8);
-  const float qmax = static_cast<float>(MaxCode(bits));
   for (size_t b = 0; b * kBlockQuantBlock < count; ++b) {
     const size_t first = b * kBlockQuantBlock, last = std::min(count, first + kBlockQuantBlock);
-    float m = 0.0f;
-    bool finite = true;
+    uint32_t m = 0;
     for (size_t j = first; j < last; ++j) {
-      const float a = std::fabs(Load(dtype, in, j));
-      finite = finite && a <= std::numeric_limits<float>::max();  // false for NaN and inf
-      m = std::max(m, a);
+      const float x = Load(dtype, in, j);
+      uint32_t a;
+      std::memcpy(&a, &x, 4);
+      m = std::max(m, a & 0x7fffffffu);
     }
-    const float s = finite ? m / qmax : std::numeric_limits<float>::quiet_NaN();
+    const float s = BlockQuantScaleOfBits(m, bits);
     std::memcpy(scales + b * sizeof(float), &s, sizeof(float));
     if (!(s > 0.0f)) continue;  // zeros, or a NaN scale: the codes stay 0
     for (size_t j = first; j < last; ++j) {
-      const float q = std::min(qmax, std::max(-qmax, std::nearbyint(Load(dtype, in, j) / s)));
-      const int code = static_cast<int>(q);
+      const int code = BlockQuantCode(Load(dtype, in, j), s, bits);
       if (bits == 8)
         codes[j] = static_cast<unsigned char>(static_cast<int8_t>(code));
       else
@@ -82,16 +77,8 @@ void BlockQuantDecode(DType dtype, const void* in, size_t count, int bits, void*
     float s;
     std::memcpy(&s, scales + b * sizeof(float), sizeof(float));
     const size_t first = b * kBlockQuantBlock, last = std::min(count, first + kBlockQuantBlock);
-    for (size_t j = first; j < last; ++j) {
-      int code;
-      if (bits == 8) {
-        code = static_cast<int8_t>(codes[j]);
-      } else {
-        const int nibble = (codes[j / 2] >> (4 * (j % 2))) & 0xf;
-        code = nibble >= 8 ? nibble - 16 : nibble;
-      }
-      Store(dtype, out, j, static_cast<float>(code) * s);
-    }
+    for (size_t j = first; j < last; ++j)
+      Store(dtype, out, j, BlockQuantValue(BlockQuantCodeAt(codes, j, bits), s));
   }
 }
 

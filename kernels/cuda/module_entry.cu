@@ -7,10 +7,12 @@
 // error feedback the residual updated in the same pass), the error-feedback
 // sum g + e_prev, dequantize the final sums from any w (in place, or
 // scattered to a mask's kept positions). Dense reductions: one per datatype.
-// Zero patterns (the mask tracker's): one instance per element size.
+// Zero patterns (the mask tracker's): one instance per element size. Block-scaled
+// integers (the quantized all-gather): encode and decode, one per floating type.
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/cuda/block_quant_device.cuh"
 #include "kernels/cuda/masked_pack_device.cuh"
 #include "kernels/cuda/nonzero_device.cuh"
 #include "kernels/cuda/reduce_device.cuh"
@@ -86,6 +88,22 @@ SIEVE_NONZERO_ENTRIES(8, uint64_t)
     sieve::kernels::TernaryDequantizeWireBody<L>(wire, count, w, block, scales, divisor, out,  \
                                                  idx);                                         \
   }
+
+// Block-scaled integers (the quantized all-gather), one per floating type;
+// launched with kBlockQuantBlock threads, a CUDA block per scale block.
+#define SIEVE_BLOCK_QUANT_ENTRIES(NAME, L)                                                     \
+  extern "C" __global__ void sieve_block_quant_encode_##NAME(const void* in, size_t count,     \
+                                                             int bits, uint8_t* out) {         \
+    sieve::kernels::BlockQuantEncodeBody<L>(in, count, bits, out);                             \
+  }                                                                                            \
+  extern "C" __global__ void sieve_block_quant_decode_##NAME(const uint8_t* in, size_t count,  \
+                                                             int bits, void* out) {            \
+    sieve::kernels::BlockQuantDecodeBody<L>(in, count, bits, out);                             \
+  }
+
+SIEVE_BLOCK_QUANT_ENTRIES(f32, sieve::kernels::TernaryF32)
+SIEVE_BLOCK_QUANT_ENTRIES(f16, sieve::kernels::TernaryF16)
+SIEVE_BLOCK_QUANT_ENTRIES(bf16, sieve::kernels::TernaryBf16)
 
 SIEVE_TERNARY_ENTRIES(f32, sieve::kernels::TernaryF32)
 SIEVE_TERNARY_ENTRIES(f16, sieve::kernels::TernaryF16)

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "gpu/thread_role.h"
+#include "kernels/block_quant.h"
 #include "kernels/dtype.h"
 
 namespace sieve::gpu {
@@ -295,6 +296,32 @@ Status CudaDeviceOps::TernaryDequantize(kernels::DType dtype, const void* wire, 
   void* params[] = {&wire, &count, &w, &block, &scales, &divisor, &out};
   return Launch("cuLaunchKernel(sieve_ternary_dequantize)", fns->ternary_dequantize[i],
                 (count + 7) / 8, params, stream);
+}
+
+// One CUDA block of kBlockQuantBlock threads (LaunchBlocks' 256) per scale block.
+static_assert(kernels::kBlockQuantBlock == 256, "the block-scaled kernels need a thread per element");
+Status CudaDeviceOps::BlockQuantEncode(kernels::DType dtype, const void* in, size_t count,
+                                       int bits, void* out, cu::Stream stream) {
+  return LaunchBlockQuant(true, dtype, in, count, bits, out, stream);
+}
+
+Status CudaDeviceOps::BlockQuantDecode(kernels::DType dtype, const void* in, size_t count,
+                                       int bits, void* out, cu::Stream stream) {
+  return LaunchBlockQuant(false, dtype, in, count, bits, out, stream);
+}
+
+Status CudaDeviceOps::LaunchBlockQuant(bool encode, kernels::DType dtype, const void* in,
+                                       size_t count, int bits, void* out, cu::Stream stream) {
+  if (count == 0) return Status::OK();
+  const KernelFunctions* fns = nullptr;
+  int i = 0;
+  SIEVE_RETURN_IF_ERROR(TernaryFunctions(dtype, &fns, &i));
+  void* params[] = {&in, &count, &bits, &out};  // both entries: (in, count, bits, out)
+  return LaunchBlocks(encode ? "cuLaunchKernel(sieve_block_quant_encode)"
+                             : "cuLaunchKernel(sieve_block_quant_decode)",
+                      encode ? fns->block_quant_encode[i] : fns->block_quant_decode[i],
+                      (count + kernels::kBlockQuantBlock - 1) / kernels::kBlockQuantBlock,
+                      params, stream);
 }
 
 Status CudaDeviceOps::TernaryDequantizeScatter(kernels::DType dtype, const void* wire, int w,

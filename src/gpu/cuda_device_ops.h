@@ -60,6 +60,10 @@ class CudaDeviceOps : public DeviceOps {
                                   size_t block, const float* scales, int divisor,
                                   const uint32_t* idx, const uint64_t* bits, size_t count,
                                   void* out, cu::Stream stream) override;
+  Status BlockQuantEncode(kernels::DType dtype, const void* in, size_t count, int bits, void* out,
+                          cu::Stream stream) override;
+  Status BlockQuantDecode(kernels::DType dtype, const void* in, size_t count, int bits, void* out,
+                          cu::Stream stream) override;
   Status Reduce(kernels::DType dtype, kernels::RedOp op, const void* a, const void* b, void* out,
                 size_t n, cu::Stream stream) override;
   Status DivideBy(kernels::DType dtype, void* buf, size_t n, int divisor,
@@ -93,6 +97,9 @@ class CudaDeviceOps : public DeviceOps {
   Status LaunchBlocks(const char* name, cu::Function fn, size_t blocks, void** params,
                       cu::Stream stream);
   Status TernaryFunctions(kernels::DType dtype, const KernelFunctions** fns, int* index);
+  // The block-scaled encode or decode entry of dtype over `count` elements.
+  Status LaunchBlockQuant(bool encode, kernels::DType dtype, const void* in, size_t count,
+                          int bits, void* out, cu::Stream stream);
   Status Functions(size_t elem_size, const KernelFunctions** fns, int* index);
 
   const CudaDriver* d_;

@@ -37,6 +37,12 @@ Status DeviceOps::AnyNonzeroOutside(size_t, const void*, const uint64_t*, size_t
                                     cu::Stream) {
   return NoKernels(*this, "zero pattern outside a mask");
 }
+Status DeviceOps::BlockQuantEncode(kernels::DType, const void*, size_t, int, void*, cu::Stream) {
+  return NoKernels(*this, "block-scaled encode");
+}
+Status DeviceOps::BlockQuantDecode(kernels::DType, const void*, size_t, int, void*, cu::Stream) {
+  return NoKernels(*this, "block-scaled decode");
+}
 Status DeviceOps::TernaryAbsMax(kernels::DType, const void*, size_t, size_t, float*, cu::Stream) {
   return NoKernels(*this, "ternary block abs-max");
 }

@@ -136,6 +136,14 @@ class DeviceOps {
                                           int divisor, const uint32_t* idx,
                                           const uint64_t* bits, size_t count, void* out,
                                           cu::Stream stream);
+  // Block-scaled integers (float32/float16/bfloat16; kernels/block_quant.h) on
+  // the device: `out` = the encoding of `count` elements of `in` at `bits` (8 or
+  // 4), BlockQuantBytes(count, bits) bytes; decode: `count` elements of `in`'s
+  // encoding into `out`.
+  virtual Status BlockQuantEncode(kernels::DType dtype, const void* in, size_t count, int bits,
+                                  void* out, cu::Stream stream);
+  virtual Status BlockQuantDecode(kernels::DType dtype, const void* in, size_t count, int bits,
+                                  void* out, cu::Stream stream);
 
   // The direct path (gpu/direct_collectives.h): dense reductions on device
   // memory, run by the progress thread on a stream of its own, in the

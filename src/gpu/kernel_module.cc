@@ -101,6 +101,10 @@ Status KernelModule::ForCurrentContext(const KernelFunctions** out) {
                        std::string("sieve_ternary_feedback_apply_") + kTypes[i]});
     entries.push_back({&fns.ternary_dequantize_scatter[i],
                        std::string("sieve_ternary_dequantize_scatter_") + kTypes[i]});
+    entries.push_back(
+        {&fns.block_quant_encode[i], std::string("sieve_block_quant_encode_") + kTypes[i]});
+    entries.push_back(
+        {&fns.block_quant_decode[i], std::string("sieve_block_quant_decode_") + kTypes[i]});
   }
   // DType order (kernels/dtype.h), as kernels/cuda/module_entry.cu names them.
   static const char* kDTypes[kernels::kNumDTypes] = {"i8",  "u8",  "i32", "u32", "i64",

@@ -30,6 +30,9 @@ struct KernelFunctions {
   cu::Function ternary_feedback_apply[3] = {};
   // Masked: the dequantize scattered to the kept positions.
   cu::Function ternary_dequantize_scatter[3] = {};
+  // Block-scaled integers (the quantized all-gather), by floating type as above.
+  cu::Function block_quant_encode[3] = {};
+  cu::Function block_quant_decode[3] = {};
   // Dense reductions (the direct path), by datatype: index = kernels::DType value.
   cu::Function reduce[kernels::kNumDTypes] = {};
   cu::Function divide[kernels::kNumDTypes] = {};

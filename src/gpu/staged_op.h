@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -36,6 +37,16 @@ struct StagedOp {
   size_t depth = 2;               // slots in flight
   std::vector<StagedChunk> chunks;
 };
+
+// An operation of one chunk, one slot: the host runs it once on everything staged.
+inline StagedOp OneChunkOp(const char* name, cu::Stream stream, StagedChunk chunk) {
+  StagedOp op;
+  op.name = name;
+  op.stream = stream;
+  op.depth = 1;
+  op.chunks.push_back(std::move(chunk));
+  return op;
+}
 
 }  // namespace sieve::gpu
 

@@ -132,4 +132,15 @@ DeviceChoice ChooseQuantizedReduceScatterOnDevice(Comm& comm, size_t count, bool
                                         "dequantized there"});
 }
 
+DeviceChoice ChooseQuantizedAllGatherOnDevice(Comm& comm, size_t count, bool kernels) {
+  const algo::OpKind kind = algo::OpKind::kQuantizedAllGather;
+  if (!kernels)
+    return Logged(comm, kind, 0,
+                  {DeviceRoute::kWholeStaged, "no device kernels in this libsieve or driver"});
+  if (count == 0) return Logged(comm, kind, 0, {DeviceRoute::kWholeStaged, "nothing to gather"});
+  return Logged(comm, kind, 0,
+                {DeviceRoute::kKernels, "encoded and decoded on the device, only the encoded "
+                                        "shards staged"});
+}
+
 }  // namespace sieve::plan

@@ -71,6 +71,11 @@ DeviceChoice ChooseTernaryOnDevice(Comm& comm, size_t elems, bool error_feedback
 DeviceChoice ChooseQuantizedReduceScatterOnDevice(Comm& comm, size_t count, bool masked,
                                                   bool kernels);
 
+// The quantized all-gather of `count` elements per rank: encoded and decoded by
+// the device kernels when libsieve has them (`kernels`) and count > 0; else
+// every block staged whole and coded on the host.
+DeviceChoice ChooseQuantizedAllGatherOnDevice(Comm& comm, size_t count, bool kernels);
+
 // The mixed-buffers error of ChooseMemory: names every non-null buffer and the
 // kind `kinds` gives it (only built on that error path).
 Status MixedBuffers(std::initializer_list<NamedBuffer> buffers, const MemoryKind* kinds);

@@ -43,15 +43,6 @@ class AllReduceHalf : public QuantizedHostHalf {
   std::shared_ptr<coll::TernaryCall> call_;  // opened by op 1 (null on one rank)
 };
 
-StagedOp OneChunk(const char* name, cu::Stream stream, StagedChunk chunk) {
-  StagedOp op;
-  op.name = name;
-  op.stream = stream;
-  op.depth = 1;
-  op.chunks.push_back(std::move(chunk));
-  return op;
-}
-
 // Op 1: the block maxima in, the agreed scales out (and kept for op 2).
 StagedOp ScalesOp(const DeviceTernaryRun& run, cu::Stream stream, float* d_scales,
                   size_t nblocks, std::shared_ptr<Agreed> agreed) {
@@ -68,7 +59,7 @@ StagedOp ScalesOp(const DeviceTernaryRun& run, cu::Stream stream, float* d_scale
     agreed->ok = true;
     return Status::OK();
   };
-  return OneChunk(run.scales_name, stream, std::move(c));
+  return OneChunkOp(run.scales_name, stream, std::move(c));
 }
 
 // The path, once per communicator and kind of run.
@@ -112,7 +103,7 @@ StagedOp WireOp(Comm& comm, const DeviceTernaryRun& run, cu::Stream stream, void
     if (st.ok()) cm->LogTransportOnce();
     return st;
   };
-  return OneChunk(run.name, stream, std::move(c));
+  return OneChunkOp(run.name, stream, std::move(c));
 }
 
 size_t Aligned(size_t bytes) { return (bytes + 15) & ~size_t{15}; }

@@ -6,7 +6,8 @@
 // re-index its Philox stream); in place and not, with error feedback for three
 // steps: bit for bit the host path's result (its own residuals, from zero
 // alike), also with a device rank among host ranks in one call. The quantized
-// all-gather staged whole the same way, in place and not: the host path's bytes.
+// all-gather encoded and decoded by the device kernels (only encoded shards
+// staged), or staged whole without them, in place and not: the host path's bytes.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -18,6 +19,7 @@
 #include "support/fake_memory.h"
 #include "support/mp_harness.h"
 #include "support/ternary_reference.h"
+#include "kernels/block_quant.h"
 #include "kernels/ternary.h"
 
 namespace sieve_test {
@@ -209,25 +211,41 @@ TEST(DeviceShardedFakeMp, QuantizedReduceScatterDeviceRankWithHostRanks) {
   EXPECT_EQ(RunRanks(spec, OnFakeDevice(ReduceScatterDeviceRankWithHostRanks)), "");
 }
 
+// The quantized all-gather: the device kernels encode this rank's shard and decode all
+// of them, and only encoded shards cross (BlockQuantBytes to the host, n of them back);
+// without kernels every block is staged whole. Either way the host path's bytes.
 int AllGatherMatchesHost(sieveComm_t comm, int rank, int n, FakeDeviceOps& ops, FakeMemory& mem) {
   int k = 0;
-  for (sieveDataType_t dtype : {sieveFloat32, sieveBfloat16})
-    for (int bits : {8, 4}) {
-      const size_t count = 2001 + 2 * k, es = dtype == sieveFloat32 ? 4 : 2;
-      const size_t bytes = count * es, total = bytes * n;
-      const bool in_place = k % 2 == 1;
-      std::vector<char> send(bytes);
-      FillTernaryInput(70 + k, rank, dtype, count, send.data());
-      char* d_out = static_cast<char*>(mem.Alloc(total));
-      char* d = in_place ? d_out + rank * bytes : static_cast<char*>(mem.Alloc(bytes));
-      auto call = [&](const void* in, void* out, sieveStream_t stream) {
-        return sieveAllGatherQuantized(in, out, count, dtype, bits, comm, stream);
-      };
-      if (DeviceMatchesHost(mem, comm, call, send, d, d_out, total,
-                            "all-gather case " + std::to_string(k)))
-        return 1;
-      ++k;
-    }
+  for (bool kernels : {true, false})
+    for (sieveDataType_t dtype : {sieveFloat32, sieveBfloat16})
+      for (int bits : {8, 4}) {
+        ops.kernels = kernels;
+        const size_t count = 2001 + 2 * k, es = dtype == sieveFloat32 ? 4 : 2;
+        const size_t bytes = count * es, total = bytes * n;
+        const bool in_place = k % 2 == 1;
+        std::vector<char> send(bytes);
+        FillTernaryInput(70 + k, rank, dtype, count, send.data());
+        char* d_out = static_cast<char*>(mem.Alloc(total));
+        char* d = in_place ? d_out + rank * bytes : static_cast<char*>(mem.Alloc(bytes));
+        auto call = [&](const void* in, void* out, sieveStream_t stream) {
+          return sieveAllGatherQuantized(in, out, count, dtype, bits, comm, stream);
+        };
+        const size_t to_host = ops.bytes_to_host.load(), back = ops.bytes_to_device.load();
+        const int encodes = ops.block_quant_encodes.load(), decodes = ops.block_quant_decodes.load();
+        const std::string what = "all-gather case " + std::to_string(k);
+        if (DeviceMatchesHost(mem, comm, call, send, d, d_out, total, what)) return 1;
+        const size_t shard = sieve::kernels::BlockQuantBytes(count, bits);
+        const size_t staged = ops.bytes_to_host.load() - to_host;
+        const size_t returned = ops.bytes_to_device.load() - back;
+        RANK_CHECK(staged == (kernels ? shard : bytes), "%s: %zu bytes staged", what.c_str(),
+                   staged);
+        RANK_CHECK(returned == (kernels ? shard * n : total), "%s: %zu bytes back", what.c_str(),
+                   returned);
+        RANK_CHECK(ops.block_quant_encodes.load() - encodes == (kernels ? 1 : 0) &&
+                       ops.block_quant_decodes.load() - decodes == (kernels ? n : 0),
+                   "%s: block-scaled kernels launched", what.c_str());
+        ++k;
+      }
   return 0;
 }
 

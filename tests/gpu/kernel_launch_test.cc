@@ -16,6 +16,7 @@
 #include "gpu/cuda_device_ops.h"
 #include "gpu/kernel_image.h"
 #include "gpu/thread_role.h"
+#include "kernels/block_quant.h"
 #include "kernels/masked_pack.h"
 #include "kernels/nonzero.h"
 #include "kernels/reduce.h"
@@ -181,6 +182,23 @@ cu::Result LaunchTernary(const std::string& name, void** p) {
   return cu::kSuccess;
 }
 
+// The block-scaled entries (sieve_block_quant_{encode,decode}_{f32,f16,bf16}) on the
+// host with the CPU kernels.
+cu::Result LaunchBlockQuant(const std::string& name, void** p) {
+  using sieve::kernels::DType;
+  const std::string type = name.substr(name.rfind('_') + 1);
+  if (type != "f32" && type != "f16" && type != "bf16") return cu::kErrorInvalidValue;
+  const DType dt =
+      type == "f32" ? DType::kFloat32 : type == "f16" ? DType::kFloat16 : DType::kBfloat16;
+  if (name.rfind("sieve_block_quant_encode_", 0) == 0)
+    sieve::kernels::BlockQuantEncode(dt, Arg<const void*>(p, 0), Arg<size_t>(p, 1),
+                                     Arg<int>(p, 2), Arg<void*>(p, 3));
+  else
+    sieve::kernels::BlockQuantDecode(dt, Arg<const void*>(p, 0), Arg<size_t>(p, 1),
+                                     Arg<int>(p, 2), Arg<void*>(p, 3));
+  return cu::kSuccess;
+}
+
 // The dense reduction entries (sieve_{reduce,divide}_<type>, one per DType) on
 // the host with the reference kernels.
 cu::Result LaunchReduce(const std::string& name, void** p) {
@@ -214,6 +232,7 @@ cu::Result LaunchKernel(cu::Function f, unsigned gx, unsigned gy, unsigned gz, u
       s != g_stream)
     return cu::kErrorInvalidValue;
   if (name.rfind("sieve_ternary_", 0) == 0) return LaunchTernary(name, p);
+  if (name.rfind("sieve_block_quant_", 0) == 0) return LaunchBlockQuant(name, p);
   if (name.rfind("sieve_reduce_", 0) == 0 || name.rfind("sieve_divide_", 0) == 0)
     return LaunchReduce(name, p);
   size_t es = name.back() - '0';
@@ -334,8 +353,9 @@ TEST(KernelLaunch, PackAndUnpackArgumentsMatchTheEntries) {
     EXPECT_EQ(g_blocks[1], (count + 255) / 256);
   }
   EXPECT_EQ(g_loaded_image, static_cast<const void*>(sieve::gpu::kKernelImage));
-  // 38 masked, zero-pattern and ternary entries + 20 reduce/divide, looked up once per context.
-  EXPECT_EQ(g_names.size(), 58u) << "the module is loaded once per context";
+  // 38 masked, zero-pattern and ternary entries, 6 block-scaled + 20 reduce/divide, looked
+  // up once per context.
+  EXPECT_EQ(g_names.size(), 64u) << "the module is loaded once per context";
   EXPECT_EQ(ops.MaskedPack(3, nullptr, nullptr, 1, nullptr, g_stream).code(),
             sieve::Code::kInternalError);
 }
@@ -602,6 +622,38 @@ TEST(KernelLaunch, ReduceArgumentsMatchTheEntries) {
       ops.Reduce(DType::kFloat32, RedOp::kSum, nullptr, nullptr, nullptr, 0, g_stream).ok());
   EXPECT_TRUE(ops.DivideBy(DType::kFloat32, nullptr, 0, 3, g_stream).ok());
   EXPECT_TRUE(g_launched.empty());
+}
+
+// The quantized all-gather's block-scaled encode and decode: arguments in the entries'
+// order (the bits and the count swapped would show), one CUDA block per scale block,
+// results equal to the CPU kernels'.
+TEST(KernelLaunch, BlockQuantArgumentsMatchTheEntries) {
+  if (sieve::gpu::kKernelImageBytes == 0) GTEST_SKIP() << "libsieve built without nvcc";
+  LaunchRig rig(0x7c);
+  CudaDeviceOps& ops = rig.ops;
+  std::mt19937_64 rng(std::random_device{}());
+  for (const TernaryType& t : kTernaryTypes)
+    for (int bits : {8, 4}) {
+      const size_t count = 3000 + 2 * (rng() % 2000) + 1, es = sieve::kernels::DTypeSize(t.dtype);
+      std::vector<char> in(count * es);
+      for (auto& b : in) b = static_cast<char>(rng() & 0x3b);  // finite in every type
+      const size_t bytes = sieve::kernels::BlockQuantBytes(count, bits);
+      std::vector<char> enc(bytes, 0x5c), want_enc(bytes, 0x5d);
+      std::vector<char> out(count * es, 0x11), want_out(count * es, 0x22);
+      g_launched.clear();
+      g_blocks.clear();
+      ASSERT_TRUE(ops.BlockQuantEncode(t.dtype, in.data(), count, bits, enc.data(), g_stream).ok());
+      sieve::kernels::BlockQuantEncode(t.dtype, in.data(), count, bits, want_enc.data());
+      EXPECT_EQ(enc, want_enc) << t.suffix << " bits " << bits;
+      ASSERT_TRUE(ops.BlockQuantDecode(t.dtype, enc.data(), count, bits, out.data(), g_stream).ok());
+      sieve::kernels::BlockQuantDecode(t.dtype, want_enc.data(), count, bits, want_out.data());
+      EXPECT_EQ(out, want_out) << t.suffix << " bits " << bits;
+      ASSERT_EQ(g_launched.size(), 2u);
+      EXPECT_EQ(g_launched[0], std::string("sieve_block_quant_encode_") + t.suffix);
+      EXPECT_EQ(g_launched[1], std::string("sieve_block_quant_decode_") + t.suffix);
+      EXPECT_EQ(g_blocks[0], (count + 255) / 256);
+      EXPECT_EQ(g_blocks[1], (count + 255) / 256);
+    }
 }
 
 // A mask's device copy may be freed by whichever thread drops it last, with no

@@ -175,7 +175,7 @@ configure() {
 
 gpu_targets=(sieve sieve_nccl sieve-info gpu_cuda_mp_test kernels_cuda_test
              masked_kernels_cuda_test ternary_kernels_cuda_test nonzero_kernels_cuda_test
-             sieve-gpu-kernel-bench)
+             block_quant_cuda_test sieve-gpu-kernel-bench)
 build_all() {
   local jobs
   jobs=$(nproc)
@@ -199,7 +199,7 @@ cuda_tests() {
   source tests/gpu/carry_env.sh
   local t rc=0 passed=0 failed_tests=() summary
   for t in gpu_cuda_mp_test kernels_cuda_test masked_kernels_cuda_test ternary_kernels_cuda_test \
-           nonzero_kernels_cuda_test; do
+           nonzero_kernels_cuda_test block_quant_cuda_test; do
     # The shared-queue case has a step of its own (a hang there must not cost these).
     SIEVE_SOCKET_IFNAME=lo UCX_NET_DEVICES=lo with_cuda_ucx "$build/tests/$t" \
       --gtest_filter=-DeviceCudaMp.DirectWithStreamsSharingQueues >"$out/$t.log" 2>&1

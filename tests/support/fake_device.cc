@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "gpu/thread_role.h"
+#include "kernels/block_quant.h"
 #include "kernels/masked_pack.h"
 #include "kernels/reduce.h"
 #include "kernels/ternary.h"
@@ -496,6 +497,28 @@ Status FakeDeviceOps::MaskedUnpack(size_t elem_size, const void* packed, const u
   ++unpacks;
   StreamOf(stream)->Push([=] {
     sieve::kernels::MaskedUnpack(elem_size, packed, bits, count, out);
+    return true;
+  });
+  return Status::OK();
+}
+
+Status FakeDeviceOps::BlockQuantEncode(sieve::kernels::DType dtype, const void* in, size_t count,
+                                       int bits, void* out, CUstream_st* stream) {
+  SIEVE_RETURN_IF_ERROR(Launch("sieve_block_quant_encode", stream, {in, out}));
+  ++block_quant_encodes;
+  StreamOf(stream)->Push([=] {
+    sieve::kernels::BlockQuantEncode(dtype, in, count, bits, out);
+    return true;
+  });
+  return Status::OK();
+}
+
+Status FakeDeviceOps::BlockQuantDecode(sieve::kernels::DType dtype, const void* in, size_t count,
+                                       int bits, void* out, CUstream_st* stream) {
+  SIEVE_RETURN_IF_ERROR(Launch("sieve_block_quant_decode", stream, {in, out}));
+  ++block_quant_decodes;
+  StreamOf(stream)->Push([=] {
+    sieve::kernels::BlockQuantDecode(dtype, in, count, bits, out);
     return true;
   });
   return Status::OK();

@@ -107,6 +107,11 @@ class FakeDeviceOps : public sieve::gpu::DeviceOps {
   sieve::Status MaskedUnpack(size_t elem_size, const void* packed, const uint32_t* idx,
                              size_t nnz, const uint64_t* bits, size_t count, void* out,
                              CUstream_st* stream) override;
+  // The CPU block-scaled kernels (kernels/block_quant.h) on the stream's thread.
+  sieve::Status BlockQuantEncode(sieve::kernels::DType dtype, const void* in, size_t count,
+                                 int bits, void* out, CUstream_st* stream) override;
+  sieve::Status BlockQuantDecode(sieve::kernels::DType dtype, const void* in, size_t count,
+                                 int bits, void* out, CUstream_st* stream) override;
   // The CPU ternary kernels (kernels/ternary.h), dense, on the stream's thread.
   sieve::Status TernaryAbsMax(sieve::kernels::DType dtype, const void* in, size_t count,
                               size_t block, float* scales, CUstream_st* stream) override;
@@ -178,7 +183,7 @@ class FakeDeviceOps : public sieve::gpu::DeviceOps {
   std::atomic<size_t> bytes_to_host{0}, bytes_to_device{0};
   std::atomic<int> packs{0}, unpacks{0}, ternary_absmax{0}, ternary_quantize{0},
       ternary_dequantize{0}, ternary_feedback_apply{0}, ternary_quantize_feedback{0},
-      ternary_dequantize_scatter{0};
+      ternary_dequantize_scatter{0}, block_quant_encodes{0}, block_quant_decodes{0};
   // Device scratch currently allocated and not yet freed by a stream.
   size_t device_live() {
     std::lock_guard<std::mutex> lock(mu_);
