@@ -7,6 +7,7 @@
 #include <immintrin.h>
 
 #include "kernels/ternary_batch.h"
+#include "kernels/ternary_levels_x86.h"
 
 #define SIEVE_AVX2_FN __attribute__((target("avx2,f16c,popcnt"), flatten))
 #define SIEVE_AVX2 inline __attribute__((target("avx2,f16c,popcnt")))
@@ -250,6 +251,11 @@ struct Avx2Ops {
     }
   }
 
+  SIEVE_AVX2 static void LevelsCodes(const float* g, const float* sc, float s, float lv,
+                                     int levels, const uint16_t* h, int n64, int8_t* q,
+                                     uint64_t* tie) {
+    LevelsCodesAvx2(g, sc, s, lv, levels, h, n64, q, tie);
+  }
   SIEVE_AVX2 static void Codes(const uint64_t* keep, const uint64_t* neg, int n64, int8_t* q) {
     const __m256i one = _mm256_set1_epi8(1);
     for (int c = 0; c < 2 * n64; ++c) {
