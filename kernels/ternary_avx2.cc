@@ -172,7 +172,7 @@ struct Avx2Ops {
 
   SIEVE_AVX2 static void Masks(const float* g, const float* sc, float s, const uint16_t* h,
                                int n64, uint64_t* keep, uint64_t* neg, uint64_t* lt) {
-    // The levels' fractions come with the scale 1: |g| / 1 is |g| exactly, no division.
+    // One scale of exactly 1: |g| / 1 is |g| exactly, no division.
     if (sc == nullptr && s == 1.0f) return MasksOf<true>(g, sc, s, h, n64, keep, neg, lt);
     MasksOf<false>(g, sc, s, h, n64, keep, neg, lt);
   }
