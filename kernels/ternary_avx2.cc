@@ -251,9 +251,8 @@ struct Avx2Ops {
     }
   }
 
-  SIEVE_AVX2 static void LevelsCodes(const float* g, const float* sc, float s, float lv,
-                                     int levels, const uint16_t* h, int n64, int8_t* q,
-                                     uint64_t* tie) {
+  SIEVE_AVX2 static void LevelsCodes(const float* g, const float* sc, float s, float lv, int levels,
+                                     const uint16_t* h, int n64, int8_t* q, uint64_t* tie) {
     LevelsCodesAvx2(g, sc, s, lv, levels, h, n64, q, tie);
   }
   SIEVE_AVX2 static void Codes(const uint64_t* keep, const uint64_t* neg, int n64, int8_t* q) {

@@ -180,8 +180,8 @@ struct Quantizer {
   alignas(64) float staged[kBatch];
   alignas(64) float sums[kBatch];
   alignas(64) float sc_buf[kBatch];
-  alignas(64) int8_t q[kBatch];      // L > 1 only: the codes
-  uint64_t ties[kChunks];           // L > 1 only: where the refinement decides
+  alignas(64) int8_t q[kBatch];  // L > 1 only: the codes
+  uint64_t ties[kChunks];        // L > 1 only: where the refinement decides
   alignas(64) uint64_t keep[kChunks], neg[kChunks], lt[kChunks];
   const float* sc = nullptr;
   float s = 0.0f;

@@ -16,8 +16,10 @@ namespace sieve::kernels::simd {
 // keep (h + 1 <= x) is floor(x) > h and a tie (h < x < h + 1) is floor(x) == h with
 // x not an integer (F != y * 2^16). kPositive: s > 0 known (one scale), no test per lane.
 template <bool kPositive>
-inline __attribute__((always_inline, target("avx2"))) __m256i LevelsCode8(
-    __m256 gk, __m256 sk, const uint16_t* h, __m256 vl, __m256i top, uint32_t* tie) {
+inline __attribute__((always_inline, target("avx2"))) __m256i LevelsCode8(__m256 gk, __m256 sk,
+                                                                          const uint16_t* h,
+                                                                          __m256 vl, __m256i top,
+                                                                          uint32_t* tie) {
   const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
   const __m256 y = _mm256_mul_ps(_mm256_div_ps(_mm256_and_ps(gk, abs_mask), sk), vl);
   __m256 under = _mm256_cmp_ps(y, vl, _CMP_LT_OQ);  // false for NaN
@@ -30,8 +32,7 @@ inline __attribute__((always_inline, target("avx2"))) __m256i LevelsCode8(
   const __m256 y16 = _mm256_and_ps(under, _mm256_mul_ps(y, _mm256_set1_ps(65536.0f)));
   const __m256i f = _mm256_cvttps_epi32(y16);
   const __m256i fx = _mm256_and_si256(f, _mm256_set1_epi32(0xffff));
-  const __m256i hk =
-      _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)));
+  const __m256i hk = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)));
   const __m256i keep = _mm256_cmpgt_epi32(fx, hk);
   const __m256 fractional = _mm256_cmp_ps(_mm256_cvtepi32_ps(f), y16, _CMP_NEQ_UQ);
   *tie = static_cast<uint32_t>(_mm256_movemask_ps(
@@ -57,12 +58,12 @@ inline __attribute__((always_inline, target("avx2"))) void LevelsChunksAvx2(
         const int k = 64 * c + e4 + 8 * v;
         uint32_t t;
         m[v] = LevelsCode8<kPositive>(_mm256_loadu_ps(g + k),
-                                      sc != nullptr ? _mm256_loadu_ps(sc + k) : s1, h + k, vl,
-                                      top, &t);
+                                      sc != nullptr ? _mm256_loadu_ps(sc + k) : s1, h + k, vl, top,
+                                      &t);
         ties |= static_cast<uint64_t>(t) << (e4 + 8 * v);
       }
-      const __m256i w = _mm256_packs_epi16(_mm256_packs_epi32(m[0], m[1]),
-                                           _mm256_packs_epi32(m[2], m[3]));
+      const __m256i w =
+          _mm256_packs_epi16(_mm256_packs_epi32(m[0], m[1]), _mm256_packs_epi32(m[2], m[3]));
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 64 * c + e4),
                           _mm256_permutevar8x32_epi32(w, order));
     }
@@ -76,7 +77,8 @@ inline __attribute__((always_inline, target("avx2"))) void LevelsChunksAvx2(
 inline __attribute__((always_inline, target("avx2"))) void LevelsCodesAvx2(
     const float* g, const float* sc, float s, float lv, int levels, const uint16_t* h, int n64,
     int8_t* q, uint64_t* tie) {
-  if (sc == nullptr && s > 0.0f) return LevelsChunksAvx2<true>(g, sc, s, lv, levels, h, n64, q, tie);
+  if (sc == nullptr && s > 0.0f)
+    return LevelsChunksAvx2<true>(g, sc, s, lv, levels, h, n64, q, tie);
   LevelsChunksAvx2<false>(g, sc, s, lv, levels, h, n64, q, tie);
 }
 
