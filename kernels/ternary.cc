@@ -74,6 +74,11 @@ struct PortableOps {
       out[b] = static_cast<uint8_t>(byte);
     }
   }
+  SIEVE_TK_INLINE static void LevelsCodes(const float* g, const float* sc, float s, float lv,
+                                          int levels, const uint16_t* h, int n64, int8_t* q,
+                                          uint64_t* tie) {
+    batch::LevelsCodesPortable(g, sc, s, lv, levels, h, n64, q, tie);
+  }
   SIEVE_TK_INLINE static void Codes(const uint64_t* keep, const uint64_t* neg, int n64,
                                     int8_t* q) {
     for (int i = 0; i < 64 * n64; ++i) q[i] = static_cast<int8_t>(Code(keep, neg, i));

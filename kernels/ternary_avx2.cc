@@ -7,6 +7,7 @@
 #include <immintrin.h>
 
 #include "kernels/ternary_batch.h"
+#include "kernels/ternary_levels_x86.h"
 
 #define SIEVE_AVX2_FN __attribute__((target("avx2,f16c,popcnt"), flatten))
 #define SIEVE_AVX2 inline __attribute__((target("avx2,f16c,popcnt")))
@@ -171,7 +172,7 @@ struct Avx2Ops {
 
   SIEVE_AVX2 static void Masks(const float* g, const float* sc, float s, const uint16_t* h,
                                int n64, uint64_t* keep, uint64_t* neg, uint64_t* lt) {
-    // The levels' fractions come with the scale 1: |g| / 1 is |g| exactly, no division.
+    // One scale of exactly 1: |g| / 1 is |g| exactly, no division.
     if (sc == nullptr && s == 1.0f) return MasksOf<true>(g, sc, s, h, n64, keep, neg, lt);
     MasksOf<false>(g, sc, s, h, n64, keep, neg, lt);
   }
@@ -250,6 +251,10 @@ struct Avx2Ops {
     }
   }
 
+  SIEVE_AVX2 static void LevelsCodes(const float* g, const float* sc, float s, float lv, int levels,
+                                     const uint16_t* h, int n64, int8_t* q, uint64_t* tie) {
+    LevelsCodesAvx2(g, sc, s, lv, levels, h, n64, q, tie);
+  }
   SIEVE_AVX2 static void Codes(const uint64_t* keep, const uint64_t* neg, int n64, int8_t* q) {
     const __m256i one = _mm256_set1_epi8(1);
     for (int c = 0; c < 2 * n64; ++c) {

@@ -12,6 +12,7 @@
 #include <immintrin.h>
 
 #include "kernels/ternary_batch.h"
+#include "kernels/ternary_levels_x86.h"
 
 #define SIEVE_AVX512_TARGET \
   target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vbmi2,bmi2,f16c,popcnt")
@@ -215,7 +216,7 @@ struct Avx512Ops {
 
   SIEVE_AVX512 static void Masks(const float* g, const float* sc, float s, const uint16_t* h,
                                  int n64, uint64_t* keep, uint64_t* neg, uint64_t* lt) {
-    // The levels' fractions come with the scale 1: |g| / 1 is |g| exactly, no division.
+    // One scale of exactly 1: |g| / 1 is |g| exactly, no division.
     if (sc == nullptr && s == 1.0f) return MasksOf<true>(g, sc, s, h, n64, keep, neg, lt);
     MasksOf<false>(g, sc, s, h, n64, keep, neg, lt);
   }
@@ -290,6 +291,12 @@ struct Avx512Ops {
     }
   }
 
+  // The AVX2 form (eight lanes): the levels are not the hot path of the rings.
+  SIEVE_AVX512 static void LevelsCodes(const float* g, const float* sc, float s, float lv,
+                                       int levels, const uint16_t* h, int n64, int8_t* q,
+                                       uint64_t* tie) {
+    LevelsCodesAvx2(g, sc, s, lv, levels, h, n64, q, tie);
+  }
   SIEVE_AVX512 static void Codes(const uint64_t* keep, const uint64_t* neg, int n64, int8_t* q) {
     const __m512i one = _mm512_set1_epi8(1), minus_one = _mm512_set1_epi8(-1);
     for (int c = 0; c < n64; ++c)

@@ -20,6 +20,7 @@
 //                                       keep = TernaryKeepCoarse(x, h), lt = h < x, neg = g < 0
 //   Wire2(keep, neg, n64, out)          the 2-bit codes, 16 bytes per chunk
 //   Codes(keep, neg, n64, q)            int8 codes
+//   LevelsCodes(g, sc, s, lv, L, h, n64, q, tie)   the L-level codes (LevelsCodesPortable)
 //   AddUnpack(wire, w, n64, acc, work)  work[k] = (acc ? work[k] : 0) + unpack_w(wire)[k]
 //                                       (int8, w <= 8); may read kWireSlack bytes past the wire
 //   Pack(work, w, n64, wire)            wire = pack_w(work) (int8, w <= Ops::kMaxPackBits); may
@@ -139,42 +140,70 @@ SIEVE_TK_INLINE void ResolveTiesFeedback(const TernarySource& src, uint64_t j0, 
   }
 }
 
-// The first loop of LevelsFraction over n elements: fr = y where 0 <= y < L counts,
-// else 0; bs = floor(y), or -1 where y >= L. kOne: the scale s for all (no per-element
-// scales to spread it into).
-template <bool kOne>
-SIEVE_TK_INLINE void LevelsFractions(const float* g, const float* sc, float s, float lv, int n,
-                                     float* fr, int32_t* bs) {
-  for (int k = 0; k < n; ++k) {
-    const float sk = kOne ? s : sc[k];
-    const float y = fabsf(g[k]) / sk * lv;
-    const bool positive = sk > 0.0f;  // & rather than &&: no branch in the loop
-    const float in = (positive & (y < lv)) ? y : 0.0f;
-    fr[k] = in;
-    bs[k] = (positive & (y >= lv)) ? -1 : static_cast<int32_t>(in);  // floor: 0 <= in < L
+// LevelsFraction and LevelsCode of 64 * n64 elements in one branch-free pass, the same
+// bits: y outside [0, L) (s <= 0, NaN, |g| above s) counts as 0, or as base L when
+// y >= L; x = (y - floor(y)) * 2^16 exactly; keep = TernaryKeepCoarse(x, h). q gets the
+// coarse code, bit e of tie[c] is TernaryTie(x, h) of element 64c + e (the refinement
+// decides it: Quantizer::ResolveLevelsTies). sc null: the scale s for all. The policies'
+// LevelsCodes (the portable one calls this; AVX2 and AVX-512 ternary_levels_x86.h).
+SIEVE_TK_INLINE void LevelsCodesPortable(const float* g, const float* sc, float s, float lv,
+                                         int levels, const uint16_t* h, int n64, int8_t* q,
+                                         uint64_t* tie) {
+  for (int c = 0; c < n64; ++c) {
+    uint64_t ties = 0;
+    for (int e = 0; e < 64; ++e) {
+      const int k = 64 * c + e;
+      const float sk = sc != nullptr ? sc[k] : s;
+      const float y = fabsf(g[k]) / sk * lv;
+      const bool positive = sk > 0.0f;
+      const float in = (positive && y < lv) ? y : 0.0f;
+      const int32_t whole = static_cast<int32_t>(in);  // floor: 0 <= in < L
+      const float x = (in - static_cast<float>(whole)) * 65536.0f;
+      const float hk = static_cast<float>(h[k]);
+      const bool keep = TernaryKeepCoarse(x, hk);
+      const int32_t m = (positive && y >= lv) ? levels : whole + (keep ? 1 : 0);
+      q[k] = static_cast<int8_t>(g[k] < 0.0f ? -m : m);
+      ties |= static_cast<uint64_t>(TernaryTie(x, hk)) << e;
+    }
+    tie[c] = ties;
   }
 }
 
 // One batch's masks: the values (in place or staged), the Philox bits, the
 // scales. Returns the values' pointer; *sum is the staged float32 sums (feedback).
 //
-// L > 1 levels (src.levels): per element LevelsFraction's floor(y) (kept signed in
-// `base`) and the fraction's level x (computed branch-free below); the masks then run on
-// frac = +-x / 2^16 against the scale 1, for which TernaryLevel is x again
-// (exactly: both scalings are by powers of two), so keep is the fraction's bit
-// and q = base + Code(keep, neg) (keep implies x > 0, so neg is g's sign).
+// L > 1 levels (src.levels): no masks; the int8 codes straight from the values and
+// the Philox bits in one pass (LevelsCodes), then the ties (q).
 template <class Ops, class L>
 struct Quantizer {
   OctWords<Ops> oct;
   alignas(64) float staged[kBatch];
   alignas(64) float sums[kBatch];
   alignas(64) float sc_buf[kBatch];
-  alignas(64) float frac[kBatch];  // L > 1 only
-  alignas(64) int32_t base[kBatch];  // L > 1 only: sign(g) * floor(y)
+  alignas(64) int8_t q[kBatch];  // L > 1 only: the codes
+  uint64_t ties[kChunks];        // L > 1 only: where the refinement decides
   alignas(64) uint64_t keep[kChunks], neg[kChunks], lt[kChunks];
   const float* sc = nullptr;
   float s = 0.0f;
   bool residuals_done = false;  // Run updated the batch's residuals itself
+
+  // The rare ties of LevelsCodes (probability below 2^-16 each), decided one by one
+  // with the shared scalar formula: q moves one level away from 0 where it keeps.
+  SIEVE_TK_INLINE void ResolveLevelsTies(const TernarySource& src, uint64_t j0, int n,
+                                         const float* g, const uint16_t* h) {
+    for (int c = 0; c * 64 < n; ++c) {
+      for (uint64_t tie = ties[c]; tie != 0; tie &= tie - 1) {
+        const int k = 64 * c + __builtin_ctzll(tie);
+        if (k >= n) break;
+        const uint64_t j = j0 + static_cast<uint64_t>(k);
+        int32_t whole;
+        const float x = LevelsFraction(g[k], sc != nullptr ? sc[k] : s, src.levels, &whole);
+        const uint32_t lo = PhiloxHalf(PhiloxOct(src.rng, j >> 3, /*refine=*/true), j);
+        if (TernaryKeepFine(x, static_cast<float>(h[k]), lo))
+          q[k] = static_cast<int8_t>(q[k] + (g[k] < 0.0f ? -1 : 1));
+      }
+    }
+  }
 
   // Masks of elements j0 .. j0+n-1 (n <= kBatch); bits past n are 0 in keep.
   SIEVE_TK_INLINE const float* Run(const TernarySource& src, uint64_t j0, int n) {
@@ -203,30 +232,8 @@ struct Quantizer {
     if (sc != nullptr)
       for (int k = n; k < 64 * n64; ++k) sc_buf[k] = 0.0f;
     if (src.levels > 1) {
-      // LevelsFraction in two branch-free loops (so both vectorize), the same bits:
-      // y outside [0, L) (s <= 0, NaN, |g| above s) counts as 0, or as base L when
-      // y >= L (marked -1 in between); frac = +-(y - floor(y)) = +-x / 2^16 exactly.
-      // The floor goes through memory: GCC turns (float)(int)y into a truncf call
-      // it does not vectorize under a function's target attribute.
-      const int levels = src.levels;
-      const float lv = static_cast<float>(levels);
-      float* fr = frac;
-      int32_t* bs = base;
-      if (sc != nullptr) {
-        LevelsFractions<false>(g, sc, s, lv, 64 * n64, fr, bs);
-      } else {
-        LevelsFractions<true>(g, sc, s, lv, 64 * n64, fr, bs);
-      }
-      for (int k = 0; k < 64 * n64; ++k) {
-        const int32_t whole = bs[k] < 0 ? 0 : bs[k];
-        const float f = fr[k] - static_cast<float>(whole);
-        const int32_t b = bs[k] < 0 ? levels : whole;
-        const bool negative = g[k] < 0.0f;
-        fr[k] = negative ? -f : f;
-        bs[k] = negative ? -b : b;
-      }
-      Ops::Masks(frac, nullptr, 1.0f, h, n64, keep, neg, lt);
-      ResolveTies<L>(src, j0, n, frac, nullptr, 1.0f, h, keep, lt);
+      Ops::LevelsCodes(g, sc, s, static_cast<float>(src.levels), src.levels, h, n64, q, ties);
+      ResolveLevelsTies(src, j0, n, g, h);
       return g;
     }
     Ops::Masks(g, sc, s, h, n64, keep, neg, lt);
@@ -363,14 +370,11 @@ template <class Ops, class L>
 SIEVE_TK_INLINE void QuantizeLevels(const TernarySource& src, size_t offset, size_t elems,
                                     LevelsSink sink, void* ctx) {
   Quantizer<Ops, L> qz;
-  alignas(64) int8_t q[kBatch];
   for (size_t i = 0; i < elems; i += kBatch) {
     const int n = static_cast<int>(std::min<size_t>(kBatch, elems - i));
     const uint64_t j0 = offset + i;
     qz.Run(src, j0, n);
-    const int n64 = (n + 63) / 64;
-    Ops::Codes(qz.keep, qz.neg, n64, q);
-    for (int k = 0; k < 64 * n64; ++k) q[k] = static_cast<int8_t>(q[k] + qz.base[k]);
+    const int8_t* q = qz.q;
     if (src.residual != nullptr) {
       float* res = src.residual + j0;
       for (int k = 0; k < n; ++k)

@@ -499,6 +499,48 @@ TEST(TernaryIsaTest, TiesAreRefinedLikeTheReference) {
   });
 }
 
+// Ties at L = 4 levels: with the scale 4, y = |g| exactly, set to base + (h + frac) / 2^16
+// (base 0..3, frac of 6 bits: 24 significant bits), so x = h + frac is a tie for every
+// element; codes and wire as the reference's, with scale blocks inside a batch (100) and
+// spanning several (2048).
+TEST(TernaryIsaTest, LevelsTiesAreRefinedLikeTheReference) {
+  std::mt19937_64 rng(13);
+  const size_t count = 3001;
+  const int levels = 4, w = TernaryBits(levels);
+  const PhiloxStream stream{rng(), 1, rng()};
+  std::vector<float> f(count);
+  for (size_t j = 0; j < count; ++j) {
+    const uint32_t h = PhiloxHalf(PhiloxOct(stream, j >> 3), j);
+    const float frac = static_cast<float>(1 + rng() % 63) / 64.0f;
+    const float base = static_cast<float>(rng() % levels);
+    f[j] = (base + (static_cast<float>(h) + frac) / 65536.0f) * (j % 2 == 0 ? 1.0f : -1.0f);
+  }
+  for (size_t block : {size_t{100}, size_t{2048}}) {
+    SCOPED_TRACE("block " + std::to_string(block));
+    std::vector<float> scales((count + block - 1) / block, 4.0f);
+    TernarySource src =
+        TernarySourceOf(DType::kFloat32, f.data(), nullptr, block, scales.data(), stream);
+    src.levels = levels;
+    std::vector<int8_t> q(count);
+    TernaryQuantizeReference(src, 0, count, q.data());
+    int up = 0;
+    for (size_t j = 0; j < count; ++j) up += std::abs(q[j]) > std::fabs(f[j]);  // base + 1
+    EXPECT_GT(up, 300);  // both outcomes occur
+    EXPECT_LT(up, 2700);
+    std::vector<int32_t> q32(q.begin(), q.end());
+    std::vector<uint8_t> want_wire(TernaryPackedBytes(count, w));
+    TernaryPackReference(q32.data(), count, w, want_wire.data());
+    ForEachIsa([&] {
+      std::vector<int8_t> work(count);
+      TernaryQuantizeAdd(src, 0, count, nullptr, w, TernaryWork::kInt8, work.data());
+      for (size_t j = 0; j < count; ++j) ASSERT_EQ(work[j], q[j]) << j;
+      std::vector<uint8_t> wire(want_wire.size());
+      TernaryQuantizePack(src, 0, count, w, wire.data());
+      ASSERT_EQ(wire, want_wire);
+    });
+  }
+}
+
 // The same ties with error feedback (g + e_prev ties, quantize + pack and + add
 // rewriting the residuals in their pass): codes and residuals as the reference's,
 // with scale blocks inside a batch (100) and spanning several (2048).
