@@ -1,8 +1,9 @@
 // AVX2 compress of 4-byte elements through the bitmap: eight dense lanes at a
 // time permuted so the kept ones come first (kernels/compress_table.h) and
-// stored under a mask of their count, so nothing past the packed elements is
-// written. Full words copy, empty words are skipped. Compiled for baseline
-// x86-64: only these functions carry the target (callers check ActiveCpuIsa()).
+// stored whole, or under a mask of their count within eight elements of the
+// end, so nothing past the packed elements is written. Full words copy, empty
+// words are skipped. Compiled for baseline x86-64: only these functions carry the
+// target (callers check ActiveCpuIsa()).
 #include "kernels/masked_pack_simd.h"
 
 #if defined(__x86_64__)
@@ -22,6 +23,11 @@ SIEVE_AVX2_FN size_t MaskedCompressWords4Avx2(const void* in, const uint64_t* bi
   const __m256i shifts = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
   const float* src = static_cast<const float*>(in);
   float* dst = static_cast<float*>(out);
+  // vmaskmovps to memory is slow on AMD (microcoded): every chunk but those within
+  // eight elements of the end stores all eight lanes, the next chunks' kept
+  // elements overwriting the lanes past its own.
+  size_t total = 0;
+  for (size_t w = 0; w < words; ++w) total += static_cast<size_t>(__builtin_popcountll(bits[w]));
   size_t p = 0;
   for (size_t w = 0; w < words; ++w) {
     const uint64_t word = bits[w];
@@ -38,7 +44,11 @@ SIEVE_AVX2_FN size_t MaskedCompressWords4Avx2(const void* in, const uint64_t* bi
           _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(kCompress.v[m])), shifts);
       const __m256i keep =
           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kPrefix + 8 - pc));
-      _mm256_maskstore_ps(dst + p, keep, _mm256_permutevar8x32_ps(_mm256_loadu_ps(s + c), order));
+      const __m256 packed = _mm256_permutevar8x32_ps(_mm256_loadu_ps(s + c), order);
+      if (p + 8 <= total)  // lanes past pc: overwritten by kept elements still to come
+        _mm256_storeu_ps(dst + p, packed);
+      else
+        _mm256_maskstore_ps(dst + p, keep, packed);
       p += static_cast<size_t>(pc);
     }
   }

@@ -4,7 +4,10 @@
 // plan (no codec hops) packs, runs on the packed vector, unpacks.
 #include "ternary/masked_ternary.h"
 
+#include <chrono>
 #include <vector>
+
+#include "core/log.h"
 
 #include "kernels/masked_pack.h"
 #include "kernels/ternary_compress.h"
@@ -47,6 +50,7 @@ Status TernaryAllReduceMasked(Comm& comm, const coll::TernaryArgs& args, MaskSta
   // scatters.
   coll::TernaryArgs masked = args;
   std::vector<float> local_scales;
+  const auto gather_start = std::chrono::steady_clock::now();
   if (nnz * 16 < a.count) {
     kernels::MaskedPack(esize, a.send, mask.idx.data(), nnz, packed);
   } else {
@@ -59,6 +63,11 @@ Status TernaryAllReduceMasked(Comm& comm, const coll::TernaryArgs& args, MaskSta
     kernels::TernaryCompressAbsMax(src, mask.bits.data(), a.count, packed, local_scales.data());
     masked.local_scales = local_scales.data();
   }
+  SIEVE_TRACE(kLogColl, "masked ternary: gather of %zu of %zu elements%s, %.2f ms", nnz, a.count,
+              local_scales.empty() ? " by index" : " with the block abs-max",
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                        gather_start)
+                  .count());
   masked.base.send = packed;
   masked.mask_send_packed = true;
   masked.mask_idx = mask.idx.data();
