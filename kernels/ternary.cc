@@ -521,6 +521,29 @@ void TernaryDequantizeRange(DType dtype, TernaryWork wt, const void* sums, size_
   });
 }
 
+void TernaryGatherDecode(DType dtype, TernaryWork wt, const void* const* wires, int n, int w,
+                         size_t offset, size_t elems, size_t block, const float* scales,
+                         int divisor, void* out) {
+  if (n <= 0 || elems == 0) return;
+  if (wt == TernaryWork::kInt8 && w == 2 && Isa() >= CpuIsa::kAvx2)
+    return simd::GatherDecode2Avx2(dtype, reinterpret_cast<const uint8_t* const*>(wires), n,
+                                   offset, elems, block, scales, divisor, out);
+  // The sums of a few thousand elements at a time (whole wire groups) in a buffer
+  // that stays in L1, dequantized before the next.
+  constexpr size_t kChunk = 2048;
+  alignas(64) char sums[kChunk * sizeof(int32_t)];
+  const size_t size = DTypeSize(dtype);
+  for (size_t i = 0; i < elems; i += kChunk) {
+    const size_t cnt = std::min(kChunk, elems - i);
+    const size_t at = i / kGroup * static_cast<size_t>(w);
+    for (int r = 0; r < n; ++r)
+      TernaryUnpack(wt, static_cast<const uint8_t*>(wires[r]) + at, cnt, w,
+                    /*accumulate=*/r > 0, sums);
+    TernaryDequantizeRange(dtype, wt, sums, offset + i, cnt, block, scales, divisor,
+                           static_cast<char*>(out) + i * size);
+  }
+}
+
 void TernaryDequantizeScatter(DType dtype, TernaryWork wt, const void* sums, size_t offset,
                               size_t block, const float* scales, int divisor,
                               const uint64_t* bits, size_t begin, size_t end, void* out) {
