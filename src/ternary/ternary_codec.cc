@@ -69,6 +69,25 @@ void TernaryCodec::LoadWire(size_t offset, size_t elems, const void* wire) {
   kernels::TernaryUnpack(wt_, wire, elems, Bits(1), /*accumulate=*/false, Work(offset));
 }
 
+void TernaryCodec::DecodeWires(size_t offset, size_t elems, const void* const* wires, int n) {
+  EnsureScales(offset, elems);
+  const int w = Bits(1);
+  if (out_.bits == nullptr) {
+    char* out = static_cast<char*>(out_.data) + offset * kernels::DTypeSize(in_.src.dtype);
+    kernels::TernaryGatherDecode(in_.src.dtype, wt_, wires, n, w, offset, elems, in_.src.block,
+                                 in_.src.scales, out_.divisor, out);
+    return;
+  }
+  constexpr size_t kChunk = 4096;  // elements (a multiple of 8: wire groups stay whole)
+  for (size_t i = 0; i < elems; i += kChunk) {
+    const size_t cnt = std::min(kChunk, elems - i);
+    for (int p = 0; p < n; ++p)
+      kernels::TernaryUnpack(wt_, static_cast<const uint8_t*>(wires[p]) + i / 8 * w, cnt, w,
+                             /*accumulate=*/p > 0, Work(offset + i));
+    Dequantize(offset + i, cnt);
+  }
+}
+
 void TernaryCodec::Decode(size_t offset, size_t elems, const void* wire) {
   const int w = Bits(nranks_);
   const uint8_t* in = static_cast<const uint8_t*>(wire);
