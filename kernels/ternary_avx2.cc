@@ -374,7 +374,11 @@ struct Avx2Ops {
 template <class L>
 SIEVE_AVX2 void Dequantize(const int8_t* sums, size_t offset, size_t elems, size_t block,
                            const float* scales, int divisor, void* out) {
+  // A power-of-two divisor d divides as a multiply by 1 / d (exact): both round
+  // the same real number once, so the bits are the division's.
+  const bool pow2 = divisor > 1 && (divisor & (divisor - 1)) == 0;
   const __m256 d = _mm256_set1_ps(static_cast<float>(divisor));
+  const __m256 inv = _mm256_set1_ps(1.0f / static_cast<float>(divisor));
   for (size_t i = 0; i < elems;) {
     const size_t j = offset + i;
     const float s = scales[j / block];
@@ -383,7 +387,11 @@ SIEVE_AVX2 void Dequantize(const int8_t* sums, size_t offset, size_t elems, size
     for (; i + 8 <= end; i += 8) {
       const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(sums + i));
       __m256 v = _mm256_mul_ps(sv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)));
-      if (divisor != 1) v = _mm256_div_ps(v, d);
+      if (pow2) {
+        v = _mm256_mul_ps(v, inv);
+      } else if (divisor != 1) {
+        v = _mm256_div_ps(v, d);
+      }
       if (std::is_same<L, TernaryF16>::value) {
         StoreHalf8(static_cast<uint16_t*>(out) + i, v);
       } else if (std::is_same<L, TernaryBf16>::value) {
