@@ -276,11 +276,16 @@ void TernaryDequantizeRange(DType dtype, TernaryWork wt, const void* sums, size_
 // to dtype, i < elems; each wires[r] is a wire image of the range (element offset at bit
 // 0), out addresses the range, and wt holds every partial sum (TernaryWorkFor). The same
 // bits as TernaryUnpack of wires[0], n - 1 accumulating ones, then
-// TernaryDequantizeRange; the sums never leave registers and cache (2-bit codes into
-// int8 sums: one vector pass; otherwise those kernels, a few thousand elements at a time).
+// TernaryDequantizeRange, a few thousand elements at a time, so the sums never leave
+// the cache (and, for 2-bit codes into int8 sums, are added in registers).
 void TernaryGatherDecode(DType dtype, TernaryWork wt, const void* const* wires, int n, int w,
                          size_t offset, size_t elems, size_t block, const float* scales,
                          int divisor, void* out);
+// Its first half: sums[i] = the sum over r < n of unpack_w(wires[r])[i], i < elems, in
+// wt (the same as TernaryUnpack of wires[0] and accumulating ones of the others; 2-bit
+// images into int8 sums in one pass).
+void TernaryGatherSum(TernaryWork wt, const void* const* wires, int n, int w, size_t elems,
+                      void* sums);
 // The same, element by element from the definitions (for tests).
 void TernaryGatherDecodeReference(DType dtype, const void* const* wires, int n, int w,
                                   size_t offset, size_t elems, size_t block,

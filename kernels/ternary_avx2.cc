@@ -517,8 +517,7 @@ SIEVE_AVX2 void DequantizeScatter(const int8_t* sums, size_t offset, size_t bloc
 // reads c + 2 in [0, 3], so four byte-wise accumulators of (x >> 2k) & 3 (field k
 // of each byte: elements 4b + k) add every image's fields, and subtracting 2n
 // gives the sums (exact mod 256, so int8 for every |sum| <= 127). The fields are
-// then put back in element order into a tile that stays in L1, and the tile is
-// dequantized by the kernel above.
+// then stored back in element order.
 SIEVE_AVX2 void Sum2x128(const uint8_t* const* wires, int n, size_t byte, __m256i bias,
                          int8_t* sums) {
   const __m256i flip = _mm256_set1_epi8(static_cast<char>(0xaa));
@@ -543,38 +542,6 @@ SIEVE_AVX2 void Sum2x128(const uint8_t* const* wires, int n, size_t byte, __m256
   _mm256_storeu_si256(out + 1, _mm256_permute2x128_si256(u2, u3, 0x20));
   _mm256_storeu_si256(out + 2, _mm256_permute2x128_si256(u0, u1, 0x31));
   _mm256_storeu_si256(out + 3, _mm256_permute2x128_si256(u2, u3, 0x31));
-}
-
-template <class L>
-SIEVE_AVX2 void GatherDecode2(const uint8_t* const* wires, int n, size_t offset, size_t elems,
-                              size_t block, const float* scales, int divisor, void* out) {
-  constexpr size_t kTile = 2048;  // elements (a multiple of 128)
-  alignas(64) int8_t tile[kTile];
-  const __m256i bias = _mm256_set1_epi8(static_cast<char>(-2 * n));
-  const size_t whole = elems / 128 * 128;
-  for (size_t i = 0; i < elems; i += kTile) {
-    const size_t cnt = std::min(kTile, elems - i);
-    for (size_t k = 0; k < cnt; k += 128) {
-      if (i + k < whole) {
-        Sum2x128(wires, n, (i + k) / 4, bias, tile + k);
-        continue;
-      }
-      // The last, partial 128: each image's tail in a zero-padded copy (pad
-      // fields read 0 and their sums are never stored).
-      const size_t bytes = TernaryPackedBytes(elems - (i + k), 2);
-      std::vector<uint8_t> pad(32 * static_cast<size_t>(n), 0);
-      std::vector<const uint8_t*> tails(n);
-      for (int r = 0; r < n; ++r) {
-        std::memcpy(pad.data() + 32 * r, wires[r] + (i + k) / 4, bytes);
-        tails[r] = pad.data() + 32 * r;
-      }
-      Sum2x128(tails.data(), n, 0, bias, tile + k);
-    }
-    char* dst = static_cast<char*>(out) + i * sizeof(typename std::conditional<
-                                                      std::is_same<L, TernaryF32>::value,
-                                                      float, uint16_t>::type);
-    Dequantize<L>(tile, offset + i, cnt, block, scales, divisor, dst);
-  }
 }
 
 }  // namespace
@@ -642,10 +609,24 @@ SIEVE_AVX2_FN void DequantizeScatterInt8Avx2(DType dtype, const int8_t* sums, si
                                                end, out)));
 }
 
-SIEVE_AVX2_FN void GatherDecode2Avx2(DType dtype, const uint8_t* const* wires, int n,
-                                     size_t offset, size_t elems, size_t block,
-                                     const float* scales, int divisor, void* out) {
-  SIEVE_BY_LOADER(dtype, (GatherDecode2<L>(wires, n, offset, elems, block, scales, divisor, out)));
+SIEVE_AVX2_FN void GatherSum2Avx2(const uint8_t* const* wires, int n, size_t elems,
+                                  int8_t* sums) {
+  const __m256i bias = _mm256_set1_epi8(static_cast<char>(-2 * n));
+  const size_t whole = elems / 128 * 128;
+  for (size_t k = 0; k < whole; k += 128) Sum2x128(wires, n, k / 4, bias, sums + k);
+  if (whole == elems) return;
+  // The last, partial 128: each image's tail in a zero-padded copy (pad fields
+  // read 0 and their sums are dropped).
+  const size_t bytes = TernaryPackedBytes(elems - whole, 2);
+  std::vector<uint8_t> pad(32 * static_cast<size_t>(n), 0);
+  std::vector<const uint8_t*> tails(n);
+  for (int r = 0; r < n; ++r) {
+    std::memcpy(pad.data() + 32 * r, wires[r] + whole / 4, bytes);
+    tails[r] = pad.data() + 32 * r;
+  }
+  alignas(32) int8_t tail[128];
+  Sum2x128(tails.data(), n, 0, bias, tail);
+  std::memcpy(sums + whole, tail, elems - whole);
 }
 
 #undef SIEVE_BY_LOADER
@@ -666,8 +647,7 @@ void UnpackInt8Avx2(const uint8_t*, size_t, int, bool, int8_t*) {}
 void DequantizeInt8Avx2(DType, const int8_t*, size_t, size_t, size_t, const float*, int, void*) {}
 void DequantizeScatterInt8Avx2(DType, const int8_t*, size_t, size_t, const float*, int,
                                const uint64_t*, size_t, size_t, void*) {}
-void GatherDecode2Avx2(DType, const uint8_t* const*, int, size_t, size_t, size_t, const float*,
-                       int, void*) {}
+void GatherSum2Avx2(const uint8_t* const*, int, size_t, int8_t*) {}
 }  // namespace sieve::kernels::simd
 
 #endif

@@ -44,9 +44,8 @@ void DequantizeScatterInt8Avx512(DType dtype, const int8_t* sums, size_t offset,
                                  const float* scales, int divisor, const uint64_t* bits,
                                  size_t begin, size_t end, void* out);
 
-// TernaryGatherDecode of n 2-bit wire images into int8 sums (n <= 127).
-void GatherDecode2Avx2(DType dtype, const uint8_t* const* wires, int n, size_t offset,
-                       size_t elems, size_t block, const float* scales, int divisor, void* out);
+// TernaryGatherSum of n 2-bit wire images into int8 sums.
+void GatherSum2Avx2(const uint8_t* const* wires, int n, size_t elems, int8_t* sums);
 
 }  // namespace sieve::kernels::simd
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "kernels/masked_pack.h"
 
@@ -78,12 +79,14 @@ void TernaryCodec::DecodeWires(size_t offset, size_t elems, const void* const* w
                                  in_.src.scales, out_.divisor, out);
     return;
   }
-  constexpr size_t kChunk = 4096;  // elements (a multiple of 8: wire groups stay whole)
+  // Under a mask: the sums of a few thousand elements at a time in work, scattered
+  // while in cache.
+  constexpr size_t kChunk = 4096;  // elements (a multiple of 128: whole 2-bit vectors)
+  std::vector<const void*> at(static_cast<size_t>(n));
   for (size_t i = 0; i < elems; i += kChunk) {
     const size_t cnt = std::min(kChunk, elems - i);
-    for (int p = 0; p < n; ++p)
-      kernels::TernaryUnpack(wt_, static_cast<const uint8_t*>(wires[p]) + i / 8 * w, cnt, w,
-                             /*accumulate=*/p > 0, Work(offset + i));
+    for (int p = 0; p < n; ++p) at[p] = static_cast<const uint8_t*>(wires[p]) + i / 8 * w;
+    kernels::TernaryGatherSum(wt_, at.data(), n, w, cnt, Work(offset + i));
     Dequantize(offset + i, cnt);
   }
 }

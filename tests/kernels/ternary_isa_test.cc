@@ -385,7 +385,7 @@ TEST(TernaryIsaTest, DequantizeMatchesDefinition) {
 // (unpack the first image, add the others, dequantize): n images of random codes in
 // [-L, L] (and all +L / all -L, the extremes of the sums), random odd sizes,
 // ranges starting inside a block and crossing block boundaries, unaligned images.
-TEST(TernaryIsaTest, GatherDecodeMatchesReferenceAndUnfusedSequence) {
+TEST(TernaryIsaTest, GatherSumAndDecodeMatchReferenceAndUnfusedSequence) {
   std::mt19937_64 rng(9);
   for (int levels : {1, 7})
     for (int n : {2, 3, 4, 8, 127}) {
@@ -417,6 +417,11 @@ TEST(TernaryIsaTest, GatherDecodeMatchesReferenceAndUnfusedSequence) {
               std::vector<char> sums(elems * static_cast<size_t>(wt));
               for (int r = 0; r < n; ++r)
                 TernaryUnpack(wt, wires[r], elems, w, r > 0, sums.data());
+              std::vector<char> gathered(elems * static_cast<size_t>(wt) + 1, 0x5a);
+              TernaryGatherSum(wt, wires.data(), n, w, elems, gathered.data());
+              ASSERT_EQ(gathered.back(), 0x5a);
+              gathered.pop_back();
+              ASSERT_EQ(gathered, sums) << "sums: n " << n << " L " << levels << " elems " << elems;
               std::vector<char> today(elems * es);
               TernaryDequantizeRange(dtype, wt, sums.data(), offset, elems, block, scales.data(),
                                      divisor, today.data());
