@@ -288,8 +288,8 @@ void TernaryGatherSum(TernaryWork wt, const void* const* wires, int n, int w, si
                       void* sums);
 // The same, element by element from the definitions (for tests).
 void TernaryGatherDecodeReference(DType dtype, const void* const* wires, int n, int w,
-                                  size_t offset, size_t elems, size_t block,
-                                  const float* scales, int divisor, void* out);
+                                  size_t offset, size_t elems, size_t block, const float* scales,
+                                  int divisor, void* out);
 // Dequantize fused with the mask's unpack and zero-fill: for dense positions j in
 // [begin, end) of `out` (the whole buffer), out[j] = the dequantized sum of the
 // next kept element where bit j of `bits` is set (sums[0] is kept element

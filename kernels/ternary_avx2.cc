@@ -609,8 +609,7 @@ SIEVE_AVX2_FN void DequantizeScatterInt8Avx2(DType dtype, const int8_t* sums, si
                                                end, out)));
 }
 
-SIEVE_AVX2_FN void GatherSum2Avx2(const uint8_t* const* wires, int n, size_t elems,
-                                  int8_t* sums) {
+SIEVE_AVX2_FN void GatherSum2Avx2(const uint8_t* const* wires, int n, size_t elems, int8_t* sums) {
   const __m256i bias = _mm256_set1_epi8(static_cast<char>(-2 * n));
   const size_t whole = elems / 128 * 128;
   for (size_t k = 0; k < whole; k += 128) Sum2x128(wires, n, k / 4, bias, sums + k);

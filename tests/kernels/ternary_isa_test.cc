@@ -415,8 +415,7 @@ TEST(TernaryIsaTest, GatherSumAndDecodeMatchReferenceAndUnfusedSequence) {
                                          scales.data(), divisor, want.data());
             ForEachIsa([&] {
               std::vector<char> sums(elems * static_cast<size_t>(wt));
-              for (int r = 0; r < n; ++r)
-                TernaryUnpack(wt, wires[r], elems, w, r > 0, sums.data());
+              for (int r = 0; r < n; ++r) TernaryUnpack(wt, wires[r], elems, w, r > 0, sums.data());
               std::vector<char> gathered(elems * static_cast<size_t>(wt) + 1, 0x5a);
               TernaryGatherSum(wt, wires.data(), n, w, elems, gathered.data());
               ASSERT_EQ(gathered.back(), 0x5a);
@@ -430,8 +429,8 @@ TEST(TernaryIsaTest, GatherSumAndDecodeMatchReferenceAndUnfusedSequence) {
                                   scales.data(), divisor, got.data());
               ASSERT_EQ(got.back(), 0x5a);
               got.pop_back();
-              ASSERT_EQ(got, want) << DTypeName(dtype) << " n " << n << " L " << levels
-                                   << " elems " << elems << " divisor " << divisor;
+              ASSERT_EQ(got, want) << DTypeName(dtype) << " n " << n << " L " << levels << " elems "
+                                   << elems << " divisor " << divisor;
               ASSERT_EQ(got, today) << DTypeName(dtype) << " n " << n << " L " << levels;
             });
           }
