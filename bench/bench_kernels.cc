@@ -406,6 +406,49 @@ void BM_TernaryUnpack(benchmark::State& state) {
   });
 }
 
+// The one-shot's decode on 4 ranks: four 2-bit images (one contribution each) into
+// the float32 output. Unfused, as before stop 30: LoadWire (unpack the first into
+// work), three unpack-adds, then the dequantize, each a pass over the range; fused:
+// TernaryGatherDecode, one pass. Bytes: the float32 output (count * 4).
+struct GatherDecodeBuffers {
+  explicit GatherDecodeBuffers(size_t elems) : count(elems), work(elems), out(elems) {
+    scales.resize((count + kBlock - 1) / kBlock);
+    for (size_t b = 0; b < scales.size(); ++b) scales[b] = 0.5f + static_cast<float>(b % 7);
+    std::vector<int32_t> q(count);
+    for (int r = 0; r < kRanks; ++r) {
+      for (size_t j = 0; j < count; ++j) q[j] = static_cast<int32_t>((j * 7 + r * 3) % 3) - 1;
+      images[r].resize(TernaryPackedBytes(count, 2));
+      TernaryPackReference(q.data(), count, 2, images[r].data());
+      wires[r] = images[r].data();
+    }
+  }
+  static constexpr int kRanks = 4;
+  size_t count;
+  std::vector<float> scales;
+  std::vector<uint8_t> images[kRanks];
+  const void* wires[kRanks];
+  std::vector<int8_t> work;
+  std::vector<float> out;
+};
+
+void BM_TernaryGatherDecodeUnfused(benchmark::State& state) {
+  GatherDecodeBuffers g(static_cast<size_t>(state.range(0)));
+  RunVsMemcpy(state, g.count * 4, [&] {
+    for (int r = 0; r < GatherDecodeBuffers::kRanks; ++r)
+      TernaryUnpack(TernaryWork::kInt8, g.wires[r], g.count, 2, r > 0, g.work.data());
+    TernaryDequantize(DType::kFloat32, TernaryWork::kInt8, g.work.data(), g.count, kBlock,
+                      g.scales.data(), 4, g.out.data());
+  });
+}
+
+void BM_TernaryGatherDecode(benchmark::State& state) {
+  GatherDecodeBuffers g(static_cast<size_t>(state.range(0)));
+  RunVsMemcpy(state, g.count * 4, [&] {
+    TernaryGatherDecode(DType::kFloat32, TernaryWork::kInt8, g.wires, GatherDecodeBuffers::kRanks,
+                        2, 0, g.count, kBlock, g.scales.data(), 4, g.out.data());
+  });
+}
+
 // Masked + ternary, fused: the first hop gathers the kept elements (density 50%)
 // inside quantize + pack (+ add), the last hop dequantizes into the dense output
 // with unpack and zero-fill; `bytes` = the dense float32 buffer. The source
@@ -506,6 +549,8 @@ BENCHMARK(BM_TernaryPack)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryUnpackAccumulate)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryUnpack)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryDequantize)->Apply(TernarySizes);
+BENCHMARK(BM_TernaryGatherDecodeUnfused)->Arg(1 << 20)->Arg(16 << 20);
+BENCHMARK(BM_TernaryGatherDecode)->Arg(1 << 20)->Arg(16 << 20);
 BENCHMARK(BM_TernaryFeedbackApply)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryFeedbackUpdate)->Apply(TernarySizes);
 BENCHMARK(BM_LevelsQuantizePack)->Args({1 << 20, 4})->Args({kDenseBytes, 4});

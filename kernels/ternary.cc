@@ -9,6 +9,7 @@
 #include <cstring>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "kernels/cpu_isa.h"
 #include "kernels/ternary_batch.h"
@@ -524,6 +525,35 @@ void TernaryDequantizeRange(DType dtype, TernaryWork wt, const void* sums, size_
                                   divisor, out);
     });
   });
+}
+
+void TernaryGatherSum(TernaryWork wt, const void* const* wires, int n, int w, size_t elems,
+                      void* sums) {
+  if (n <= 0 || elems == 0) return;
+  if (wt == TernaryWork::kInt8 && w == 2 && Isa() >= CpuIsa::kAvx2)
+    return simd::GatherSum2Avx2(reinterpret_cast<const uint8_t* const*>(wires), n, elems,
+                                static_cast<int8_t*>(sums));
+  for (int r = 0; r < n; ++r) TernaryUnpack(wt, wires[r], elems, w, /*accumulate=*/r > 0, sums);
+}
+
+void TernaryGatherDecode(DType dtype, TernaryWork wt, const void* const* wires, int n, int w,
+                         size_t offset, size_t elems, size_t block, const float* scales,
+                         int divisor, void* out) {
+  if (n <= 0 || elems == 0) return;
+  // The sums of a few thousand elements at a time (whole 2-bit vectors and wire
+  // groups) in a buffer that stays in L1, dequantized before the next.
+  constexpr size_t kChunk = 2048;
+  alignas(64) char sums[kChunk * sizeof(int32_t)];
+  std::vector<const void*> at(static_cast<size_t>(n));
+  const size_t size = DTypeSize(dtype);
+  for (size_t i = 0; i < elems; i += kChunk) {
+    const size_t cnt = std::min(kChunk, elems - i);
+    for (int r = 0; r < n; ++r)
+      at[r] = static_cast<const uint8_t*>(wires[r]) + i / kGroup * static_cast<size_t>(w);
+    TernaryGatherSum(wt, at.data(), n, w, cnt, sums);
+    TernaryDequantizeRange(dtype, wt, sums, offset + i, cnt, block, scales, divisor,
+                           static_cast<char*>(out) + i * size);
+  }
 }
 
 void TernaryDequantizeScatter(DType dtype, TernaryWork wt, const void* sums, size_t offset,

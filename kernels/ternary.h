@@ -271,6 +271,25 @@ void TernaryUnpackAt(TernaryWork wt, const void* wire, size_t first, size_t elem
 void TernaryDequantizeRange(DType dtype, TernaryWork wt, const void* sums, size_t offset,
                             size_t elems, size_t block, const float* scales, int divisor,
                             void* out);
+// The one-shot's decode (DESIGN.md 1.3a) in one pass: out[i] = TernaryDequantizeOne(
+// sum over r < n of unpack_w(wires[r])[i], scales[(offset + i) / block], divisor) rounded
+// to dtype, i < elems; each wires[r] is a wire image of the range (element offset at bit
+// 0), out addresses the range, and wt holds every partial sum (TernaryWorkFor). The same
+// bits as TernaryUnpack of wires[0], n - 1 accumulating ones, then
+// TernaryDequantizeRange, a few thousand elements at a time, so the sums never leave
+// the cache (and, for 2-bit codes into int8 sums, are added in registers).
+void TernaryGatherDecode(DType dtype, TernaryWork wt, const void* const* wires, int n, int w,
+                         size_t offset, size_t elems, size_t block, const float* scales,
+                         int divisor, void* out);
+// Its first half: sums[i] = the sum over r < n of unpack_w(wires[r])[i], i < elems, in
+// wt (the same as TernaryUnpack of wires[0] and accumulating ones of the others; 2-bit
+// images into int8 sums in one pass).
+void TernaryGatherSum(TernaryWork wt, const void* const* wires, int n, int w, size_t elems,
+                      void* sums);
+// The same, element by element from the definitions (for tests).
+void TernaryGatherDecodeReference(DType dtype, const void* const* wires, int n, int w,
+                                  size_t offset, size_t elems, size_t block, const float* scales,
+                                  int divisor, void* out);
 // Dequantize fused with the mask's unpack and zero-fill: for dense positions j in
 // [begin, end) of `out` (the whole buffer), out[j] = the dequantized sum of the
 // next kept element where bit j of `bits` is set (sums[0] is kept element

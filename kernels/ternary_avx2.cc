@@ -6,6 +6,9 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+#include <cstring>
+#include <vector>
+
 #include "kernels/ternary_batch.h"
 #include "kernels/ternary_levels_x86.h"
 
@@ -376,7 +379,11 @@ struct Avx2Ops {
 template <class L>
 SIEVE_AVX2 void Dequantize(const int8_t* sums, size_t offset, size_t elems, size_t block,
                            const float* scales, int divisor, void* out) {
+  // A power-of-two divisor d divides as a multiply by 1 / d (exact): both round
+  // the same real number once, so the bits are the division's.
+  const bool pow2 = divisor > 1 && (divisor & (divisor - 1)) == 0;
   const __m256 d = _mm256_set1_ps(static_cast<float>(divisor));
+  const __m256 inv = _mm256_set1_ps(1.0f / static_cast<float>(divisor));
   for (size_t i = 0; i < elems;) {
     const size_t j = offset + i;
     const float s = scales[j / block];
@@ -385,7 +392,11 @@ SIEVE_AVX2 void Dequantize(const int8_t* sums, size_t offset, size_t elems, size
     for (; i + 8 <= end; i += 8) {
       const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(sums + i));
       __m256 v = _mm256_mul_ps(sv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)));
-      if (divisor != 1) v = _mm256_div_ps(v, d);
+      if (pow2) {
+        v = _mm256_mul_ps(v, inv);
+      } else if (divisor != 1) {
+        v = _mm256_div_ps(v, d);
+      }
       if (std::is_same<L, TernaryF16>::value) {
         StoreHalf8(static_cast<uint16_t*>(out) + i, v);
       } else if (std::is_same<L, TernaryBf16>::value) {
@@ -506,6 +517,38 @@ SIEVE_AVX2 void DequantizeScatter(const int8_t* sums, size_t offset, size_t bloc
   }
 }
 
+// TernaryGatherDecode of 2-bit codes into int8 sums, 128 elements (32 bytes of
+// each image) at a time: with every field's sign bit flipped (x ^ 0b10) a code c
+// reads c + 2 in [0, 3], so four byte-wise accumulators of (x >> 2k) & 3 (field k
+// of each byte: elements 4b + k) add every image's fields, and subtracting 2n
+// gives the sums (exact mod 256, so int8 for every |sum| <= 127). The fields are
+// then stored back in element order.
+SIEVE_AVX2 void Sum2x128(const uint8_t* const* wires, int n, size_t byte, __m256i bias,
+                         int8_t* sums) {
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0xaa));
+  const __m256i field = _mm256_set1_epi8(3);
+  __m256i a0 = bias, a1 = bias, a2 = bias, a3 = bias;
+  for (int r = 0; r < n; ++r) {
+    const __m256i x = _mm256_xor_si256(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wires[r] + byte)), flip);
+    a0 = _mm256_add_epi8(a0, _mm256_and_si256(x, field));
+    a1 = _mm256_add_epi8(a1, _mm256_and_si256(_mm256_srli_epi16(x, 2), field));
+    a2 = _mm256_add_epi8(a2, _mm256_and_si256(_mm256_srli_epi16(x, 4), field));
+    a3 = _mm256_add_epi8(a3, _mm256_and_si256(_mm256_srli_epi16(x, 6), field));
+  }
+  // Per 128-bit lane (elements 0..63 | 64..127): t0/t1 pair fields 0, 1 of bytes
+  // 0..7 / 8..15, t2/t3 fields 2, 3; u* then hold 16 elements in order each.
+  const __m256i t0 = _mm256_unpacklo_epi8(a0, a1), t1 = _mm256_unpackhi_epi8(a0, a1);
+  const __m256i t2 = _mm256_unpacklo_epi8(a2, a3), t3 = _mm256_unpackhi_epi8(a2, a3);
+  const __m256i u0 = _mm256_unpacklo_epi16(t0, t2), u1 = _mm256_unpackhi_epi16(t0, t2);
+  const __m256i u2 = _mm256_unpacklo_epi16(t1, t3), u3 = _mm256_unpackhi_epi16(t1, t3);
+  __m256i* out = reinterpret_cast<__m256i*>(sums);
+  _mm256_storeu_si256(out + 0, _mm256_permute2x128_si256(u0, u1, 0x20));
+  _mm256_storeu_si256(out + 1, _mm256_permute2x128_si256(u2, u3, 0x20));
+  _mm256_storeu_si256(out + 2, _mm256_permute2x128_si256(u0, u1, 0x31));
+  _mm256_storeu_si256(out + 3, _mm256_permute2x128_si256(u2, u3, 0x31));
+}
+
 }  // namespace
 
 // The entry points: one instance of the batch loops per floating type.
@@ -571,6 +614,25 @@ SIEVE_AVX2_FN void DequantizeScatterInt8Avx2(DType dtype, const int8_t* sums, si
                                                end, out)));
 }
 
+SIEVE_AVX2_FN void GatherSum2Avx2(const uint8_t* const* wires, int n, size_t elems, int8_t* sums) {
+  const __m256i bias = _mm256_set1_epi8(static_cast<char>(-2 * n));
+  const size_t whole = elems / 128 * 128;
+  for (size_t k = 0; k < whole; k += 128) Sum2x128(wires, n, k / 4, bias, sums + k);
+  if (whole == elems) return;
+  // The last, partial 128: each image's tail in a zero-padded copy (pad fields
+  // read 0 and their sums are dropped).
+  const size_t bytes = TernaryPackedBytes(elems - whole, 2);
+  std::vector<uint8_t> pad(32 * static_cast<size_t>(n), 0);
+  std::vector<const uint8_t*> tails(n);
+  for (int r = 0; r < n; ++r) {
+    std::memcpy(pad.data() + 32 * r, wires[r] + whole / 4, bytes);
+    tails[r] = pad.data() + 32 * r;
+  }
+  alignas(32) int8_t tail[128];
+  Sum2x128(tails.data(), n, 0, bias, tail);
+  std::memcpy(sums + whole, tail, elems - whole);
+}
+
 #undef SIEVE_BY_LOADER
 
 }  // namespace sieve::kernels::simd
@@ -589,6 +651,7 @@ void UnpackInt8Avx2(const uint8_t*, size_t, int, bool, int8_t*) {}
 void DequantizeInt8Avx2(DType, const int8_t*, size_t, size_t, size_t, const float*, int, void*) {}
 void DequantizeScatterInt8Avx2(DType, const int8_t*, size_t, size_t, const float*, int,
                                const uint64_t*, size_t, size_t, void*) {}
+void GatherSum2Avx2(const uint8_t* const*, int, size_t, int8_t*) {}
 }  // namespace sieve::kernels::simd
 
 #endif

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "kernels/ternary.h"
 
@@ -121,6 +122,19 @@ void TernaryDequantizeScatterReference(DType dtype, const int32_t* sums, size_t 
       static_cast<float*>(out)[j] = v;
     }
   }
+}
+
+void TernaryGatherDecodeReference(DType dtype, const void* const* wires, int n, int w,
+                                  size_t offset, size_t elems, size_t block, const float* scales,
+                                  int divisor, void* out) {
+  std::vector<int32_t> sums(elems, 0), v(elems);
+  for (int r = 0; r < n; ++r) {
+    TernaryUnpackReference(wires[r], elems, w, v.data());
+    for (size_t i = 0; i < elems; ++i) sums[i] += v[i];
+  }
+  std::vector<uint64_t> all((elems + 63) / 64, ~uint64_t{0});
+  TernaryDequantizeScatterReference(dtype, sums.data(), offset, block, scales, divisor, all.data(),
+                                    0, elems, out);
 }
 
 }  // namespace sieve::kernels

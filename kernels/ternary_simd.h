@@ -44,6 +44,9 @@ void DequantizeScatterInt8Avx512(DType dtype, const int8_t* sums, size_t offset,
                                  const float* scales, int divisor, const uint64_t* bits,
                                  size_t begin, size_t end, void* out);
 
+// TernaryGatherSum of n 2-bit wire images into int8 sums.
+void GatherSum2Avx2(const uint8_t* const* wires, int n, size_t elems, int8_t* sums);
+
 }  // namespace sieve::kernels::simd
 
 #endif  // SIEVE_KERNELS_TERNARY_SIMD_H_

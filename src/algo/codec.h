@@ -68,6 +68,14 @@ class Codec {
   virtual void CopyInputWire(size_t offset, size_t elems, void* scratch) {}
   // work = the decoded wire image of one rank's input (the first term of a sum).
   virtual void LoadWire(size_t offset, size_t elems, const void* wire) {}
+  // Whether DecodeWires may stand for the one-shot's whole decode of a range
+  // (LoadWire of rank 0's image, ReduceInto of every other, Finalize, Deliver):
+  // the one-shot then calls it instead, once per range, when every image is in.
+  virtual bool DecodesWires() const { return false; }
+  // That decode of [offset, offset+elems) from wires[p], rank p's wire image of
+  // the range (one contribution), p < n, in one pass over them: the same output
+  // as the sequence, which it replaces; work need not hold the range afterwards.
+  virtual void DecodeWires(size_t offset, size_t elems, const void* const* wires, int n) {}
   // Where the algorithm's scratch (receive buffers, encoded sends) lives:
   // nullptr for host memory; a device codec returns device memory.
   virtual ScratchAllocator* scratch_allocator() { return nullptr; }

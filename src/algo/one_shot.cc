@@ -6,6 +6,7 @@
 #include "algo/one_shot.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "algo/ring_pattern.h"
 
@@ -62,17 +63,25 @@ Status RunOneShot(Channel& ch, Codec& codec, size_t count, size_t segment_bytes)
   // fail on the host: the verdict goes then and travels while that work is done.
   const bool may_vouch = !codec.MayFailLocally();
   bool vouched = false;
+  // Codecs that decode every image of a segment in one pass get them all at once.
+  const bool fused = codec.DecodesWires();
+  std::vector<const void*> wires(n);
   for (size_t s = 0; s < segments; ++s) {
     const size_t b = bounds[s], len = bounds[s + 1] - b;
     if (s + 1 == segments) SIEVE_RETURN_IF_ERROR(ch.WaitAll());
     if (may_vouch && !vouched && codec.status().ok()) vouched = ch.Vouch();
     for (int p = 0; p < n; ++p) {
       if (p != rank) SIEVE_RETURN_IF_ERROR(ch.Wait(recv[p][s]));
-      if (len == 0) continue;
+      wires[p] = image(p, s);
+      if (len == 0 || fused) continue;
       if (p == 0)
         codec.LoadWire(b, len, image(p, s));
       else
         codec.ReduceInto(b, len, 1, image(p, s), /*first=*/false);
+    }
+    if (fused) {
+      codec.DecodeWires(b, len, wires.data(), n);
+      continue;
     }
     codec.Finalize(b, len);
     codec.Deliver(b, len);

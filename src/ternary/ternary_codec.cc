@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "kernels/masked_pack.h"
 
@@ -67,6 +68,27 @@ void TernaryCodec::LoadInput(size_t offset, size_t elems) {
 
 void TernaryCodec::LoadWire(size_t offset, size_t elems, const void* wire) {
   kernels::TernaryUnpack(wt_, wire, elems, Bits(1), /*accumulate=*/false, Work(offset));
+}
+
+void TernaryCodec::DecodeWires(size_t offset, size_t elems, const void* const* wires, int n) {
+  EnsureScales(offset, elems);
+  const int w = Bits(1);
+  if (out_.bits == nullptr) {
+    char* out = static_cast<char*>(out_.data) + offset * kernels::DTypeSize(in_.src.dtype);
+    kernels::TernaryGatherDecode(in_.src.dtype, wt_, wires, n, w, offset, elems, in_.src.block,
+                                 in_.src.scales, out_.divisor, out);
+    return;
+  }
+  // Under a mask: the sums of a few thousand elements at a time in work, scattered
+  // while in cache.
+  constexpr size_t kChunk = 4096;  // elements (a multiple of 128: whole 2-bit vectors)
+  std::vector<const void*> at(static_cast<size_t>(n));
+  for (size_t i = 0; i < elems; i += kChunk) {
+    const size_t cnt = std::min(kChunk, elems - i);
+    for (int p = 0; p < n; ++p) at[p] = static_cast<const uint8_t*>(wires[p]) + i / 8 * w;
+    kernels::TernaryGatherSum(wt_, at.data(), n, w, cnt, Work(offset + i));
+    Dequantize(offset + i, cnt);
+  }
 }
 
 void TernaryCodec::Decode(size_t offset, size_t elems, const void* wire) {

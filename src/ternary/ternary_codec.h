@@ -81,6 +81,12 @@ class TernaryCodec : public Codec {
     Encode(offset, elems, 1, scratch);
   }
   void LoadWire(size_t offset, size_t elems, const void* wire) override;
+  // With an output: the n images summed and dequantized into it in one pass
+  // (kernels::TernaryGatherDecode; under a mask, a few thousand elements at a
+  // time through work, scattered while in cache). Without one the sums must
+  // stay in work, so the one-shot keeps its sequence.
+  bool DecodesWires() const override { return out_.data != nullptr; }
+  void DecodeWires(size_t offset, size_t elems, const void* const* wires, int n) override;
 
   Status status() const override {
     return in_.pending_scales != nullptr ? in_.pending_scales->status() : Status::OK();

@@ -359,9 +359,10 @@ TEST(TernaryIsaTest, DequantizeMatchesDefinition) {
       std::vector<float> scales((offset + count + block - 1) / block);
       for (float& s : scales) s = std::uniform_real_distribution<float>(0.0f, 3.0f)(rng);
       if (t == 5) scales[0] = std::numeric_limits<float>::quiet_NaN();
+      if (t == 4) scales.back() = 3e-38f;  // subnormal results (divisors 4, 2^20 multiply)
       std::vector<int8_t> sums(count);
       for (int8_t& v : sums) v = static_cast<int8_t>(rng() % 255 - 127);
-      for (int divisor : {1, 7}) {
+      for (int divisor : {1, 7, 4, 1 << 20}) {
         std::vector<float> want_f(count);
         for (size_t i = 0; i < count; ++i)
           want_f[i] = TernaryDequantizeOne(sums[i], scales[(offset + i) / block], divisor);
@@ -378,6 +379,63 @@ TEST(TernaryIsaTest, DequantizeMatchesDefinition) {
       }
     }
   }
+}
+
+// The one-shot's fused decode against the reference and against today's sequence
+// (unpack the first image, add the others, dequantize): n images of random codes in
+// [-L, L] (and all +L / all -L, the extremes of the sums), random odd sizes,
+// ranges starting inside a block and crossing block boundaries, unaligned images.
+TEST(TernaryIsaTest, GatherSumAndDecodeMatchReferenceAndUnfusedSequence) {
+  std::mt19937_64 rng(9);
+  for (int levels : {1, 7})
+    for (int n : {2, 3, 4, 8, 127}) {
+      const int w = TernaryBits(levels);
+      const TernaryWork wt = TernaryWorkFor(n, levels);
+      for (DType dtype : kTypes)
+        for (int t = 0; t < 4; ++t) {
+          const size_t es = DTypeSize(dtype);
+          const size_t elems = t == 0 ? 1 + rng() % 200 : 1 + 2 * (rng() % 3000);
+          const size_t block = t == 3 ? 2048 : 1 + rng() % 700, offset = rng() % 1000;
+          std::vector<float> scales((offset + elems + block - 1) / block);
+          for (float& s : scales) s = std::uniform_real_distribution<float>(0.0f, 3.0f)(rng);
+          std::vector<std::vector<uint8_t>> images(n);
+          std::vector<const void*> wires(n);
+          for (int r = 0; r < n; ++r) {
+            std::vector<int32_t> q(elems);
+            for (size_t i = 0; i < elems; ++i)
+              q[i] = t == 1 ? (i % 2 == 0 ? levels : -levels)
+                            : static_cast<int32_t>(rng() % (2 * levels + 1)) - levels;
+            images[r].assign(TernaryPackedBytes(elems, w) + 3, 0);
+            TernaryPackReference(q.data(), elems, w, images[r].data() + r % 3);
+            wires[r] = images[r].data() + r % 3;
+          }
+          for (int divisor : {1, levels, n * levels}) {
+            std::vector<char> want(elems * es);
+            TernaryGatherDecodeReference(dtype, wires.data(), n, w, offset, elems, block,
+                                         scales.data(), divisor, want.data());
+            ForEachIsa([&] {
+              std::vector<char> sums(elems * static_cast<size_t>(wt));
+              for (int r = 0; r < n; ++r) TernaryUnpack(wt, wires[r], elems, w, r > 0, sums.data());
+              std::vector<char> gathered(elems * static_cast<size_t>(wt) + 1, 0x5a);
+              TernaryGatherSum(wt, wires.data(), n, w, elems, gathered.data());
+              ASSERT_EQ(gathered.back(), 0x5a);
+              gathered.pop_back();
+              ASSERT_EQ(gathered, sums) << "sums: n " << n << " L " << levels << " elems " << elems;
+              std::vector<char> today(elems * es);
+              TernaryDequantizeRange(dtype, wt, sums.data(), offset, elems, block, scales.data(),
+                                     divisor, today.data());
+              std::vector<char> got(elems * es + 1, 0x5a);
+              TernaryGatherDecode(dtype, wt, wires.data(), n, w, offset, elems, block,
+                                  scales.data(), divisor, got.data());
+              ASSERT_EQ(got.back(), 0x5a);
+              got.pop_back();
+              ASSERT_EQ(got, want) << DTypeName(dtype) << " n " << n << " L " << levels << " elems "
+                                   << elems << " divisor " << divisor;
+              ASSERT_EQ(got, today) << DTypeName(dtype) << " n " << n << " L " << levels;
+            });
+          }
+        }
+    }
 }
 
 TEST(TernaryIsaTest, DequantizeScatterMatchesReference) {
