@@ -21,6 +21,7 @@ namespace {
 struct Agreed {
   std::vector<float> scales;
   bool ok = false;
+  Status failed;  // op 1's error: op 2 reports it again (what the call met first)
 };
 
 // The ternary all-reduce's host half: op 1 opens the call (its channel) and
@@ -54,7 +55,8 @@ StagedOp ScalesOp(const DeviceTernaryRun& run, cu::Stream stream, float* d_scale
   std::shared_ptr<QuantizedHostHalf> host = run.host;
   c.run = [host, nblocks, agreed](char* staging) {
     auto* scales = reinterpret_cast<float*>(staging);
-    SIEVE_RETURN_IF_ERROR(host->AgreeScales(scales, nblocks));
+    agreed->failed = host->AgreeScales(scales, nblocks);
+    SIEVE_RETURN_IF_ERROR(agreed->failed);
     agreed->scales.assign(scales, scales + nblocks);
     agreed->ok = true;
     return Status::OK();
@@ -92,9 +94,11 @@ StagedOp WireOp(Comm& comm, const DeviceTernaryRun& run, cu::Stream stream, void
   c.out.push_back({wire_bytes, d_sums, sums_bytes});
   Comm* cm = &comm;
   c.run = [cm, run, wire_bytes, sums_bytes, agreed](char* staging) {
-    if (!agreed->ok)  // op 1 failed (reported already): no scales to run on
-      return Status::Internal(
-          StrFormat("%s on device buffers: the scales were not agreed", run.name));
+    if (!agreed->ok)  // op 1 failed: no scales to run on; the call ends with its error
+      return agreed->failed.ok() ? Status::Internal(StrFormat(
+                                       "%s on device buffers: the scales were not agreed",
+                                       run.name))
+                                 : agreed->failed;
     LogPath(*cm, run, agreed->scales.size() * sizeof(float), wire_bytes, sums_bytes);
     if (run.masked) ++cm->stats().masked_collectives;
     // The device buffers are not touched here: the codes come from the

@@ -211,6 +211,31 @@ TEST(DeviceShardedFakeMp, QuantizedReduceScatterDeviceRankWithHostRanks) {
   EXPECT_EQ(RunRanks(spec, OnFakeDevice(ReduceScatterDeviceRankWithHostRanks)), "");
 }
 
+// Misuse on device buffers: count 0 on rank 0 only (rank 0 takes the staged route, the
+// others the kernels) fails every rank's reduce-scatter with the mismatch's own message
+// (naming the count), within the timeout, rather than pairing mismatched messages.
+int CountZeroOnOneRank(sieveComm_t comm, int rank, int n, FakeDeviceOps&, FakeMemory& mem) {
+  const size_t count = rank == 0 ? 0 : 3001;
+  char* d = static_cast<char*>(mem.Alloc(3001 * 4 * n + 4));
+  const sieveTernaryParams_t p = TernaryParams(3, 0, 0, nullptr, 0);
+  sieveResult_t r = sieveReduceScatterQuantized(d, d + rank * count * 4, count, sieveFloat32,
+                                                sieveSum, 1, &p, comm, mem.stream());
+  mem.Synchronize();
+  sieveResult_t async = sieveSuccess;
+  RANK_CHECK(sieveCommGetAsyncError(comm, &async) == sieveSuccess, "async error query");
+  RANK_CHECK(r != sieveSuccess || async != sieveSuccess,
+             "reduce-scatter with count 0 on rank 0 only succeeded on rank %d", rank);
+  RANK_CHECK(std::strstr(sieveGetLastError(comm), "count") != nullptr, "%s",
+             sieveGetLastError(comm));
+  return 0;
+}
+
+TEST(DeviceShardedFakeMp, CountZeroOnOneRankFailsOnEveryRank) {
+  RankSpec spec = FakeDeviceSpec();
+  spec.env.push_back({"SIEVE_TIMEOUT", "10"});
+  EXPECT_EQ(RunRanks(spec, OnFakeDevice(CountZeroOnOneRank)), "");
+}
+
 // The quantized all-gather: the device kernels encode this rank's shard and decode all
 // of them, and only encoded shards cross (BlockQuantBytes to the host, n of them back);
 // without kernels every block is staged whole. Either way the host path's bytes.
