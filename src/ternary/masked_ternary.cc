@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "core/log.h"
-
 #include "kernels/masked_pack.h"
 #include "kernels/ternary_compress.h"
 #include "plan/algo_choice.h"
