@@ -5,6 +5,7 @@
 # codec with ranks as threads, and the multi-process misuse, failure and membership tests),
 # then a ThreadSanitizer build of the threading tests.
 # Last, the libFuzzer harnesses (clang, their own build-fuzz/) run 10 s each from their corpus.
+# The sanitizer and fuzzer builds compile at -O1 (CMakeLists.txt: at -O3 they were most of CI's time).
 # Every stage runs even when an earlier one failed; the script fails at the end, naming
 # the stages that failed.
 # Usage: scripts/test.sh [--no-sanitizers]
