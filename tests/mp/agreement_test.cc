@@ -11,9 +11,13 @@
 //    that learn their bitmaps differently (touched vs schedule).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/fault_support.h"
@@ -91,6 +95,82 @@ INSTANTIATE_TEST_SUITE_P(
         // The one-shot (24 data messages each way per rank): rank 3's last receive
         // fails after the others hold every input (and said ok before adding the
         // last segment: Channel::Vouch); rank 0's last send is swallowed.
+        AgreementCase{"OneShotLastReceiveFails", "rank=3,on=recv,min=65536,nth=24,do=fail", "10",
+                      "ONESHOT"},
+        AgreementCase{"OneShotLastSendDropped", "rank=0,on=send,min=65536,nth=24,do=drop", "1",
+                      "ONESHOT"}),
+    [](const testing::TestParamInfo<AgreementCase>& info) { return info.param.name; });
+
+// ---- Without agreement (SIEVE_AGREEMENT=0) ------------------------------------------------------
+
+// No verdict round: a rank whose own part succeeded returns success, with the right
+// sums, even where a peer failed the same call; but no rank's next call succeeds:
+// the failed rank's communicator is unusable, so its fingerprint for the next call
+// never comes, and its failure notice fails the others' next call well before the
+// timeout. The same faults as AgreementCase (4 ranks, one 4 MiB all-reduce).
+class WithoutAgreementTest : public testing::TestWithParam<AgreementCase> {};
+
+TEST_P(WithoutAgreementTest, TheNextCallFailsOnEveryRank) {
+  const AgreementCase& c = GetParam();
+  SharedFaultBoard board;
+  RankSpec spec;
+  spec.nranks = 4;
+  spec.kill_after_s = 60;
+  spec.env = {{"SIEVE_TIMEOUT", c.timeout},
+              {"SIEVE_FAULT", c.fault},
+              {"SIEVE_ALGO", c.algo},
+              {"SIEVE_AGREEMENT", "0"}};
+  const double timeout_s = std::atof(c.timeout);
+  std::string failures = RunRanks(spec, [&](int rank, int nranks, const sieveUniqueId& id) {
+    sieveComm_t comm = nullptr;
+    RANK_CHECK(sieveCommInitRank(&comm, nranks, id, rank) == sieveSuccess, "%s",
+               sieveGetLastError(nullptr));
+    const size_t count = size_t{1} << 20;
+    std::vector<float> send(count, float(rank + 1)), recv(count);
+    sieveResult_t first = sieveAllReduce(send.data(), recv.data(), count, sieveFloat32, sieveSum,
+                                         comm, nullptr);
+    board->result[rank].store(int(first));
+    if (first == sieveSuccess) {
+      size_t wrong = 0;
+      for (float v : recv) wrong += v != float(nranks * (nranks + 1) / 2);
+      EXPECT_EQ(wrong, 0u) << "rank " << rank << " returned success with wrong sums";
+    }
+    // The next call fails at once on the failed rank; a rank whose first call
+    // succeeded waits for the failed rank's notice, which leaves when that rank
+    // fails (after its own timeout where a message was swallowed), not for a
+    // timeout of its own: under 10 s, the 10-s timeout cases took 0.3 s here.
+    float one = 1;
+    auto start = Clock::now();
+    sieveResult_t next = sieveAllReduce(&one, &one, 1, sieveFloat32, sieveSum, comm, nullptr);
+    const double took = SecondsSince(start);
+    std::string msg = next == sieveSuccess ? "" : sieveGetLastError(comm);
+    std::fprintf(stderr, "rank %d: %s: first call %d, next call %d after %.2f s: %s\n", rank,
+                 c.name, int(first), int(next), took, msg.c_str());
+    EXPECT_NE(next, sieveSuccess) << "rank " << rank << ": a call after a peer's failure succeeded";
+    EXPECT_LT(took, std::min(timeout_s, 1.0) + 4) << "rank " << rank << ": the next call hung";
+    sieveResult_t async = sieveSuccess;
+    EXPECT_EQ(sieveCommGetAsyncError(comm, &async), sieveSuccess);
+    EXPECT_NE(async, sieveSuccess) << "rank " << rank << ": the communicator still looks healthy";
+    // Every rank stays alive until all have made their next call: the others must learn
+    // of the failure from the failed rank, not from its process exiting.
+    board->reported.fetch_add(1);
+    const auto until = Clock::now() + std::chrono::seconds(30);
+    while (board->reported.load() < nranks && Clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    EXPECT_EQ(sieveCommAbort(comm), sieveSuccess);
+    return 0;
+  });
+  EXPECT_EQ(failures, "");
+  int failed_first = 0;
+  for (int r = 0; r < 4; ++r) failed_first += board->result[r].load() != int(sieveSuccess);
+  EXPECT_GE(failed_first, 1) << "the fault did not fail the first call anywhere";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Faults, WithoutAgreementTest,
+    testing::Values(
+        AgreementCase{"LastReceiveFails", "rank=3,on=recv,min=65536,nth=12,do=fail", "10"},
+        AgreementCase{"LastSendDropped", "rank=0,on=send,min=65536,nth=12,do=drop", "1"},
         AgreementCase{"OneShotLastReceiveFails", "rank=3,on=recv,min=65536,nth=24,do=fail", "10",
                       "ONESHOT"},
         AgreementCase{"OneShotLastSendDropped", "rank=0,on=send,min=65536,nth=24,do=drop", "1",
