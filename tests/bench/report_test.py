@@ -208,8 +208,39 @@ def check_latency_arithmetic():
     subprocess.run(["rm", "-rf", out])
 
 
+def check_warmup_and_noagree_modes():
+    """With --delay the default warm-up is 8 calls (1 without, 0 where a call would take
+    over 4 s); the -noagree modes run their base mode's sieve-perf arguments with
+    SIEVE_AGREEMENT=0 and are opt-in."""
+    sb = load_bench()
+
+    class Args:
+        ranks, link, warmup, delay = 4, "1gbit", None, 0.0
+
+    class Shaped:
+        shaped = True
+
+    args = Args()
+    runner = sb.Runner(args, Shaped())
+    got = (runner.warmup_for("ternary", 16 << 20), runner.warmup_for("dense", 16 << 20))
+    args.delay = 0.025
+    got += (runner.warmup_for("ternary", 16 << 20), runner.warmup_for("dense", 1 << 30))
+    args.warmup = 3
+    got += (runner.warmup_for("ternary", 16 << 20),)
+    if got != (1, 1, 8, 0, 3):
+        fail("warmup_for: %s, want (1, 1, 8, 0, 3)" % (got,))
+    for mode, base in (("ternary-noagree", "ternary"),
+                       ("masked0.5+ternary-noagree", "masked0.5+ternary")):
+        if sb.SIEVE_MODES[mode] != sb.SIEVE_MODES[base] or \
+                sb.MODE_ENV.get(mode) != {"SIEVE_AGREEMENT": "0"} or mode in sb.DEFAULT_MODES:
+            fail("mode %s: not %s with SIEVE_AGREEMENT=0, opt-in" % (mode, base))
+        if sb.bytes_fraction(mode, 4) != sb.bytes_fraction(base, 4):
+            fail("bytes_fraction(%s) differs from %s's" % (mode, base))
+
+
 def main():
     check_call_arithmetic()
+    check_warmup_and_noagree_modes()
     check_latency_arithmetic()
     check_sharded_rows()
     build = sys.argv[1]
