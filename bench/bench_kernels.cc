@@ -23,11 +23,13 @@
 #include <vector>
 
 #include "kernels/coverage_average.h"
+#include "kernels/cpu_isa.h"
 #include "kernels/masked_pack.h"
 #include "kernels/reduce.h"
 #include "kernels/ternary.h"
 #include "kernels/ternary_compress.h"
 #include "kernels/ternary_feedback.h"
+#include "kernels/ternary_simd.h"
 
 namespace sieve::kernels {
 namespace {
@@ -76,6 +78,10 @@ void RunVsMemcpy(benchmark::State& state, size_t bytes, Fn&& body) {
 
 // Small finite values (no NaN/subnormal special cases), varied so no branch is constant.
 float Value(size_t j) { return static_cast<float>((j * 2654435761u) % 2001) / 1000 - 1; }
+
+// A gradient's magnitude: block scales (abs-max) well away from 1, where the
+// quantizers take their general path (a scale of exactly 1 skips the division).
+float GradientValue(size_t j) { return Value(j) * 3.7e-3f; }
 
 void FillAs(DType dtype, size_t n, unsigned char* p, float shift) {
   const size_t es = DTypeSize(dtype);
@@ -179,7 +185,7 @@ struct MaskedBuffers {
     uint64_t x = 88172645463325252ull;
     for (size_t j = 0; j < count; ++j) {
       x ^= x << 13, x ^= x >> 7, x ^= x << 17;  // xorshift64
-      dense[j] = Value(j);
+      dense[j] = GradientValue(j);
       if (x % 100 >= static_cast<uint64_t>(percent)) continue;
       bits[j / 64] |= uint64_t{1} << (j % 64);
       idx.push_back(static_cast<uint32_t>(j));
@@ -255,7 +261,7 @@ struct TernaryBuffers {
         work(count),
         wire(TernaryPackedBytes(count, 3)),
         out(count) {
-    for (size_t j = 0; j < count; ++j) in[j] = Value(j);
+    for (size_t j = 0; j < count; ++j) in[j] = GradientValue(j);
     TernaryAbsMax(DType::kFloat32, in.data(), count, kBlock, scales.data());
     // Work holds partial sums in [-2, 2], as after two ranks.
     for (size_t j = 0; j < count; ++j) work[j] = static_cast<int8_t>(j % 5) - 2;
@@ -274,6 +280,20 @@ void BM_TernaryAbsMax(benchmark::State& state) {
   RunVsMemcpy(state, t.count * 4, [&] {
     TernaryAbsMax(DType::kFloat32, t.in.data(), t.count, kBlock, t.scales.data());
   });
+}
+
+// The Philox 4x32-10 words alone, as many as quantizing range(0) bytes of float32
+// draws (one evaluation per eight elements), through the AVX2 path: the floor under
+// every quantizer's time (bytes counted as the quantizers count theirs).
+void BM_TernaryPhilox(benchmark::State& state) {
+  if (ActiveCpuIsa() < CpuIsa::kAvx2) {
+    state.SkipWithError("no AVX2");
+    return;
+  }
+  const size_t count = static_cast<size_t>(state.range(0)) / 4, batches = count / 256;
+  std::vector<uint32_t> words(128 * batches);
+  const PhiloxStream rng{1, 0, 0};
+  RunVsMemcpy(state, count * 4, [&] { simd::PhiloxWordsAvx2(rng, 0, batches, words.data()); });
 }
 
 void BM_TernaryQuantizePack(benchmark::State& state) {
@@ -544,6 +564,7 @@ BENCHMARK(BM_TernaryCompressAbsMax)
 BENCHMARK(BM_TernaryQuantizePackMasked)->Apply(MaskedTernaryArgs);
 BENCHMARK(BM_TernaryQuantizeAddMasked)->Apply(MaskedTernaryArgs);
 BENCHMARK(BM_TernaryDequantizeScatter)->Apply(MaskedTernaryArgs);
+BENCHMARK(BM_TernaryPhilox)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryQuantizeAdd)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryPack)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryUnpackAccumulate)->Apply(TernarySizes);

@@ -376,12 +376,16 @@ struct Avx2Ops {
   }
 };
 
+// A power-of-two divisor d divides as a multiply by 1 / d (exact): both round the
+// same real number once, so the bits are the division's.
+SIEVE_AVX2 bool PowerOfTwoAbove1(int divisor) {
+  return divisor > 1 && (divisor & (divisor - 1)) == 0;
+}
+
 template <class L>
 SIEVE_AVX2 void Dequantize(const int8_t* sums, size_t offset, size_t elems, size_t block,
                            const float* scales, int divisor, void* out) {
-  // A power-of-two divisor d divides as a multiply by 1 / d (exact): both round
-  // the same real number once, so the bits are the division's.
-  const bool pow2 = divisor > 1 && (divisor & (divisor - 1)) == 0;
+  const bool pow2 = PowerOfTwoAbove1(divisor);
   const __m256 d = _mm256_set1_ps(static_cast<float>(divisor));
   const __m256 inv = _mm256_set1_ps(1.0f / static_cast<float>(divisor));
   for (size_t i = 0; i < elems;) {
@@ -448,7 +452,9 @@ template <class L>
 SIEVE_AVX2 void DequantizeScatter(const int8_t* sums, size_t offset, size_t block,
                                   const float* scales, int divisor, const uint64_t* bits,
                                   size_t begin, size_t end, void* out) {
+  const bool pow2 = PowerOfTwoAbove1(divisor);
   const __m256 d = _mm256_set1_ps(static_cast<float>(divisor));
+  const __m256 inv = _mm256_set1_ps(1.0f / static_cast<float>(divisor));
   const __m256i select = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
   size_t k = 0;                                               // sums[k]: kept element offset + k
   size_t kb = offset / block, left = block - offset % block;  // its scale block, elements left
@@ -470,7 +476,11 @@ SIEVE_AVX2 void DequantizeScatter(const int8_t* sums, size_t offset, size_t bloc
       for (; e + 8 <= run; e += 8) {
         const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q8 + e));
         __m256 x = _mm256_mul_ps(sv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)));
-        if (divisor != 1) x = _mm256_div_ps(x, d);
+        if (pow2) {
+          x = _mm256_mul_ps(x, inv);
+        } else if (divisor != 1) {
+          x = _mm256_div_ps(x, d);
+        }
         _mm256_storeu_ps(vals + v + e, x);
       }
       for (; e < run; ++e) vals[v + e] = TernaryDequantizeOne(q8[e], s, divisor);
@@ -633,6 +643,11 @@ SIEVE_AVX2_FN void GatherSum2Avx2(const uint8_t* const* wires, int n, size_t ele
   std::memcpy(sums + whole, tail, elems - whole);
 }
 
+SIEVE_AVX2_FN void PhiloxWordsAvx2(const PhiloxStream& rng, uint64_t oct0, size_t batches,
+                                   uint32_t* words) {
+  for (size_t b = 0; b < batches; ++b) Avx2Ops::Philox32(rng, oct0 + 32 * b, words + 128 * b);
+}
+
 #undef SIEVE_BY_LOADER
 
 }  // namespace sieve::kernels::simd
@@ -652,6 +667,7 @@ void DequantizeInt8Avx2(DType, const int8_t*, size_t, size_t, size_t, const floa
 void DequantizeScatterInt8Avx2(DType, const int8_t*, size_t, size_t, const float*, int,
                                const uint64_t*, size_t, size_t, void*) {}
 void GatherSum2Avx2(const uint8_t* const*, int, size_t, int8_t*) {}
+void PhiloxWordsAvx2(const PhiloxStream&, uint64_t, size_t, uint32_t*) {}
 }  // namespace sieve::kernels::simd
 
 #endif

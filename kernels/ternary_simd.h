@@ -47,6 +47,11 @@ void DequantizeScatterInt8Avx512(DType dtype, const int8_t* sums, size_t offset,
 // TernaryGatherSum of n 2-bit wire images into int8 sums.
 void GatherSum2Avx2(const uint8_t* const* wires, int n, size_t elems, int8_t* sums);
 
+// The Philox words of octs oct0 .. oct0 + 32 * batches - 1 (PhiloxOct), 32 octs at a
+// time as the AVX2 quantizers draw them, into words (4 per oct): for
+// sieve-bench-kernels, the generator's own cost per element.
+void PhiloxWordsAvx2(const PhiloxStream& rng, uint64_t oct0, size_t batches, uint32_t* words);
+
 }  // namespace sieve::kernels::simd
 
 #endif  // SIEVE_KERNELS_TERNARY_SIMD_H_

@@ -453,13 +453,14 @@ TEST(TernaryIsaTest, DequantizeScatterMatchesReference) {
       const size_t nnz = idx.size(), block = 1 + rng() % 100;
       std::vector<float> scales(nnz / block + 2);
       for (float& s : scales) s = std::uniform_real_distribution<float>(0.0f, 3.0f)(rng);
+      if (density == 0.5) scales[0] = 3e-38f;  // subnormal results (divisors 4, 2^20 multiply)
       std::vector<int32_t> sums32(nnz + 1);
       std::vector<int8_t> sums8(nnz + 1);
       for (size_t k = 0; k < nnz; ++k) sums8[k] = static_cast<int8_t>(sums32[k] = rng() % 9 - 4);
       const size_t a = nnz == 0 ? 0 : rng() % nnz, b = a + (nnz == a ? 0 : rng() % (nnz - a + 1));
       const size_t begin = a == 0 ? 0 : idx[a - 1] + 1, end = b == nnz ? count : idx[b - 1] + 1;
       if (a == b && a != 0 && b != nnz) continue;
-      for (int divisor : {1, 3}) {
+      for (int divisor : {1, 3, 4, 1 << 20}) {
         std::vector<char> want(count * es, 0x5a);
         TernaryDequantizeScatterReference(dtype, sums32.data() + a, a, block, scales.data(),
                                           divisor, bits.data(), begin, end, want.data());
@@ -467,7 +468,8 @@ TEST(TernaryIsaTest, DequantizeScatterMatchesReference) {
           std::vector<char> got(count * es, 0x5a);
           TernaryDequantizeScatter(dtype, TernaryWork::kInt8, sums8.data() + a, a, block,
                                    scales.data(), divisor, bits.data(), begin, end, got.data());
-          ASSERT_EQ(got, want) << DTypeName(dtype) << " density " << density;
+          ASSERT_EQ(got, want) << DTypeName(dtype) << " density " << density << " divisor "
+                               << divisor;
         });
       }
     }
