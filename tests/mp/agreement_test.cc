@@ -3,6 +3,8 @@
 //  - when one rank's operation fails (a receive fails, a message is dropped,
 //    truncated or corrupted, a connection cannot be made) every rank reports
 //    an error for that sequence number: none reports success;
+//  - without agreement (SIEVE_AGREEMENT=0) the ranks may disagree about that
+//    operation, but every rank's next one fails;
 //  - ranks that differ in collective, count, datatype, op, root, algorithm,
 //    segment size or ternary parameters all get sieveInvalidUsage naming the
 //    field, and the communicator is unusable afterwards;
@@ -135,10 +137,10 @@ TEST_P(WithoutAgreementTest, TheNextCallFailsOnEveryRank) {
       for (float v : recv) wrong += v != float(nranks * (nranks + 1) / 2);
       EXPECT_EQ(wrong, 0u) << "rank " << rank << " returned success with wrong sums";
     }
-    // The next call fails at once on the failed rank; a rank whose first call
-    // succeeded waits for the failed rank's notice, which leaves when that rank
-    // fails (after its own timeout where a message was swallowed), not for a
-    // timeout of its own: under 10 s, the 10-s timeout cases took 0.3 s here.
+    // The next call fails at once on the failed rank. A rank whose first call succeeded
+    // fails when the failed rank's notice arrives (that rank fails after its own 1-s
+    // timeout where a message was swallowed), not after a timeout of its own: 0.3 s in
+    // the 10-s-timeout cases here, 10 s with the notice disabled.
     float one = 1;
     auto start = Clock::now();
     sieveResult_t next = sieveAllReduce(&one, &one, 1, sieveFloat32, sieveSum, comm, nullptr);
