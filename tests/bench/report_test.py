@@ -238,8 +238,39 @@ def check_warmup_and_noagree_modes():
             fail("bytes_fraction(%s) differs from %s's" % (mode, base))
 
 
+def check_latency_goals():
+    """With a delay the ternary modes are judged against issue 23's 70% of the limit with
+    latency and 1.5x at <= 64 KiB (each mode that ran, -noagree ones included), not against
+    the bandwidth goals (>= 8x dense), which are judged only without a delay."""
+    sb = load_bench()
+    n, rate, d = 4, 1e9, 0.025
+    rows = []
+    for size, mode, t, b in ((16 << 20, "dense", 270e3, 1.5 * (16 << 20)),
+                             (16 << 20, "ternary", 100e3, 3170316),
+                             (16 << 20, "ternary-noagree", 80e3, 3170316),
+                             (64 << 10, "ternary", 90e3, 12396)):
+        rows.append({"size": size, "mode": mode, "ranks": n, "link": "1gbit", "time_out_us": t,
+                     "time_in_us": t, "bytes_per_rank": b})
+    sb.derive(rows, n, rate, d)
+    verdicts = {name: v for name, _, v in sb.goals(rows, rate, d)}
+    # ternary's limit: 3170316 B at 1 Gbit/s + 50 ms = 75.4 ms: 75% at 100 ms, 94% at 80 ms;
+    # at 64 KiB 50.1 ms against 90 ms: 1.80x.
+    want = {"ternary >= 70% of the limit with latency (>= 16 MiB)": "met",
+            "ternary-noagree >= 70% of the limit with latency (>= 16 MiB)": "met",
+            "ternary <= 1.5x its limit with latency (<= 64 KiB), time / limit": "MISSED (worst 1.80)"}
+    for name, v in want.items():
+        if verdicts.get(name) != v:
+            fail("goal '%s': %s, want %s (all: %s)" % (name, verdicts.get(name), v, verdicts))
+    if any("8x faster" in name or "masked0.5+ternary" in name for name in verdicts):
+        fail("with a delay: a bandwidth goal or a mode that did not run is judged: %s" % verdicts)
+    plain = {name for name, _, _ in sb.goals(rows, rate, 0.0)}
+    if "ternary >= 8x faster than dense" not in plain or any("70%" in g for g in plain):
+        fail("without a delay the bandwidth goals are judged, not the latency ones: %s" % plain)
+
+
 def main():
     check_call_arithmetic()
+    check_latency_goals()
     check_warmup_and_noagree_modes()
     check_latency_arithmetic()
     check_sharded_rows()
