@@ -376,18 +376,28 @@ struct Avx2Ops {
   }
 };
 
-// A power-of-two divisor d divides as a multiply by 1 / d (exact): both round the
-// same real number once, so the bits are the division's.
-SIEVE_AVX2 bool PowerOfTwoAbove1(int divisor) {
-  return divisor > 1 && (divisor & (divisor - 1)) == 0;
-}
+// x / divisor in eight lanes, as the dequantizers divide. A power-of-two divisor d
+// divides as a multiply by 1 / d (exact): both round the same real number once, so the
+// bits are the division's.
+struct LaneDivisor {
+  SIEVE_AVX2 explicit LaneDivisor(int divisor)
+      : divisor(divisor),
+        pow2(divisor > 1 && (divisor & (divisor - 1)) == 0),
+        d(_mm256_set1_ps(static_cast<float>(divisor))),
+        inv(_mm256_set1_ps(1.0f / static_cast<float>(divisor))) {}
+  SIEVE_AVX2 __m256 Divide(__m256 x) const {
+    if (pow2) return _mm256_mul_ps(x, inv);
+    return divisor == 1 ? x : _mm256_div_ps(x, d);
+  }
+  int divisor;
+  bool pow2;
+  __m256 d, inv;
+};
 
 template <class L>
 SIEVE_AVX2 void Dequantize(const int8_t* sums, size_t offset, size_t elems, size_t block,
                            const float* scales, int divisor, void* out) {
-  const bool pow2 = PowerOfTwoAbove1(divisor);
-  const __m256 d = _mm256_set1_ps(static_cast<float>(divisor));
-  const __m256 inv = _mm256_set1_ps(1.0f / static_cast<float>(divisor));
+  const LaneDivisor divide(divisor);
   for (size_t i = 0; i < elems;) {
     const size_t j = offset + i;
     const float s = scales[j / block];
@@ -395,12 +405,8 @@ SIEVE_AVX2 void Dequantize(const int8_t* sums, size_t offset, size_t elems, size
     const __m256 sv = _mm256_set1_ps(s);
     for (; i + 8 <= end; i += 8) {
       const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(sums + i));
-      __m256 v = _mm256_mul_ps(sv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)));
-      if (pow2) {
-        v = _mm256_mul_ps(v, inv);
-      } else if (divisor != 1) {
-        v = _mm256_div_ps(v, d);
-      }
+      const __m256 v =
+          divide.Divide(_mm256_mul_ps(sv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q))));
       if (std::is_same<L, TernaryF16>::value) {
         StoreHalf8(static_cast<uint16_t*>(out) + i, v);
       } else if (std::is_same<L, TernaryBf16>::value) {
@@ -452,9 +458,7 @@ template <class L>
 SIEVE_AVX2 void DequantizeScatter(const int8_t* sums, size_t offset, size_t block,
                                   const float* scales, int divisor, const uint64_t* bits,
                                   size_t begin, size_t end, void* out) {
-  const bool pow2 = PowerOfTwoAbove1(divisor);
-  const __m256 d = _mm256_set1_ps(static_cast<float>(divisor));
-  const __m256 inv = _mm256_set1_ps(1.0f / static_cast<float>(divisor));
+  const LaneDivisor divide(divisor);
   const __m256i select = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
   size_t k = 0;                                               // sums[k]: kept element offset + k
   size_t kb = offset / block, left = block - offset % block;  // its scale block, elements left
@@ -475,13 +479,8 @@ SIEVE_AVX2 void DequantizeScatter(const int8_t* sums, size_t offset, size_t bloc
       int e = 0;
       for (; e + 8 <= run; e += 8) {
         const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q8 + e));
-        __m256 x = _mm256_mul_ps(sv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)));
-        if (pow2) {
-          x = _mm256_mul_ps(x, inv);
-        } else if (divisor != 1) {
-          x = _mm256_div_ps(x, d);
-        }
-        _mm256_storeu_ps(vals + v + e, x);
+        _mm256_storeu_ps(vals + v + e, divide.Divide(_mm256_mul_ps(
+                                           sv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)))));
       }
       for (; e < run; ++e) vals[v + e] = TernaryDequantizeOne(q8[e], s, divisor);
       v += run;

@@ -37,28 +37,54 @@ struct AgreementCase {
   const char* algo = "AUTO";  // SIEVE_ALGO
 };
 
-class AgreementTest : public testing::TestWithParam<AgreementCase> {};
+// The faults on data messages that both suites below run.
+// Rank 3's last receive (all-gather) fails: the others already hold everything.
+const AgreementCase kLastReceiveFails{"LastReceiveFails",
+                                      "rank=3,on=recv,min=65536,nth=12,do=fail", "10"};
+// Rank 0's last send is swallowed: only rank 1 misses data, and times out.
+const AgreementCase kLastSendDropped{"LastSendDropped", "rank=0,on=send,min=65536,nth=12,do=drop",
+                                     "1"};
+// The one-shot (24 data messages each way per rank): rank 3's last receive fails after
+// the others hold every input (and said ok before adding the last segment:
+// Channel::Vouch); rank 0's last send is swallowed.
+const AgreementCase kOneShotLastReceiveFails{
+    "OneShotLastReceiveFails", "rank=3,on=recv,min=65536,nth=24,do=fail", "10", "ONESHOT"};
+const AgreementCase kOneShotLastSendDropped{
+    "OneShotLastSendDropped", "rank=0,on=send,min=65536,nth=24,do=drop", "1", "ONESHOT"};
 
-// 4 ranks, one 4 MiB all-reduce: ring chunks of 1 MiB in 2 segments of 512 KiB,
-// so each rank sends and receives 12 data messages (6 steps x 2 segments); the
-// one-shot (SIEVE_ALGO=ONESHOT) 24: the whole 4 MiB in 8 segments of 512 KiB to
-// each of 3 peers, the last segment's last.
-TEST_P(AgreementTest, EveryRankReportsTheSameVerdict) {
-  const AgreementCase& c = GetParam();
-  SharedFaultBoard board;
+// 4 ranks under the case's fault, timeout and algorithm.
+RankSpec FaultedRanks(const AgreementCase& c) {
   RankSpec spec;
   spec.nranks = 4;
   spec.kill_after_s = 60;
   spec.env = {{"SIEVE_TIMEOUT", c.timeout}, {"SIEVE_FAULT", c.fault}, {"SIEVE_ALGO", c.algo}};
-  std::string failures = RunRanks(spec, [&](int rank, int nranks, const sieveUniqueId& id) {
+  return spec;
+}
+
+// One 4 MiB all-reduce of rank + 1 everywhere into recv: ring chunks of 1 MiB in 2
+// segments of 512 KiB, so each rank sends and receives 12 data messages (6 steps x 2
+// segments); the one-shot (SIEVE_ALGO=ONESHOT) 24: the whole 4 MiB in 8 segments of
+// 512 KiB to each of 3 peers, the last segment's last.
+sieveResult_t FourMiBAllReduce(sieveComm_t comm, int rank, std::vector<float>* recv) {
+  const size_t count = size_t{1} << 20;
+  std::vector<float> send(count, float(rank + 1));
+  recv->assign(count, 0.0f);
+  return sieveAllReduce(send.data(), recv->data(), count, sieveFloat32, sieveSum, comm, nullptr);
+}
+
+class AgreementTest : public testing::TestWithParam<AgreementCase> {};
+
+TEST_P(AgreementTest, EveryRankReportsTheSameVerdict) {
+  const AgreementCase& c = GetParam();
+  SharedFaultBoard board;
+  std::string failures = RunRanks(FaultedRanks(c), [&](int rank, int nranks,
+                                                       const sieveUniqueId& id) {
     sieveComm_t comm = nullptr;
     RANK_CHECK(sieveCommInitRank(&comm, nranks, id, rank) == sieveSuccess, "%s",
                sieveGetLastError(nullptr));
-    const size_t count = size_t{1} << 20;
-    std::vector<float> send(count, float(rank + 1)), recv(count);
+    std::vector<float> recv;
     auto start = Clock::now();
-    sieveResult_t res = sieveAllReduce(send.data(), recv.data(), count, sieveFloat32, sieveSum,
-                                       comm, nullptr);
+    sieveResult_t res = FourMiBAllReduce(comm, rank, &recv);
     std::string msg = res == sieveSuccess ? "" : sieveGetLastError(comm);
     std::fprintf(stderr, "rank %d: %s: all-reduce returned %d after %.2f s: %s\n", rank, c.name,
                  int(res), SecondsSince(start), msg.c_str());
@@ -83,10 +109,7 @@ TEST_P(AgreementTest, EveryRankReportsTheSameVerdict) {
 INSTANTIATE_TEST_SUITE_P(
     Faults, AgreementTest,
     testing::Values(
-        // Rank 3's last receive (all-gather) fails: the others already hold everything.
-        AgreementCase{"LastReceiveFails", "rank=3,on=recv,min=65536,nth=12,do=fail", "10"},
-        // Rank 0's last send is swallowed: only rank 1 misses data, and times out.
-        AgreementCase{"LastSendDropped", "rank=0,on=send,min=65536,nth=12,do=drop", "1"},
+        kLastReceiveFails, kLastSendDropped,
         // Rank 2's first send is cut short: rank 3 sees a size error.
         AgreementCase{"SendTruncated", "rank=2,on=send,min=65536,nth=1,do=truncate", "10"},
         // A flipped byte in rank 1's fingerprint to rank 0 (its datatype field).
@@ -94,13 +117,7 @@ INSTANTIATE_TEST_SUITE_P(
                       "10"},
         // Rank 1 cannot connect to rank 2 (its ring successor).
         AgreementCase{"ConnectFails", "rank=1,on=connect,peer=2,do=fail", "10"},
-        // The one-shot (24 data messages each way per rank): rank 3's last receive
-        // fails after the others hold every input (and said ok before adding the
-        // last segment: Channel::Vouch); rank 0's last send is swallowed.
-        AgreementCase{"OneShotLastReceiveFails", "rank=3,on=recv,min=65536,nth=24,do=fail", "10",
-                      "ONESHOT"},
-        AgreementCase{"OneShotLastSendDropped", "rank=0,on=send,min=65536,nth=24,do=drop", "1",
-                      "ONESHOT"}),
+        kOneShotLastReceiveFails, kOneShotLastSendDropped),
     [](const testing::TestParamInfo<AgreementCase>& info) { return info.param.name; });
 
 // ---- Without agreement (SIEVE_AGREEMENT=0) ------------------------------------------------------
@@ -109,28 +126,21 @@ INSTANTIATE_TEST_SUITE_P(
 // sums, even where a peer failed the same call; but no rank's next call succeeds:
 // the failed rank's communicator is unusable, so its fingerprint for the next call
 // never comes, and its failure notice fails the others' next call well before the
-// timeout. The same faults as AgreementCase (4 ranks, one 4 MiB all-reduce).
+// timeout. The data faults of AgreementTest (4 ranks, one 4 MiB all-reduce).
 class WithoutAgreementTest : public testing::TestWithParam<AgreementCase> {};
 
 TEST_P(WithoutAgreementTest, TheNextCallFailsOnEveryRank) {
   const AgreementCase& c = GetParam();
   SharedFaultBoard board;
-  RankSpec spec;
-  spec.nranks = 4;
-  spec.kill_after_s = 60;
-  spec.env = {{"SIEVE_TIMEOUT", c.timeout},
-              {"SIEVE_FAULT", c.fault},
-              {"SIEVE_ALGO", c.algo},
-              {"SIEVE_AGREEMENT", "0"}};
+  RankSpec spec = FaultedRanks(c);
+  spec.env.push_back({"SIEVE_AGREEMENT", "0"});
   const double timeout_s = std::atof(c.timeout);
   std::string failures = RunRanks(spec, [&](int rank, int nranks, const sieveUniqueId& id) {
     sieveComm_t comm = nullptr;
     RANK_CHECK(sieveCommInitRank(&comm, nranks, id, rank) == sieveSuccess, "%s",
                sieveGetLastError(nullptr));
-    const size_t count = size_t{1} << 20;
-    std::vector<float> send(count, float(rank + 1)), recv(count);
-    sieveResult_t first = sieveAllReduce(send.data(), recv.data(), count, sieveFloat32, sieveSum,
-                                         comm, nullptr);
+    std::vector<float> recv;
+    sieveResult_t first = FourMiBAllReduce(comm, rank, &recv);
     board->result[rank].store(int(first));
     if (first == sieveSuccess) {
       size_t wrong = 0;
@@ -170,13 +180,8 @@ TEST_P(WithoutAgreementTest, TheNextCallFailsOnEveryRank) {
 
 INSTANTIATE_TEST_SUITE_P(
     Faults, WithoutAgreementTest,
-    testing::Values(
-        AgreementCase{"LastReceiveFails", "rank=3,on=recv,min=65536,nth=12,do=fail", "10"},
-        AgreementCase{"LastSendDropped", "rank=0,on=send,min=65536,nth=12,do=drop", "1"},
-        AgreementCase{"OneShotLastReceiveFails", "rank=3,on=recv,min=65536,nth=24,do=fail", "10",
-                      "ONESHOT"},
-        AgreementCase{"OneShotLastSendDropped", "rank=0,on=send,min=65536,nth=24,do=drop", "1",
-                      "ONESHOT"}),
+    testing::Values(kLastReceiveFails, kLastSendDropped, kOneShotLastReceiveFails,
+                    kOneShotLastSendDropped),
     [](const testing::TestParamInfo<AgreementCase>& info) { return info.param.name; });
 
 // ---- Mismatch ----------------------------------------------------------------------------------
