@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The testbed on 2 hosts: up, addresses and exec, run's rank environment, "already up",
-# a 100mbit link measured within 10% of its rate, a Sieve all-reduce whose bytes cross
-# the shaped link, and nothing of ours left after down (namespaces, links, qdiscs).
+# the hosts' TCP congestion control (cubic by default, the machine's with --tcp-cc host,
+# the machine's allowed list untouched, an unknown one refused), a 100mbit link measured
+# within 10% of its rate, a Sieve all-reduce whose bytes cross the shaped link, and
+# nothing of ours left after down (namespaces, links, qdiscs).
 # Needs root: exits 77 (ctest SKIP_RETURN_CODE) with the reason otherwise.
 # Usage: testbed_test.sh BUILD_DIR
 set -euo pipefail
@@ -40,7 +42,14 @@ if command -v setpriv >/dev/null; then
   [ "$rc" -eq 77 ] || fail "not root: exit $rc, want 77"
 fi
 
+allowed=$(sysctl -n net.ipv4.tcp_allowed_congestion_control)
 "$tb" up --hosts 2 --rate 100mbit --prefix "$prefix" --subnet "$subnet"
+host_cc() { "$tb" exec "$1" --prefix "$prefix" -- sysctl -n net.ipv4.tcp_congestion_control; }
+if [[ " $(sysctl -n net.ipv4.tcp_available_congestion_control) " == *" cubic "* ]]; then
+  for i in 0 1; do [ "$(host_cc "$i")" = cubic ] || fail "host $i runs $(host_cc "$i"), not cubic"; done
+fi
+[ "$(sysctl -n net.ipv4.tcp_allowed_congestion_control)" = "$allowed" ] ||
+  fail "up changed the machine's allowed congestion controls"
 [ "$("$tb" ifname)" = sv0 ] || fail "ifname"
 [ "$("$tb" addr 1 --subnet "$subnet")" = "$subnet.2" ] || fail "addr 1"
 for i in 0 1; do
@@ -89,6 +98,17 @@ fi
 
 "$tb" down --prefix "$prefix"
 "$tb" down --prefix "$prefix" || fail "a second down failed"
+
+# --tcp-cc host keeps what a new namespace inherits from the machine; an unknown one fails.
+"$tb" up --hosts 1 --rate none --tcp-cc host --prefix "$prefix" --subnet "$subnet"
+ip netns add "sbtcc$$"
+inherited=$(ip netns exec "sbtcc$$" sysctl -n net.ipv4.tcp_congestion_control)
+ip netns del "sbtcc$$"
+[ "$(host_cc 0)" = "$inherited" ] || fail "--tcp-cc host: $(host_cc 0), want $inherited"
+"$tb" down --prefix "$prefix"
+if "$tb" up --hosts 1 --tcp-cc no-such-cc --prefix "$prefix" --subnet "$subnet" 2>/dev/null; then
+  fail "up --tcp-cc no-such-cc succeeded"
+fi
 ! ip netns list | grep -q "^$prefix" || fail "namespaces left: $(ip netns list | grep "^$prefix")"
 ! ip -o link show | grep -q ": $prefix" || fail "links left: $(ip -o link show | grep ": $prefix")"
 ! tc qdisc show | grep -q "dev $prefix" || fail "qdiscs left"
