@@ -13,6 +13,7 @@
 
 #include "kernels/cpu_isa.h"
 #include "kernels/ternary_batch.h"
+#include "kernels/ternary_feedback.h"
 #include "kernels/ternary_simd.h"
 
 namespace sieve::kernels {
@@ -339,6 +340,18 @@ void TernaryAbsMax(const TernarySource& src, size_t count, float* scales) {
       break;
   }
   WithLoader(src.dtype, [&](auto l) { batch::AbsMax<PortableOps, decltype(l)>(src, count, scales); });
+}
+
+void TernaryStage(const TernarySource& src, size_t offset, size_t elems, float* out) {
+  WithLoader(src.dtype, [&](auto l) {
+    using L = decltype(l);
+    for (size_t i = 0; i < elems; ++i) {
+      const size_t j = offset + i, at = src.idx != nullptr ? src.idx[j] : j;
+      out[i] = src.residual != nullptr
+                   ? L::Round(TernaryFeedbackSum<L>(src.data, at, src.residual[j]))
+                   : L::Load(src.data, at);
+    }
+  });
 }
 
 void TernaryQuantizePack(const TernarySource& src, size_t offset, size_t elems, int w,

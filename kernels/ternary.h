@@ -252,6 +252,12 @@ struct TernarySource {
 // (ceil(count / block) blocks), NaN where a block holds a NaN or an infinity.
 // With feedback the elements are g + e_prev as sent; the residual is only read.
 void TernaryAbsMax(const TernarySource& src, size_t count, float* scales);
+// out[i] = element offset+i as the quantizing kernels see it, in float32 (i < elems):
+// gathered through idx, g + e_prev rounded to dtype with feedback (the residual is only
+// read). Quantizing `out` as float32 with src's rng, scales and levels (no idx, no
+// residual) gives src's codes and abs-maxes, bit for bit: what lets another rank quantize
+// this rank's values (the one-shot of values, ternary/values_codec.h).
+void TernaryStage(const TernarySource& src, size_t offset, size_t elems, float* out);
 // wire = pack_w(q(elements offset .. offset+elems)).
 void TernaryQuantizePack(const TernarySource& src, size_t offset, size_t elems, int w,
                          void* wire);

@@ -20,6 +20,8 @@ Status RunAllReduce(Channel& ch, Codec& codec, size_t count, const AllReduceRun&
     }
     case OpAlgo::kOneShot:
       return RunOneShot(ch, codec, count, run.segment_bytes);
+    case OpAlgo::kOneShotValues:  // one message per peer: a block's scale needs all of it
+      return RunOneShot(ch, codec, count, 0);
     case OpAlgo::kRing: {
       RingOptions options;
       options.segment_bytes = run.segment_bytes;

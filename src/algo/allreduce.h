@@ -15,7 +15,9 @@
 namespace sieve::algo {
 
 struct AllReduceRun {
-  OpAlgo algo = OpAlgo::kRing;  // kRing, kTree, kDirect or kOneShot (codecs with OneShot())
+  // kRing, kTree, kDirect, kOneShot (codecs with OneShot()) or kOneShotValues (the
+  // values codec, ternary/values_codec.h: one message per peer, whatever segment_bytes)
+  OpAlgo algo = OpAlgo::kRing;
   size_t segment_bytes = 512 << 10;
   size_t inflight_bytes = 2 << 20;  // the ring's and the direct exchange's window
 };

@@ -42,6 +42,8 @@ const char* AlgoText(OpAlgo a) {
       return "one-shot";
     case OpAlgo::kHier:
       return "hierarchical";
+    case OpAlgo::kOneShotValues:
+      return "one-shot of values";
   }
   return "?";
 }

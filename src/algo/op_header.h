@@ -25,8 +25,10 @@ enum class OpKind : uint8_t {
 // The row's name ("allreduce", "masked allreduce"); "unknown collective" for other bytes.
 const char* OpKindName(OpKind kind);
 
-enum class OpAlgo : uint8_t { kRing = 1, kTree, kChain, kDirect, kOneShot, kHier };
-// "ring", "tree", "chain", "direct", "one-shot", "hierarchical".
+// kOneShotValues: the one-shot of a quantized all-reduce that sends each rank's values,
+// not its codes (ternary/values_codec.h).
+enum class OpAlgo : uint8_t { kRing = 1, kTree, kChain, kDirect, kOneShot, kHier, kOneShotValues };
+// "ring", "tree", "chain", "direct", "one-shot", "hierarchical", "one-shot of values".
 const char* OpAlgoName(OpAlgo algo);
 
 // How a D2FT call learns every rank's touched bitmap: each is a different

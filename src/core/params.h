@@ -19,7 +19,7 @@ namespace sieve {
 // last one, so params.cc checks the counts at compile time. Every other file
 // compares these enums, never the text.
 enum class AlgoParam : uint8_t { kAuto, kFlat, kHier, kRing, kTree, kDirect, kOneShot,
-                                  kLast = kOneShot };
+                                  kOneShotValues, kLast = kOneShotValues };
 enum class BindParam : uint8_t { kAuto, kNone, kLast = kNone };
 enum class PeerErrorsParam : uint8_t { kAuto, kPeer, kNone, kLast = kNone };
 enum class TransportParam : uint8_t { kUcx, kLoopback, kLast = kLoopback };

@@ -26,6 +26,11 @@ AlgoChoice Logged(Comm& comm, OpKind kind, size_t bytes, AlgoChoice choice,
   return choice;
 }
 
+// Calls whose one-shot of values lost by the learned rate alone (ChooseTernaryAllReduce).
+struct ValuesProbes {
+  uint64_t lost_by_rate = 0;
+};
+
 // Hierarchical, or why not (null): the layout's and SIEVE_ALGO's part of the rule.
 const char* HierReason(const Comm& comm, size_t count) {
   const AlgoParam algo = comm.config().algo;
@@ -44,6 +49,8 @@ Algo FromOpAlgo(algo::OpAlgo a) {
       return Algo::kDirect;
     case algo::OpAlgo::kOneShot:
       return Algo::kOneShot;
+    case algo::OpAlgo::kOneShotValues:
+      return Algo::kOneShotValues;
     default:
       return Algo::kRing;
   }
@@ -54,20 +61,23 @@ Algo FromOpAlgo(algo::OpAlgo a) {
 // segments of `segment_wire` bytes (0: SIEVE_SEGMENT_BYTES); `one_shot_image` as
 // ChooseForLink's (a segmented one-shot of smaller images than `bytes`).
 AlgoChoice Flat(const Comm& comm, int n, size_t bytes, bool one_shot, const Link& link,
-                size_t segment_wire = 0, size_t one_shot_image = 0) {
+                size_t segment_wire = 0, size_t one_shot_image = 0, double* pick_s = nullptr) {
   const Config& config = comm.config();
   if (config.algo == AlgoParam::kRing) return {Algo::kRing, "SIEVE_ALGO=RING"};
   if (config.algo == AlgoParam::kTree) return {Algo::kTree, "SIEVE_ALGO=TREE"};
   if (config.algo == AlgoParam::kDirect) return {Algo::kDirect, "SIEVE_ALGO=DIRECT"};
-  if (config.algo == AlgoParam::kOneShot)
-    return one_shot ? AlgoChoice{Algo::kOneShot, "SIEVE_ALGO=ONESHOT"}
-                    : AlgoChoice{Algo::kDirect, "SIEVE_ALGO=ONESHOT; this mode has no one-shot"};
+  if (config.algo == AlgoParam::kOneShot || config.algo == AlgoParam::kOneShotValues) {
+    const char* forced =
+        config.algo == AlgoParam::kOneShot ? "SIEVE_ALGO=ONESHOT" : "SIEVE_ALGO=ONESHOT_VALUES";
+    return one_shot ? AlgoChoice{Algo::kOneShot, forced}
+                    : AlgoChoice{Algo::kDirect, StrFormat("%s; this mode has no one-shot", forced)};
+  }
   if (segment_wire == 0) segment_wire = config.segment_bytes;
   if (LatencyMatters(link)) {
     AlgoChoice c;
     c.algo = FromOpAlgo(
         ChooseForLink(n, bytes, link, &c.why, one_shot ? config.segment_bytes : 0, segment_wire,
-                      one_shot ? one_shot_image : 0));
+                      one_shot ? one_shot_image : 0, pick_s));
     return c;
   }
   if (n < 3) return {Algo::kRing, "fewer than 3 ranks"};
@@ -100,6 +110,8 @@ const char* AlgoName(Algo algo) {
       return "direct";
     case Algo::kOneShot:
       return "one-shot";
+    case Algo::kOneShotValues:
+      return "one-shot of values";
   }
   return "?";
 }
@@ -126,7 +138,8 @@ AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes) {
   return Logged(comm, OpKind::kMaskedAllReduce, packed_bytes, ChooseDenseFlat(comm, packed_bytes));
 }
 
-AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_because, int levels) {
+AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_because, int levels,
+                                  bool values_allowed) {
   const size_t wire_bytes =
       kernels::TernaryPackedBytes(elems, kernels::TernaryBits(comm.size() * levels));
   const char* hier = HierReason(comm, elems);
@@ -144,7 +157,36 @@ AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_bec
       comm.config().segment_bytes / sizeof(float), kernels::TernaryBits(comm.size() * levels));
   // The one-shot sends each rank's codes (TernaryBits(levels)), in segments.
   const size_t codes = kernels::TernaryPackedBytes(elems, kernels::TernaryBits(levels));
-  AlgoChoice flat = Flat(comm, comm.size(), wire_bytes, true, link, segment_wire, codes);
+  double codes_s = -1;  // set where the link model chose
+  AlgoChoice flat = Flat(comm, comm.size(), wire_bytes, true, link, segment_wire, codes, &codes_s);
+  if (values_allowed && comm.config().algo == AlgoParam::kOneShotValues) {
+    flat = {Algo::kOneShotValues, "SIEVE_ALGO=ONESHOT_VALUES"};
+  } else if (values_allowed && codes_s >= 0) {
+    // The values image: float32 values and the rank's rate proposal (ternary/values_codec.h).
+    const size_t values = (elems + 1) * sizeof(float);
+    double values_s = 0;
+    bool pays = ValuesOneShotPays(comm.size(), values, link, codes_s, &values_s);
+    const char* probe = "";
+    if (!pays && learned) {  // lost by the learned rate alone: probe now and then
+      Link assumed = link;
+      assumed.rate_Bps = 0;
+      std::string unused;
+      double codes_assumed = 0, values_assumed = 0;
+      ChooseForLink(comm.size(), wire_bytes, assumed, &unused, comm.config().segment_bytes,
+                    segment_wire, codes, &codes_assumed);
+      if (ValuesOneShotPays(comm.size(), values, assumed, codes_assumed, &values_assumed) &&
+          ++comm.State<ValuesProbes>().lost_by_rate % kValuesProbeEvery == 0) {
+        pays = true;
+        probe = " (a probe: it pays at the rate assumed when none is known)";
+      }
+    }
+    if (pays)
+      flat = {Algo::kOneShotValues,
+              StrFormat("%s; the one-shot of values %.3g ms%s against the scales' delay and %s, "
+                        "%.3g ms",
+                        flat.why.c_str(), values_s * 1e3, probe, AlgoName(flat.algo),
+                        (link.rtt_s / 2 + codes_s) * 1e3)};
+  }
   if (hier != nullptr) flat.why += StrFormat("; not hierarchical: %s", flat_because);
   if (learned) flat.why += "; rate learned by this communicator (a proven lower bound)";
   return Logged(comm, OpKind::kTernaryAllReduce, wire_bytes, std::move(flat),
@@ -162,10 +204,11 @@ AlgoChoice ChooseGroupExchange(const Comm& comm, int n, size_t bytes) {
 
 algo::AllReduceRun FlatRun(const Comm& comm, Algo algo, size_t segment_bytes) {
   algo::AllReduceRun run;
-  run.algo = algo == Algo::kTree      ? algo::OpAlgo::kTree
-             : algo == Algo::kDirect  ? algo::OpAlgo::kDirect
-             : algo == Algo::kOneShot ? algo::OpAlgo::kOneShot
-                                      : algo::OpAlgo::kRing;
+  run.algo = algo == Algo::kTree            ? algo::OpAlgo::kTree
+             : algo == Algo::kDirect        ? algo::OpAlgo::kDirect
+             : algo == Algo::kOneShot       ? algo::OpAlgo::kOneShot
+             : algo == Algo::kOneShotValues ? algo::OpAlgo::kOneShotValues
+                                            : algo::OpAlgo::kRing;
   run.segment_bytes = segment_bytes;
   run.inflight_bytes = InflightBytes(LinkOf(comm), segment_bytes);
   return run;

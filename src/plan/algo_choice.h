@@ -22,6 +22,7 @@ enum class Algo : uint8_t {
   kHier,     // host reduce-scatter, inter-host all-reduce per local rank, host all-gather
   kDirect,   // reduce-scatter + all-gather with every rank at once (algo/direct.h)
   kOneShot,  // every rank's whole input to every rank, added everywhere (algo/one_shot.h)
+  kOneShotValues,  // the quantized one-shot of values, no scale round (ternary/values_codec.h)
 };
 const char* AlgoName(Algo algo);
 
@@ -57,15 +58,27 @@ AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes);
 // flat rule (one-shot included) on the bytes a flat run puts on the wire (final
 // sums' width, which grows with the call's levels L: TernaryBits(nL)). Where
 // SIEVE_LINK_RATE is unset, the rate the communicator learned (plan/link_rate.h) decides.
+// `values_allowed` (a host call that quantizes its own input on its own rank's
+// stream): the one-shot of values where plan::ValuesOneShotPays (link_model.h), or
+// where SIEVE_ALGO=ONESHOT_VALUES forces it. Where it loses by the learned rate alone
+// (it would pay at the rate assumed when none is known), every kValuesProbeEvery-th
+// such call takes it anyway: the codes' calls of that size are too small to teach a
+// rate (plan::kMinRateSampleBytes) and the values' are not, so bounds learned while
+// TCP's windows were still opening (a communicator's first 32 KiB masked calls at
+// 1 Gbit/s, 50 ms RTT: 76 and 50 ms where one delay is 25 ms, a bound of 0.03
+// Gbit/s) do not keep small calls on the codes for good. A probe costs at most its
+// extra bytes at the assumed rate. Every rank counts alike: the same calls, the same
+// agreed rate.
+constexpr uint64_t kValuesProbeEvery = 4;
 AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_because,
-                                  int levels = 1);
+                                  int levels = 1, bool values_allowed = false);
 
 // A subnet group's exchange among `n` of comm's ranks, `bytes` each: the flat
 // rule, but the ring where it says tree (groups interleave step by step, and the
 // tree has no steps). Not logged (a layout has many groups).
 AlgoChoice ChooseGroupExchange(const Comm& comm, int n, size_t bytes);
 
-// How a flat choice (kRing, kTree, kDirect, kOneShot) runs: its OpAlgo, pieces of
+// How a flat choice (kRing, kTree, kDirect, kOneShot, kOneShotValues) runs: its OpAlgo, pieces of
 // `segment_bytes`, and the bytes in flight the link needs (plan::InflightBytes).
 algo::AllReduceRun FlatRun(const Comm& comm, Algo algo, size_t segment_bytes);
 

@@ -45,7 +45,7 @@ bool LatencyMatters(const Link& link) { return link.rtt_s >= kLocalRttS; }
 
 algo::OpAlgo ChooseForLink(int n, size_t wire_bytes, const Link& link, std::string* why,
                            size_t one_shot_max, size_t segment_bytes,
-                           size_t one_shot_image) {
+                           size_t one_shot_image, double* pick_s) {
   const AllReduceEstimate e =
       EstimateAllReduce(n, wire_bytes, link, segment_bytes, one_shot_image);
   algo::OpAlgo pick = algo::OpAlgo::kRing;
@@ -82,7 +82,16 @@ algo::OpAlgo ChooseForLink(int n, size_t wire_bytes, const Link& link, std::stri
       link.rtt_s * 1e3, link.rate_Bps > 0 ? "rate" : "rate unknown (SIEVE_LINK_RATE), assumed",
       RateOr(link, kChoiceRateBps) * 8e-9, e.ring_s * 1e3, e.tree_s * 1e3, e.direct_s * 1e3);
   if (one_shot_fits) *why += StrFormat(", one-shot %.3g ms", e.one_shot_s * 1e3);
+  if (pick_s != nullptr) *pick_s = best;
   return pick;
+}
+
+bool ValuesOneShotPays(int n, size_t value_bytes, const Link& link, double codes_s,
+                       double* values_s) {
+  const double a = link.rtt_s / 2;
+  const double copies = (n - 1.0) * static_cast<double>(value_bytes);
+  *values_s = a + copies / RateOr(link, kChoiceRateBps);
+  return copies <= kMaxOneShotBytes && *values_s < kDirectGain * (a + codes_s);
 }
 
 bool TreeOnLan(int n, size_t bytes, const Link& link) {

@@ -88,9 +88,21 @@ bool LatencyMatters(const Link& link);
 // more bytes on the link (4 ranks, ternary: 3 x codes against 2.25 x), so it
 // pays only where a delay is worth more than those (16 MiB on 4 ranks at 50 ms:
 // above ~0.4 Gbit/s).
+// `pick_s`, when set, gets the model's time of the pick.
 algo::OpAlgo ChooseForLink(int n, size_t wire_bytes, const Link& link, std::string* why,
                            size_t one_shot_max = 0, size_t segment_bytes = 0,
-                           size_t one_shot_image = 0);
+                           size_t one_shot_image = 0, double* pick_s = nullptr);
+
+// The quantized all-reduce's one-shot of values (ternary/values_codec.h): every rank
+// sends its `value_bytes` (float32 values) to every other and quantizes all n itself,
+// one delay, against a call that first agrees on the scales (one delay) and then runs
+// the codes' plan of model time `codes_s` (ChooseForLink's pick_s). It pays where
+//   a + (n-1) value_bytes / r < kDirectGain (a + codes_s)
+// and its copies ((n-1) x value_bytes) stay within kMaxOneShotBytes: on 4 ranks with
+// 50 ms RTT, ternary calls up to ~0.85 MiB of float32 at 1 Gbit/s and ~85 KiB at
+// 100 Mbit/s. With the rate unknown, kChoiceRateBps. *values_s gets its model time.
+bool ValuesOneShotPays(int n, size_t value_bytes, const Link& link, double codes_s,
+                       double* values_s);
 
 // On a LAN, whether the tree replaces the ring for `bytes` on n ranks (the caller
 // checked SIEVE_TREE_THRESHOLD): with the rate unknown, yes (the size rule); with

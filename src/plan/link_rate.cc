@@ -21,6 +21,7 @@ double LeastSeconds(algo::OpAlgo algo, int n, double sent, double rate_Bps, doub
     case algo::OpAlgo::kTree:
       return 2.0 * TreeDepth(n) * a + sent / r;
     case algo::OpAlgo::kOneShot:
+    case algo::OpAlgo::kOneShotValues:
       return a + sent / r;
     default:  // the direct exchange
       return std::max(a + sent / r, 2.0 * a + sent * n / (2.0 * (n - 1)) / r);

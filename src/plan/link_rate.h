@@ -46,7 +46,7 @@ namespace sieve::plan {
 //   direct:   max(a + sent / r, 2 a + B / r), B = sent n / (2(n-1)) the call's bytes:
 //             a rank's last reduce-scatter piece leaves it no sooner than (n-1) B/n / r
 //             after it began, and the sum it joins comes back, B/n / r, a delay each way;
-//   one-shot: a + sent / r.
+//   one-shot (of codes or of values): a + sent / r.
 // The direct exchange and the one-shot receive from every peer at once: their first
 // term takes a rank to receive no faster than it sends (full-duplex links of one rate;
 // on a testbed that shapes only what a host sends, the peers' fair shares). Kernels,

@@ -20,6 +20,7 @@
 #include "plan/link_rate.h"
 #include "ternary/ternary_codec.h"
 #include "ternary/ternary_scales.h"
+#include "ternary/values_codec.h"
 
 namespace sieve::coll {
 
@@ -112,13 +113,14 @@ namespace {
 
 // Where SIEVE_LINK_RATE is unset, the call feeds the communicator's one rate learner
 // (plan/link_rate.h): after its verdict says every rank succeeded, every rank adopts the
-// bound agreed from the proposals the ranks sent with its scales (the same list
-// everywhere, so the same choice next time), and offers the bound this call proves for
-// the next call's.
-void LearnRate(Comm& comm, const TernaryCall& call, uint64_t sent, double data_s) {
+// bound agreed from the `proposals` the ranks sent with its scales or its values (the
+// same list everywhere, so the same choice next time; null: none travelled), and offers
+// the bound this call proves for the next call's.
+void LearnRate(Comm& comm, const TernaryCall& call, const std::vector<float>* proposals,
+               uint64_t sent, double data_s) {
   if (comm.config().link_rate > 0) return;
   plan::LinkRate& learned = comm.State<plan::LinkRate>();
-  if (call.scales != nullptr) learned.Agreed(plan::AgreedBound(call.scales->proposals()));
+  if (proposals != nullptr) learned.Agreed(plan::AgreedBound(*proposals));
   plan::RateSample sample;
   sample.algo = call.run.algo;
   sample.nranks = comm.size();
@@ -137,8 +139,10 @@ void LearnRate(Comm& comm, const TernaryCall& call, uint64_t sent, double data_s
               learned.rate() * 8e-9, bound * 8e-9);
 }
 
-// The ring, tree or direct exchange on the call's channel, then its one verdict exchange.
-Status Exchange(Comm& comm, TernaryCall& call, algo::TernaryCodec& codec) {
+// The ring, tree, direct exchange or one-shot on the call's channel, then its one verdict
+// exchange; `proposals`: the rate proposals the call carries (read once it is done).
+Status Exchange(Comm& comm, TernaryCall& call, algo::Codec& codec,
+                const std::vector<float>* proposals) {
   const Clock::time_point start = Clock::now();
   const uint64_t sent0 = comm.stats().traffic.sent;
   const double waited0 = call.scales != nullptr ? call.scales->waited_s() : 0.0;
@@ -155,7 +159,7 @@ Status Exchange(Comm& comm, TernaryCall& call, algo::TernaryCodec& codec) {
               "for scales, %llu bytes sent), agreement %.2f ms",
               call.seq, algo::OpAlgoName(call.run.algo), call.run.segment_bytes, data_ms,
               waited * 1e3, static_cast<unsigned long long>(sent), MsSince(concluding));
-  if (st.ok()) LearnRate(comm, call, sent, data_ms * 1e-3);
+  if (st.ok()) LearnRate(comm, call, proposals, sent, data_ms * 1e-3);
   return st;
 }
 
@@ -181,10 +185,18 @@ namespace {
 // The call's exchange over `elems` quantized elements of `input`, each
 // range delivered into a.base.recv (scattered through the mask, if any); or,
 // with `sums_wire`, the final sums packed there in TernaryBits(n * L) bits instead.
-Status RunCodec(Comm& comm, const TernaryArgs& a, const algo::TernaryInput& input,
+// The one-shot of values (call->run) agrees on the scales itself, from the values.
+Status RunCodec(Comm& comm, const TernaryArgs& a, const algo::TernaryInput& agreed_input,
                 size_t elems, TernaryCall* call, void* sums_wire = nullptr) {
   const CollArgs& b = a.base;
   const int n = comm.size();
+  const bool values = call != nullptr && call->run.algo == algo::OpAlgo::kOneShotValues;
+  algo::TernaryInput input = agreed_input;
+  std::vector<float> scales;  // the one-shot of values' own, once the values are in
+  if (values) {
+    scales.assign((elems + a.block - 1) / a.block, 0.0f);
+    input.src.scales = scales.data();
+  }
   algo::TernaryOutput output;
   output.data = sums_wire != nullptr ? nullptr : b.recv;
   output.divisor = a.levels * (b.op == kernels::RedOp::kAvg ? (a.divisor > 0 ? a.divisor : n) : 1);
@@ -205,8 +217,14 @@ Status RunCodec(Comm& comm, const TernaryArgs& a, const algo::TernaryInput& inpu
   if (n == 1) {
     codec.LoadInput(0, elems);
     codec.Deliver(0, elems);
+  } else if (values) {
+    algo::TernaryValuesCodec values_codec(
+        codec, input.src, elems, scales.data(), comm.rank(), n,
+        static_cast<float>(comm.State<plan::LinkRate>().proposal()));
+    SIEVE_RETURN_IF_ERROR(Exchange(comm, *call, values_codec, &values_codec.proposals()));
   } else {
-    SIEVE_RETURN_IF_ERROR(Exchange(comm, *call, codec));
+    SIEVE_RETURN_IF_ERROR(Exchange(comm, *call, codec,
+                                   call->scales != nullptr ? &call->scales->proposals() : nullptr));
   }
   // Work keeps every range's final sums after the exchange (algo/codec.h).
   if (sums_wire != nullptr)
@@ -315,14 +333,24 @@ Status TernaryAllReduceQuantized(Comm& comm, const TernaryArgs& a, TernaryCall* 
 Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
   const bool masked = a.mask_idx != nullptr;
   const size_t elems = masked ? a.mask_nnz : a.base.count;  // elements quantized
+  // The one-shot of values quantizes every rank's values with the stream of the rank
+  // that sent them: only on a communicator's own ranks, delivering into a buffer.
+  const bool values_allowed = comm.size() > 1 && !comm.is_view() && a.rng_rank < 0 &&
+                              elems > 0 && a.base.recv != nullptr;
   const plan::Algo chosen =
       plan::ChooseTernaryAllReduce(comm, elems,
                                    a.residual != nullptr ? "error feedback"
                                    : masked              ? "a mask the codec gathers"
                                                          : nullptr,
-                                   a.levels)
+                                   a.levels, values_allowed)
           .algo;
   if (chosen == plan::Algo::kHier) return HierTernary(comm, a);
+  if (chosen == plan::Algo::kOneShotValues) {
+    algo::TernaryInput input;
+    input.src = TernarySourceOf(comm, a);
+    std::shared_ptr<TernaryCall> call = OpenCall(comm, a, elems, chosen, /*pipelined=*/false);
+    return RunCodec(comm, a, input, elems, call.get());
+  }
   // Two passes over the input: the abs-max, then the codec's quantization
   // (with the gather through the mask and the error feedback fused into it).
   // With the scales pipelined, the abs-max goes out piece by piece and the

@@ -298,6 +298,79 @@ TEST(TernaryIsaTest, LevelsQuantizersMatchReferences) {
           }
 }
 
+// TernaryStage: another rank quantizing this rank's staged values (float32, no mask,
+// no residual, this rank's stream) gets this rank's abs-maxes and codes bit for bit,
+// on every path, every dtype, gathered or not, with feedback or not, at 1 and 3 levels,
+// non-finite values included; staging reads the residual only, and a range staged at an
+// offset is that part of the whole.
+TEST(TernaryIsaTest, StagedValuesQuantizeLikeTheSource) {
+  std::mt19937_64 rng(25);
+  for (int levels : {1, 3})
+    for (DType dtype : kTypes)
+      for (Gather gather : {kDense, kByIndex})
+        for (bool feedback : {false, true}) {
+          Case c;
+          c.dtype = dtype;
+          c.count = 1 + rng() % 3000;
+          c.block = 1 + rng() % 300;
+          c.gather = gather;
+          c.feedback = feedback;
+          SCOPED_TRACE(std::string(DTypeName(dtype)) + " count " + std::to_string(c.count) +
+                       " block " + std::to_string(c.block) + GatherName(gather) +
+                       (feedback ? " feedback" : "") + " levels " + std::to_string(levels));
+          std::vector<uint32_t> idx;
+          std::vector<uint64_t> bits;
+          const size_t dense = MaskFor(c, rng, &idx, &bits);
+          std::vector<float> f = RandomValues(dense, rng);
+          if (dense > 100) {
+            f[rng() % dense] = std::numeric_limits<float>::quiet_NaN();
+            f[rng() % dense] = -std::numeric_limits<float>::infinity();
+          }
+          std::vector<char> data = AsDType(dtype, f);
+          std::vector<float> residual(c.count);
+          for (float& e : residual) e = std::uniform_real_distribution<float>(-0.5f, 0.5f)(rng);
+          TernarySource src;
+          src.dtype = dtype;
+          src.levels = levels;
+          src.data = data.data();
+          src.idx = gather == kByIndex ? idx.data() : nullptr;
+          src.residual = feedback ? residual.data() : nullptr;
+          src.block = c.block;
+          src.rng = PhiloxStream{rng(), static_cast<uint32_t>(rng() % 9), rng()};
+          const std::vector<float> residual_before = residual;
+          std::vector<float> staged(c.count);
+          TernaryStage(src, 0, c.count, staged.data());
+          ASSERT_EQ(std::memcmp(residual.data(), residual_before.data(), 4 * c.count), 0);
+          const size_t off = rng() % c.count;
+          std::vector<float> part(c.count - off);
+          TernaryStage(src, off, part.size(), part.data());
+          for (size_t i = 0; i < part.size(); ++i) ASSERT_TRUE(SameFloat(part[i], staged[off + i]));
+          TernarySource as_values;
+          as_values.levels = levels;
+          as_values.data = staged.data();
+          as_values.block = c.block;
+          as_values.rng = src.rng;
+          const size_t nblocks = (c.count + c.block - 1) / c.block;
+          const int w = TernaryBits(levels);
+          ForEachIsa([&] {
+            std::vector<float> want(nblocks), got(nblocks);
+            TernaryAbsMax(src, c.count, want.data());
+            TernaryAbsMax(as_values, c.count, got.data());
+            for (size_t b = 0; b < nblocks; ++b) ASSERT_TRUE(SameFloat(got[b], want[b])) << b;
+            for (size_t b = 0; b < nblocks; b += 4) want[b] *= 0.75f;  // some |g| above s
+            TernarySource s = src, v = as_values;
+            std::vector<float> res = residual_before;
+            if (feedback) s.residual = res.data();
+            s.scales = v.scales = want.data();
+            std::vector<uint8_t> want_wire(TernaryPackedBytes(c.count, w)), wire(want_wire.size());
+            TernaryQuantizePack(s, 0, c.count, w, want_wire.data());
+            TernaryQuantizePack(v, 0, c.count, w, wire.data());
+            ASSERT_EQ(wire, want_wire);
+          });
+          if (HasFatalFailure()) return;
+        }
+}
+
 TEST(TernaryIsaTest, PackUnpackEveryWidthMatchesReference) {
   std::mt19937_64 rng(6);
   ForEachIsa([&] {

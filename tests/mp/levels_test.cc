@@ -111,6 +111,9 @@ INSTANTIATE_TEST_SUITE_P(Algos, LevelsExactTest,
 // The one-shot (every rank adds every input) up to 4 ranks: 8 takes seconds.
 INSTANTIATE_TEST_SUITE_P(OneShot, LevelsExactTest,
                          ::testing::Combine(::testing::Values("oneshot"), ::testing::Values(2, 3, 4)));
+INSTANTIATE_TEST_SUITE_P(OneShotValues, LevelsExactTest,
+                         ::testing::Combine(::testing::Values("oneshot_values"),
+                                            ::testing::Values(3)));
 
 // A link with latency (SIEVE_LINK_RTT): the plan's own choice (direct exchange,
 // scales in one exchange), still bit for bit at every L.
@@ -181,6 +184,9 @@ TEST_P(LevelsFeedbackExactTest, EveryStepMatchesTheReference) {
 INSTANTIATE_TEST_SUITE_P(Algos, LevelsFeedbackExactTest,
                          ::testing::Combine(::testing::Values("ring", "tree"),
                                             ::testing::Values(2, 3)));
+INSTANTIATE_TEST_SUITE_P(OneShotValues, LevelsFeedbackExactTest,
+                         ::testing::Combine(::testing::Values("oneshot_values"),
+                                            ::testing::Values(3)));
 
 // Unbiasedness per L: kSteps calls on the same inputs with fresh steps; the mean
 // result must lie within 5 standard errors of the true sum, one step's variance

@@ -87,9 +87,11 @@ TEST_P(TernaryExactTest, MatchesReferenceBitForBit) {
 INSTANTIATE_TEST_SUITE_P(Algos, TernaryExactTest,
                          ::testing::Combine(::testing::Values("ring", "tree", "direct"),
                                             ::testing::Values(2, 3, 4, 8)));
-// The one-shot (every rank adds every input) up to 4 ranks: 8 takes seconds.
+// The one-shot (every rank adds every input) up to 4 ranks: 8 takes seconds. The
+// one-shot of values (every rank quantizes every rank's values): the same bits.
 INSTANTIATE_TEST_SUITE_P(OneShot, TernaryExactTest,
-                         ::testing::Combine(::testing::Values("oneshot"), ::testing::Values(2, 3, 4)));
+                         ::testing::Combine(::testing::Values("oneshot", "oneshot_values"),
+                                            ::testing::Values(2, 3, 4)));
 
 // A link with latency (SIEVE_LINK_RTT): the plan picks the direct exchange and
 // the scales go in one exchange without a verdict round; still bit for bit.
@@ -386,7 +388,8 @@ TEST_P(MaskedTernarySweepTest, EveryDensityTypeOpAndPlacementMatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Algos, MaskedTernarySweepTest,
-                         ::testing::Combine(::testing::Values("ring", "tree", "direct", "oneshot"),
+                         ::testing::Combine(::testing::Values("ring", "tree", "direct", "oneshot",
+                                                              "oneshot_values"),
                                             ::testing::Values(2, 3, 4)));
 
 }  // namespace
@@ -516,7 +519,7 @@ TEST_P(TernaryFeedbackExactTest, EveryStepMatchesTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Algos, TernaryFeedbackExactTest,
-                         ::testing::Combine(::testing::Values("ring", "tree"),
+                         ::testing::Combine(::testing::Values("ring", "tree", "oneshot_values"),
                                             ::testing::Values(2, 3)));
 
 // Non-finite input (sieve.h): a NaN or an infinity on any one rank makes every
@@ -614,7 +617,7 @@ TEST_P(TernaryNonFiniteTest, PoisonsItsBlockOnEveryRank) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Algos, TernaryNonFiniteTest,
-                         ::testing::Combine(::testing::Values("ring", "tree"),
+                         ::testing::Combine(::testing::Values("ring", "tree", "oneshot_values"),
                                             ::testing::Values(3)));
 
 }  // namespace

@@ -143,6 +143,37 @@ TEST(LinkModelTest, LatencyPicksTheOneShotForSmallCallsWhereTheCodecHasOne) {
   EXPECT_EQ(ChooseForLink(4, seg, Link{0.05, 0}, &why, seg), algo::OpAlgo::kDirect);
 }
 
+// The quantized one-shot of values: one delay and 4 bytes per element to every peer,
+// against the scales' delay and the codes' plan. 4 ranks, 50 ms RTT: at 1 Gbit/s it
+// pays up to ~0.85 MiB of float32 (220k elements), at 100 Mbit/s up to ~85 KiB, and
+// never beyond kMaxOneShotBytes of copies.
+TEST(LinkModelTest, TheOneShotOfValuesPaysForSmallCallsOnLongLinks) {
+  std::string why;
+  auto pays = [&](int n, size_t elems, const Link& link, double* values_s = nullptr) {
+    double codes_s = 0, v = 0;
+    const size_t codes = (elems + 3) / 4, sums = (elems * 3 + 7) / 8;  // 2- and 3-bit images
+    ChooseForLink(n, sums, link, &why, 0, 64 << 10, codes, &codes_s);
+    const bool yes = ValuesOneShotPays(n, (elems + 1) * 4, link, codes_s, &v);
+    if (values_s != nullptr) *values_s = v;
+    return yes;
+  };
+  const Link gbit{0.05, kGbit}, mbit100{0.05, 100 * kMbit};
+  double values_s = 0;
+  EXPECT_TRUE(pays(4, 16 << 10, gbit, &values_s));  // 64 KiB of float32
+  EXPECT_NEAR(values_s, 0.025 + 3.0 * ((16 << 10) + 1) * 4 / kGbit, 1e-9);
+  EXPECT_TRUE(pays(4, 200000, gbit));
+  EXPECT_FALSE(pays(4, 240000, gbit));
+  EXPECT_FALSE(pays(4, 4 << 20, gbit));  // 16 MiB
+  EXPECT_TRUE(pays(4, 16 << 10, mbit100));
+  EXPECT_TRUE(pays(4, 20000, mbit100));
+  EXPECT_FALSE(pays(4, 24000, mbit100));
+  // The rate unknown: the one assumed for choices (100 Mbit/s).
+  EXPECT_TRUE(pays(4, 20000, Link{0.05, 0}));
+  EXPECT_FALSE(pays(4, 24000, Link{0.05, 0}));
+  // Copies within kMaxOneShotBytes: 64 ranks of 64 KiB of values would hold 4 MiB x 63.
+  EXPECT_FALSE(pays(64, 1 << 20, Link{0.05, 100 * kGbit}));
+}
+
 TEST(LinkModelTest, InflightCoversTheBandwidthDelayProduct) {
   const size_t seg = 512 << 10;
   EXPECT_EQ(InflightBytes(Link{0, 0}, seg), kMinInflightBytes);  // a LAN: as before
