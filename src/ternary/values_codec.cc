@@ -5,6 +5,8 @@
 #include <cstring>
 #include <limits>
 
+#include "core/status.h"
+
 namespace sieve::algo {
 
 namespace {
