@@ -26,9 +26,11 @@ AlgoChoice Logged(Comm& comm, OpKind kind, size_t bytes, AlgoChoice choice,
   return choice;
 }
 
-// Calls whose one-shot of values lost by the learned rate alone (ChooseTernaryAllReduce).
+// Calls whose one-shot of values lost by the learned rate alone since the last probe
+// (ChooseTernaryAllReduce), and how many make the next probe.
 struct ValuesProbes {
   uint64_t lost_by_rate = 0;
+  uint64_t interval = kValuesProbeFirst;
 };
 
 // Hierarchical, or why not (null): the layout's and SIEVE_ALGO's part of the rule.
@@ -167,6 +169,8 @@ AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_bec
     double values_s = 0;
     bool pays = ValuesOneShotPays(comm.size(), values, link, codes_s, &values_s);
     const char* probe = "";
+    ValuesProbes& probes = comm.State<ValuesProbes>();
+    if (pays) probes = ValuesProbes{};  // on its merits: the wait starts again
     if (!pays && learned) {  // lost by the learned rate alone: probe now and then
       Link assumed = link;
       assumed.rate_Bps = 0;
@@ -175,9 +179,11 @@ AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_bec
       ChooseForLink(comm.size(), wire_bytes, assumed, &unused, comm.config().segment_bytes,
                     segment_wire, codes, &codes_assumed);
       if (ValuesOneShotPays(comm.size(), values, assumed, codes_assumed, &values_assumed) &&
-          ++comm.State<ValuesProbes>().lost_by_rate % kValuesProbeEvery == 0) {
+          ++probes.lost_by_rate == probes.interval) {
         pays = true;
         probe = " (a probe: it pays at the rate assumed when none is known)";
+        probes.lost_by_rate = 0;
+        probes.interval = std::min(2 * probes.interval, kValuesProbeLast);
       }
     }
     if (pays)

@@ -61,15 +61,18 @@ AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes);
 // `values_allowed` (a host call that quantizes its own input on its own rank's
 // stream): the one-shot of values where plan::ValuesOneShotPays (link_model.h), or
 // where SIEVE_ALGO=ONESHOT_VALUES forces it. Where it loses by the learned rate alone
-// (it would pay at the rate assumed when none is known), every kValuesProbeEvery-th
-// such call takes it anyway: the codes' calls of that size are too small to teach a
+// (it would pay at the rate assumed when none is known), a call takes it anyway after
+// kValuesProbeFirst such calls, then after twice as many each time a probe changed
+// nothing (at most kValuesProbeLast), and again after kValuesProbeFirst once a call
+// took it on its merits: the codes' calls of that size are too small to teach a
 // rate (plan::kMinRateSampleBytes) and the values' are not, so bounds learned while
 // TCP's windows were still opening (a communicator's first 32 KiB masked calls at
 // 1 Gbit/s, 50 ms RTT: 76 and 50 ms where one delay is 25 ms, a bound of 0.03
-// Gbit/s) do not keep small calls on the codes for good. A probe costs at most its
-// extra bytes at the assumed rate. Every rank counts alike: the same calls, the same
+// Gbit/s) do not keep small calls on the codes for good, while a link that really is
+// slower pays for ever fewer probes. Every rank counts alike: the same calls, the same
 // agreed rate.
-constexpr uint64_t kValuesProbeEvery = 4;
+constexpr uint64_t kValuesProbeFirst = 4;
+constexpr uint64_t kValuesProbeLast = 256;
 AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_because,
                                   int levels = 1, bool values_allowed = false);
 

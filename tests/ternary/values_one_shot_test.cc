@@ -2,9 +2,10 @@
 // ranks as threads over the loopback transport on a stated 50 ms round trip: a call
 // is a values call where every rank sent (n-1) x 4 bytes per element (its codes' plan
 // sends a sixteenth of that). With the rate unknown a small call takes the values;
-// with a learned rate too low for them, every kValuesProbeEvery-th call still does (a
-// probe), and a stated rate (SIEVE_LINK_RATE) is never probed. Every call, whichever
-// plan ran it, equals the single-process reference bit for bit.
+// with a learned rate too low for them, a call still does after 4 calls that lost, then
+// after 8, 16, ... (a probe that changed nothing doubles the wait), and a stated rate
+// (SIEVE_LINK_RATE) is never probed. Every call, whichever plan ran it, equals the
+// single-process reference bit for bit.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -23,7 +24,7 @@ namespace sieve_test {
 namespace {
 
 constexpr int kRanks = 3;
-constexpr int kCalls = 13;
+constexpr int kCalls = 37;
 constexpr size_t kCount = 4096;  // 16 KiB of float32: values pay at 100 Mbit/s, not at 8
 // Per rank, per call: whether it was a values call.
 std::atomic<int> g_values[kRanks][kCalls];
@@ -33,9 +34,11 @@ int RankFn(int rank, int n, const sieveUniqueId& id) {
   RANK_CHECK(InitComm(rank, n, id, &comm) == 0, "%s", sieveGetLastError(nullptr));
   sieve::Comm* impl = nullptr;
   RANK_CHECK(sieve::CheckComm(comm, &impl).ok(), "no communicator");
-  // Every call proves 8 Mbit/s, whatever it takes: too slow for the values.
-  impl->State<sieve::plan::LinkRate>().SetMeasuredForTest(1e6);
   for (int k = 0; k < kCalls; ++k) {
+    // Calls 0-29 and 32-36 prove 8 Mbit/s, whatever they take: too slow for the values;
+    // calls 30 and 31 prove 1 Gbit/s. Each change makes the window forget.
+    if (k == 0 || k == 32) impl->State<sieve::plan::LinkRate>().SetMeasuredForTest(1e6);
+    if (k == 30) impl->State<sieve::plan::LinkRate>().SetMeasuredForTest(1.25e8);
     TernaryCase c;
     c.input_seed = 70 + k;
     c.nranks = n;
@@ -77,18 +80,22 @@ RankSpec Spec(std::vector<std::pair<std::string, std::string>> extra = {}) {
 }
 
 TEST(ValuesOneShotTest, ALowLearnedRateIsProbedEveryFewCalls) {
-  static_assert(sieve::plan::kValuesProbeEvery == 4, "the pattern below");
+  static_assert(sieve::plan::kValuesProbeFirst == 4, "the pattern below");
   EXPECT_EQ(RunThreadRanks(Spec(), RankFn), "");
   // Call 0: the rate unknown (assumed 100 Mbit/s), values. It agrees on 8 Mbit/s;
-  // from then on the values lose, but every 4th such call probes them.
-  for (int r = 0; r < kRanks; ++r) EXPECT_EQ(Pattern(r), "VcccVcccVcccV") << "rank " << r;
+  // from then on the values lose, but the 4th such call probes them, then the 8th
+  // after it, then the 16th. Calls 30-32 take the values on their merits (the rate
+  // unknown, then 1 Gbit/s, then unknown again), so the wait starts again at 4.
+  for (int r = 0; r < kRanks; ++r)
+    EXPECT_EQ(Pattern(r), "V" "cccV" "cccccccV" "cccccccccccccccV" "c" "VV" "V" "cccV")
+        << "rank " << r;
 }
 
 TEST(ValuesOneShotTest, AStatedRateIsNotProbed) {
   EXPECT_EQ(RunThreadRanks(Spec({{"SIEVE_LINK_RATE", "1m"}}), RankFn), "");
-  for (int r = 0; r < kRanks; ++r) EXPECT_EQ(Pattern(r), "ccccccccccccc") << "rank " << r;
+  for (int r = 0; r < kRanks; ++r) EXPECT_EQ(Pattern(r), std::string(kCalls, 'c')) << "rank " << r;
   EXPECT_EQ(RunThreadRanks(Spec({{"SIEVE_LINK_RATE", "1g"}}), RankFn), "");
-  for (int r = 0; r < kRanks; ++r) EXPECT_EQ(Pattern(r), "VVVVVVVVVVVVV") << "rank " << r;
+  for (int r = 0; r < kRanks; ++r) EXPECT_EQ(Pattern(r), std::string(kCalls, 'V')) << "rank " << r;
 }
 
 }  // namespace
