@@ -33,6 +33,40 @@ struct ValuesProbes {
   uint64_t interval = kValuesProbeFirst;
 };
 
+// Whether the one-shot of values replaces *flat, the codes' plan of model time codes_s at
+// `link`, for `elems` elements: where plan::ValuesOneShotPays, or as a probe where it
+// loses by the learned rate alone (algo_choice.h, ChooseTernaryAllReduce); codes_at
+// gives the codes' plan's model time at another link. The reason joins flat's.
+template <class CodesAt>
+void ConsiderValuesOneShot(Comm& comm, size_t elems, const Link& link, bool learned,
+                           double codes_s, const CodesAt& codes_at, AlgoChoice* flat) {
+  // The values image: float32 values and the rank's rate proposal (ternary/values_codec.h).
+  const size_t values = (elems + 1) * sizeof(float);
+  double values_s = 0;
+  bool pays = ValuesOneShotPays(comm.size(), values, link, codes_s, &values_s);
+  const char* probe = "";
+  ValuesProbes& probes = comm.State<ValuesProbes>();
+  if (pays) probes = ValuesProbes{};  // on its merits: the wait starts again
+  if (!pays && learned) {  // lost by the learned rate alone: probe now and then
+    Link assumed = link;
+    assumed.rate_Bps = 0;
+    double assumed_s = 0;
+    if (ValuesOneShotPays(comm.size(), values, assumed, codes_at(assumed), &assumed_s) &&
+        ++probes.lost_by_rate == probes.interval) {
+      pays = true;
+      probe = " (a probe: it pays at the rate assumed when none is known)";
+      probes.lost_by_rate = 0;
+      probes.interval = std::min(2 * probes.interval, kValuesProbeLast);
+    }
+  }
+  if (pays)
+    *flat = {Algo::kOneShotValues,
+             StrFormat("%s; the one-shot of values %.3g ms%s against the scales' delay and %s, "
+                       "%.3g ms",
+                       flat->why.c_str(), values_s * 1e3, probe, AlgoName(flat->algo),
+                       (link.rtt_s / 2 + codes_s) * 1e3)};
+}
+
 // Hierarchical, or why not (null): the layout's and SIEVE_ALGO's part of the rule.
 const char* HierReason(const Comm& comm, size_t count) {
   const AlgoParam algo = comm.config().algo;
@@ -164,34 +198,13 @@ AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_bec
   if (values_allowed && comm.config().algo == AlgoParam::kOneShotValues) {
     flat = {Algo::kOneShotValues, "SIEVE_ALGO=ONESHOT_VALUES"};
   } else if (values_allowed && codes_s >= 0) {
-    // The values image: float32 values and the rank's rate proposal (ternary/values_codec.h).
-    const size_t values = (elems + 1) * sizeof(float);
-    double values_s = 0;
-    bool pays = ValuesOneShotPays(comm.size(), values, link, codes_s, &values_s);
-    const char* probe = "";
-    ValuesProbes& probes = comm.State<ValuesProbes>();
-    if (pays) probes = ValuesProbes{};  // on its merits: the wait starts again
-    if (!pays && learned) {  // lost by the learned rate alone: probe now and then
-      Link assumed = link;
-      assumed.rate_Bps = 0;
-      std::string unused;
-      double codes_assumed = 0, values_assumed = 0;
-      ChooseForLink(comm.size(), wire_bytes, assumed, &unused, comm.config().segment_bytes,
-                    segment_wire, codes, &codes_assumed);
-      if (ValuesOneShotPays(comm.size(), values, assumed, codes_assumed, &values_assumed) &&
-          ++probes.lost_by_rate == probes.interval) {
-        pays = true;
-        probe = " (a probe: it pays at the rate assumed when none is known)";
-        probes.lost_by_rate = 0;
-        probes.interval = std::min(2 * probes.interval, kValuesProbeLast);
-      }
-    }
-    if (pays)
-      flat = {Algo::kOneShotValues,
-              StrFormat("%s; the one-shot of values %.3g ms%s against the scales' delay and %s, "
-                        "%.3g ms",
-                        flat.why.c_str(), values_s * 1e3, probe, AlgoName(flat.algo),
-                        (link.rtt_s / 2 + codes_s) * 1e3)};
+    // The codes' plan at another rate: Flat again, as above.
+    const auto codes_at = [&](const Link& other) {
+      double other_s = 0;
+      Flat(comm, comm.size(), wire_bytes, true, other, segment_wire, codes, &other_s);
+      return other_s;
+    };
+    ConsiderValuesOneShot(comm, elems, link, learned, codes_s, codes_at, &flat);
   }
   if (hier != nullptr) flat.why += StrFormat("; not hierarchical: %s", flat_because);
   if (learned) flat.why += "; rate learned by this communicator (a proven lower bound)";
