@@ -1,5 +1,5 @@
-// TernaryCompressAbsMax: MaskedCompress and TernaryAbsMax (each dispatched to its
-// ISA path) interleaved a few thousand dense positions at a time.
+// TernaryCompressAbsMax / TernaryCompressor: MaskedCompress and TernaryAbsMax (each
+// dispatched to its ISA path) interleaved a few thousand dense positions at a time.
 #include "kernels/ternary_compress.h"
 
 #include <algorithm>
@@ -44,23 +44,34 @@ void FoldAbsMax(const TernarySource& packed, size_t from, size_t to, float* scal
 
 }  // namespace
 
+TernaryCompressor::TernaryCompressor(const TernarySource& src, const uint64_t* bits,
+                                     size_t count, void* packed, float* scales)
+    : packed_src_(src),
+      in_(static_cast<const char*>(src.data)),
+      out_(static_cast<char*>(packed)),
+      bits_(bits),
+      count_(count),
+      scales_(scales) {
+  packed_src_.data = packed;
+  packed_src_.idx = nullptr;
+  packed_src_.bits = nullptr;
+}
+
+size_t TernaryCompressor::Through(size_t end) {
+  const size_t es = DTypeSize(packed_src_.dtype);
+  while (nnz_ < end && next_ < count_) {
+    const size_t n = std::min(count_ - next_, 64 * kStepWords);
+    const size_t got = MaskedCompress(es, in_ + next_ * es, bits_ + next_ / 64, n, out_ + nnz_ * es);
+    FoldAbsMax(packed_src_, nnz_, nnz_ + got, scales_);
+    nnz_ += got;
+    next_ += n;
+  }
+  return nnz_;
+}
+
 size_t TernaryCompressAbsMax(const TernarySource& src, const uint64_t* bits, size_t count,
                              void* packed, float* scales) {
-  const size_t es = DTypeSize(src.dtype);
-  TernarySource p = src;
-  p.data = packed;
-  p.idx = nullptr;
-  p.bits = nullptr;
-  const char* in = static_cast<const char*>(src.data);
-  char* out = static_cast<char*>(packed);
-  size_t nnz = 0;
-  for (size_t j = 0; j < count; j += 64 * kStepWords) {
-    const size_t n = std::min(count - j, 64 * kStepWords);
-    const size_t got = MaskedCompress(es, in + j * es, bits + j / 64, n, out + nnz * es);
-    FoldAbsMax(p, nnz, nnz + got, scales);
-    nnz += got;
-  }
-  return nnz;
+  return TernaryCompressor(src, bits, count, packed, scales).Through(count);
 }
 
 }  // namespace sieve::kernels

@@ -5,14 +5,45 @@
 #include "ternary/masked_ternary.h"
 
 #include <chrono>
+#include <memory>
 #include <vector>
 
 #include "core/log.h"
 #include "kernels/masked_pack.h"
 #include "kernels/ternary_compress.h"
 #include "plan/algo_choice.h"
+#include "ternary/ternary_scales.h"
 
 namespace sieve::mask {
+
+namespace {
+
+// The masked call's first pass (kernels::TernaryCompressor) as the scales' source:
+// each piece's blocks are gathered, and their abs-maxes taken, just before the piece
+// goes out.
+class GatherForScales : public algo::LocalAbsMax {
+ public:
+  GatherForScales(const kernels::TernarySource& src, const uint64_t* bits, size_t count,
+                  void* packed, size_t nnz)
+      : scales_((nnz + src.block - 1) / src.block), gather_(src, bits, count, packed, scales_.data()) {}
+
+  const float* Through(size_t end) override {
+    if (!gather_.done()) {
+      const auto start = std::chrono::steady_clock::now();
+      gather_.Through(end);
+      seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    return scales_.data();
+  }
+  double seconds() const { return seconds_; }
+
+ private:
+  std::vector<float> scales_;
+  kernels::TernaryCompressor gather_;
+  double seconds_ = 0;
+};
+
+}  // namespace
 
 Status TernaryAllReduceMasked(Comm& comm, const coll::TernaryArgs& args, MaskState& mask) {
   const coll::CollArgs& a = args.base;
@@ -45,34 +76,35 @@ Status TernaryAllReduceMasked(Comm& comm, const coll::TernaryArgs& args, MaskSta
   // when the mask is sparse enough that reading every position would cost
   // more): the quantizing hops then read nnz contiguous elements at the dense
   // kernels' speed. Through the bitmap, the block abs-maxes are taken in the
-  // same pass, so the input is read once before the ring. The last hop still
-  // scatters.
+  // same pass, so the input is read once before the ring, and the pass goes only
+  // as far as each scale piece needs before the piece is sent: the rest of it
+  // runs while the first pieces travel. The last hop still scatters.
   coll::TernaryArgs masked = args;
-  std::vector<float> local_scales;
-  const auto gather_start = std::chrono::steady_clock::now();
+  std::unique_ptr<GatherForScales> gather;
+  double gather_s = 0;
   if (nnz * 16 < a.count) {
+    const auto start = std::chrono::steady_clock::now();
     kernels::MaskedPack(esize, a.send, mask.idx.data(), nnz, packed);
+    gather_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   } else {
-    local_scales.resize((nnz + args.block - 1) / args.block);
     kernels::TernarySource src;
     src.dtype = a.dtype;
     src.data = a.send;
     src.residual = args.residual;  // over packed positions, like the scales
     src.block = args.block;
-    kernels::TernaryCompressAbsMax(src, mask.bits.data(), a.count, packed, local_scales.data());
-    masked.local_scales = local_scales.data();
+    gather = std::make_unique<GatherForScales>(src, mask.bits.data(), a.count, packed, nnz);
+    masked.local_scales = gather.get();
   }
-  SIEVE_TRACE(kLogColl, "masked ternary: gather of %zu of %zu elements%s, %.2f ms", nnz, a.count,
-              local_scales.empty() ? " by index" : " with the block abs-max",
-              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                        gather_start)
-                  .count());
   masked.base.send = packed;
   masked.mask_send_packed = true;
   masked.mask_idx = mask.idx.data();
   masked.mask_bits = mask.bits.data();
   masked.mask_nnz = nnz;
-  return coll::TernaryAllReduce(comm, masked);
+  Status st = coll::TernaryAllReduce(comm, masked);
+  SIEVE_TRACE(kLogColl, "masked ternary: gather of %zu of %zu elements%s, %.2f ms", nnz, a.count,
+              gather == nullptr ? " by index" : " with the block abs-max, as the scales went",
+              (gather == nullptr ? gather_s : gather->seconds()) * 1e3);
+  return st;
 }
 
 Status TernaryAllReduceMaskedPacked(Comm& comm, const coll::TernaryArgs& args, MaskState& mask) {

@@ -344,6 +344,11 @@ Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
                                                          : nullptr,
                                    a.levels, values_allowed)
           .algo;
+  // These two plans read every element before any scale goes out: the caller's
+  // gather, if any, finishes first.
+  if (a.local_scales != nullptr &&
+      (chosen == plan::Algo::kHier || chosen == plan::Algo::kOneShotValues))
+    a.local_scales->Through(elems);
   if (chosen == plan::Algo::kHier) return HierTernary(comm, a);
   if (chosen == plan::Algo::kOneShotValues) {
     algo::TernaryInput input;
@@ -362,10 +367,12 @@ Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
   const Clock::time_point start = Clock::now();
   if (!pipelined) {
     local.assign((elems + a.block - 1) / a.block, 0.0f);
-    if (a.local_scales != nullptr)
-      std::copy(a.local_scales, a.local_scales + local.size(), local.begin());
-    else
+    if (a.local_scales != nullptr) {
+      const float* made = a.local_scales->Through(elems);
+      std::copy(made, made + local.size(), local.begin());
+    } else {
       kernels::TernaryAbsMax(input.src, elems, local.data());
+    }
     input.src.scales = local.data();
     if (comm.size() > 1) SIEVE_RETURN_IF_ERROR(AllReduceScalesMax(comm, a, local.data(), local.size()));
   }
@@ -373,9 +380,7 @@ Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
   if (pipelined) {
     Status st;
     if (a.local_scales != nullptr) {
-      std::copy(a.local_scales, a.local_scales + call->scale_values.size(),
-                call->scale_values.begin());
-      st = call->scales->StartComputed();
+      st = call->scales->StartComputed(*a.local_scales);
     } else {
       st = call->scales->Start(input.src);
     }

@@ -13,6 +13,10 @@
 #include "coll/collectives.h"
 #include "kernels/ternary.h"
 
+namespace sieve::algo {
+class LocalAbsMax;  // ternary/ternary_scales.h
+}  // namespace sieve::algo
+
 namespace sieve::coll {
 
 struct TernaryArgs {
@@ -46,9 +50,10 @@ struct TernaryArgs {
   // than through the mask (the same elements in the same order).
   bool mask_send_packed = false;
   // This rank's block abs-maxes of what it quantizes (ceil(elements / block)),
-  // computed by the caller (the masked call, fused with its gather); null: the
-  // flat call computes them. The hierarchical plan ignores them.
-  const float* local_scales = nullptr;
+  // made by the caller (the masked call, fused with its gather, which then goes on
+  // only as far as each scale piece needs: base.send holds the elements Through
+  // has made); null: the flat call computes them. The hierarchical plan ignores them.
+  algo::LocalAbsMax* local_scales = nullptr;
 };
 
 // What this rank quantizes: sendbuff (gathered through the mask, if any), plus

@@ -71,11 +71,17 @@ void TernaryScales::CarryProposal(float proposal) {
   proposal_ = proposal;
 }
 
-Status TernaryScales::Start(const kernels::TernarySource& src) { return Post(&src); }
+Status TernaryScales::Start(const kernels::TernarySource& src) { return Post(&src, nullptr); }
 
-Status TernaryScales::StartComputed() { return Post(nullptr); }
+Status TernaryScales::StartComputed() { return Post(nullptr, nullptr); }
 
-Status TernaryScales::Post(const kernels::TernarySource* src) {
+Status TernaryScales::StartComputed(LocalAbsMax& local) {
+  Status st = Post(nullptr, &local);
+  local.Through(pieces_.elems);  // the codec may read any element from now on
+  return st;
+}
+
+Status TernaryScales::Post(const kernels::TernarySource* src, LocalAbsMax* local) {
   const int n = ch_.size(), me = ch_.rank();
   const size_t pieces = pieces_.runs.size();
   sent_.assign(pieces, {});
@@ -96,11 +102,16 @@ Status TernaryScales::Post(const kernels::TernarySource* src) {
   for (size_t p = 0; p < pieces; ++p) {
     std::vector<float>& out = sent_[p];
     out.reserve(pieces_.count[p]);
+    const float* made = nullptr;
+    if (local != nullptr && !pieces_.runs[p].empty())
+      made = local->Through(std::min(pieces_.runs[p].back().second * pieces_.block, pieces_.elems));
     for (const auto& run : pieces_.runs[p]) {
       if (src != nullptr) {
         const size_t first = run.first * pieces_.block;
         const size_t last = std::min(run.second * pieces_.block, pieces_.elems);
         kernels::TernaryAbsMax(SourceAt(*src, first), last - first, scales_ + run.first);
+      } else if (made != nullptr) {
+        std::copy(made + run.first, made + run.second, scales_ + run.first);
       }
       for (size_t k = run.first; k < run.second; ++k) out.push_back(OnWire(scales_[k]));
     }

@@ -45,6 +45,17 @@ struct ScalePieces {
 ScalePieces CutScalePieces(size_t elems, size_t block, const std::vector<size_t>& bounds,
                            size_t segments);
 
+// This rank's block abs-maxes, made by the caller as far as a piece needs them (the
+// masked call gathers its kept elements that far), so that the first pieces go out
+// while the rest is still being made.
+class LocalAbsMax {
+ public:
+  virtual ~LocalAbsMax() = default;
+  // Returns every block's abs-max (nblocks floats) once those of the blocks of
+  // elements [0, end) are final, and those elements ready to quantize.
+  virtual const float* Through(size_t end) = 0;
+};
+
 class TernaryScales : public ScaleSource {
  public:
   // `scales`: nblocks floats; this rank's abs-maxes go there and are replaced
@@ -66,6 +77,9 @@ class TernaryScales : public ScaleSource {
   Status Start(const kernels::TernarySource& src);
   // The same when the abs-maxes are in `scales` already (a device rank's).
   Status StartComputed();
+  // The same with the caller's abs-maxes, asked for piece by piece; every element
+  // has been made (local.Through(elems)) when it returns.
+  Status StartComputed(LocalAbsMax& local);
   // ScaleSource: waits for the pieces of the blocks of [offset, offset+elems).
   void Ensure(size_t offset, size_t elems) override;
   Status status() const override { return status_; }
@@ -73,7 +87,8 @@ class TernaryScales : public ScaleSource {
   Status Finish();
 
  private:
-  Status Post(const kernels::TernarySource* src);
+  // This rank's abs-maxes from `src`, from `local`, or in scales_ already (both null).
+  Status Post(const kernels::TernarySource* src, LocalAbsMax* local);
   // Waits for piece p from every peer and folds it into the scales.
   Status Agree(size_t p);
 

@@ -600,6 +600,30 @@ TEST(TernaryIsaTest, CompressAbsMaxMatchesCompressThenAbsMax) {
                 << "scale " << b << ": " << scales[b] << " vs " << want_scales[b];
           ASSERT_EQ(scales[nblocks], -1.0f);
         });
+        // The same pass in parts, as the scale pieces ask for it (block ends, rising):
+        // each part packs at least what it was asked for, the blocks wholly below
+        // what it packed are final, and the parts add up to the same bits.
+        ForEachIsa([&] {
+          std::vector<char> got_packed(nnz * es + 1, 0x3c);
+          std::vector<float> scales(nblocks + 1, -1.0f);
+          TernaryCompressor gather(src, bits.data(), count, got_packed.data(), scales.data());
+          size_t end = 0;
+          while (!gather.done()) {
+            end = std::min(nnz, end + block * (1 + rng() % 3));
+            const size_t made = gather.Through(end);
+            ASSERT_GE(made, end);
+            ASSERT_LE(made, nnz);
+            for (size_t b = 0; b < made / block; ++b)
+              ASSERT_TRUE(SameFloat(scales[b], want_scales[b])) << "after " << made << ", scale " << b;
+            if (made == nnz && end == nnz) break;
+          }
+          ASSERT_EQ(gather.Through(nnz), nnz);
+          ASSERT_EQ(std::memcmp(got_packed.data(), want_packed.data(), nnz * es), 0);
+          ASSERT_EQ(got_packed.back(), 0x3c);
+          for (size_t b = 0; b < nblocks; ++b)
+            ASSERT_TRUE(SameFloat(scales[b], want_scales[b])) << "scale " << b;
+          ASSERT_EQ(scales[nblocks], -1.0f);
+        });
       }
 }
 
