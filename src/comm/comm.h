@@ -84,6 +84,9 @@ class Comm {
     uint64_t dense_fallbacks = 0;
     uint64_t mask_mismatches = 0;
     uint64_t subnet_collectives = 0;
+    // Seconds calls waited for peers before their data could start (a quantized
+    // call's scales): mostly the peers arriving later, which no choice of mode saves.
+    double peer_wait_s = 0;
   };
   Stats& stats() { return root_->stats_; }
 

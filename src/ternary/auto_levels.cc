@@ -108,9 +108,12 @@ void MeasureKernels(int nranks, AutoMeasurements* m) {
 // bound, which makes the wire's share look larger and so the kernels cheaper: the error
 // leans toward compression), its kernels' real cost per element, waits for slower ranks
 // included (the one-time measurement is one rank's kernels on a small buffer in cache;
-// the call's are not).
+// the call's are not). What the call spent waiting for its peers to arrive (`peer_wait`
+// beyond one delay: a peer still computing, or descheduled) is not the kernels' cost:
+// a dense call would have waited as long. Counted in, one late peer made a 4M-element
+// call look 20x slower to encode and turned auto to dense for good.
 void Observe(Comm& comm, AutoState& s, double rate, int levels, size_t elements,
-             size_t element_bytes, uint64_t sent, double seconds) {
+             size_t element_bytes, uint64_t sent, double seconds, double peer_wait) {
   if (levels == plan::kAutoDense) {
     if (comm.config().link_rate > 0) return;
     // The flat rule the dense (or masked) all-reduce took; a hierarchical run crossed
@@ -132,7 +135,8 @@ void Observe(Comm& comm, AutoState& s, double rate, int levels, size_t elements,
   if (s.injected || sent < plan::kMinRateSampleBytes || !(rate > 0)) return;
   const double e = static_cast<double>(elements);
   const double latency = (comm.size() - 1) * comm.link_rtt_s();
-  const double kernels_s = seconds - static_cast<double>(sent) / rate - latency;
+  const double late_peers = std::max(0.0, peer_wait - comm.link_rtt_s() / 2);
+  const double kernels_s = seconds - late_peers - static_cast<double>(sent) / rate - latency;
   const int i = plan::AutoLevelIndex(levels);
   const double factor = i >= 0 ? s.local.codec_factor[i] : 1.0;
   if (kernels_s > 0)
@@ -216,6 +220,7 @@ Status RunWithAutoLevels(Comm& comm, size_t elements, kernels::DType dtype, size
   }
   s.last_levels.store(choice.levels);
   const uint64_t sent0 = comm.stats().traffic.sent;
+  const double waited0 = comm.stats().peer_wait_s;
   const Clock::time_point t0 = Clock::now();
   lock.unlock();  // the call may take long; the test hook must not wait on it
   SIEVE_RETURN_IF_ERROR(run(choice.levels));
@@ -223,8 +228,14 @@ Status RunWithAutoLevels(Comm& comm, size_t elements, kernels::DType dtype, size
   lock.lock();
   const double rate = in.link.rate_Bps > 0 ? in.link.rate_Bps : in.rate_lower_Bps;
   Observe(comm, s, rate, choice.levels, elements, in.element_bytes,
-          comm.stats().traffic.sent - sent0, seconds);
+          comm.stats().traffic.sent - sent0, seconds, comm.stats().peer_wait_s - waited0);
   return Status::OK();
+}
+
+AutoMeasurements AutoLocalMeasurements(Comm& comm) {
+  AutoState& s = comm.State<AutoState>();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.local;
 }
 
 int LastAutoLevels(Comm& comm) { return comm.State<AutoState>().last_levels.load(); }

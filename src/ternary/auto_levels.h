@@ -4,7 +4,8 @@
 // What a rank measures: its kernels' cost per element (the quantized path's and
 // the dense reduction's, timed once per communicator on a small buffer at its
 // first auto call, at every L of plan::kAutoLevels, then the quantized path's from its
-// own quantized calls: their time less the bytes at the rate). The link's rate is
+// own quantized calls: their time less the bytes at the rate and less what they waited
+// for peers that arrived late). The link's rate is
 // SIEVE_LINK_RATE where set; else the communicator's one rate learner
 // (plan/link_rate.h) holds a proven lower bound on it, agreed by every rank, which the
 // algorithm choice reads too: auto's dense calls feed it (quantized calls feed it
@@ -54,6 +55,9 @@ struct AutoMeasurements {
   // At plan::kAutoLevels[i] over L = 1.
   double codec_factor[plan::kNumAutoLevels] = {1, 1, 1, 1, 1, 1, 1};
 };
+// What this rank has measured so far (its kernels, as its calls refine them), before
+// the agreement takes the max over the ranks.
+AutoMeasurements AutoLocalMeasurements(Comm& comm);
 // Tests: these replace what this rank measures, from its next auto call on, which
 // agrees anew (every rank must call it before the same auto call).
 void SetAutoMeasurementsForTest(Comm& comm, const AutoMeasurements& m);

@@ -152,6 +152,7 @@ Status Exchange(Comm& comm, TernaryCall& call, algo::Codec& codec,
   const double data_ms = MsSince(start);
   const uint64_t sent = comm.stats().traffic.sent - sent0;
   const double waited = call.scales != nullptr ? call.scales->waited_s() - waited0 : 0.0;
+  comm.stats().peer_wait_s += waited;
   const Clock::time_point concluding = Clock::now();
   Status st = call.ch.Conclude(data);
   SIEVE_TRACE(kLogColl,
@@ -374,7 +375,11 @@ Status TernaryAllReduce(Comm& comm, const TernaryArgs& a) {
       kernels::TernaryAbsMax(input.src, elems, local.data());
     }
     input.src.scales = local.data();
-    if (comm.size() > 1) SIEVE_RETURN_IF_ERROR(AllReduceScalesMax(comm, a, local.data(), local.size()));
+    if (comm.size() > 1) {
+      const Clock::time_point agreeing = Clock::now();
+      SIEVE_RETURN_IF_ERROR(AllReduceScalesMax(comm, a, local.data(), local.size()));
+      comm.stats().peer_wait_s += MsSince(agreeing) * 1e-3;
+    }
   }
   std::shared_ptr<TernaryCall> call = OpenCall(comm, a, elems, chosen, pipelined);
   if (pipelined) {

@@ -16,6 +16,8 @@
 #include <cstring>
 #include <vector>
 
+#include <unistd.h>
+
 #include "api/arg_check.h"
 #include "plan/compression_choice.h"
 #include "plan/link_rate.h"
@@ -172,6 +174,56 @@ TEST(AutoLevelsTest, RanksWithDifferentMeasurementsMakeOneChoiceBitIdenticalToIt
   EXPECT_EQ(log.Count("auto: all-reduce of 65536 elements"), kRanks * (1 + switches));
   EXPECT_EQ(log.Count("q1 -> q"), kRanks);
   EXPECT_EQ(log.Count("dense -> q1 (rate not known, at its lower bound"), kRanks);
+}
+
+// A peer that comes late to a quantized call (still computing, or descheduled) makes
+// the others wait; that wait is not their kernels' cost, since a dense call would wait
+// as long. Rank 2 sleeps 300 ms before auto calls: the codec cost the other ranks
+// learn stays near what the kernels take (a 300 ms wait over this call's elements
+// would read as ~1.1 us per element, auto would turn dense for good). Only calls that
+// do not agree (the 5th on): an agreement, before the call, would absorb the wait.
+std::atomic<double> g_learned_codec[kRanks];
+constexpr size_t kLateCount = 1 << 18;  // its codes are over plan::kMinRateSampleBytes
+constexpr int kLateCalls = 8;
+
+int RankFnLatePeer(int rank, int n, const sieveUniqueId& id) {
+  sieveComm_t comm = nullptr;
+  RANK_CHECK(InitComm(rank, n, id, &comm) == 0, "%s", sieveGetLastError(nullptr));
+  sieve::Comm* impl = nullptr;
+  RANK_CHECK(sieve::CheckComm(comm, &impl).ok(), "no communicator");
+  std::vector<float> in(kLateCount), out(kLateCount);
+  for (size_t i = 0; i < kLateCount; ++i)
+    in[i] = static_cast<float>(((i * 7919 + rank * 104729) % 2001)) * 1e-3f - 1.0f;
+  for (int k = 0; k < kLateCalls; ++k) {
+    if (rank == 2 && k >= 5) usleep(300 * 1000);
+    sieveTernaryParams_t params{11, static_cast<uint64_t>(k), 0, nullptr, 0};
+    RANK_CHECK(sieveAllReduceQuantized(in.data(), out.data(), kLateCount, sieveFloat32, sieveAvg,
+                                       SIEVE_LEVELS_AUTO, &params, comm, nullptr) == sieveSuccess,
+               "auto: %s", sieveGetLastError(comm));
+    int levels = -2;
+    RANK_CHECK(sieveCommGetAutoLevels(comm, &levels) == sieveSuccess, "%s",
+               sieveGetLastError(comm));
+    RANK_CHECK(levels != SIEVE_LEVELS_DENSE, "call %d went dense", k);
+  }
+  g_learned_codec[rank].store(sieve::ternary::AutoLocalMeasurements(*impl).codec_s_per_element);
+  sieveCommDestroy(comm);
+  return 0;
+}
+
+TEST(AutoLevelsTest, WaitingForALatePeerIsNotCountedAsKernelTime) {
+  RankSpec spec;
+  spec.nranks = kRanks;
+  // A slow stated link (10 MB/s): the quantized levels pay.
+  spec.env = {{"SIEVE_TRANSPORT", "LOOPBACK"}, {"SIEVE_TIMEOUT", "60"},
+              {"SIEVE_LINK_RATE", "10m"}};
+  EXPECT_EQ(RunThreadRanks(spec, RankFnLatePeer), "");
+  for (int r = 0; r < kRanks; ++r) {
+    const double per_element = g_learned_codec[r].load();
+    EXPECT_GT(per_element, 0) << "rank " << r;
+    // The kernels here take a few ns per element (tens under sanitizers); the wait
+    // alone would add 300 ms / 262144 = 1.1 us.
+    EXPECT_LT(per_element, 0.5e-6) << "rank " << r;
+  }
 }
 
 }  // namespace
