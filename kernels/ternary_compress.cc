@@ -44,8 +44,8 @@ void FoldAbsMax(const TernarySource& packed, size_t from, size_t to, float* scal
 
 }  // namespace
 
-TernaryCompressor::TernaryCompressor(const TernarySource& src, const uint64_t* bits,
-                                     size_t count, void* packed, float* scales)
+TernaryCompressor::TernaryCompressor(const TernarySource& src, const uint64_t* bits, size_t count,
+                                     void* packed, float* scales)
     : packed_src_(src),
       in_(static_cast<const char*>(src.data)),
       out_(static_cast<char*>(packed)),
@@ -61,7 +61,8 @@ size_t TernaryCompressor::Through(size_t end) {
   const size_t es = DTypeSize(packed_src_.dtype);
   while (nnz_ < end && next_ < count_) {
     const size_t n = std::min(count_ - next_, 64 * kStepWords);
-    const size_t got = MaskedCompress(es, in_ + next_ * es, bits_ + next_ / 64, n, out_ + nnz_ * es);
+    const size_t got =
+        MaskedCompress(es, in_ + next_ * es, bits_ + next_ / 64, n, out_ + nnz_ * es);
     FoldAbsMax(packed_src_, nnz_, nnz_ + got, scales_);
     nnz_ += got;
     next_ += n;

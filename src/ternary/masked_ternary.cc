@@ -25,7 +25,8 @@ class GatherForScales : public algo::LocalAbsMax {
  public:
   GatherForScales(const kernels::TernarySource& src, const uint64_t* bits, size_t count,
                   void* packed, size_t nnz)
-      : scales_((nnz + src.block - 1) / src.block), gather_(src, bits, count, packed, scales_.data()) {}
+      : scales_((nnz + src.block - 1) / src.block),
+        gather_(src, bits, count, packed, scales_.data()) {}
 
   const float* Through(size_t end) override {
     if (!gather_.done()) {

@@ -614,7 +614,8 @@ TEST(TernaryIsaTest, CompressAbsMaxMatchesCompressThenAbsMax) {
             ASSERT_GE(made, end);
             ASSERT_LE(made, nnz);
             for (size_t b = 0; b < made / block; ++b)
-              ASSERT_TRUE(SameFloat(scales[b], want_scales[b])) << "after " << made << ", scale " << b;
+              ASSERT_TRUE(SameFloat(scales[b], want_scales[b]))
+                  << "after " << made << ", scale " << b;
             if (made == nnz && end == nnz) break;
           }
           ASSERT_EQ(gather.Through(nnz), nnz);

@@ -9,14 +9,13 @@
 #include "ternary/auto_levels.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
-
-#include <unistd.h>
 
 #include "api/arg_check.h"
 #include "plan/compression_choice.h"
@@ -214,8 +213,7 @@ TEST(AutoLevelsTest, WaitingForALatePeerIsNotCountedAsKernelTime) {
   RankSpec spec;
   spec.nranks = kRanks;
   // A slow stated link (10 MB/s): the quantized levels pay.
-  spec.env = {{"SIEVE_TRANSPORT", "LOOPBACK"}, {"SIEVE_TIMEOUT", "60"},
-              {"SIEVE_LINK_RATE", "10m"}};
+  spec.env = {{"SIEVE_TRANSPORT", "LOOPBACK"}, {"SIEVE_TIMEOUT", "60"}, {"SIEVE_LINK_RATE", "10m"}};
   EXPECT_EQ(RunThreadRanks(spec, RankFnLatePeer), "");
   for (int r = 0; r < kRanks; ++r) {
     const double per_element = g_learned_codec[r].load();

@@ -104,7 +104,8 @@ TEST(LocalAbsMaxTest, EachPieceGoesOutBeforeTheNextIsMade) {
   const sieve::algo::ScalePieces pieces =
       sieve::algo::CutScalePieces(kElems, kBlock, {0, kElems}, kSegments);
   std::vector<size_t> want;
-  for (const auto& runs : pieces.runs) want.push_back(std::min(runs.back().second * kBlock, kElems));
+  for (const auto& runs : pieces.runs)
+    want.push_back(std::min(runs.back().second * kBlock, kElems));
   want.push_back(kElems);
   ASSERT_GT(want.size(), 2u);
   for (int r = 0; r < kRanks; ++r) EXPECT_EQ(g_asked[r], want) << "rank " << r;
