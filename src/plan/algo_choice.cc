@@ -120,9 +120,11 @@ AlgoChoice Flat(const Comm& comm, int n, size_t bytes, bool one_shot, const Link
   if (bytes <= config.tree_threshold) {
     if (!TreeOnLan(n, bytes, link))
       return {Algo::kRing,
-              StrFormat("at most SIEVE_TREE_THRESHOLD (%zu) bytes, but at %.3g Gbit/s the "
+              StrFormat("at most SIEVE_TREE_THRESHOLD (%zu) bytes, but at %.3g Gbit/s%s the "
                         "tree's extra bytes cost more than its two fewer steps",
-                        config.tree_threshold, link.rate_Bps * 8e-9)};
+                        config.tree_threshold,
+                        (link.rate_Bps > 0 ? link.rate_Bps : kChoiceRateBps) * 8e-9,
+                        link.rate_Bps > 0 ? "" : " (rate unknown, assumed)")};
     return {Algo::kTree, StrFormat("at most SIEVE_TREE_THRESHOLD (%zu) bytes on 3 or more ranks",
                                    config.tree_threshold)};
   }

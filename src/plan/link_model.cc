@@ -95,10 +95,9 @@ bool ValuesOneShotPays(int n, size_t value_bytes, const Link& link, double codes
 }
 
 bool TreeOnLan(int n, size_t bytes, const Link& link) {
-  if (!(link.rate_Bps > 0)) return true;
-  const double b = static_cast<double>(bytes);
-  const double tree_s = 2.0 * TreeDepth(n) * kLanStepS + 3.0 * b / link.rate_Bps;
-  const double ring_s = 2.0 * (n - 1) * kLanStepS + 2.0 * (n - 1) / n * b / link.rate_Bps;
+  const double b = static_cast<double>(bytes), r = RateOr(link, kChoiceRateBps);
+  const double tree_s = 2.0 * TreeDepth(n) * kLanStepS + 3.0 * b / r;
+  const double ring_s = 2.0 * (n - 1) * kLanStepS + 2.0 * (n - 1) / n * b / r;
   return tree_s < ring_s + kLanTreeMarginS;
 }
 

@@ -105,9 +105,13 @@ bool ValuesOneShotPays(int n, size_t value_bytes, const Link& link, double codes
                        double* values_s);
 
 // On a LAN, whether the tree replaces the ring for `bytes` on n ranks (the caller
-// checked SIEVE_TREE_THRESHOLD): with the rate unknown, yes (the size rule); with
-// it known, unless its extra bytes (up to 3 B against the ring's 2(n-1)/n B) cost
-// more than its fewer steps (kLanStepS each) save plus kLanTreeMarginS: at 100
+// checked SIEVE_TREE_THRESHOLD): unless its extra bytes (up to 3 B against the
+// ring's 2(n-1)/n B) cost more than its fewer steps (kLanStepS each) save plus
+// kLanTreeMarginS, at the link's rate or, unknown, at kChoiceRateBps (the slowest
+// links Sieve is for, as the latency model assumes; a ring call then teaches a
+// learning communicator the rate; the tree's leaves, sending a third of the bytes,
+// often prove nothing: a 1 MiB masked ternary call on 4 ranks at 100 Mbit/s took the
+// tree for good, 19.6 ms against the ring's ~8, before the tree rule assumed it): at 100
 // Mbit/s a 64 KiB tree costs 8 ms more on the wire than the ring, at 1 Gbit/s
 // 0.8 ms, where the tree still measured faster (0.67 against 0.95 ms, 4 ranks,
 // 256 KiB ternary): the margin keeps rates learned from CPU-bound calls from moving

@@ -48,8 +48,9 @@ TEST(LinkModelTest, AKnownRateGivesThePipelinedRing) {
 
 TEST(LinkModelTest, OnALanTheTreeOnlyWhereItsExtraBytesAreCheap) {
   const size_t b = 64 << 10;
-  EXPECT_TRUE(TreeOnLan(4, b, Link{0, 0}));             // the rate unknown: the size rule
   EXPECT_FALSE(TreeOnLan(4, b, Link{0, 100 * kMbit}));  // 8 ms more on the wire
+  EXPECT_FALSE(TreeOnLan(4, b, Link{0, 0}));  // the rate unknown: judged at kChoiceRateBps
+  EXPECT_TRUE(TreeOnLan(4, 1 << 10, Link{0, 0}));
   EXPECT_FALSE(TreeOnLan(4, b, Link{0, 50 * kMbit}));
   EXPECT_TRUE(TreeOnLan(4, b, Link{0, kGbit}));  // 0.8 ms more: within the margin
   EXPECT_TRUE(TreeOnLan(4, b, Link{0, 10 * kGbit}));
