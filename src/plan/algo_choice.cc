@@ -15,14 +15,34 @@ namespace {
 
 using algo::OpKind;
 
-AlgoChoice Logged(Comm& comm, OpKind kind, size_t bytes, AlgoChoice choice,
-                  const char* variant = "") {
+AlgoChoice Logged(Comm& comm, OpKind kind, size_t bytes, AlgoChoice choice) {
   const char* what = algo::OpKindName(kind);
-  // Keyed by the algorithm (and `variant`) too: calls of one size class may choose
-  // differently.
-  if (comm.FirstUse(std::string(what) + ": " + AlgoName(choice.algo) + variant, bytes))
+  // Keyed by the algorithm (and whether the rate was learned) too: calls of one size
+  // class may choose differently.
+  if (comm.FirstUse(std::string(what) + ": " + AlgoName(choice.algo) +
+                        (choice.learned_rate ? " (learned rate)" : ""),
+                    bytes))
     SIEVE_INFO(kLogColl, "%s of %zu bytes on %d ranks: %s (%s)", what, bytes, comm.size(),
                AlgoName(choice.algo), choice.why.c_str());
+  return choice;
+}
+
+// The link the choice plans for: SIEVE_LINK_RATE's rate, else the rate this
+// communicator learned (plan/link_rate.h: agreed, so the same on every rank), else
+// none; *learned says whether it is the learned one.
+Link LinkForChoice(Comm& comm, bool* learned) {
+  Link link = LinkOf(comm);
+  const double rate = comm.State<LinkRate>().rate();
+  *learned = !(link.rate_Bps > 0) && rate > 0;
+  if (*learned) link.rate_Bps = rate;
+  return link;
+}
+
+// A choice made at the learned rate says so.
+AlgoChoice AtLearnedRate(AlgoChoice choice, bool learned) {
+  if (!learned) return choice;
+  choice.why += "; rate learned by this communicator (a proven lower bound)";
+  choice.learned_rate = true;
   return choice;
 }
 
@@ -163,8 +183,10 @@ AlgoChoice ChooseAllReduce(Comm& comm, size_t count, size_t bytes) {
   return Logged(comm, OpKind::kAllReduce, bytes, ChooseDenseFlat(comm, bytes));
 }
 
-AlgoChoice ChooseDenseFlat(const Comm& comm, size_t bytes) {
-  return Flat(comm, comm.size(), bytes, true, LinkOf(comm));
+AlgoChoice ChooseDenseFlat(Comm& comm, size_t bytes) {
+  bool learned = false;
+  const Link link = LinkForChoice(comm, &learned);
+  return AtLearnedRate(Flat(comm, comm.size(), bytes, true, link), learned);
 }
 
 AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes) {
@@ -186,10 +208,8 @@ AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_bec
                   {Algo::kHier, StrFormat("%s: dense sums inside hosts, quantized once between "
                                           "hosts",
                                           hier)});
-  Link link = LinkOf(comm);
-  const double learned_rate = comm.State<LinkRate>().rate();
-  const bool learned = !(link.rate_Bps > 0) && learned_rate > 0;
-  if (learned) link.rate_Bps = learned_rate;
+  bool learned = false;
+  const Link link = LinkForChoice(comm, &learned);
   // A segment on the wire holds as many elements as a float32 input's segment.
   const size_t segment_wire = kernels::TernaryPackedBytes(
       comm.config().segment_bytes / sizeof(float), kernels::TernaryBits(comm.size() * levels));
@@ -209,9 +229,8 @@ AlgoChoice ChooseTernaryAllReduce(Comm& comm, size_t elems, const char* flat_bec
     ConsiderValuesOneShot(comm, elems, link, learned, codes_s, codes_at, &flat);
   }
   if (hier != nullptr) flat.why += StrFormat("; not hierarchical: %s", flat_because);
-  if (learned) flat.why += "; rate learned by this communicator (a proven lower bound)";
-  return Logged(comm, OpKind::kTernaryAllReduce, wire_bytes, std::move(flat),
-                learned ? " (learned rate)" : "");
+  return Logged(comm, OpKind::kTernaryAllReduce, wire_bytes,
+                AtLearnedRate(std::move(flat), learned));
 }
 
 AlgoChoice ChooseGroupExchange(const Comm& comm, int n, size_t bytes) {

@@ -29,6 +29,7 @@ const char* AlgoName(Algo algo);
 struct AlgoChoice {
   Algo algo = Algo::kRing;
   std::string why;  // for the INFO line: "at most SIEVE_TREE_THRESHOLD (65536) bytes on 3+ ranks"
+  bool learned_rate = false;  // made at the rate the communicator learned (plan/link_rate.h)
 };
 
 // The dense all-reduce of `count` elements, `bytes` of them: hierarchical on a
@@ -44,8 +45,11 @@ AlgoChoice ChooseAllReduce(Comm& comm, size_t count, size_t bytes);
 
 // The flat rule of the dense and masked all-reduces for `bytes` on the wire, not
 // logged: what a call that did not take the hierarchical plan ran (auto's dense calls
-// tell the rate learner, plan/link_rate.h).
-AlgoChoice ChooseDenseFlat(const Comm& comm, size_t bytes);
+// tell the rate learner, plan/link_rate.h). Where SIEVE_LINK_RATE is unset, the rate
+// the communicator learned (from its ternary, quantized and auto calls) decides, as
+// for the ternary all-reduce: on a LAN the tree where its extra bytes are cheap at
+// that rate, on a link with latency the link model's pick.
+AlgoChoice ChooseDenseFlat(Comm& comm, size_t bytes);
 
 // The masked all-reduce of `nnz` kept elements (`packed_bytes` packed): the dense
 // rules on the packed vector (the hierarchical plan packs first).

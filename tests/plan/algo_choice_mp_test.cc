@@ -134,6 +134,35 @@ TEST(AlgoChoice, TernaryCallsLearnTheRate) {
             "");
 }
 
+// A dense call reads the rate the ternary calls taught (SIEVE_LINK_RATE unset): the
+// same 40 KB all-reduce chooses at the assumed rate before any ternary call and at
+// the learned one after, and its line says which. Every rank reads the same agreed
+// rate (the fingerprint carries the algorithm, so a rank that chose otherwise would
+// fail the call).
+TEST(AlgoChoice, DenseCallsReadTheLearnedRate) {
+  EXPECT_EQ(RunRanks(Spec(3),
+                     [](int rank, int n, const sieveUniqueId& id) {
+                       sieveComm_t comm = nullptr;
+                       RANK_CHECK(InitComm(rank, n, id, &comm) == 0, "%s",
+                                  sieveGetLastError(nullptr));
+                       if (AllReduce(comm, 10000) != 0) return 1;
+                       for (uint64_t i = 0; i < 4; ++i)
+                         if (Ternary(comm, 140001, 0, i) != 0) return 1;
+                       if (AllReduce(comm, 10000) != 0) return 1;
+                       RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+                       const std::string log = ReadOwnLog();
+                       std::remove(OwnLogPath().c_str());
+                       RANK_CHECK(Lines(log, {"allreduce of 40000 bytes on 3 ranks: ring",
+                                              "(rate unknown, assumed)"}) == 1,
+                                  "dense line before:\n%s", log.c_str());
+                       RANK_CHECK(Lines(log, {"allreduce of 40000 bytes on 3 ranks",
+                                              "rate learned by this communicator"}) == 1,
+                                  "dense line after:\n%s", log.c_str());
+                       return 0;
+                     }),
+            "");
+}
+
 // One host: SIEVE_ALGO=RING forces the ring even for a small call, and says so.
 TEST(AlgoChoice, ForcedRingSaysSo) {
   EXPECT_EQ(RunRanks(Spec(3, {{"SIEVE_ALGO", "ring"}}),
