@@ -68,16 +68,17 @@ std::vector<size_t> ScratchPlan(Comm& comm, CollKind kind, const coll::CollArgs&
       requests.push_back(bytes * static_cast<size_t>(n));  // the full work buffer
       if (n > 1) RingScratch(algo::EqualBlocks(args.count, n), es, seg, &requests);
       break;
-    default:  // the flat all-reduce
+    default:  // the flat all-reduce: whichever algorithm it may take when it runs
       if (n == 1) break;
-      const plan::Algo chosen = plan::ChooseAllReduce(comm, args.count, bytes).algo;
-      if (chosen == plan::Algo::kTree) {
-        for (size_t c = 0; c < algo::TreeChildren(rank, n).size(); ++c)
-          requests.push_back(bytes + whole_segments);  // each child's receive
-      } else if (chosen == plan::Algo::kOneShot) {
-        requests.insert(requests.end(), n, bytes);  // every rank's image, ours included
-      } else {
-        RingScratch(algo::BalancedSplit(args.count, n), es, seg, &requests);
+      for (plan::Algo chosen : plan::DenseFlatCandidates(comm, bytes)) {
+        if (chosen == plan::Algo::kTree) {
+          for (size_t c = 0; c < algo::TreeChildren(rank, n).size(); ++c)
+            requests.push_back(bytes + whole_segments);  // each child's receive
+        } else if (chosen == plan::Algo::kOneShot) {
+          requests.insert(requests.end(), n, bytes);  // every rank's image, ours included
+        } else {
+          RingScratch(algo::BalancedSplit(args.count, n), es, seg, &requests);
+        }
       }
       break;
   }

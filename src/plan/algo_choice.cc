@@ -184,9 +184,20 @@ AlgoChoice ChooseAllReduce(Comm& comm, size_t count, size_t bytes) {
 }
 
 AlgoChoice ChooseDenseFlat(Comm& comm, size_t bytes) {
+  // On a link with latency the stated or assumed rate decides (algo_choice.h).
+  if (LatencyMatters(LinkOf(comm))) return Flat(comm, comm.size(), bytes, true, LinkOf(comm));
   bool learned = false;
   const Link link = LinkForChoice(comm, &learned);
   return AtLearnedRate(Flat(comm, comm.size(), bytes, true, link), learned);
+}
+
+std::vector<Algo> DenseFlatCandidates(Comm& comm, size_t bytes) {
+  const Config& config = comm.config();
+  const Link stated = LinkOf(comm);
+  if (config.algo == AlgoParam::kAuto && !(stated.rate_Bps > 0) && !LatencyMatters(stated) &&
+      comm.size() >= 3 && bytes <= config.tree_threshold)
+    return {Algo::kRing, Algo::kTree};
+  return {ChooseDenseFlat(comm, bytes).algo};
 }
 
 AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes) {

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "algo/allreduce.h"
 #include "comm/comm.h"
@@ -45,11 +46,20 @@ AlgoChoice ChooseAllReduce(Comm& comm, size_t count, size_t bytes);
 
 // The flat rule of the dense and masked all-reduces for `bytes` on the wire, not
 // logged: what a call that did not take the hierarchical plan ran (auto's dense calls
-// tell the rate learner, plan/link_rate.h). Where SIEVE_LINK_RATE is unset, the rate
-// the communicator learned (from its ternary, quantized and auto calls) decides, as
-// for the ternary all-reduce: on a LAN the tree where its extra bytes are cheap at
-// that rate, on a link with latency the link model's pick.
+// tell the rate learner, plan/link_rate.h). On a local link where SIEVE_LINK_RATE is
+// unset, the rate the communicator learned (from its ternary, quantized and auto
+// calls) decides the tree rule, as for the ternary all-reduce. On a link with latency
+// the stated (else assumed) rate decides: there the learned one could move a call
+// among ring, tree, direct and one-shot, whose scratch the direct device path
+// reserves at enqueue (DenseFlatCandidates), before the calls queued ahead of it
+// have run and changed what was learned.
 AlgoChoice ChooseDenseFlat(Comm& comm, size_t bytes);
+
+// Every flat algorithm a dense call of `bytes` may run when it reaches the front of
+// the communicator's queue, whatever the calls queued ahead of it learn: the ring and
+// the tree where the LAN tree rule reads the learned rate, else ChooseDenseFlat's one
+// choice. The direct device path reserves scratch for each (gpu/direct_collectives.cc).
+std::vector<Algo> DenseFlatCandidates(Comm& comm, size_t bytes);
 
 // The masked all-reduce of `nnz` kept elements (`packed_bytes` packed): the dense
 // rules on the packed vector (the hierarchical plan packs first).

@@ -22,6 +22,8 @@
 #include <thread>
 #include <vector>
 
+#include "api/arg_check.h"
+#include "plan/link_rate.h"
 #include "support/fake_memory.h"
 #include "kernels/dtype.h"
 #include "support/mp_harness.h"
@@ -357,6 +359,66 @@ int KernelFailureFailsEveryRank(int rank, int n, const sieveUniqueId& id) {
 
 TEST(DeviceDirectFakeMp, AFailingDeviceKernelFailsTheCollectiveOnEveryRank) {
   EXPECT_EQ(RunRanks(Spec(3, "FORCE"), KernelFailureFailsEveryRank), "");
+}
+
+// A dense call queued behind ternary calls that teach the rate runs what the rate
+// learned by then chooses (the LAN tree rule: a 40 KB call on 3 ranks, ring before
+// anything was learned, tree after; every rank measures 8 Gbit/s, injected so that a
+// loaded host cannot change it), while its scratch was reserved at enqueue, before any
+// of them ran: the reservation covers the ring and the tree both
+// (plan::DenseFlatCandidates). The stream is paused until every call is queued.
+int QueuedBehindLearning(int rank, int n, const sieveUniqueId& id) {
+  RemoveOwnLog remove_log;
+  ScopedFakeRuntime rt;
+  FakeMemory mem(&rt);
+  sieveComm_t comm = nullptr;
+  RANK_CHECK(sieveCommInitRank(&comm, n, id, rank) == sieveSuccess, "init");
+  sieve::Comm* impl = nullptr;
+  RANK_CHECK(sieve::CheckComm(comm, &impl).ok(), "no communicator");
+  impl->State<sieve::plan::LinkRate>().SetMeasuredForTest(1e9);
+  const size_t tcount = 140001, dcount = 10000;
+  std::vector<float> g(tcount), x(dcount), out(dcount);
+  for (size_t i = 0; i < tcount; ++i) g[i] = static_cast<float>((i * 7 + rank) % 13) - 6.0f;
+  for (size_t i = 0; i < dcount; ++i) x[i] = static_cast<float>(rank + 1 + i % 5);
+  float* dg = static_cast<float*>(mem.Alloc(tcount * 4));
+  float* dx = static_cast<float*>(mem.Alloc(dcount * 4));
+  mem.Upload(dg, g.data(), tcount * 4);
+  mem.Upload(dx, x.data(), dcount * 4);
+  mem.fake_stream().Pause(true);
+  sieveTernaryParams_t p = {};
+  p.seed = 5;
+  for (uint64_t step = 0; step < 4; ++step) {
+    p.step = step;
+    RANK_CHECK(sieveAllReduceTernary(dg, dg, tcount, sieveFloat32, sieveSum, &p, comm,
+                                     mem.stream()) == sieveSuccess,
+               "ternary %d: %s", static_cast<int>(step), sieveGetLastError(comm));
+  }
+  RANK_CHECK(
+      sieveAllReduce(dx, dx, dcount, sieveFloat32, sieveSum, comm, mem.stream()) == sieveSuccess,
+      "dense: %s", sieveGetLastError(comm));
+  mem.fake_stream().Pause(false);
+  mem.Synchronize();
+  sieveResult_t async = sieveSuccess;
+  RANK_CHECK(sieveCommGetAsyncError(comm, &async) == sieveSuccess, "poll");
+  RANK_CHECK(async == sieveSuccess, "rank %d: %s", rank, sieveGetLastError(comm));
+  mem.Download(out.data(), dx, dcount * 4);
+  for (size_t i = 0; i < dcount; ++i) {
+    const float want = static_cast<float>(n * (n + 1) / 2 + n * static_cast<int>(i % 5));
+    RANK_CHECK(out[i] == want, "element %zu: %g, want %g", i, out[i], want);
+  }
+  const std::string log = ReadOwnLog();
+  RANK_CHECK(log.find("allreduce of 40000 bytes on 3 ranks: tree") != std::string::npos &&
+                 log.find("rate learned by this communicator") != std::string::npos,
+             "the dense call did not take the tree at the learned rate; log:\n%s", log.c_str());
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  return 0;
+}
+
+TEST(DeviceDirectFakeMp, ScratchCoversWhatTheLearnedRateChooses) {
+  RankSpec spec = Spec(3, "FORCE");
+  for (auto& kv : spec.env)
+    if (kv.first == "SIEVE_DEBUG_SUBSYS") kv.second = "INIT,COLL";
+  EXPECT_EQ(RunRanks(spec, QueuedBehindLearning), "");
 }
 
 // AUTO follows UCX's CUDA support (none over Debian's UCX: staged; a CUDA UCX:

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "api/arg_check.h"
+#include "plan/link_rate.h"
 #include "support/mp_harness.h"
 
 namespace sieve_test {
@@ -135,16 +137,20 @@ TEST(AlgoChoice, TernaryCallsLearnTheRate) {
 }
 
 // A dense call reads the rate the ternary calls taught (SIEVE_LINK_RATE unset): the
-// same 40 KB all-reduce chooses at the assumed rate before any ternary call and at
-// the learned one after, and its line says which. Every rank reads the same agreed
-// rate (the fingerprint carries the algorithm, so a rank that chose otherwise would
-// fail the call).
+// same 40 KB all-reduce takes the ring at the assumed rate before any ternary call and
+// the tree at the learned one after (8 Gbit/s, injected as every rank's measurement so
+// that a loaded host cannot change it), and its line says which. Every rank reads the
+// same agreed rate (the fingerprint carries the algorithm, so a rank that chose
+// otherwise would fail the call).
 TEST(AlgoChoice, DenseCallsReadTheLearnedRate) {
   EXPECT_EQ(RunRanks(Spec(3),
                      [](int rank, int n, const sieveUniqueId& id) {
                        sieveComm_t comm = nullptr;
                        RANK_CHECK(InitComm(rank, n, id, &comm) == 0, "%s",
                                   sieveGetLastError(nullptr));
+                       sieve::Comm* impl = nullptr;
+                       RANK_CHECK(sieve::CheckComm(comm, &impl).ok(), "no communicator");
+                       impl->State<sieve::plan::LinkRate>().SetMeasuredForTest(1e9);
                        if (AllReduce(comm, 10000) != 0) return 1;
                        for (uint64_t i = 0; i < 4; ++i)
                          if (Ternary(comm, 140001, 0, i) != 0) return 1;
@@ -155,7 +161,7 @@ TEST(AlgoChoice, DenseCallsReadTheLearnedRate) {
                        RANK_CHECK(Lines(log, {"allreduce of 40000 bytes on 3 ranks: ring",
                                               "(rate unknown, assumed)"}) == 1,
                                   "dense line before:\n%s", log.c_str());
-                       RANK_CHECK(Lines(log, {"allreduce of 40000 bytes on 3 ranks",
+                       RANK_CHECK(Lines(log, {"allreduce of 40000 bytes on 3 ranks: tree",
                                               "rate learned by this communicator"}) == 1,
                                   "dense line after:\n%s", log.c_str());
                        return 0;
