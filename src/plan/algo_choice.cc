@@ -185,13 +185,15 @@ AlgoChoice ChooseAllReduce(Comm& comm, size_t count, size_t bytes) {
 
 AlgoChoice ChooseDenseFlat(Comm& comm, size_t bytes) {
   // On a link with latency the stated or assumed rate decides (algo_choice.h).
-  if (LatencyMatters(LinkOf(comm))) return Flat(comm, comm.size(), bytes, true, LinkOf(comm));
+  const Link stated = LinkOf(comm);
+  if (LatencyMatters(stated)) return Flat(comm, comm.size(), bytes, true, stated);
   bool learned = false;
   const Link link = LinkForChoice(comm, &learned);
   return AtLearnedRate(Flat(comm, comm.size(), bytes, true, link), learned);
 }
 
 std::vector<Algo> DenseFlatCandidates(Comm& comm, size_t bytes) {
+  // Where Flat's LAN rule asks TreeOnLan, at a rate the window may still change.
   const Config& config = comm.config();
   const Link stated = LinkOf(comm);
   if (config.algo == AlgoParam::kAuto && !(stated.rate_Bps > 0) && !LatencyMatters(stated) &&

@@ -1,6 +1,7 @@
 // Which algorithm runs a collective, and why: one function per collective. Each
 // depends only on the communicator (SIEVE_ALGO, SIEVE_TREE_THRESHOLD, size, host
-// layout) and the call's size, so every rank chooses alike (the fingerprint carries
+// layout, the link's measured round trip and the rate its ranks agreed,
+// plan/link_rate.h) and the call's size, so every rank chooses alike (the fingerprint carries
 // the algorithm, and catches a rank that did not). Each logs its choice with the
 // reason at INFO once per communicator, collective, algorithm and size class.
 #ifndef SIEVE_PLAN_ALGO_CHOICE_H_
