@@ -193,13 +193,18 @@ AlgoChoice ChooseDenseFlat(Comm& comm, size_t bytes) {
 }
 
 std::vector<Algo> DenseFlatCandidates(Comm& comm, size_t bytes) {
-  // Where Flat's LAN rule asks TreeOnLan, at a rate the window may still change.
-  const Config& config = comm.config();
+  std::vector<Algo> out = {ChooseDenseFlat(comm, bytes).algo};
   const Link stated = LinkOf(comm);
-  if (config.algo == AlgoParam::kAuto && !(stated.rate_Bps > 0) && !LatencyMatters(stated) &&
-      comm.size() >= 3 && bytes <= config.tree_threshold)
-    return {Algo::kRing, Algo::kTree};
-  return {ChooseDenseFlat(comm, bytes).algo};
+  if (stated.rate_Bps > 0 || LatencyMatters(stated)) return out;  // no learned rate read
+  // The LAN rule at the slowest and the fastest rate the communicator can learn bounds
+  // what it may pick by then: the faster the link, the cheaper the tree's extra bytes.
+  for (double rate : {1.0, kMaxLearnedRateBps}) {
+    Link at = stated;
+    at.rate_Bps = rate;
+    const Algo algo = Flat(comm, comm.size(), bytes, true, at).algo;
+    if (std::find(out.begin(), out.end(), algo) == out.end()) out.push_back(algo);
+  }
+  return out;
 }
 
 AlgoChoice ChooseMaskedAllReduce(Comm& comm, size_t nnz, size_t packed_bytes) {

@@ -57,9 +57,11 @@ AlgoChoice ChooseAllReduce(Comm& comm, size_t count, size_t bytes);
 AlgoChoice ChooseDenseFlat(Comm& comm, size_t bytes);
 
 // Every flat algorithm a dense call of `bytes` may run when it reaches the front of
-// the communicator's queue, whatever the calls queued ahead of it learn: the ring and
-// the tree where the LAN tree rule reads the learned rate, else ChooseDenseFlat's one
-// choice. The direct device path reserves scratch for each (gpu/direct_collectives.cc).
+// the communicator's queue, whatever the calls queued ahead of it learn: where the LAN
+// tree rule reads the learned rate, its picks at the slowest and the fastest rate that
+// can be learned (the ring and the tree, unless SIEVE_ALGO forces one), else
+// ChooseDenseFlat's one choice. The direct device path reserves scratch for each
+// (gpu/direct_collectives.cc).
 std::vector<Algo> DenseFlatCandidates(Comm& comm, size_t bytes);
 
 // The masked all-reduce of `nnz` kept elements (`packed_bytes` packed): the dense

@@ -419,6 +419,9 @@ TEST(DeviceDirectFakeMp, ScratchCoversWhatTheLearnedRateChooses) {
   for (auto& kv : spec.env)
     if (kv.first == "SIEVE_DEBUG_SUBSYS") kv.second = "INIT,COLL";
   EXPECT_EQ(RunRanks(spec, QueuedBehindLearning), "");
+  // SIEVE_ALGO=FLAT takes the same LAN rule.
+  spec.env.push_back({"SIEVE_ALGO", "FLAT"});
+  EXPECT_EQ(RunRanks(spec, QueuedBehindLearning), "");
 }
 
 // AUTO follows UCX's CUDA support (none over Debian's UCX: staged; a CUDA UCX:
