@@ -142,8 +142,7 @@ AlgoChoice Flat(const Comm& comm, int n, size_t bytes, bool one_shot, const Link
       return {Algo::kRing,
               StrFormat("at most SIEVE_TREE_THRESHOLD (%zu) bytes, but at %.3g Gbit/s%s the "
                         "tree's extra bytes cost more than its two fewer steps",
-                        config.tree_threshold,
-                        (link.rate_Bps > 0 ? link.rate_Bps : kChoiceRateBps) * 8e-9,
+                        config.tree_threshold, RateOr(link, kChoiceRateBps) * 8e-9,
                         link.rate_Bps > 0 ? "" : " (rate unknown, assumed)")};
     return {Algo::kTree, StrFormat("at most SIEVE_TREE_THRESHOLD (%zu) bytes on 3 or more ranks",
                                    config.tree_threshold)};

@@ -7,13 +7,9 @@
 
 namespace sieve::plan {
 
-namespace {
-
 double RateOr(const Link& link, double assumed) {
   return link.rate_Bps > 0 ? link.rate_Bps : assumed;
 }
-
-}  // namespace
 
 int TreeDepth(int n) {
   int depth = 0;

@@ -46,6 +46,10 @@ constexpr double kLocalRttS = 2e-3;
 // larger calls.
 constexpr double kAssumedRateBps = 1.25e9;
 constexpr double kChoiceRateBps = 1.25e7;
+
+// The link's rate, or `assumed` where it is unknown (kChoiceRateBps for a choice).
+double RateOr(const Link& link, double assumed);
+
 // With the rate unknown, the direct exchange replaces the ring only where it is
 // expected to save this much against the ring's bound (the ring is the proven
 // choice; the model ignores per-message costs). With a known rate the pipelined
