@@ -51,6 +51,8 @@ void PrintUsage(FILE* f) {
           "                         which) (allreduce; ternary and qL also reducescatter;\n"
           "                         float/half/bfloat16, sum/avg; results are stochastic, so\n"
           "                         #wrong is N/A); int8 or int4: block-scaled allgather\n"
+          "      --feedback         with --quant ternary/qL/auto: error feedback (each rank keeps\n"
+          "                         a residual per buffer: params.error_feedback = 1)\n"
           "      --mask-density D   masked mode: random mask keeping D of the elements, the\n"
           "                         same on every rank (0..1, default 1)\n"
           "      --layout sdp:C     SDP: sieveAllReduceSubnet on a balanced random layout of 64\n"
@@ -128,6 +130,9 @@ bool ApplyOption(int c, const char* arg, Options* opts) {
       return true;
     case 'C':
       opts->csv_path = arg;
+      return true;
+    case 'F':
+      opts->feedback = true;
       return true;
     case 'M':
       if (strcmp(arg, "dense") != 0 && strcmp(arg, "masked") != 0 &&
@@ -234,6 +239,7 @@ int ParseArgs(int argc, char** argv, bool verbose, Options* opts) {
                                  {"quant", required_argument, nullptr, 'Q'},
                                  {"layout", required_argument, nullptr, 'L'},
                                  {"d2ft", required_argument, nullptr, 'P'},
+                                 {"feedback", no_argument, nullptr, 'F'},
                                  {"help", no_argument, nullptr, 'h'},
                                  {nullptr, 0, nullptr, 0}};
   opterr = verbose ? 1 : 0;
@@ -254,6 +260,10 @@ int ParseArgs(int argc, char** argv, bool verbose, Options* opts) {
   if (opts->ternary && opts->coll != Collective::kAllReduce &&
       opts->coll != Collective::kReduceScatter) {
     if (verbose) fprintf(stderr, "sieve-perf: --quant ternary/qL runs allreduce or reducescatter\n");
+    return 2;
+  }
+  if (opts->feedback && !opts->ternary) {
+    if (verbose) fprintf(stderr, "sieve-perf: --feedback needs --quant ternary, qL or auto\n");
     return 2;
   }
   if (opts->levels == SIEVE_LEVELS_AUTO && opts->coll != Collective::kAllReduce) {

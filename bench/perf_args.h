@@ -38,6 +38,7 @@ struct Options {
   int levels = 1;             // --quant qL: sieveAllReduceQuantized at L levels (ternary set too);
                               // --quant auto: SIEVE_LEVELS_AUTO
   int gather_bits = 0;        // --quant int8/int4 with -x allgather: sieveAllGatherQuantized
+  bool feedback = false;      // --feedback: the quantized calls keep error-feedback residuals
   double sdp_coverage = -1;   // --layout sdp:C: sieveAllReduceSubnet on a balanced random
                               // layout, each block held by about C*nranks ranks (-1: off)
   double d2ft_p = -1;         // --d2ft P: sieveAllReduceD2ft, each subnet touched by each rank

@@ -140,7 +140,7 @@ class Bench {
         if (opts_.ternary) {
           // A fresh step per call: new rounding noise, as in training.
           sieveTernaryParams_t params{1, ++ternary_step_, 0, opts_.masked ? mask_ : nullptr,
-                                      0};
+                                      opts_.feedback ? 1 : 0};
           if (opts_.levels != 1)
             return sieveAllReduceQuantized(bufs.send, bufs.recv, n, t, opts_.op, opts_.levels,
                                            &params, comm_, nullptr);
@@ -166,7 +166,7 @@ class Bench {
         return sieveAllGather(bufs.send, bufs.recv, n, t, comm_, nullptr);
       case Collective::kReduceScatter:
         if (opts_.ternary) {
-          sieveTernaryParams_t params{1, ++ternary_step_, 0, nullptr, 0};
+          sieveTernaryParams_t params{1, ++ternary_step_, 0, nullptr, opts_.feedback ? 1 : 0};
           return sieveReduceScatterQuantized(bufs.send, bufs.recv, n, t, opts_.op, opts_.levels,
                                              &params, comm_, nullptr);
         }

@@ -268,13 +268,122 @@ def check_latency_goals():
         fail("without a delay the bandwidth goals are judged, not the latency ones: %s" % plain)
 
 
+def check_rounds():
+    """--rounds: each round's x vs dense pairs it with that round's dense run; the report's
+    row is the median round by time (the lower median for an even count), with the range of
+    the time and of the per-round x vs dense; a failed round is left out of the median; and
+    results.csv keeps every round, so --from-csv gives the same table."""
+    sb = load_bench()
+    n, rate, size = 4, 1e10, 64 << 20
+    times = {"dense": (160e3, 150e3, 170e3, 140e3), "ternary": (80e3, 90e3, None, 70e3)}
+    raw = []
+    for rnd in range(1, 5):
+        for mode in ("dense", "ternary"):
+            row = {"size": size, "mode": mode, "round": rnd, "ranks": n, "link": "10gbit"}
+            t = times[mode][rnd - 1]
+            if t is not None:
+                row.update(time_out_us=t, time_in_us=t, bytes_per_rank=1e6)
+            raw.append(row)
+    sb.derive_rounds(raw, n, rate)
+    per_round = [r["x_vs_dense"] for r in raw if r["mode"] == "ternary" and "time_out_us" in r]
+    if [round(x, 4) for x in per_round] != [2.0, round(150 / 90, 4), 2.0]:
+        fail("per-round x vs dense %s, want 2, 1.667, 2" % per_round)
+    rows = sb.derive(sb.combine_rounds(raw), n, rate)
+    by = {r["mode"]: r for r in rows}
+    if [r["mode"] for r in rows] != ["dense", "ternary"]:
+        fail("combined rows %s" % [r["mode"] for r in rows])
+    # dense: 140, 150, 160, 170 -> lower median 150 (round 2); ternary: 70, 80, 90 -> 80.
+    d, t = by["dense"], by["ternary"]
+    if (d["round"], d["time_us"], d["rounds"], d["time_min_us"], d["time_max_us"]) != \
+            (2, 150e3, 4, 140e3, 170e3):
+        fail("dense combined: %s" % d)
+    if (t["round"], t["time_us"], t["rounds"]) != (1, 80e3, 3):
+        fail("ternary combined: %s" % t)
+    if abs(t["x_vs_dense"] - 150 / 80) > 1e-12 or \
+            (round(t["x_vs_dense_min"], 4), t["x_vs_dense_max"]) != (round(150 / 90, 4), 2.0):
+        fail("ternary x vs dense %s, range %s-%s" % (t["x_vs_dense"], t["x_vs_dense_min"],
+                                                     t["x_vs_dense_max"]))
+    out = tempfile.mkdtemp(prefix="sieve-report-test-")
+    meta = {"ranks": n, "rate": rate, "link_desc": "10gbit test", "date": "-", "command": "-",
+            "machine": "-", "load": "-", "commit": "-"}
+    sb.write_markdown(os.path.join(out, "report.md"), rows, meta, [], [])
+    with open(os.path.join(out, "report.md")) as f:
+        header, table = table_rows(f.read())
+    got = {r["mode"]: (r["time (ms)"], r["time range (ms)"], r["x vs dense range"]) for r in table}
+    if got != {"dense": ("150", "140-170", "1.00-1.00"), "ternary": ("80", "70-90", "1.67-2.00")}:
+        fail("markdown with rounds: %s" % got)
+    sb.write_csv(os.path.join(out, "results.csv"), raw)
+    back = sb.derive_rounds(sb.read_csv(os.path.join(out, "results.csv")), n, rate)
+    again = sb.derive(sb.combine_rounds(back), n, rate)
+    if [(r["mode"], r["round"], r["time_us"], r["rounds"]) for r in again] != \
+            [(r["mode"], r["round"], r["time_us"], r["rounds"]) for r in rows]:
+        fail("the CSV's rounds give another table: %s" % again)
+    subprocess.run(["rm", "-rf", out])
+
+
+def check_feedback_modes():
+    """ternary-ef and masked0.5+ternary-ef are their base modes with sieve-perf's --feedback,
+    opt-in, moving the same bytes; the goals table judges what error feedback adds to the
+    base mode's time at the same size (<= 15%)."""
+    sb = load_bench()
+    for base in ("ternary", "masked0.5+ternary"):
+        mode = base + "-ef"
+        if sb.SIEVE_MODES[mode][0] != sb.SIEVE_MODES[base][0] + ["--feedback"] or \
+                mode in sb.DEFAULT_MODES or sb.bytes_fraction(mode, 4) != sb.bytes_fraction(base, 4):
+            fail("mode %s: not %s with --feedback, opt-in, the same bytes" % (mode, base))
+    n, rate, size = 4, 1e9, 16 << 20
+    rows = [{"size": size, "mode": m, "ranks": n, "link": "1gbit", "time_out_us": t,
+             "time_in_us": t, "bytes_per_rank": b}
+            for m, t, b in (("dense", 215e3, 1.5 * size), ("ternary", 30e3, 2646028),
+                            ("ternary-ef", 33e3, 2646028), ("masked0.5+ternary", 20e3, 1322362),
+                            ("masked0.5+ternary-ef", 24e3, 1322362))]
+    sb.derive(rows, n, rate)
+    verdicts = {name: (measured, v) for name, measured, v in sb.goals(rows, rate)}
+    want = {"error feedback adds <= 15% to ternary (time with / without - 1)":
+            ("16 MiB: 0.10", "met"),
+            "error feedback adds <= 15% to masked0.5+ternary (time with / without - 1)":
+            ("16 MiB: 0.20", "MISSED (worst 0.20)")}
+    for name, v in want.items():
+        if verdicts.get(name) != v:
+            fail("goal '%s': %s, want %s (all: %s)" % (name, verdicts.get(name), v, verdicts))
+
+
+def check_real_rounds(build):
+    """A real run with --rounds 2 of ternary and ternary-ef: every round in results.csv,
+    one row per mode in the report with the range columns, the same bytes with and
+    without error feedback, and the feedback goal judged."""
+    out = tempfile.mkdtemp(prefix="sieve-report-test-")
+    cmd = [BENCH, "--loopback", "--ranks", "2", "--sizes", "256K", "--modes",
+           "ternary,ternary-ef", "--iters", "2", "--rounds", "2", "--build", build, "--out", out]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+    if res.returncode != 0:
+        fail("sieve-bench --rounds 2 exited %d:\n%s" % (res.returncode, res.stderr))
+    with open(os.path.join(out, "results.csv"), newline="") as f:
+        recs = [(r["mode"], r["round"]) for r in csv.DictReader(f)]
+    if recs != [("ternary", "1"), ("ternary-ef", "1"), ("ternary", "2"), ("ternary-ef", "2")]:
+        fail("results.csv rounds: %s" % recs)
+    with open(os.path.join(out, "report.md")) as f:
+        md = f.read()
+    header, rows = table_rows(md)
+    if [r["mode"] for r in rows] != ["ternary", "ternary-ef"] or "time range (ms)" not in header:
+        fail("report with rounds: %s %s" % (header, [r["mode"] for r in rows]))
+    if rows[0]["bytes/rank"] != rows[1]["bytes/rank"]:
+        fail("error feedback changed the bytes: %s" % rows)
+    if "error feedback adds <= 15% to ternary" not in md:
+        fail("no feedback goal in the report")
+    subprocess.run(["rm", "-rf", out])
+
+
 def main():
     check_call_arithmetic()
+    check_rounds()
     check_latency_goals()
     check_warmup_and_noagree_modes()
     check_latency_arithmetic()
     check_sharded_rows()
+    check_feedback_modes()
     build = sys.argv[1]
+    check_real_rounds(build)
     out = tempfile.mkdtemp(prefix="sieve-report-test-")
     cmd = [BENCH, "--loopback", "--ranks", "2", "--sizes", "64K,256K", "--modes",
            ",".join(MODES), "--iters", "2", "--build", build, "--out", out]
