@@ -131,6 +131,12 @@ class Bench {
     return c.bytes_sent;
   }
 
+  // The quantized calls' parameters: a fresh step per call (new rounding noise, as in
+  // training), error feedback with --feedback.
+  sieveTernaryParams_t NextQuantParams(sieveMask_t mask) {
+    return sieveTernaryParams_t{1, ++ternary_step_, 0, mask, opts_.feedback ? 1 : 0};
+  }
+
   // Issues the collective once on `bufs`.
   sieveResult_t RunOnce(const Shape& shape, const CallBuffers& bufs) {
     size_t n = shape.call_count;
@@ -138,9 +144,7 @@ class Bench {
     switch (opts_.coll) {
       case Collective::kAllReduce:
         if (opts_.ternary) {
-          // A fresh step per call: new rounding noise, as in training.
-          sieveTernaryParams_t params{1, ++ternary_step_, 0, opts_.masked ? mask_ : nullptr,
-                                      opts_.feedback ? 1 : 0};
+          sieveTernaryParams_t params = NextQuantParams(opts_.masked ? mask_ : nullptr);
           if (opts_.levels != 1)
             return sieveAllReduceQuantized(bufs.send, bufs.recv, n, t, opts_.op, opts_.levels,
                                            &params, comm_, nullptr);
@@ -166,7 +170,7 @@ class Bench {
         return sieveAllGather(bufs.send, bufs.recv, n, t, comm_, nullptr);
       case Collective::kReduceScatter:
         if (opts_.ternary) {
-          sieveTernaryParams_t params{1, ++ternary_step_, 0, nullptr, opts_.feedback ? 1 : 0};
+          sieveTernaryParams_t params = NextQuantParams(nullptr);
           return sieveReduceScatterQuantized(bufs.send, bufs.recv, n, t, opts_.op, opts_.levels,
                                              &params, comm_, nullptr);
         }

@@ -88,6 +88,12 @@ def check_csv(path):
             fail("csv %s %s: %g bytes/rank, want ~%g" % (size, mode, sent, want_sent))
 
 
+def measured(size, mode, t_us, bytes_per_rank, link="1gbit", n=4):
+    """A synthetic measured row as measure_all() makes it: the same time out of and in place."""
+    return {"size": size, "mode": mode, "ranks": n, "link": link, "time_out_us": t_us,
+            "time_in_us": t_us, "bytes_per_rank": bytes_per_rank}
+
+
 def load_bench():
     loader = importlib.machinery.SourceFileLoader("sieve_bench", BENCH)
     spec = importlib.util.spec_from_loader("sieve_bench", loader)
@@ -132,8 +138,7 @@ def check_sharded_rows():
     sb = load_bench()
     size, n, rate, d = 16 << 20, 4, 1e9, 0.025
     rs_bytes = 0.75 * size
-    rows = [{"size": size, "mode": m, "ranks": n, "link": "1gbit", "time_out_us": t,
-             "time_in_us": t, "bytes_per_rank": b}
+    rows = [measured(size, m, t, b)
             for m, t, b in (("rs-dense", 200e3, rs_bytes), ("rs-ternary", 40e3, rs_bytes / 12),
                             ("ag-dense", 150e3, rs_bytes), ("ag8", 50e3, rs_bytes / 4),
                             ("gloo", 400e3, None))]
@@ -163,11 +168,9 @@ def check_latency_arithmetic():
         fail("parse_delay")
     size, n, rate, d = 16 << 20, 4, 1e9, 0.025
     ring_bytes = 2.0 * (n - 1) / n * size
-    rows = [{"size": size, "mode": m, "ranks": n, "link": "1gbit", "time_out_us": t,
-             "time_in_us": t, "bytes_per_rank": ring_bytes if m == "dense" else None}
+    rows = [measured(size, m, t, ring_bytes if m == "dense" else None)
             for m, t in (("dense", 300e3), ("gloo", 400e3))]
-    rows.append({"size": 64 << 10, "mode": "dense", "ranks": n, "link": "1gbit",
-                 "time_out_us": 70e3, "time_in_us": 70e3, "bytes_per_rank": 1.5 * (64 << 10)})
+    rows.append(measured(64 << 10, "dense", 70e3, 1.5 * (64 << 10)))
     sb.derive(rows, n, rate, d)
     dense = rows[0]
     want_limit = ring_bytes * 8 / rate + 2 * d
@@ -249,8 +252,7 @@ def check_latency_goals():
                              (16 << 20, "ternary", 100e3, 3170316),
                              (16 << 20, "ternary-noagree", 80e3, 3170316),
                              (64 << 10, "ternary", 90e3, 12396)):
-        rows.append({"size": size, "mode": mode, "ranks": n, "link": "1gbit", "time_out_us": t,
-                     "time_in_us": t, "bytes_per_rank": b})
+        rows.append(measured(size, mode, t, b))
     sb.derive(rows, n, rate, d)
     verdicts = {name: v for name, _, v in sb.goals(rows, rate, d)}
     # ternary's limit: 3170316 B at 1 Gbit/s + 50 ms = 75.4 ms: 75% at 100 ms, 94% at 80 ms;
@@ -332,8 +334,7 @@ def check_feedback_modes():
                 mode in sb.DEFAULT_MODES or sb.bytes_fraction(mode, 4) != sb.bytes_fraction(base, 4):
             fail("mode %s: not %s with --feedback, opt-in, the same bytes" % (mode, base))
     n, rate, size = 4, 1e9, 16 << 20
-    rows = [{"size": size, "mode": m, "ranks": n, "link": "1gbit", "time_out_us": t,
-             "time_in_us": t, "bytes_per_rank": b}
+    rows = [measured(size, m, t, b)
             for m, t, b in (("dense", 215e3, 1.5 * size), ("ternary", 30e3, 2646028),
                             ("ternary-ef", 33e3, 2646028), ("masked0.5+ternary", 20e3, 1322362),
                             ("masked0.5+ternary-ef", 24e3, 1322362))]
@@ -387,8 +388,7 @@ def check_rate_goals():
             fail("compression_goals(%s) = %s, want %s" % (rate, sb.compression_goals(rate), goals))
     size, n = 64 << 20, 4
     for t, verdict in ((84e3, "MISSED (worst 1.95)"), (80e3, "met")):
-        rows = [{"size": size, "mode": m, "ranks": n, "link": "10gbit", "time_out_us": x,
-                 "time_in_us": x, "bytes_per_rank": b}
+        rows = [measured(size, m, x, b, link="10gbit")
                 for m, x, b in (("dense", 164e3, 1.5 * size), ("ternary", t, 10584076))]
         sb.derive(rows, n, 1e10)
         got = {name: v for name, _, v in sb.goals(rows, 1e10)}
