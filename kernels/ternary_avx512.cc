@@ -12,7 +12,6 @@
 #include <immintrin.h>
 
 #include "kernels/ternary_batch.h"
-#include "kernels/ternary_levels_x86.h"
 
 #define SIEVE_AVX512_TARGET \
   target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vbmi2,bmi2,f16c,popcnt")
@@ -111,6 +110,37 @@ SIEVE_AVX512 void CompressKept(const TernarySource& src, uint64_t j0, int n, flo
     a += 16;
     m = static_cast<uint32_t>(src.bits[a / 64] >> (a % 64)) & 0xffffu;
   }
+}
+
+// LevelsCode8 of ternary_levels_x86.h in sixteen lanes, the same bits: y =
+// fl(fl(|g| / s) * L); F = trunc(y * 2^16) (exact: y < L <= 127); the code is
+// F >> 16, + 1 where F & 0xffff > h, L where y >= L, 0 where y is outside [0, L)
+// otherwise (s <= 0 unless kPositive, NaN), negated where g's sign bit is set; *tie
+// marks F & 0xffff == h with y * 2^16 not an integer.
+template <bool kPositive>
+SIEVE_AVX512 __m512i LevelsCode16(__m512 gk, __m512 sk, const uint16_t* h, __m512 vl, __m512i top,
+                                  __mmask16* tie) {
+  const __m512 y = _mm512_mul_ps(_mm512_div_ps(_mm512_abs_ps(gk), sk), vl);
+  __mmask16 under = _mm512_cmp_ps_mask(y, vl, _CMP_LT_OQ);  // false for NaN
+  __mmask16 over = _mm512_cmp_ps_mask(y, vl, _CMP_GE_OQ);
+  if (!kPositive) {
+    const __mmask16 positive = _mm512_cmp_ps_mask(sk, _mm512_setzero_ps(), _CMP_GT_OQ);
+    under &= positive;
+    over &= positive;
+  }
+  const __m512 y16 = _mm512_maskz_mul_ps(under, y, _mm512_set1_ps(65536.0f));
+  const __m512i f = _mm512_cvttps_epi32(y16);
+  const __m512i fx = _mm512_and_si512(f, _mm512_set1_epi32(0xffff));
+  const __m512i hk = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(h)));
+  const __mmask16 keep = _mm512_cmpgt_epi32_mask(fx, hk);
+  *tie = _mm512_mask_cmpeq_epi32_mask(_mm512_cmp_ps_mask(_mm512_cvtepi32_ps(f), y16, _CMP_NEQ_UQ),
+                                      fx, hk);
+  __m512i m = _mm512_srli_epi32(f, 16);
+  m = _mm512_mask_add_epi32(m, keep, m, _mm512_set1_epi32(1));
+  m = _mm512_mask_mov_epi32(m, over, top);
+  // Negated where g's sign bit is set (a -0 or NaN g has m = 0 either way).
+  const __m512i zero = _mm512_setzero_si512();
+  return _mm512_mask_sub_epi32(m, _mm512_cmplt_epi32_mask(_mm512_castps_si512(gk), zero), zero, m);
 }
 
 struct Avx512Ops {
@@ -291,11 +321,31 @@ struct Avx512Ops {
     }
   }
 
-  // The AVX2 form (eight lanes): the levels are not the hot path of the rings.
   SIEVE_AVX512 static void LevelsCodes(const float* g, const float* sc, float s, float lv,
                                        int levels, const uint16_t* h, int n64, int8_t* q,
                                        uint64_t* tie) {
-    LevelsCodesAvx2(g, sc, s, lv, levels, h, n64, q, tie);
+    if (sc == nullptr && s > 0.0f) return LevelsChunks<true>(g, sc, s, lv, levels, h, n64, q, tie);
+    LevelsChunks<false>(g, sc, s, lv, levels, h, n64, q, tie);
+  }
+  template <bool kPositive>
+  SIEVE_AVX512 static void LevelsChunks(const float* g, const float* sc, float s, float lv,
+                                        int levels, const uint16_t* h, int n64, int8_t* q,
+                                        uint64_t* tie) {
+    const __m512 vl = _mm512_set1_ps(lv), s1 = _mm512_set1_ps(s);
+    const __m512i top = _mm512_set1_epi32(levels);
+    for (int c = 0; c < n64; ++c) {
+      uint64_t ties = 0;
+      for (int e = 0; e < 64; e += 16) {
+        const int k = 64 * c + e;
+        __mmask16 t;
+        const __m512i m = LevelsCode16<kPositive>(_mm512_loadu_ps(g + k),
+                                                  sc != nullptr ? _mm512_loadu_ps(sc + k) : s1,
+                                                  h + k, vl, top, &t);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + k), _mm512_cvtepi32_epi8(m));
+        ties |= static_cast<uint64_t>(t) << e;
+      }
+      tie[c] = ties;
+    }
   }
   SIEVE_AVX512 static void Codes(const uint64_t* keep, const uint64_t* neg, int n64, int8_t* q) {
     const __m512i one = _mm512_set1_epi8(1), minus_one = _mm512_set1_epi8(-1);

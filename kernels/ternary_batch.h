@@ -145,7 +145,8 @@ SIEVE_TK_INLINE void ResolveTiesFeedback(const TernarySource& src, uint64_t j0, 
 // y >= L; x = (y - floor(y)) * 2^16 exactly; keep = TernaryKeepCoarse(x, h). q gets the
 // coarse code, bit e of tie[c] is TernaryTie(x, h) of element 64c + e (the refinement
 // decides it: Quantizer::ResolveLevelsTies). sc null: the scale s for all. The policies'
-// LevelsCodes (the portable one calls this; AVX2 and AVX-512 ternary_levels_x86.h).
+// LevelsCodes (the portable one calls this; AVX2: ternary_levels_x86.h, AVX-512:
+// LevelsCode16 in ternary_avx512.cc).
 SIEVE_TK_INLINE void LevelsCodesPortable(const float* g, const float* sc, float s, float lv,
                                          int levels, const uint16_t* h, int n64, int8_t* q,
                                          uint64_t* tie) {

@@ -1,6 +1,6 @@
-// The L-level codes of ternary_batch.h's LevelsCodes in AVX2 intrinsics, shared by
-// the AVX2 and the AVX-512 policies (ternary_avx2.cc, ternary_avx512.cc): eight
-// elements a step, the same bits as the portable loop. Internal to kernels/.
+// The L-level codes of ternary_batch.h's LevelsCodes in AVX2 intrinsics for the AVX2
+// policy (ternary_avx2.cc; the AVX-512 one has its sixteen-lane twin, LevelsCode16):
+// eight elements a step, the same bits as the portable loop. Internal to kernels/.
 #ifndef SIEVE_KERNELS_TERNARY_LEVELS_X86_H_
 #define SIEVE_KERNELS_TERNARY_LEVELS_X86_H_
 
