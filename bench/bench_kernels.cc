@@ -283,18 +283,25 @@ void BM_TernaryAbsMax(benchmark::State& state) {
 }
 
 // The Philox 4x32-10 words alone, as many as quantizing range(0) bytes of float32
-// draws (one evaluation per eight elements), through the AVX2 path: the floor under
-// every quantizer's time (bytes counted as the quantizers count theirs).
-void BM_TernaryPhilox(benchmark::State& state) {
-  if (ActiveCpuIsa() < CpuIsa::kAvx2) {
-    state.SkipWithError("no AVX2");
+// draws (one evaluation per eight elements), through the path the quantizers use here
+// (AVX-512 where the CPU has it, else AVX2): the floor under every quantizer's time
+// (bytes counted as the quantizers count theirs). BM_TernaryPhiloxAvx2 runs the AVX2
+// path on an AVX-512 CPU too, to compare the two generators on one host.
+void RunPhilox(benchmark::State& state, CpuIsa isa) {
+  if (ActiveCpuIsa() < isa) {
+    state.SkipWithError(isa == CpuIsa::kAvx512 ? "no AVX-512" : "no AVX2");
     return;
   }
   const size_t count = static_cast<size_t>(state.range(0)) / 4, batches = count / 256;
   std::vector<uint32_t> words(128 * batches);
   const PhiloxStream rng{1, 0, 0};
-  RunVsMemcpy(state, count * 4, [&] { simd::PhiloxWordsAvx2(rng, 0, batches, words.data()); });
+  const auto words_of = isa == CpuIsa::kAvx512 ? simd::PhiloxWordsAvx512 : simd::PhiloxWordsAvx2;
+  RunVsMemcpy(state, count * 4, [&] { words_of(rng, 0, batches, words.data()); });
 }
+void BM_TernaryPhilox(benchmark::State& state) {
+  RunPhilox(state, ActiveCpuIsa() >= CpuIsa::kAvx512 ? CpuIsa::kAvx512 : CpuIsa::kAvx2);
+}
+void BM_TernaryPhiloxAvx2(benchmark::State& state) { RunPhilox(state, CpuIsa::kAvx2); }
 
 void BM_TernaryQuantizePack(benchmark::State& state) {
   TernaryBuffers t(static_cast<size_t>(state.range(0)));
@@ -565,6 +572,7 @@ BENCHMARK(BM_TernaryQuantizePackMasked)->Apply(MaskedTernaryArgs);
 BENCHMARK(BM_TernaryQuantizeAddMasked)->Apply(MaskedTernaryArgs);
 BENCHMARK(BM_TernaryDequantizeScatter)->Apply(MaskedTernaryArgs);
 BENCHMARK(BM_TernaryPhilox)->Apply(TernarySizes);
+BENCHMARK(BM_TernaryPhiloxAvx2)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryQuantizeAdd)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryPack)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryUnpackAccumulate)->Apply(TernarySizes);

@@ -630,6 +630,11 @@ SIEVE_AVX512_FN void DequantizeScatterInt8Avx512(DType dtype, const int8_t* sums
                                                end, out)));
 }
 
+SIEVE_AVX512_FN void PhiloxWordsAvx512(const PhiloxStream& rng, uint64_t oct0, size_t batches,
+                                       uint32_t* words) {
+  for (size_t b = 0; b < batches; ++b) Avx512Ops::Philox32(rng, oct0 + 32 * b, words + 128 * b);
+}
+
 #undef SIEVE_BY_LOADER
 
 }  // namespace sieve::kernels::simd
@@ -648,6 +653,7 @@ void UnpackInt8Avx512(const uint8_t*, size_t, int, bool, int8_t*) {}
 void DequantizeInt8Avx512(DType, const int8_t*, size_t, size_t, size_t, const float*, int, void*) {}
 void DequantizeScatterInt8Avx512(DType, const int8_t*, size_t, size_t, const float*, int,
                                  const uint64_t*, size_t, size_t, void*) {}
+void PhiloxWordsAvx512(const PhiloxStream&, uint64_t, size_t, uint32_t*) {}
 }  // namespace sieve::kernels::simd
 
 #endif

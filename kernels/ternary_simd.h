@@ -48,9 +48,10 @@ void DequantizeScatterInt8Avx512(DType dtype, const int8_t* sums, size_t offset,
 void GatherSum2Avx2(const uint8_t* const* wires, int n, size_t elems, int8_t* sums);
 
 // The Philox words of octs oct0 .. oct0 + 32 * batches - 1 (PhiloxOct), 32 octs at a
-// time as the AVX2 quantizers draw them, into words (4 per oct): for
+// time as the AVX2 / AVX-512 quantizers draw them, into words (4 per oct): for
 // sieve-bench-kernels, the generator's own cost per element.
 void PhiloxWordsAvx2(const PhiloxStream& rng, uint64_t oct0, size_t batches, uint32_t* words);
+void PhiloxWordsAvx512(const PhiloxStream& rng, uint64_t oct0, size_t batches, uint32_t* words);
 
 }  // namespace sieve::kernels::simd
 

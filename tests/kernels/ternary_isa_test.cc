@@ -16,6 +16,7 @@
 #include "kernels/masked_pack.h"
 #include "kernels/ternary.h"
 #include "kernels/ternary_compress.h"
+#include "kernels/ternary_simd.h"
 
 namespace sieve::kernels {
 namespace {
@@ -768,6 +769,28 @@ TEST(TernaryIsaTest, ResolutionBelowSixteenBitsIsUnbiased) {
 
 // Non-finite input: the block's scale is NaN (a NaN and an infinity alike),
 // whichever path, dtype, gather or feedback; other blocks are unaffected.
+// The generators sieve-bench-kernels times alone (the AVX2 and AVX-512 Philox32,
+// 32 octs a batch) give PhiloxOct's words, oct-major, from an odd first oct.
+TEST(TernaryIsaTest, BenchmarkedPhiloxWordsArePhiloxOct) {
+  const PhiloxStream rng{0x0123456789abcdefull, 3, (uint64_t{5} << 32) | 7};
+  const uint64_t oct0 = 1001;
+  const size_t batches = 3;
+  const struct {
+    CpuIsa isa;
+    void (*words_of)(const PhiloxStream&, uint64_t, size_t, uint32_t*);
+  } paths[] = {{CpuIsa::kAvx2, simd::PhiloxWordsAvx2}, {CpuIsa::kAvx512, simd::PhiloxWordsAvx512}};
+  for (const auto& path : paths) {
+    if (DetectedCpuIsa() < path.isa) continue;
+    SCOPED_TRACE("isa " + std::to_string(static_cast<int>(path.isa)));
+    std::vector<uint32_t> words(128 * batches);
+    path.words_of(rng, oct0, batches, words.data());
+    for (size_t oct = 0; oct < 32 * batches; ++oct) {
+      const Philox4 want = PhiloxOct(rng, oct0 + oct);
+      for (int i = 0; i < 4; ++i) ASSERT_EQ(words[4 * oct + i], want.v[i]) << "oct " << oct;
+    }
+  }
+}
+
 TEST(TernaryIsaTest, NonFiniteInputPoisonsItsBlock) {
   const float inf = std::numeric_limits<float>::infinity();
   const float nan = std::numeric_limits<float>::quiet_NaN();
