@@ -144,6 +144,12 @@ SIEVE_AVX512 __m512i LevelsCode16(__m512 gk, __m512 sk, const uint16_t* h, __m51
   return _mm512_mask_sub_epi32(m, _mm512_cmplt_epi32_mask(_mm512_castps_si512(gk), zero), zero, m);
 }
 
+// Four 16-lane masks, lanes 0-15 first, as one 64-bit word, joined in mask registers
+// (kunpckwd, kunpckdq, one kmovq) rather than moved out and shifted one by one.
+SIEVE_AVX512 uint64_t Join64(const __mmask16 (&m)[4]) {
+  return _cvtmask64_u64(_mm512_kunpackd(_mm512_kunpackw(m[3], m[2]), _mm512_kunpackw(m[1], m[0])));
+}
+
 struct Avx512Ops {
   // Each 64-bit lane carries one counter word in its low half (the high half is
   // don't-care: vpmuludq reads only the low halves), so a round is two
@@ -262,9 +268,9 @@ struct Avx512Ops {
     const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
     const __m512 scale16 = _mm512_set1_ps(65536.0f), sv = _mm512_set1_ps(s);
     for (int c = 0; c < n64; ++c) {
-      uint64_t k = 0, n = 0, l = 0;
-      for (int e = 0; e < 64; e += 16) {
-        const int i = 64 * c + e;
+      __mmask16 k[4], n[4], l[4];
+      for (int q = 0; q < 4; ++q) {
+        const int i = 64 * c + 16 * q;
         const __m512 gv = _mm512_loadu_ps(g + i);
         const __m512 s16 = sc != nullptr ? _mm512_loadu_ps(sc + i) : sv;
         const __m512 p = kUnit ? _mm512_abs_ps(gv) : _mm512_div_ps(_mm512_abs_ps(gv), s16);
@@ -272,11 +278,11 @@ struct Avx512Ops {
             _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(s16, zero, _CMP_GT_OQ), p, scale16);
         const __m512 hv = _mm512_cvtepi32_ps(
             _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(h + i))));
-        k |= static_cast<uint64_t>(_mm512_cmp_ps_mask(_mm512_add_ps(hv, one), x, _CMP_LE_OQ)) << e;
-        l |= static_cast<uint64_t>(_mm512_cmp_ps_mask(hv, x, _CMP_LT_OQ)) << e;
-        n |= static_cast<uint64_t>(_mm512_cmp_ps_mask(gv, zero, _CMP_LT_OQ)) << e;
+        k[q] = _mm512_cmp_ps_mask(_mm512_add_ps(hv, one), x, _CMP_LE_OQ);
+        l[q] = _mm512_cmp_ps_mask(hv, x, _CMP_LT_OQ);
+        n[q] = _mm512_cmp_ps_mask(gv, zero, _CMP_LT_OQ);
       }
-      keep[c] = k, neg[c] = n, lt[c] = l;
+      keep[c] = Join64(k), neg[c] = Join64(n), lt[c] = Join64(l);
     }
   }
 
@@ -290,9 +296,9 @@ struct Avx512Ops {
     const __m512 minus_one = _mm512_set1_ps(-1.0f);
     const __m512 scale16 = _mm512_set1_ps(65536.0f), sv = _mm512_set1_ps(s);
     for (int c = 0; c < n64; ++c) {
-      uint64_t k = 0, n = 0, l = 0;
-      for (int e = 0; e < 64; e += 16) {
-        const int i = 64 * c + e;
+      __mmask16 k[4], n[4], l[4];
+      for (int q = 0; q < 4; ++q) {
+        const int i = 64 * c + 16 * q;
         float* r = res + j0 + static_cast<uint64_t>(i);
         const __m512 sum = _mm512_add_ps(Load16<L>(data, j0 + static_cast<uint64_t>(i)),
                                          _mm512_loadu_ps(r));
@@ -304,13 +310,12 @@ struct Avx512Ops {
             _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(h + i))));
         const __mmask16 km = _mm512_cmp_ps_mask(_mm512_add_ps(hv, one), x, _CMP_LE_OQ);
         const __mmask16 nm = _mm512_cmp_ps_mask(gv, zero, _CMP_LT_OQ);
-        k |= static_cast<uint64_t>(km) << e;
-        l |= static_cast<uint64_t>(_mm512_cmp_ps_mask(hv, x, _CMP_LT_OQ)) << e;
-        n |= static_cast<uint64_t>(nm) << e;
-        const __m512 q = _mm512_maskz_mov_ps(km, _mm512_mask_blend_ps(nm, one, minus_one));
-        _mm512_storeu_ps(r, _mm512_sub_ps(sum, _mm512_mul_ps(s16, q)));
+        k[q] = km, n[q] = nm;
+        l[q] = _mm512_cmp_ps_mask(hv, x, _CMP_LT_OQ);
+        const __m512 code = _mm512_maskz_mov_ps(km, _mm512_mask_blend_ps(nm, one, minus_one));
+        _mm512_storeu_ps(r, _mm512_sub_ps(sum, _mm512_mul_ps(s16, code)));
       }
-      keep[c] = k, neg[c] = n, lt[c] = l;
+      keep[c] = Join64(k), neg[c] = Join64(n), lt[c] = Join64(l);
     }
   }
 
