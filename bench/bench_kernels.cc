@@ -335,13 +335,17 @@ void BM_TernaryUnpackAccumulate(benchmark::State& state) {
   });
 }
 
-void BM_TernaryDequantize(benchmark::State& state) {
+// The average over 4 ranks (divisor 4: a multiply); BM_TernaryDequantizeBy3 over 3 (a
+// divisor that is not a power of two: a division, or the AVX-512 table of its values).
+void RunDequantize(benchmark::State& state, int divisor) {
   TernaryBuffers t(static_cast<size_t>(state.range(0)));
   RunVsMemcpy(state, t.count * 4, [&] {
     TernaryDequantize(DType::kFloat32, TernaryWork::kInt8, t.work.data(), t.count, kBlock,
-                      t.scales.data(), 4, t.out.data());
+                      t.scales.data(), divisor, t.out.data());
   });
 }
+void BM_TernaryDequantize(benchmark::State& state) { RunDequantize(state, 4); }
+void BM_TernaryDequantizeBy3(benchmark::State& state) { RunDequantize(state, 3); }
 
 // Error feedback as the host all-reduce runs it: fused into the abs-max (reads the
 // residual) and into quantize + pack (reads and rewrites it), no separate pass.
@@ -578,6 +582,7 @@ BENCHMARK(BM_TernaryPack)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryUnpackAccumulate)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryUnpack)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryDequantize)->Apply(TernarySizes);
+BENCHMARK(BM_TernaryDequantizeBy3)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryGatherDecodeUnfused)->Arg(1 << 20)->Arg(16 << 20);
 BENCHMARK(BM_TernaryGatherDecode)->Arg(1 << 20)->Arg(16 << 20);
 BENCHMARK(BM_TernaryFeedbackApply)->Apply(TernarySizes);

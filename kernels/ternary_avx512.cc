@@ -475,24 +475,52 @@ struct LaneDivisor16 {
   __m512 d, inv;
 };
 
-// m (<= 16) dequantized values of sums[0 .. m) (int8) under scale sv.
-SIEVE_AVX512 __m512 Dequantize16(const int8_t* sums, __m512 sv, const LaneDivisor16& divide,
-                                 int m = 16) {
-  const __m128i q = _mm_maskz_loadu_epi8(static_cast<__mmask16>((1u << m) - 1), sums);
-  return divide.Divide(_mm512_mul_ps(sv, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q))));
-}
+// The dequantized values of one scale block's int8 sums: s * q / divisor in sixteen
+// lanes. A divisor that is neither 1 nor a power of two (an average over 3, 5, 6, 7 ...
+// ranks) would cost a vdivps per sixteen sums; instead the block's values for q in
+// [-16, 15] (a ternary sum over up to 15 ranks) are computed once into a 32-entry table,
+// by the same two operations, and read with vpermt2ps. Sixteen sums with one outside
+// the table divide as before.
+struct BlockDequantizer {
+  SIEVE_AVX512 explicit BlockDequantizer(const LaneDivisor16& divide)
+      : divide(divide), table(divide.divisor != 1 && !divide.pow2) {}
+  // Takes scale s for the sums that follow.
+  SIEVE_AVX512 void Scale(float s) {
+    sv = _mm512_set1_ps(s);
+    if (!table) return;
+    const __m512 lo_q =
+        _mm512_setr_ps(-16, -15, -14, -13, -12, -11, -10, -9, -8, -7, -6, -5, -4, -3, -2, -1);
+    const __m512 hi_q = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    lo = divide.Divide(_mm512_mul_ps(sv, lo_q));
+    hi = divide.Divide(_mm512_mul_ps(sv, hi_q));
+  }
+  // m (<= 16) values of sums[0 .. m).
+  SIEVE_AVX512 __m512 Of(const int8_t* sums, int m = 16) const {
+    const __m128i q = _mm_maskz_loadu_epi8(static_cast<__mmask16>((1u << m) - 1), sums);
+    if (table) {
+      const __m128i at = _mm_add_epi8(q, _mm_set1_epi8(16));  // q + 16, as unsigned bytes
+      if (_mm_cmpge_epu8_mask(at, _mm_set1_epi8(32)) == 0)
+        return _mm512_permutex2var_ps(lo, _mm512_cvtepu8_epi32(at), hi);
+    }
+    return divide.Divide(_mm512_mul_ps(sv, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q))));
+  }
+  const LaneDivisor16& divide;
+  const bool table;
+  __m512 sv, lo, hi;
+};
 
 template <class L>
 SIEVE_AVX512 void Dequantize(const int8_t* sums, size_t offset, size_t elems, size_t block,
                              const float* scales, int divisor, void* out) {
   const LaneDivisor16 divide(divisor);
+  BlockDequantizer values(divide);
   for (size_t i = 0; i < elems;) {
     const size_t j = offset + i;
     const float s = scales[j / block];
     const size_t end = std::min(elems, i + (block - j % block));
-    const __m512 sv = _mm512_set1_ps(s);
+    if (end - i >= 16) values.Scale(s);
     for (; i + 16 <= end; i += 16) {
-      const __m512 v = Dequantize16(sums + i, sv, divide);
+      const __m512 v = values.Of(sums + i);
       if (std::is_same<L, TernaryF32>::value) {
         _mm512_storeu_ps(static_cast<float*>(out) + i, v);
       } else {
@@ -516,6 +544,8 @@ SIEVE_AVX512 void DequantizeScatter(const int8_t* sums, size_t offset, size_t bl
                                     const float* scales, int divisor, const uint64_t* bits,
                                     size_t begin, size_t end, void* out) {
   const LaneDivisor16 divide(divisor);
+  BlockDequantizer values(divide);
+  size_t scaled = ~size_t{0};                                 // the scale block values holds
   size_t k = 0;                                               // sums[k]: kept element offset + k
   size_t kb = offset / block, left = block - offset % block;  // its scale block, elements left
   alignas(64) float vals[64 * kScatterWords + 16];
@@ -529,10 +559,10 @@ SIEVE_AVX512 void DequantizeScatter(const int8_t* sums, size_t offset, size_t bl
         batch::ScatterRound<kScatterWords>(bits, j, end, &stop, &nw, words, ranges);
     for (int v = 0; v < cnt;) {  // the kept values, one scale run at a time
       const int run = static_cast<int>(std::min<size_t>(static_cast<size_t>(cnt - v), left));
-      const __m512 sv = _mm512_set1_ps(scales[kb]);
+      if (kb != scaled) values.Scale(scales[kb]), scaled = kb;
       for (int e = 0; e < run; e += 16)
-        _mm512_storeu_ps(vals + v + e, Dequantize16(sums + k + static_cast<size_t>(v + e), sv,
-                                                    divide, std::min(16, run - e)));
+        _mm512_storeu_ps(vals + v + e,
+                         values.Of(sums + k + static_cast<size_t>(v + e), std::min(16, run - e)));
       v += run;
       left -= static_cast<size_t>(run);
       if (left == 0) ++kb, left = block;

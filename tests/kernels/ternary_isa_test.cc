@@ -434,9 +434,13 @@ TEST(TernaryIsaTest, DequantizeMatchesDefinition) {
       for (float& s : scales) s = std::uniform_real_distribution<float>(0.0f, 3.0f)(rng);
       if (t == 5) scales[0] = std::numeric_limits<float>::quiet_NaN();
       if (t == 4) scales.back() = 3e-38f;  // subnormal results (divisors 4, 2^20 multiply)
+      // Even t: a ternary sum's range, [-16, 15] (the AVX-512 table of an odd divisor's
+      // values), with one in 40 outside it; odd t: any int8 sum.
       std::vector<int8_t> sums(count);
-      for (int8_t& v : sums) v = static_cast<int8_t>(rng() % 255 - 127);
-      for (int divisor : {1, 7, 4, 1 << 20}) {
+      for (int8_t& v : sums)
+        v = static_cast<int8_t>(t % 2 == 1 || rng() % 40 == 0 ? rng() % 255 - 127
+                                                              : rng() % 32 - 16);
+      for (int divisor : {1, 7, 3, 4, 1 << 20}) {
         std::vector<float> want_f(count);
         for (size_t i = 0; i < count; ++i)
           want_f[i] = TernaryDequantizeOne(sums[i], scales[(offset + i) / block], divisor);
