@@ -482,8 +482,8 @@ struct LaneDivisor16 {
 // by the same two operations, and read with vpermt2ps. Sixteen sums with one outside
 // the table divide as before.
 struct BlockDequantizer {
-  SIEVE_AVX512 explicit BlockDequantizer(const LaneDivisor16& divide)
-      : divide(divide), table(divide.divisor != 1 && !divide.pow2) {}
+  SIEVE_AVX512 explicit BlockDequantizer(int divisor)
+      : divide(divisor), table(divisor != 1 && !divide.pow2) {}
   // Takes scale s for the sums that follow.
   SIEVE_AVX512 void Scale(float s) {
     sv = _mm512_set1_ps(s);
@@ -504,7 +504,7 @@ struct BlockDequantizer {
     }
     return divide.Divide(_mm512_mul_ps(sv, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q))));
   }
-  const LaneDivisor16& divide;
+  const LaneDivisor16 divide;
   const bool table;
   __m512 sv, lo, hi;
 };
@@ -512,8 +512,7 @@ struct BlockDequantizer {
 template <class L>
 SIEVE_AVX512 void Dequantize(const int8_t* sums, size_t offset, size_t elems, size_t block,
                              const float* scales, int divisor, void* out) {
-  const LaneDivisor16 divide(divisor);
-  BlockDequantizer values(divide);
+  BlockDequantizer values(divisor);
   for (size_t i = 0; i < elems;) {
     const size_t j = offset + i;
     const float s = scales[j / block];
@@ -543,8 +542,7 @@ template <class L>
 SIEVE_AVX512 void DequantizeScatter(const int8_t* sums, size_t offset, size_t block,
                                     const float* scales, int divisor, const uint64_t* bits,
                                     size_t begin, size_t end, void* out) {
-  const LaneDivisor16 divide(divisor);
-  BlockDequantizer values(divide);
+  BlockDequantizer values(divisor);
   size_t scaled = ~size_t{0};                                 // the scale block values holds
   size_t k = 0;                                               // sums[k]: kept element offset + k
   size_t kb = offset / block, left = block - offset % block;  // its scale block, elements left

@@ -434,8 +434,8 @@ TEST(TernaryIsaTest, DequantizeMatchesDefinition) {
       for (float& s : scales) s = std::uniform_real_distribution<float>(0.0f, 3.0f)(rng);
       if (t == 5) scales[0] = std::numeric_limits<float>::quiet_NaN();
       if (t == 4) scales.back() = 3e-38f;  // subnormal results (divisors 4, 2^20 multiply)
-      // Even t: a ternary sum's range, [-16, 15] (the AVX-512 table of an odd divisor's
-      // values), with one in 40 outside it; odd t: any int8 sum.
+      // Even t: a ternary sum's range, [-16, 15] (the AVX-512 table of the values for a
+      // divisor that is not a power of two), with one in 40 outside it; odd t: any sum.
       std::vector<int8_t> sums(count);
       for (int8_t& v : sums)
         v = static_cast<int8_t>(t % 2 == 1 || rng() % 40 == 0 ? rng() % 255 - 127
@@ -771,8 +771,6 @@ TEST(TernaryIsaTest, ResolutionBelowSixteenBitsIsUnbiased) {
   EXPECT_LT(kept, 104u);
 }
 
-// Non-finite input: the block's scale is NaN (a NaN and an infinity alike),
-// whichever path, dtype, gather or feedback; other blocks are unaffected.
 // The generators sieve-bench-kernels times alone (the AVX2 and AVX-512 Philox32,
 // 32 octs a batch) give PhiloxOct's words, oct-major, from an odd first oct.
 TEST(TernaryIsaTest, BenchmarkedPhiloxWordsArePhiloxOct) {
@@ -795,6 +793,8 @@ TEST(TernaryIsaTest, BenchmarkedPhiloxWordsArePhiloxOct) {
   }
 }
 
+// Non-finite input: the block's scale is NaN (a NaN and an infinity alike),
+// whichever path, dtype, gather or feedback; other blocks are unaffected.
 TEST(TernaryIsaTest, NonFiniteInputPoisonsItsBlock) {
   const float inf = std::numeric_limits<float>::infinity();
   const float nan = std::numeric_limits<float>::quiet_NaN();
