@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "kernels/coverage_average.h"
@@ -337,15 +338,43 @@ void BM_TernaryUnpackAccumulate(benchmark::State& state) {
 
 // The average over 4 ranks (divisor 4: a multiply); BM_TernaryDequantizeBy3 over 3 (a
 // divisor that is not a power of two: a division, or the AVX-512 table of its values).
-void RunDequantize(benchmark::State& state, int divisor) {
+// A 64-byte aligned output, as a PyTorch tensor is (the streaming stores need the alignment).
+struct AlignedOut {
+  explicit AlignedOut(size_t count)
+      : at(static_cast<float*>(std::aligned_alloc(64, (count * 4 + 63) / 64 * 64))) {
+    std::memset(at.get(), 0, count * 4);
+  }
+  struct Free {
+    void operator()(float* p) const { std::free(p); }
+  };
+  std::unique_ptr<float[], Free> at;
+};
+
+void RunDequantize(benchmark::State& state, int divisor, OutputStores stores) {
   TernaryBuffers t(static_cast<size_t>(state.range(0)));
+  AlignedOut out(t.count);
   RunVsMemcpy(state, t.count * 4, [&] {
-    TernaryDequantize(DType::kFloat32, TernaryWork::kInt8, t.work.data(), t.count, kBlock,
-                      t.scales.data(), divisor, t.out.data());
+    TernaryDequantizeRange(DType::kFloat32, TernaryWork::kInt8, t.work.data(), 0, t.count, kBlock,
+                           t.scales.data(), divisor, out.at.get(), stores);
   });
 }
-void BM_TernaryDequantize(benchmark::State& state) { RunDequantize(state, 4); }
-void BM_TernaryDequantizeBy3(benchmark::State& state) { RunDequantize(state, 3); }
+void BM_TernaryDequantize(benchmark::State& state) {
+  RunDequantize(state, 4, OutputStores::kCached);
+}
+void BM_TernaryDequantizeBy3(benchmark::State& state) {
+  RunDequantize(state, 3, OutputStores::kCached);
+}
+void BM_TernaryDequantizeMisaligned(benchmark::State& state) {
+  TernaryBuffers t(static_cast<size_t>(state.range(0)));
+  AlignedOut out(t.count + 16);
+  RunVsMemcpy(state, t.count * 4, [&] {
+    TernaryDequantizeRange(DType::kFloat32, TernaryWork::kInt8, t.work.data(), 0, t.count, kBlock,
+                           t.scales.data(), 4, out.at.get() + 4, OutputStores::kCached);
+  });
+}
+void BM_TernaryDequantizeStreaming(benchmark::State& state) {
+  RunDequantize(state, 4, OutputStores::kStreaming);
+}
 
 // Error feedback as the host all-reduce runs it: fused into the abs-max (reads the
 // residual) and into quantize + pack (reads and rewrites it), no separate pass.
@@ -544,17 +573,24 @@ void BM_TernaryCompressAbsMax(benchmark::State& state) {
   });
 }
 
-void BM_TernaryDequantizeScatter(benchmark::State& state) {
+void RunDequantizeScatter(benchmark::State& state, OutputStores stores) {
   MaskedBuffers buf(static_cast<int>(state.range(0)), static_cast<size_t>(state.range(1)));
   const size_t nnz = buf.idx.size();
   std::vector<float> scales((nnz + kBlock - 1) / kBlock + 1, 0.5f);
   std::vector<int8_t> sums(nnz + 1);
   for (size_t k = 0; k < nnz; ++k) sums[k] = static_cast<int8_t>(k % 9) - 4;
+  AlignedOut out(buf.dense.size());
   RunVsMemcpy(state, buf.dense.size() * 4, [&] {
     TernaryDequantizeScatter(DType::kFloat32, TernaryWork::kInt8, sums.data(), 0, kBlock,
-                             scales.data(), 4, buf.bits.data(), 0, buf.dense.size(),
-                             buf.out.data());
+                             scales.data(), 4, buf.bits.data(), 0, buf.dense.size(), out.at.get(),
+                             stores);
   });
+}
+void BM_TernaryDequantizeScatter(benchmark::State& state) {
+  RunDequantizeScatter(state, OutputStores::kCached);
+}
+void BM_TernaryDequantizeScatterStreaming(benchmark::State& state) {
+  RunDequantizeScatter(state, OutputStores::kStreaming);
 }
 
 void TernarySizes(benchmark::internal::Benchmark* b) { b->Arg(1 << 20)->Arg(kDenseBytes); }
@@ -575,6 +611,7 @@ BENCHMARK(BM_TernaryCompressAbsMax)
 BENCHMARK(BM_TernaryQuantizePackMasked)->Apply(MaskedTernaryArgs);
 BENCHMARK(BM_TernaryQuantizeAddMasked)->Apply(MaskedTernaryArgs);
 BENCHMARK(BM_TernaryDequantizeScatter)->Apply(MaskedTernaryArgs);
+BENCHMARK(BM_TernaryDequantizeScatterStreaming)->Apply(MaskedTernaryArgs);
 BENCHMARK(BM_TernaryPhilox)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryPhiloxAvx2)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryQuantizeAdd)->Apply(TernarySizes);
@@ -583,6 +620,8 @@ BENCHMARK(BM_TernaryUnpackAccumulate)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryUnpack)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryDequantize)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryDequantizeBy3)->Apply(TernarySizes);
+BENCHMARK(BM_TernaryDequantizeStreaming)->Apply(TernarySizes);
+BENCHMARK(BM_TernaryDequantizeMisaligned)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryGatherDecodeUnfused)->Arg(1 << 20)->Arg(16 << 20);
 BENCHMARK(BM_TernaryGatherDecode)->Arg(1 << 20)->Arg(16 << 20);
 BENCHMARK(BM_TernaryFeedbackApply)->Apply(TernarySizes);

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <exception>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -80,8 +81,9 @@ class Bench {
   // Runs the sweep; returns the number of wrong elements over all ranks and sizes.
   long long Sweep() {
     const size_t max_count = o_.max_bytes / sizeof(float) + 1;
-    send_.resize(max_count);
-    recv_.resize(max_count);
+    send_.reset(static_cast<float*>(PeerAlloc(max_count * sizeof(float))));
+    recv_.reset(static_cast<float*>(PeerAlloc(max_count * sizeof(float))));
+    if (!send_ || !recv_) throw std::bad_alloc();
     if (rank_ == 0) PrintHeader();
     long long wrong = 0;
     uint64_t seed = 0;
@@ -122,8 +124,8 @@ class Bench {
 
   PeerResult Measure(size_t count, bool in_place, uint64_t seed) {
     PeerResult res = {0, 0, 0, -1};
-    float* src = in_place ? recv_.data() : send_.data();
-    float* dst = recv_.data();
+    float* src = in_place ? recv_.get() : send_.get();
+    float* dst = recv_.get();
     PeerFill(src, count, rank_, 0);
     for (int i = 0; i < o_.warmup; ++i) AllReduce(src, dst, count);
     OverRanks<double>(0, &gloo::max<double>);  // Lines the ranks up before the clock starts.
@@ -155,7 +157,10 @@ class Bench {
   std::shared_ptr<gloo::Context> ctx_;
   int rank_, nranks_;
   uint32_t tag_ = 0;
-  std::vector<float> send_, recv_;
+  struct Free {
+    void operator()(float* p) const { std::free(p); }
+  };
+  std::unique_ptr<float[], Free> send_, recv_;  // PeerAlloc's
 };
 
 int EnvInt(const char* name, int fallback) {

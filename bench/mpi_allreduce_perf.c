@@ -86,8 +86,13 @@ static void PrintHeader(const Options* o, int nranks) {
 /* Runs the sweep; returns the total number of wrong elements. */
 static long long Sweep(const Options* o, int rank) {
   size_t max_count = o->max_bytes / sizeof(float) + 1;
-  float* send = malloc(max_count * sizeof(float));
-  float* recv = malloc(max_count * sizeof(float));
+  float* send = PeerAlloc(max_count * sizeof(float));
+  float* recv = PeerAlloc(max_count * sizeof(float));
+  if (send == NULL || recv == NULL) {
+    fprintf(stderr, "mpi-allreduce-perf: out of memory for two %zu-byte buffers\n",
+            max_count * sizeof(float));
+    exit(1);
+  }
   long long wrong = 0, rows = 0;
   double busbw_sum = 0;
   uint64_t seed = 0;

@@ -11,6 +11,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A benchmark buffer of at least `bytes`, zeroed, 64-byte aligned as PyTorch's CPU
+ * allocator aligns tensors (cudaMalloc: 256), so no driver's vector loads or stores
+ * split cache lines and the streaming stores of Sieve's dequantizers apply; NULL when
+ * out of memory. Free with free(). */
+static inline void* PeerAlloc(size_t bytes) {
+  size_t rounded = (bytes + 63) / 64 * 64;
+  void* p = aligned_alloc(64, rounded > 0 ? rounded : 64);
+  if (p != NULL) memset(p, 0, rounded);
+  return p;
+}
+
 typedef struct {
   size_t min_bytes, max_bytes, step_bytes; /* step_bytes 0: multiply by step_factor */
   double step_factor;

@@ -6,8 +6,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
+#include <new>
 #include <vector>
 
+#include "peer_perf.h"
 #include "perf_args.h"
 #include "perf_coll.h"
 #include "perf_mask.h"
@@ -83,8 +86,9 @@ class Bench {
     Shape shape = ShapeOf(opts_.coll, opts_.max_bytes, nranks_, type_size_);
     size_t bytes = std::max(shape.send_count, shape.recv_count) * type_size_;
     size_t words = bytes / sizeof(uint64_t) + 1;
-    send_.assign(words, 0);
-    recv_.assign(words, 0);
+    send_.reset(static_cast<uint64_t*>(PeerAlloc(words * sizeof(uint64_t))));
+    recv_.reset(static_cast<uint64_t*>(PeerAlloc(words * sizeof(uint64_t))));
+    if (!send_ || !recv_) throw std::bad_alloc();
   }
 
   // Masked mode: registers this size's random mask (same seed on every rank).
@@ -237,7 +241,7 @@ class Bench {
 
   bool Measure(const Shape& shape, bool in_place, uint64_t seed, Row* row) {
     CallBuffers bufs =
-        PlaceBuffers(opts_.coll, shape, rank_, in_place, type_size_, send_.data(), recv_.data());
+        PlaceBuffers(opts_.coll, shape, rank_, in_place, type_size_, send_.get(), recv_.get());
     checker_.Prepare(shape, bufs, 0);
     row->bytes = shape.bytes;
     row->count = shape.count;
@@ -259,7 +263,10 @@ class Bench {
   Checker checker_;
   Report report_;
   size_t type_size_ = 0;
-  std::vector<uint64_t> send_, recv_;
+  struct Free {
+    void operator()(uint64_t* p) const { std::free(p); }
+  };
+  std::unique_ptr<uint64_t[], Free> send_, recv_;  // PeerAlloc's: aligned as PyTorch's tensors
   int64_t total_wrong_ = 0;
   std::vector<uint8_t> keep_;
   sieveMask_t mask_ = nullptr;

@@ -518,15 +518,18 @@ void TernaryUnpackAt(TernaryWork wt, const void* wire, size_t first, size_t elem
 }
 
 void TernaryDequantizeRange(DType dtype, TernaryWork wt, const void* sums, size_t offset,
-                            size_t elems, size_t block, const float* scales, int divisor,
-                            void* out) {
+                            size_t elems, size_t block, const float* scales, int divisor, void* out,
+                            OutputStores stores) {
+  const bool stream = stores == OutputStores::kStreaming;
   if (wt == TernaryWork::kInt8) {
     const int8_t* in = static_cast<const int8_t*>(sums);
     switch (Isa()) {
       case CpuIsa::kAvx512:
-        return simd::DequantizeInt8Avx512(dtype, in, offset, elems, block, scales, divisor, out);
+        return simd::DequantizeInt8Avx512(dtype, in, offset, elems, block, scales, divisor, out,
+                                          stream);
       case CpuIsa::kAvx2:
-        return simd::DequantizeInt8Avx2(dtype, in, offset, elems, block, scales, divisor, out);
+        return simd::DequantizeInt8Avx2(dtype, in, offset, elems, block, scales, divisor, out,
+                                        stream);
       case CpuIsa::kPortable:
         break;
     }
@@ -551,7 +554,7 @@ void TernaryGatherSum(TernaryWork wt, const void* const* wires, int n, int w, si
 
 void TernaryGatherDecode(DType dtype, TernaryWork wt, const void* const* wires, int n, int w,
                          size_t offset, size_t elems, size_t block, const float* scales,
-                         int divisor, void* out) {
+                         int divisor, void* out, OutputStores stores) {
   if (n <= 0 || elems == 0) return;
   // The sums of a few thousand elements at a time (whole 2-bit vectors and wire
   // groups) in a buffer that stays in L1, dequantized before the next.
@@ -565,19 +568,20 @@ void TernaryGatherDecode(DType dtype, TernaryWork wt, const void* const* wires, 
       at[r] = static_cast<const uint8_t*>(wires[r]) + i / kGroup * static_cast<size_t>(w);
     TernaryGatherSum(wt, at.data(), n, w, cnt, sums);
     TernaryDequantizeRange(dtype, wt, sums, offset + i, cnt, block, scales, divisor,
-                           static_cast<char*>(out) + i * size);
+                           static_cast<char*>(out) + i * size, stores);
   }
 }
 
 void TernaryDequantizeScatter(DType dtype, TernaryWork wt, const void* sums, size_t offset,
-                              size_t block, const float* scales, int divisor,
-                              const uint64_t* bits, size_t begin, size_t end, void* out) {
+                              size_t block, const float* scales, int divisor, const uint64_t* bits,
+                              size_t begin, size_t end, void* out, OutputStores stores) {
+  const bool stream = stores == OutputStores::kStreaming;
   if (wt == TernaryWork::kInt8 && Isa() == CpuIsa::kAvx512)
-    return simd::DequantizeScatterInt8Avx512(dtype, static_cast<const int8_t*>(sums), offset,
-                                             block, scales, divisor, bits, begin, end, out);
+    return simd::DequantizeScatterInt8Avx512(dtype, static_cast<const int8_t*>(sums), offset, block,
+                                             scales, divisor, bits, begin, end, out, stream);
   if (wt == TernaryWork::kInt8 && Isa() == CpuIsa::kAvx2)
-    return simd::DequantizeScatterInt8Avx2(dtype, static_cast<const int8_t*>(sums), offset,
-                                           block, scales, divisor, bits, begin, end, out);
+    return simd::DequantizeScatterInt8Avx2(dtype, static_cast<const int8_t*>(sums), offset, block,
+                                           scales, divisor, bits, begin, end, out, stream);
   WithLoader(dtype, [&](auto l) {
     WithWork(wt, [&](auto t) {
       using T = decltype(t);

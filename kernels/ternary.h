@@ -272,11 +272,19 @@ void TernaryUnpack(TernaryWork wt, const void* wire, size_t elems, int w, bool a
 // The same for elements first .. first+elems-1 of a longer wire image (any first).
 void TernaryUnpackAt(TernaryWork wt, const void* wire, size_t first, size_t elems, int w,
                      bool accumulate, void* work);
+// How the dequantizers write their output. kStreaming: non-temporal stores on the
+// AVX2/AVX-512 paths wherever the output is aligned to the vector (a 64-byte aligned
+// buffer, as PyTorch allocates, is), then a store fence before returning. A buffer
+// larger than the cache is otherwise read from memory before each line is written
+// (read for ownership) and evicts the caller's data; docs/bench/kernels.md (stop 39)
+// has the figures. The same bits either way.
+enum class OutputStores { kCached, kStreaming };
+
 // out[i] = TernaryDequantizeOne(sums[i], scales[(offset + i) / block], divisor) rounded to
 // dtype, i < elems (out addresses the range).
 void TernaryDequantizeRange(DType dtype, TernaryWork wt, const void* sums, size_t offset,
-                            size_t elems, size_t block, const float* scales, int divisor,
-                            void* out);
+                            size_t elems, size_t block, const float* scales, int divisor, void* out,
+                            OutputStores stores = OutputStores::kCached);
 // The one-shot's decode (DESIGN.md 1.3a) in one pass: out[i] = TernaryDequantizeOne(
 // sum over r < n of unpack_w(wires[r])[i], scales[(offset + i) / block], divisor) rounded
 // to dtype, i < elems; each wires[r] is a wire image of the range (element offset at bit
@@ -286,7 +294,7 @@ void TernaryDequantizeRange(DType dtype, TernaryWork wt, const void* sums, size_
 // the cache (and, for 2-bit codes into int8 sums, are added in registers).
 void TernaryGatherDecode(DType dtype, TernaryWork wt, const void* const* wires, int n, int w,
                          size_t offset, size_t elems, size_t block, const float* scales,
-                         int divisor, void* out);
+                         int divisor, void* out, OutputStores stores = OutputStores::kCached);
 // Its first half: sums[i] = the sum over r < n of unpack_w(wires[r])[i], i < elems, in
 // wt (the same as TernaryUnpack of wires[0] and accumulating ones of the others; 2-bit
 // images into int8 sums in one pass).
@@ -300,9 +308,11 @@ void TernaryGatherDecodeReference(DType dtype, const void* const* wires, int n, 
 // [begin, end) of `out` (the whole buffer), out[j] = the dequantized sum of the
 // next kept element where bit j of `bits` is set (sums[0] is kept element
 // `offset`, the first at or after begin), else 0.
+// Streams (stores) only where the whole buffer is 64-byte aligned.
 void TernaryDequantizeScatter(DType dtype, TernaryWork wt, const void* sums, size_t offset,
-                              size_t block, const float* scales, int divisor,
-                              const uint64_t* bits, size_t begin, size_t end, void* out);
+                              size_t block, const float* scales, int divisor, const uint64_t* bits,
+                              size_t begin, size_t end, void* out,
+                              OutputStores stores = OutputStores::kCached);
 
 // Without feedback, by argument (idx may be null: dense), and the whole-buffer dequantize.
 inline TernarySource TernarySourceOf(DType dtype, const void* in, const uint32_t* idx,

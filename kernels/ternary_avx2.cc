@@ -54,9 +54,15 @@ SIEVE_AVX2 __m256i BitsToLanes(uint32_t bits) {
 
 // float32 -> float16 bits as FloatToHalf (vcvtps2ph rounds to nearest even like it;
 // NaNs differ in payload, so a vector holding one converts element by element).
-SIEVE_AVX2 void StoreHalf8(uint16_t* out, __m256 v) {
+// stream: a non-temporal store (out aligned to 16 bytes).
+SIEVE_AVX2 void StoreHalf8(uint16_t* out, __m256 v, bool stream = false) {
   if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) == 0) {
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+    const __m128i h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
+    if (stream) {
+      _mm_stream_si128(reinterpret_cast<__m128i*>(out), h);
+    } else {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out), h);
+    }
     return;
   }
   alignas(32) float f[8];
@@ -76,10 +82,14 @@ SIEVE_AVX2 __m256i Bf16Bits(__m256 v) {
   return _mm256_blendv_epi8(r, nan, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
 }
 
-SIEVE_AVX2 void StoreBf16x8(uint16_t* out, __m256 v) {
+SIEVE_AVX2 void StoreBf16x8(uint16_t* out, __m256 v, bool stream = false) {
   const __m256i b = Bf16Bits(v);
   const __m128i packed = _mm_packus_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), packed);
+  if (stream) {
+    _mm_stream_si128(reinterpret_cast<__m128i*>(out), packed);
+  } else {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), packed);
+  }
 }
 
 template <class L>
@@ -414,29 +424,41 @@ struct LaneDivisor {
   __m256 d, inv;
 };
 
+// With stream, each scale block's run stores one by one up to the first
+// vector-aligned output (none where the output is not element-aligned), streams
+// whole vectors from there and stores the rest one by one.
 template <class L>
 SIEVE_AVX2 void Dequantize(const int8_t* sums, size_t offset, size_t elems, size_t block,
-                           const float* scales, int divisor, void* out) {
+                           const float* scales, int divisor, void* out, bool stream) {
+  constexpr size_t kSize = std::is_same<L, TernaryF32>::value ? 4 : 2, kVector = 8 * kSize;
+  const uintptr_t at = reinterpret_cast<uintptr_t>(out);
+  stream = stream && at % kSize == 0;
+  const size_t aligned = (kVector - at % kVector) % kVector / kSize;  // first aligned i mod 8
   const LaneDivisor divide(divisor);
   for (size_t i = 0; i < elems;) {
     const size_t j = offset + i;
     const float s = scales[j / block];
     const size_t end = std::min(elems, i + (block - j % block));
     const __m256 sv = _mm256_set1_ps(s);
+    const size_t lead = stream ? std::min(end, i + (aligned + 8 - i % 8) % 8) : i;
+    for (; i < lead; ++i) L::Store(out, i, TernaryDequantizeOne(sums[i], s, divisor));
     for (; i + 8 <= end; i += 8) {
       const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(sums + i));
       const __m256 v =
           divide.Divide(_mm256_mul_ps(sv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q))));
       if (std::is_same<L, TernaryF16>::value) {
-        StoreHalf8(static_cast<uint16_t*>(out) + i, v);
+        StoreHalf8(static_cast<uint16_t*>(out) + i, v, stream);
       } else if (std::is_same<L, TernaryBf16>::value) {
-        StoreBf16x8(static_cast<uint16_t*>(out) + i, v);
+        StoreBf16x8(static_cast<uint16_t*>(out) + i, v, stream);
+      } else if (stream) {
+        _mm256_stream_ps(static_cast<float*>(out) + i, v);
       } else {
         _mm256_storeu_ps(static_cast<float*>(out) + i, v);
       }
     }
     for (; i < end; ++i) L::Store(out, i, TernaryDequantizeOne(sums[i], s, divisor));
   }
+  if (stream) _mm_sfence();  // streamed stores ordered before what the caller does next
 }
 
 // Lane i of the result: where bit i of m (< 256) lands in the packed row, i.e.
@@ -477,7 +499,8 @@ constexpr int kScatterWords = 16;
 template <class L>
 SIEVE_AVX2 void DequantizeScatter(const int8_t* sums, size_t offset, size_t block,
                                   const float* scales, int divisor, const uint64_t* bits,
-                                  size_t begin, size_t end, void* out) {
+                                  size_t begin, size_t end, void* out, bool stream) {
+  stream = stream && reinterpret_cast<uintptr_t>(out) % 64 == 0;  // whole words then align
   const LaneDivisor divide(divisor);
   const __m256i select = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
   size_t k = 0;                                               // sums[k]: kept element offset + k
@@ -518,7 +541,12 @@ SIEVE_AVX2 void DequantizeScatter(const int8_t* sums, size_t offset, size_t bloc
         const __m256i lanes = _mm256_cmpeq_epi32(
             _mm256_and_si256(_mm256_set1_epi32(static_cast<int>(m)), select), select);
         const __m256 x = _mm256_permutevar8x32_ps(_mm256_loadu_ps(vals + at), ExpandIndex(m));
-        _mm256_storeu_ps(row + 8 * q, _mm256_and_ps(x, _mm256_castsi256_ps(lanes)));
+        const __m256 kept = _mm256_and_ps(x, _mm256_castsi256_ps(lanes));
+        if (direct && stream) {
+          _mm256_stream_ps(row + 8 * q, kept);
+        } else {
+          _mm256_storeu_ps(row + 8 * q, kept);
+        }
         at += __builtin_popcount(m);
       }
       if (direct) continue;
@@ -533,9 +561,9 @@ SIEVE_AVX2 void DequantizeScatter(const int8_t* sums, size_t offset, size_t bloc
         for (; i + 8 <= hi; i += 8) {
           const __m256 x = _mm256_load_ps(dense + i);
           if (std::is_same<L, TernaryF16>::value) {
-            StoreHalf8(o + i, x);
+            StoreHalf8(o + i, x, stream);
           } else {
-            StoreBf16x8(o + i, x);
+            StoreBf16x8(o + i, x, stream);
           }
         }
         for (; i < hi; ++i) L::Store(o, i, dense[i]);
@@ -544,6 +572,7 @@ SIEVE_AVX2 void DequantizeScatter(const int8_t* sums, size_t offset, size_t bloc
     k += static_cast<size_t>(cnt);
     j = stop;
   }
+  if (stream) _mm_sfence();
 }
 
 // TernaryGatherDecode of 2-bit codes into int8 sums, 128 elements (32 bytes of
@@ -629,18 +658,18 @@ SIEVE_AVX2_FN void UnpackInt8Avx2(const uint8_t* wire, size_t elems, int w, bool
   batch::UnpackRange<Avx2Ops>(wire, elems, w, accumulate, work);
 }
 
-SIEVE_AVX2_FN void DequantizeInt8Avx2(DType dtype, const int8_t* sums, size_t offset,
-                                      size_t elems, size_t block, const float* scales,
-                                      int divisor, void* out) {
-  SIEVE_BY_LOADER(dtype, (Dequantize<L>(sums, offset, elems, block, scales, divisor, out)));
+SIEVE_AVX2_FN void DequantizeInt8Avx2(DType dtype, const int8_t* sums, size_t offset, size_t elems,
+                                      size_t block, const float* scales, int divisor, void* out,
+                                      bool stream) {
+  SIEVE_BY_LOADER(dtype, (Dequantize<L>(sums, offset, elems, block, scales, divisor, out, stream)));
 }
 
 SIEVE_AVX2_FN void DequantizeScatterInt8Avx2(DType dtype, const int8_t* sums, size_t offset,
                                              size_t block, const float* scales, int divisor,
                                              const uint64_t* bits, size_t begin, size_t end,
-                                             void* out) {
+                                             void* out, bool stream) {
   SIEVE_BY_LOADER(dtype, (DequantizeScatter<L>(sums, offset, block, scales, divisor, bits, begin,
-                                               end, out)));
+                                               end, out, stream)));
 }
 
 SIEVE_AVX2_FN void GatherSum2Avx2(const uint8_t* const* wires, int n, size_t elems, int8_t* sums) {
@@ -682,9 +711,10 @@ void QuantizeLevelsAvx2(const TernarySource&, size_t, size_t,
                     void (*)(void*, size_t, const int8_t*, int), void*) {}
 void PackInt8Avx2(const int8_t*, size_t, int, uint8_t*) {}
 void UnpackInt8Avx2(const uint8_t*, size_t, int, bool, int8_t*) {}
-void DequantizeInt8Avx2(DType, const int8_t*, size_t, size_t, size_t, const float*, int, void*) {}
+void DequantizeInt8Avx2(DType, const int8_t*, size_t, size_t, size_t, const float*, int, void*,
+                        bool) {}
 void DequantizeScatterInt8Avx2(DType, const int8_t*, size_t, size_t, const float*, int,
-                               const uint64_t*, size_t, size_t, void*) {}
+                               const uint64_t*, size_t, size_t, void*, bool) {}
 void GatherSum2Avx2(const uint8_t* const*, int, size_t, int8_t*) {}
 void PhiloxWordsAvx2(const PhiloxStream&, uint64_t, size_t, uint32_t*) {}
 }  // namespace sieve::kernels::simd

@@ -509,26 +509,60 @@ struct BlockDequantizer {
   __m512 sv, lo, hi;
 };
 
+// Sixteen results at out + i: streamed (non-temporal; out + i aligned to the
+// vector) or stored; and m < 16 of them, under a mask.
+template <class L>
+SIEVE_AVX512 void Store16(void* out, size_t i, __m512 v, bool stream) {
+  if (std::is_same<L, TernaryF32>::value) {
+    float* o = static_cast<float*>(out) + i;
+    if (stream) {
+      _mm512_stream_ps(o, v);
+    } else {
+      _mm512_storeu_ps(o, v);
+    }
+  } else {
+    __m256i* o = reinterpret_cast<__m256i*>(static_cast<uint16_t*>(out) + i);
+    if (stream) {
+      _mm256_stream_si256(o, Narrow16<L>(v));
+    } else {
+      _mm256_storeu_si256(o, Narrow16<L>(v));
+    }
+  }
+}
+template <class L>
+SIEVE_AVX512 void StorePart16(void* out, size_t i, __m512 v, size_t m) {
+  const __mmask16 k = static_cast<__mmask16>((1u << m) - 1);
+  if (std::is_same<L, TernaryF32>::value) {
+    _mm512_mask_storeu_ps(static_cast<float*>(out) + i, k, v);
+  } else {
+    _mm256_mask_storeu_epi16(static_cast<uint16_t*>(out) + i, k, Narrow16<L>(v));
+  }
+}
+
+// Each scale block's run stores under a mask up to the first vector-aligned
+// output, then whole vectors (streamed with stream, which needs the alignment;
+// stored, none splits a cache line), then its last partial vector under a mask.
+// An output that is not element-aligned is never streamed.
 template <class L>
 SIEVE_AVX512 void Dequantize(const int8_t* sums, size_t offset, size_t elems, size_t block,
-                             const float* scales, int divisor, void* out) {
+                             const float* scales, int divisor, void* out, bool stream) {
+  constexpr size_t kSize = std::is_same<L, TernaryF32>::value ? 4 : 2, kVector = 16 * kSize;
+  const uintptr_t at = reinterpret_cast<uintptr_t>(out);
+  stream = stream && at % kSize == 0;
+  // i mod 16 of the vector-aligned outputs (0 where the output is not element-aligned).
+  const size_t aligned = at % kSize == 0 ? (kVector - at % kVector) % kVector / kSize : 0;
   BlockDequantizer values(divisor);
   for (size_t i = 0; i < elems;) {
     const size_t j = offset + i;
-    const float s = scales[j / block];
     const size_t end = std::min(elems, i + (block - j % block));
-    if (end - i >= 16) values.Scale(s);
-    for (; i + 16 <= end; i += 16) {
-      const __m512 v = values.Of(sums + i);
-      if (std::is_same<L, TernaryF32>::value) {
-        _mm512_storeu_ps(static_cast<float*>(out) + i, v);
-      } else {
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(static_cast<uint16_t*>(out) + i),
-                            Narrow16<L>(v));
-      }
-    }
-    for (; i < end; ++i) L::Store(out, i, TernaryDequantizeOne(sums[i], s, divisor));
+    values.Scale(scales[j / block]);
+    const size_t lead = std::min(end - i, (aligned + 16 - i % 16) % 16);
+    if (lead > 0) StorePart16<L>(out, i, values.Of(sums + i, static_cast<int>(lead)), lead);
+    for (i += lead; i + 16 <= end; i += 16) Store16<L>(out, i, values.Of(sums + i), stream);
+    if (i < end) StorePart16<L>(out, i, values.Of(sums + i, static_cast<int>(end - i)), end - i);
+    i = end;
   }
+  if (stream) _mm_sfence();  // streamed stores ordered before what the caller does next
 }
 
 // [begin, end) in rounds of up to kScatterWords bitmap words: the round's kept
@@ -541,7 +575,8 @@ constexpr int kScatterWords = 16;
 template <class L>
 SIEVE_AVX512 void DequantizeScatter(const int8_t* sums, size_t offset, size_t block,
                                     const float* scales, int divisor, const uint64_t* bits,
-                                    size_t begin, size_t end, void* out) {
+                                    size_t begin, size_t end, void* out, bool stream) {
+  stream = stream && reinterpret_cast<uintptr_t>(out) % 64 == 0;  // whole words then align
   BlockDequantizer values(divisor);
   size_t scaled = ~size_t{0};                                 // the scale block values holds
   size_t k = 0;                                               // sums[k]: kept element offset + k
@@ -578,7 +613,9 @@ SIEVE_AVX512 void DequantizeScatter(const int8_t* sums, size_t offset, size_t bl
         for (int q = 0; q < 4; ++q) {
           const __mmask16 m = static_cast<__mmask16>(word >> (16 * q));
           const __m512 x = _mm512_maskz_expand_ps(m, _mm512_loadu_ps(vals + at));
-          if (whole) {
+          if (whole && stream) {
+            _mm512_stream_ps(o + 16 * q, x);
+          } else if (whole) {
             _mm512_storeu_ps(o + 16 * q, x);
           } else {
             _mm512_mask_storeu_ps(o + 16 * q, static_cast<__mmask16>(range >> (16 * q)), x);
@@ -590,7 +627,9 @@ SIEVE_AVX512 void DequantizeScatter(const int8_t* sums, size_t offset, size_t bl
         for (int q = 0; q < 2; ++q) {
           const __mmask32 m = static_cast<__mmask32>(word >> (32 * q));
           const __m512i x = _mm512_maskz_expand_epi16(m, _mm512_loadu_si512(narrow + at));
-          if (whole) {
+          if (whole && stream) {
+            _mm512_stream_si512(reinterpret_cast<__m512i*>(o + 32 * q), x);
+          } else if (whole) {
             _mm512_storeu_si512(o + 32 * q, x);
           } else {
             _mm512_mask_storeu_epi16(o + 32 * q, static_cast<__mmask32>(range >> (32 * q)), x);
@@ -602,6 +641,7 @@ SIEVE_AVX512 void DequantizeScatter(const int8_t* sums, size_t offset, size_t bl
     k += static_cast<size_t>(cnt);
     j = stop;
   }
+  if (stream) _mm_sfence();
 }
 
 }  // namespace
@@ -657,16 +697,16 @@ SIEVE_AVX512_FN void UnpackInt8Avx512(const uint8_t* wire, size_t elems, int w, 
 
 SIEVE_AVX512_FN void DequantizeInt8Avx512(DType dtype, const int8_t* sums, size_t offset,
                                           size_t elems, size_t block, const float* scales,
-                                          int divisor, void* out) {
-  SIEVE_BY_LOADER(dtype, (Dequantize<L>(sums, offset, elems, block, scales, divisor, out)));
+                                          int divisor, void* out, bool stream) {
+  SIEVE_BY_LOADER(dtype, (Dequantize<L>(sums, offset, elems, block, scales, divisor, out, stream)));
 }
 
 SIEVE_AVX512_FN void DequantizeScatterInt8Avx512(DType dtype, const int8_t* sums, size_t offset,
                                                  size_t block, const float* scales, int divisor,
                                                  const uint64_t* bits, size_t begin, size_t end,
-                                                 void* out) {
+                                                 void* out, bool stream) {
   SIEVE_BY_LOADER(dtype, (DequantizeScatter<L>(sums, offset, block, scales, divisor, bits, begin,
-                                               end, out)));
+                                               end, out, stream)));
 }
 
 SIEVE_AVX512_FN void PhiloxWordsAvx512(const PhiloxStream& rng, uint64_t oct0, size_t batches,
@@ -689,9 +729,10 @@ void QuantizeLevelsAvx512(const TernarySource&, size_t, size_t,
                     void (*)(void*, size_t, const int8_t*, int), void*) {}
 void PackInt8Avx512(const int8_t*, size_t, int, uint8_t*) {}
 void UnpackInt8Avx512(const uint8_t*, size_t, int, bool, int8_t*) {}
-void DequantizeInt8Avx512(DType, const int8_t*, size_t, size_t, size_t, const float*, int, void*) {}
+void DequantizeInt8Avx512(DType, const int8_t*, size_t, size_t, size_t, const float*, int, void*,
+                          bool) {}
 void DequantizeScatterInt8Avx512(DType, const int8_t*, size_t, size_t, const float*, int,
-                                 const uint64_t*, size_t, size_t, void*) {}
+                                 const uint64_t*, size_t, size_t, void*, bool) {}
 void PhiloxWordsAvx512(const PhiloxStream&, uint64_t, size_t, uint32_t*) {}
 }  // namespace sieve::kernels::simd
 

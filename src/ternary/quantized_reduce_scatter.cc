@@ -132,13 +132,15 @@ Status QuantizedReduceScatter(Comm& comm, const TernaryArgs& a) {
   const size_t first = bounds[r];
   const int divisor = a.levels * (a.base.op == kernels::RedOp::kAvg ? n : 1);
   const char* sums = work.data() + first * static_cast<size_t>(wt);
+  const kernels::OutputStores stores =
+      algo::OutputStoresFor(count * kernels::DTypeSize(a.base.dtype), comm.config().stream_bytes);
   if (!masked) {
     kernels::TernaryDequantizeRange(a.base.dtype, wt, sums, first, count, a.block, scales.data(),
-                                    divisor, a.base.recv);
+                                    divisor, a.base.recv, stores);
   } else if (count > 0) {
     const std::vector<uint64_t> bits = BitRange(a.mask_bits, static_cast<size_t>(r) * count, count);
     kernels::TernaryDequantizeScatter(a.base.dtype, wt, sums, first, a.block, scales.data(),
-                                      divisor, bits.data(), 0, count, a.base.recv);
+                                      divisor, bits.data(), 0, count, a.base.recv, stores);
   }
   return Status::OK();
 }

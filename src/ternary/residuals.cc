@@ -1,19 +1,32 @@
 // The per-communicator registry of host residuals.
 #include "ternary/residuals.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <new>
 #include <tuple>
-#include <vector>
 
 namespace sieve::ternary {
 
 namespace {
 
+// 64-byte aligned, so the quantizers' vector loads and stores of the residual never
+// split a cache line (a std::vector's large block starts 16 bytes past a page).
+struct Residual {
+  struct Free {
+    void operator()(float* p) const { std::free(p); }
+  };
+  std::unique_ptr<float[], Free> data;
+  size_t elems = 0;
+};
+
 // Kept in the communicator's state (Comm::State).
 struct HostResiduals {
   std::mutex mu;
-  std::map<std::tuple<const void*, size_t, int, const void*>, std::vector<float>> by_buffer;
+  std::map<std::tuple<const void*, size_t, int, const void*>, Residual> by_buffer;
 };
 
 }  // namespace
@@ -22,9 +35,16 @@ float* HostResidualFor(Comm& comm, const void* send, size_t count, int dtype, co
                        size_t elems) {
   HostResiduals& all = comm.State<HostResiduals>();
   std::lock_guard<std::mutex> lock(all.mu);
-  std::vector<float>& r = all.by_buffer[std::make_tuple(send, count, dtype, mask)];
-  if (r.size() != elems) r.assign(elems, 0.0f);
-  return r.data();
+  Residual& r = all.by_buffer[std::make_tuple(send, count, dtype, mask)];
+  if (elems == 0) return nullptr;  // as an empty vector's data() was
+  if (r.data == nullptr || r.elems != elems) {
+    const size_t bytes = (elems * sizeof(float) + 63) / 64 * 64;
+    r.data.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
+    if (r.data == nullptr) throw std::bad_alloc();
+    std::memset(r.data.get(), 0, elems * sizeof(float));
+    r.elems = elems;
+  }
+  return r.data.get();
 }
 
 }  // namespace sieve::ternary

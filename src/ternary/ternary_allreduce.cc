@@ -201,6 +201,8 @@ Status RunCodec(Comm& comm, const TernaryArgs& a, const algo::TernaryInput& agre
   algo::TernaryOutput output;
   output.data = sums_wire != nullptr ? nullptr : b.recv;
   output.divisor = a.levels * (b.op == kernels::RedOp::kAvg ? (a.divisor > 0 ? a.divisor : n) : 1);
+  output.stores =
+      algo::OutputStoresFor(b.count * kernels::DTypeSize(b.dtype), comm.config().stream_bytes);
   if (a.mask_idx != nullptr) {
     output.bits = a.mask_bits;
     output.idx = a.mask_idx;

@@ -76,7 +76,7 @@ void TernaryCodec::DecodeWires(size_t offset, size_t elems, const void* const* w
   if (out_.bits == nullptr) {
     char* out = static_cast<char*>(out_.data) + offset * kernels::DTypeSize(in_.src.dtype);
     kernels::TernaryGatherDecode(in_.src.dtype, wt_, wires, n, w, offset, elems, in_.src.block,
-                                 in_.src.scales, out_.divisor, out);
+                                 in_.src.scales, out_.divisor, out, out_.stores);
     return;
   }
   // Under a mask: the sums of a few thousand elements at a time in work, scattered
@@ -121,15 +121,15 @@ void TernaryCodec::Dequantize(size_t offset, size_t elems) {
   EnsureScales(offset, elems);  // agreed before this rank quantized the range; kept cheap
   if (out_.bits == nullptr) {
     char* out = static_cast<char*>(out_.data) + offset * kernels::DTypeSize(in_.src.dtype);
-    kernels::TernaryDequantizeRange(in_.src.dtype, wt_, Work(offset), offset, elems,
-                                    in_.src.block, in_.src.scales, out_.divisor, out);
+    kernels::TernaryDequantizeRange(in_.src.dtype, wt_, Work(offset), offset, elems, in_.src.block,
+                                    in_.src.scales, out_.divisor, out, out_.stores);
     return;
   }
   size_t begin, end;
   kernels::MaskedDenseRange(out_.idx, out_.nnz, out_.count, offset, offset + elems, &begin, &end);
   kernels::TernaryDequantizeScatter(in_.src.dtype, wt_, Work(offset), offset, in_.src.block,
-                                    in_.src.scales, out_.divisor, out_.bits, begin, end,
-                                    out_.data);
+                                    in_.src.scales, out_.divisor, out_.bits, begin, end, out_.data,
+                                    out_.stores);
 }
 
 }  // namespace sieve::algo

@@ -50,7 +50,16 @@ struct TernaryOutput {
   const uint32_t* idx = nullptr;
   size_t nnz = 0;
   size_t count = 0;
+  // kStreaming for a result larger than the cache (SIEVE_STREAM_BYTES).
+  kernels::OutputStores stores = kernels::OutputStores::kCached;
 };
+
+// The stores for a result of `bytes` on this rank: streaming from stream_bytes on
+// (SIEVE_STREAM_BYTES; 0: never).
+inline kernels::OutputStores OutputStoresFor(size_t bytes, size_t stream_bytes) {
+  return stream_bytes > 0 && bytes >= stream_bytes ? kernels::OutputStores::kStreaming
+                                                   : kernels::OutputStores::kCached;
+}
 
 class TernaryCodec : public Codec {
  public:

@@ -50,6 +50,33 @@ std::vector<float> RandomValues(size_t count, std::mt19937_64& rng) {
   return f;
 }
 
+// An output of `bytes` starting `shift` bytes past a 64-byte boundary, with guard
+// bytes on both sides: what the streaming stores' alignment logic must never touch.
+class GuardedOutput {
+ public:
+  GuardedOutput(size_t bytes, size_t shift) : raw_(bytes + 192, kGuard), bytes_(bytes) {
+    const uintptr_t at = reinterpret_cast<uintptr_t>(raw_.data()) + 64;
+    at_ = static_cast<size_t>((at & ~uintptr_t{63}) - reinterpret_cast<uintptr_t>(raw_.data())) +
+          shift;
+  }
+  char* data() { return raw_.data() + at_; }
+  std::vector<char> Bytes() const {
+    return std::vector<char>(raw_.begin() + at_, raw_.begin() + at_ + bytes_);
+  }
+  bool GuardsIntact() const {
+    for (size_t i = 0; i < raw_.size(); ++i)
+      if ((i < at_ || i >= at_ + bytes_) && raw_[i] != kGuard) return false;
+    return true;
+  }
+
+ private:
+  static constexpr char kGuard = 0x5a;
+  std::vector<char> raw_;
+  size_t bytes_, at_ = 0;
+};
+
+const OutputStores kStores[] = {OutputStores::kCached, OutputStores::kStreaming};
+
 template <typename Fn>
 void ForEachIsa(Fn&& fn) {
   for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa) {
@@ -447,12 +474,18 @@ TEST(TernaryIsaTest, DequantizeMatchesDefinition) {
         std::vector<char> want = AsDType(dtype, want_f);
         want.resize(count * es);
         ForEachIsa([&] {
-          std::vector<char> got(count * es + 1, 0x5a);
-          TernaryDequantizeRange(dtype, TernaryWork::kInt8, sums.data(), offset, count, block,
-                                 scales.data(), divisor, got.data());
-          ASSERT_EQ(got.back(), 0x5a);
-          got.pop_back();
-          ASSERT_EQ(got, want) << DTypeName(dtype) << " divisor " << divisor;
+          // Streaming stores from the first vector-aligned element of each scale block's
+          // run; an output that is not element-aligned (shift 1) is never streamed.
+          for (OutputStores stores : kStores)
+            for (size_t shift : {size_t{0}, es, 5 * es, size_t{60}, size_t{1}}) {
+              GuardedOutput got(count * es, shift);
+              TernaryDequantizeRange(dtype, TernaryWork::kInt8, sums.data(), offset, count, block,
+                                     scales.data(), divisor, got.data(), stores);
+              ASSERT_TRUE(got.GuardsIntact()) << "shift " << shift;
+              ASSERT_EQ(got.Bytes(), want)
+                  << DTypeName(dtype) << " divisor " << divisor << " shift " << shift << " stores "
+                  << static_cast<int>(stores);
+            }
         });
       }
     }
@@ -510,6 +543,12 @@ TEST(TernaryIsaTest, GatherSumAndDecodeMatchReferenceAndUnfusedSequence) {
               ASSERT_EQ(got, want) << DTypeName(dtype) << " n " << n << " L " << levels << " elems "
                                    << elems << " divisor " << divisor;
               ASSERT_EQ(got, today) << DTypeName(dtype) << " n " << n << " L " << levels;
+              GuardedOutput streamed(elems * es, t * es);
+              TernaryGatherDecode(dtype, wt, wires.data(), n, w, offset, elems, block,
+                                  scales.data(), divisor, streamed.data(),
+                                  OutputStores::kStreaming);
+              ASSERT_TRUE(streamed.GuardsIntact());
+              ASSERT_EQ(streamed.Bytes(), want) << DTypeName(dtype) << " streamed, n " << n;
             });
           }
         }
@@ -543,11 +582,19 @@ TEST(TernaryIsaTest, DequantizeScatterMatchesReference) {
         TernaryDequantizeScatterReference(dtype, sums32.data() + a, a, block, scales.data(),
                                           divisor, bits.data(), begin, end, want.data());
         ForEachIsa([&] {
-          std::vector<char> got(count * es, 0x5a);
-          TernaryDequantizeScatter(dtype, TernaryWork::kInt8, sums8.data() + a, a, block,
-                                   scales.data(), divisor, bits.data(), begin, end, got.data());
-          ASSERT_EQ(got, want) << DTypeName(dtype) << " density " << density << " divisor "
-                               << divisor;
+          // Streaming stores where the buffer is 64-byte aligned (shift 0), else none.
+          for (OutputStores stores : kStores)
+            for (size_t shift : {size_t{0}, es, size_t{16}}) {
+              GuardedOutput got(count * es, shift);
+              std::memset(got.data(), 0x5a, count * es);
+              TernaryDequantizeScatter(dtype, TernaryWork::kInt8, sums8.data() + a, a, block,
+                                       scales.data(), divisor, bits.data(), begin, end, got.data(),
+                                       stores);
+              ASSERT_TRUE(got.GuardsIntact()) << "shift " << shift;
+              ASSERT_EQ(got.Bytes(), want)
+                  << DTypeName(dtype) << " density " << density << " divisor " << divisor
+                  << " shift " << shift << " stores " << static_cast<int>(stores);
+            }
         });
       }
     }
