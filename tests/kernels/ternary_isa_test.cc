@@ -475,9 +475,9 @@ TEST(TernaryIsaTest, DequantizeMatchesDefinition) {
         want.resize(count * es);
         ForEachIsa([&] {
           // Streaming stores from the first vector-aligned element of each scale block's
-          // run; an output that is not element-aligned (shift 1) is never streamed.
+          // run, whatever the output's (element-aligned) start.
           for (OutputStores stores : kStores)
-            for (size_t shift : {size_t{0}, es, 5 * es, size_t{60}, size_t{1}}) {
+            for (size_t shift : {size_t{0}, es, 5 * es, size_t{60}}) {
               GuardedOutput got(count * es, shift);
               TernaryDequantizeRange(dtype, TernaryWork::kInt8, sums.data(), offset, count, block,
                                      scales.data(), divisor, got.data(), stores);
