@@ -20,7 +20,6 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
-#include <memory>
 #include <vector>
 
 #include "kernels/coverage_average.h"
@@ -31,6 +30,7 @@
 #include "kernels/ternary_compress.h"
 #include "kernels/ternary_feedback.h"
 #include "kernels/ternary_simd.h"
+#include "peer_perf.h"
 
 namespace sieve::kernels {
 namespace {
@@ -336,26 +336,16 @@ void BM_TernaryUnpackAccumulate(benchmark::State& state) {
   });
 }
 
-// The average over 4 ranks (divisor 4: a multiply); BM_TernaryDequantizeBy3 over 3 (a
-// divisor that is not a power of two: a division, or the AVX-512 table of its values).
-// A 64-byte aligned output, as a PyTorch tensor is (the streaming stores need the alignment).
-struct AlignedOut {
-  explicit AlignedOut(size_t count)
-      : at(static_cast<float*>(std::aligned_alloc(64, (count * 4 + 63) / 64 * 64))) {
-    std::memset(at.get(), 0, count * 4);
-  }
-  struct Free {
-    void operator()(float* p) const { std::free(p); }
-  };
-  std::unique_ptr<float[], Free> at;
-};
-
+// Into a 64-byte aligned output, as a PyTorch tensor is (the streaming stores need the
+// alignment). The average over 4 ranks (divisor 4: a multiply); BM_TernaryDequantizeBy3
+// over 3 (a divisor that is not a power of two: a division, or the AVX-512 table of its
+// values).
 void RunDequantize(benchmark::State& state, int divisor, OutputStores stores) {
   TernaryBuffers t(static_cast<size_t>(state.range(0)));
-  AlignedOut out(t.count);
+  PeerBuffer<float> out = PeerBufferOf<float>(t.count * 4);
   RunVsMemcpy(state, t.count * 4, [&] {
     TernaryDequantizeRange(DType::kFloat32, TernaryWork::kInt8, t.work.data(), 0, t.count, kBlock,
-                           t.scales.data(), divisor, out.at.get(), stores);
+                           t.scales.data(), divisor, out.get(), stores);
   });
 }
 void BM_TernaryDequantize(benchmark::State& state) {
@@ -366,10 +356,10 @@ void BM_TernaryDequantizeBy3(benchmark::State& state) {
 }
 void BM_TernaryDequantizeMisaligned(benchmark::State& state) {
   TernaryBuffers t(static_cast<size_t>(state.range(0)));
-  AlignedOut out(t.count + 16);
+  PeerBuffer<float> out = PeerBufferOf<float>((t.count + 16) * 4);
   RunVsMemcpy(state, t.count * 4, [&] {
     TernaryDequantizeRange(DType::kFloat32, TernaryWork::kInt8, t.work.data(), 0, t.count, kBlock,
-                           t.scales.data(), 4, out.at.get() + 4, OutputStores::kCached);
+                           t.scales.data(), 4, out.get() + 4, OutputStores::kCached);
   });
 }
 void BM_TernaryDequantizeStreaming(benchmark::State& state) {
@@ -579,10 +569,10 @@ void RunDequantizeScatter(benchmark::State& state, OutputStores stores) {
   std::vector<float> scales((nnz + kBlock - 1) / kBlock + 1, 0.5f);
   std::vector<int8_t> sums(nnz + 1);
   for (size_t k = 0; k < nnz; ++k) sums[k] = static_cast<int8_t>(k % 9) - 4;
-  AlignedOut out(buf.dense.size());
+  PeerBuffer<float> out = PeerBufferOf<float>(buf.dense.size() * 4);
   RunVsMemcpy(state, buf.dense.size() * 4, [&] {
     TernaryDequantizeScatter(DType::kFloat32, TernaryWork::kInt8, sums.data(), 0, kBlock,
-                             scales.data(), 4, buf.bits.data(), 0, buf.dense.size(), out.at.get(),
+                             scales.data(), 4, buf.bits.data(), 0, buf.dense.size(), out.get(),
                              stores);
   });
 }

@@ -14,7 +14,6 @@
 #include <chrono>
 #include <exception>
 #include <memory>
-#include <new>
 #include <string>
 #include <vector>
 
@@ -81,9 +80,8 @@ class Bench {
   // Runs the sweep; returns the number of wrong elements over all ranks and sizes.
   long long Sweep() {
     const size_t max_count = o_.max_bytes / sizeof(float) + 1;
-    send_.reset(static_cast<float*>(PeerAlloc(max_count * sizeof(float))));
-    recv_.reset(static_cast<float*>(PeerAlloc(max_count * sizeof(float))));
-    if (!send_ || !recv_) throw std::bad_alloc();
+    send_ = PeerBufferOf<float>(max_count * sizeof(float));
+    recv_ = PeerBufferOf<float>(max_count * sizeof(float));
     if (rank_ == 0) PrintHeader();
     long long wrong = 0;
     uint64_t seed = 0;
@@ -157,10 +155,7 @@ class Bench {
   std::shared_ptr<gloo::Context> ctx_;
   int rank_, nranks_;
   uint32_t tag_ = 0;
-  struct Free {
-    void operator()(float* p) const { std::free(p); }
-  };
-  std::unique_ptr<float[], Free> send_, recv_;  // PeerAlloc's
+  PeerBuffer<float> send_, recv_;
 };
 
 int EnvInt(const char* name, int fallback) {

@@ -149,4 +149,22 @@ static inline void PeerSetBandwidth(PeerResult* r, size_t count, int nranks) {
   r->busbw = r->algbw * 2.0 * (nranks - 1) / nranks;
 }
 
+#ifdef __cplusplus
+#include <memory>
+#include <new>
+
+/* PeerAlloc's buffer of `bytes` as T, owned (freed with free()); throws std::bad_alloc. */
+struct PeerFree {
+  void operator()(void* p) const { free(p); }
+};
+template <typename T>
+using PeerBuffer = std::unique_ptr<T[], PeerFree>;
+template <typename T>
+PeerBuffer<T> PeerBufferOf(size_t bytes) {
+  PeerBuffer<T> buf(static_cast<T*>(PeerAlloc(bytes)));
+  if (!buf) throw std::bad_alloc();
+  return buf;
+}
+#endif
+
 #endif /* SIEVE_BENCH_PEER_PERF_H_ */

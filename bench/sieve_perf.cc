@@ -6,8 +6,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <memory>
-#include <new>
 #include <vector>
 
 #include "peer_perf.h"
@@ -86,9 +84,8 @@ class Bench {
     Shape shape = ShapeOf(opts_.coll, opts_.max_bytes, nranks_, type_size_);
     size_t bytes = std::max(shape.send_count, shape.recv_count) * type_size_;
     size_t words = bytes / sizeof(uint64_t) + 1;
-    send_.reset(static_cast<uint64_t*>(PeerAlloc(words * sizeof(uint64_t))));
-    recv_.reset(static_cast<uint64_t*>(PeerAlloc(words * sizeof(uint64_t))));
-    if (!send_ || !recv_) throw std::bad_alloc();
+    send_ = PeerBufferOf<uint64_t>(words * sizeof(uint64_t));
+    recv_ = PeerBufferOf<uint64_t>(words * sizeof(uint64_t));
   }
 
   // Masked mode: registers this size's random mask (same seed on every rank).
@@ -263,10 +260,7 @@ class Bench {
   Checker checker_;
   Report report_;
   size_t type_size_ = 0;
-  struct Free {
-    void operator()(uint64_t* p) const { std::free(p); }
-  };
-  std::unique_ptr<uint64_t[], Free> send_, recv_;  // PeerAlloc's: aligned as PyTorch's tensors
+  PeerBuffer<uint64_t> send_, recv_;  // aligned as PyTorch's tensors
   int64_t total_wrong_ = 0;
   std::vector<uint8_t> keep_;
   sieveMask_t mask_ = nullptr;

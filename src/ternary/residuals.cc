@@ -33,10 +33,10 @@ struct HostResiduals {
 
 float* HostResidualFor(Comm& comm, const void* send, size_t count, int dtype, const void* mask,
                        size_t elems) {
+  if (elems == 0) return nullptr;  // as an empty vector's data() was
   HostResiduals& all = comm.State<HostResiduals>();
   std::lock_guard<std::mutex> lock(all.mu);
   Residual& r = all.by_buffer[std::make_tuple(send, count, dtype, mask)];
-  if (elems == 0) return nullptr;  // as an empty vector's data() was
   if (r.data == nullptr || r.elems != elems) {
     const size_t bytes = (elems * sizeof(float) + 63) / 64 * 64;
     r.data.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
