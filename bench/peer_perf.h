@@ -1,7 +1,9 @@
 /* What the peer drivers (mpi-allreduce-perf, gloo-allreduce-perf) share so
  * their tables line up with sieve-perf's: the size-sweep options, the inputs
  * and their check, and the table's columns. Plain C (static inline), so the C
- * MPI driver and the C++ Gloo driver include the same text. */
+ * MPI driver and the C++ Gloo driver include the same text. Its buffer
+ * allocation (PeerAlloc, PeerBuffer) is sieve-perf's and the kernel
+ * benchmarks' too, so every program measures on the same alignment. */
 #ifndef SIEVE_BENCH_PEER_PERF_H_
 #define SIEVE_BENCH_PEER_PERF_H_
 
