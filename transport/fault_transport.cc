@@ -233,6 +233,12 @@ Status FaultTransport::Irecv(int peer, uint64_t tag, void* buf, size_t bytes, Me
   return inner_->Irecv(peer, tag, buf, bytes, type, req);
 }
 
+bool FaultTransport::StreamsReceives(size_t bytes) const {
+  for (const FaultRule& r : rules_)
+    if (r.on == FaultRule::kRecv) return false;
+  return inner_->StreamsReceives(bytes);
+}
+
 bool FaultTransport::Progress() {
   bool any = inner_->Progress();
   double now = MonotonicSeconds();

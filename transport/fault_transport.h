@@ -64,6 +64,12 @@ class FaultTransport : public Transport {
                Request* req) override;
   Status Irecv(int peer, uint64_t tag, void* buf, size_t bytes, MemoryType type,
                Request* req) override;
+  // The inner transport's streamed receives, where no rule acts on receives
+  // (those rules act on a buffer; the algorithms then receive into one).
+  bool StreamsReceives(size_t bytes) const override;
+  Status IrecvToSink(int peer, uint64_t tag, ByteSink* sink, size_t bytes, Request* req) override {
+    return inner_->IrecvToSink(peer, tag, sink, bytes, req);
+  }
   bool Progress() override;
   // The inner transport's wait, cut short when a held operation falls due.
   void WaitForEvents(double timeout_s) override;

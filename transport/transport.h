@@ -42,6 +42,29 @@ struct Request {
   void* impl = nullptr;       // transport-private handle while pending
 };
 
+// A receive request as Irecv and IrecvToSink start it (kIdle until posted).
+inline Request RecvRequest(int peer, uint64_t tag, size_t bytes) {
+  Request req;
+  req.is_recv = true;
+  req.peer = peer;
+  req.tag = tag;
+  req.bytes = bytes;
+  return req;
+}
+
+// Where a streamed receive's bytes go (Transport::IrecvToSink): the message
+// arrives as pieces [offset, offset + bytes) that together cover it once, in
+// any order and at any byte boundary and alignment. `data` is the transport's
+// own memory, valid only during the call; Consume runs inside Progress or the
+// posting call, on the thread that called it.
+class ByteSink {
+ public:
+  virtual void Consume(size_t offset, const void* data, size_t bytes) = 0;
+
+ protected:
+  ~ByteSink() = default;
+};
+
 // One rank's address as the bootstrap exchanged it (index = rank).
 struct PeerAddress {
   std::string address;  // the peer transport's LocalAddress()
@@ -87,6 +110,24 @@ class Transport {
   // with received_bytes < bytes.
   virtual Status Irecv(int peer, uint64_t tag, void* buf, size_t bytes, MemoryType type,
                        Request* req) = 0;
+  // Whether a receive of `bytes` may use IrecvToSink: where the transport
+  // copies a message out of its own receive buffer anyway (UCX's eager
+  // protocol), handing the bytes to the receiver there saves a copy into a
+  // buffer that would only be read once. Not where the transport could move
+  // the message straight into the receiver's buffer (a rendezvous read).
+  virtual bool StreamsReceives(size_t bytes) const {
+    (void)bytes;
+    return false;
+  }
+  // Posts a receive of host memory as Irecv does, but the message goes to
+  // `sink` as it arrives instead of into a buffer: a longer message fails the
+  // request (the sink may have seen part of it), a shorter one completes it
+  // with received_bytes < bytes. `sink` must stay valid until req->state
+  // leaves kPending. Works for any size; use it where StreamsReceives(bytes).
+  virtual Status IrecvToSink(int peer, uint64_t tag, ByteSink* sink, size_t bytes, Request* req) {
+    (void)peer, (void)tag, (void)sink, (void)bytes, (void)req;
+    return Status::Internal("this transport does not stream receives");
+  }
   // Makes progress on all posted operations; returns true if anything happened.
   virtual bool Progress() = 0;
   // Sleeps until the transport has something to progress, at most `timeout_s`

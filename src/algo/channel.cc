@@ -81,6 +81,17 @@ Status Channel::Recv(int peer, void* buf, size_t bytes, Handle* handle) {
   return Failed(transport_->Irecv(peer, tag, buf, bytes, memory_, req).WithContext(name_));
 }
 
+Status Channel::RecvToSink(int peer, transport::ByteSink* sink, size_t bytes, Handle* handle) {
+  peer = Global(peer);
+  Request* req = AddRequest(bytes, handle);
+  if (req == nullptr) return Status::OK();
+  uint64_t tag =
+      transport::MakeTag(peer, p2p_, seq_, transport::DataIndex(counters_->recv[peer]++));
+  SIEVE_TRACE(kLogNet, "%s: recv %zu bytes (streamed) from rank %d tag 0x%lx", name_.c_str(), bytes,
+              peer, static_cast<unsigned long>(tag));
+  return Failed(transport_->IrecvToSink(peer, tag, sink, bytes, req).WithContext(name_));
+}
+
 Status Channel::Check(const Request& req) const {
   // A send that failed because its peer is gone does not fail an operation
   // whose receives are all complete: everything we needed has arrived (a peer

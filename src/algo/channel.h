@@ -81,6 +81,15 @@ class Channel {
   // on both sides alike, point-to-point ones are posted.
   Status Send(int peer, const void* buf, size_t bytes, Handle* handle = nullptr);
   Status Recv(int peer, void* buf, size_t bytes, Handle* handle = nullptr);
+  // Whether a receive of `bytes` may use RecvToSink: host memory, and the
+  // transport streams a message of that size (Transport::StreamsReceives).
+  bool StreamsReceives(size_t bytes) const {
+    return memory_ == transport::MemoryType::kHost && transport_->StreamsReceives(bytes);
+  }
+  // Posts a receive whose bytes go to `sink` as they arrive (a message that is
+  // longer fails it; Wait checks the size as for Recv). `sink` must outlive
+  // the message. REQUIRES: StreamsReceives(bytes).
+  Status RecvToSink(int peer, transport::ByteSink* sink, size_t bytes, Handle* handle = nullptr);
   // Waits for one posted message; a receive must get exactly the posted size.
   Status Wait(Handle handle);
   // Makes Wait also end on `control`'s failures (a call's control channel: a

@@ -36,6 +36,12 @@ class Codec {
   // `first`, else work = work (+) wire.
   virtual void ReduceInto(size_t offset, size_t elems, int contributions, const void* wire,
                           bool first) = 0;
+  // The bytes of one element of a wire image when the image is an array of
+  // such elements that ReduceInto combines one by one, so that any whole
+  // elements of it may be combined on their own, in any order (the ring then
+  // combines a message from the transport's buffer as it arrives: ReduceSink);
+  // 0 when ReduceInto needs the whole image (packed or compressed formats).
+  virtual size_t PieceElementBytes() const { return 0; }
   // work = input for the range (a rank that receives nothing, e.g. n == 1).
   virtual void LoadInput(size_t offset, size_t elems) = 0;
   // Called exactly once per range when work holds all n contributions, before

@@ -17,6 +17,7 @@ class DenseCodec : public Codec {
   const void* Encode(size_t offset, size_t elems, int contributions, void* scratch) override;
   void ReduceInto(size_t offset, size_t elems, int contributions, const void* wire,
                   bool first) override;
+  size_t PieceElementBytes() const override { return elem_size_; }
   void LoadInput(size_t offset, size_t elems) override;
   void Finalize(size_t offset, size_t elems) override;
   void* DirectTarget(size_t offset, size_t elems) override;

@@ -10,13 +10,17 @@
 // Each chunk is cut into S segments and segment s of step k+1 only depends on
 // segment s of step k, so every segment is its own pipeline: as soon as one
 // arrives it is combined and sent on while later segments are still in
-// flight. Sends and combining therefore overlap, and each rank moves
-// 2(n-1)/n of the data in each direction, the bandwidth optimum.
+// flight. Where the codec combines element by element and the transport
+// streams the message (UCX's eager fragments), a reduce-scatter segment is
+// combined fragment by fragment from the transport's buffer (ReduceSink). Sends and combining
+// therefore overlap, and each rank moves 2(n-1)/n of the data in each direction, the bandwidth
+// optimum.
 #include "algo/ring.h"
 
 #include <algorithm>
 #include <deque>
 
+#include "algo/reduce_sink.h"
 #include "algo/ring_pattern.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -30,6 +34,10 @@ struct Segment {
   int step = 0;  // 0..total_steps-1: reduce-scatter steps first, then all-gather
   Channel::Handle recv = 0;
   bool recv_direct = false;
+  // A reduce-scatter message combined as it arrives (Codec::PieceElementBytes),
+  // not received into scratch: Absorb has nothing left to combine.
+  bool recv_streamed = false;
+  ReduceSink sink;
   std::vector<Channel::Handle> sends;  // one per step, to respect buffer reuse
   bool send_scratch_used[2] = {false, false};  // by the latest step of that parity
   // Buffers handed from a finished segment to the next one (grown, never shrunk,
@@ -44,7 +52,9 @@ struct Segment {
 
 // Where a ring's time goes, for SIEVE_DEBUG=TRACE (subsystem ALGO): the
 // codec's work, posting messages (an eager send may copy and write to the
-// socket right away), and waiting for receives and for sends to drain.
+// socket right away), and waiting for receives and for sends to drain. A
+// streamed reduce-scatter receive is combined while it arrives, so its
+// combining counts as waiting.
 // Off (no clock reads) unless that trace is enabled.
 class Profile {
  public:
@@ -95,6 +105,7 @@ class Ring::Run {
     rs_steps_ = options.reduce_scatter ? n_ - 1 : 0;
     total_steps_ = rs_steps_ + (options.all_gather ? n_ - 1 : 0);
     segments_ = RingSegments(codec, bounds_, n_, opt_);
+    stream_reduce_ = codec.PieceElementBytes() != 0;
     // At most `window` segments are in flight; a finished one hands its receive
     // scratch to the next, so scratch stays small enough to stay in cache.
     window_ = std::max<size_t>(2, opt_.inflight_bytes / opt_.segment_bytes);
@@ -215,13 +226,22 @@ class Ring::Run {
     Range(send_chunk, seg.index, &sb, &se);
 
     size_t recv_bytes = codec_.WireBytes(re - rb, rs ? k + 1 : n_);
-    void* target = rs ? nullptr : codec_.DirectTarget(rb, re - rb);
-    seg.recv_direct = target != nullptr;
-    if (target == nullptr) {
-      SIEVE_RETURN_IF_ERROR(seg.scratch.recv.Reserve(recv_bytes));
-      target = seg.scratch.recv.data();
+    seg.recv_streamed = rs && stream_reduce_ && ch_.StreamsReceives(recv_bytes);
+    seg.recv_direct = false;
+    if (seg.recv_streamed) {
+      // Combined from the transport's buffer as it arrives. Nothing else reads
+      // or writes the range before this segment's next step sends it.
+      seg.sink.Start(&codec_, rb, re - rb, k + 1);
+      SIEVE_RETURN_IF_ERROR(ch_.RecvToSink(RingPrev(rank_, n_), &seg.sink, recv_bytes, &seg.recv));
+    } else {
+      void* target = rs ? nullptr : codec_.DirectTarget(rb, re - rb);
+      seg.recv_direct = target != nullptr;
+      if (target == nullptr) {
+        SIEVE_RETURN_IF_ERROR(seg.scratch.recv.Reserve(recv_bytes));
+        target = seg.scratch.recv.data();
+      }
+      SIEVE_RETURN_IF_ERROR(ch_.Recv(RingPrev(rank_, n_), target, recv_bytes, &seg.recv));
     }
-    SIEVE_RETURN_IF_ERROR(ch_.Recv(RingPrev(rank_, n_), target, recv_bytes, &seg.recv));
     prof_.Mark(Profile::kPost);
 
     void* scratch = nullptr;
@@ -246,7 +266,8 @@ class Ring::Run {
     size_t b, e;
     if (InReduceScatter(k)) {
       Range(RsRecvChunk(rank_, k, n_), seg.index, &b, &e);
-      codec_.ReduceInto(b, e - b, k + 1, seg.scratch.recv.data(), /*first=*/true);
+      if (!seg.recv_streamed)
+        codec_.ReduceInto(b, e - b, k + 1, seg.scratch.recv.data(), /*first=*/true);
       prof_.Mark(Profile::kCombine);
       if (k == rs_steps_ - 1) {  // chunk r is complete
         codec_.Finalize(b, e - b);
@@ -271,6 +292,7 @@ class Ring::Run {
   int total_steps_ = 0;
   size_t segments_ = 1;
   size_t window_ = 2;
+  bool stream_reduce_ = false;  // the codec combines pieces (reduce-scatter receives may stream)
   size_t next_ = 0;
   std::vector<Segment> segs_;
   std::deque<Segment*> queue_;

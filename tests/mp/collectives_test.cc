@@ -183,6 +183,20 @@ INSTANTIATE_TEST_SUITE_P(Algos, ForcedAlgoTest,
                          ::testing::Combine(::testing::Values("ring", "tree", "direct"),
                                             ::testing::Values(3, 5)));
 
+// UCX over TCP only, as between hosts: segments go eagerly and the ring combines each
+// reduce-scatter message from UCX's receive buffer as its fragments arrive (ReduceSink),
+// whose 256 KiB fragments end inside elements and sit at odd addresses.
+class TcpRingTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(TcpRingTest, StreamedReduceScatterMatchesReference) {
+  RankSpec spec;
+  spec.nranks = GetParam();
+  spec.env = {{"SIEVE_ALGO", "ring"}, {"UCX_TLS", "tcp"}, {"UCX_NET_DEVICES", "lo"}};
+  EXPECT_EQ(RunRanks(spec, RunForcedAlgo), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, TcpRingTest, ::testing::Values(2, 4));
+
 // Send/Recv inside groups: each rank sends to every rank (itself included) and
 // receives from every rank, all in one group; then a ring shift of odd size.
 int RunPointToPoint(int rank, int n, const sieveUniqueId& id) {

@@ -3,7 +3,8 @@
 // process, progressed from one thread): tags match whoever sent them, equal
 // tags in send order, a shorter message completes a receive with its length,
 // a longer one fails it, a cancelled receive leaves its message for the next,
-// large (rendezvous) messages and both memory types arrive intact, failure
+// large (rendezvous) messages and both memory types arrive intact, streamed
+// receives hand every byte to their sink once, failure
 // notices reach every peer, a silent peer times out, and ranks that chose
 // different transports fail to connect. Then what only the loopback can show
 // in one process: a shut-down rank is a failed peer, and a cancelled
@@ -205,6 +206,78 @@ TEST_P(ConformanceTest, ASilentPeerTimesOutNamingWhatIsPending) {
   EXPECT_LT(MonotonicSeconds() - start, 5.0);
   Request* cancel[] = {&r};
   ranks[0].Cancel(cancel, 1);
+}
+
+// A streamed receive's sink that records every byte and how often it came.
+class RecordingSink : public ByteSink {
+ public:
+  explicit RecordingSink(size_t bytes) : data(bytes), seen(bytes) {}
+  void Consume(size_t offset, const void* piece, size_t bytes) override {
+    ++pieces;
+    if (offset > data.size() || bytes > data.size() - offset) {
+      ++out_of_range;
+      return;
+    }
+    std::memcpy(data.data() + offset, piece, bytes);
+    for (size_t i = offset; i < offset + bytes; ++i) ++seen[i];
+  }
+  // Every byte of the first `bytes` exactly once, none after them.
+  bool Once(size_t bytes) const {
+    for (size_t i = 0; i < seen.size(); ++i)
+      if (seen[i] != (i < bytes ? 1 : 0)) return false;
+    return out_of_range == 0;
+  }
+  std::vector<char> data;
+  std::vector<int> seen;
+  int pieces = 0, out_of_range = 0;
+};
+
+TEST_P(ConformanceTest, StreamedReceivesSeeEveryByteOncePostedOrNot) {
+  // Any size works; StreamsReceives only says where it saves a copy.
+  Ranks ranks(GetParam(), 2);
+  for (size_t bytes : {size_t{1}, size_t{8193}, size_t{(1 << 20) + 3}}) {
+    for (bool posted_first : {true, false}) {
+      std::vector<char> out = Pattern(bytes, 6);
+      RecordingSink sink(bytes);
+      Request r, s;
+      if (posted_first) {
+        ASSERT_TRUE(ranks[0].IrecvToSink(1, Tag(1, 6), &sink, bytes, &r).ok());
+      }
+      ASSERT_TRUE(ranks[1].Isend(0, Tag(1, 6), out.data(), bytes, MemoryType::kHost, &s).ok());
+      if (!posted_first) {
+        ranks.Settle(0.02);  // the message waits unexpected
+        ASSERT_TRUE(ranks[0].IrecvToSink(1, Tag(1, 6), &sink, bytes, &r).ok());
+      }
+      ASSERT_TRUE(ranks.Until([&] { return Finished(r) && Finished(s); }));
+      EXPECT_EQ(r.state, Request::kDone) << bytes << " " << r.error;
+      EXPECT_EQ(r.received_bytes, bytes);
+      EXPECT_TRUE(sink.Once(bytes)) << bytes << " bytes, posted first " << posted_first;
+      EXPECT_TRUE(sink.data == out) << bytes << " bytes, posted first " << posted_first;
+      if (bytes > (1 << 20)) {
+        EXPECT_GT(sink.pieces, 1);  // streamed, not one copy
+      }
+    }
+  }
+}
+
+TEST_P(ConformanceTest, StreamedReceiveOfAShorterMessageCompletesALongerOneFails) {
+  Ranks ranks(GetParam(), 2);
+  std::vector<char> small = Pattern(40000, 1), big = Pattern(100, 2);
+  RecordingSink s1(100000), s2(40);
+  Request r1, r2, send1, send2;
+  ASSERT_TRUE(ranks[0].IrecvToSink(1, Tag(1, 7), &s1, 100000, &r1).ok());
+  ASSERT_TRUE(ranks[0].IrecvToSink(1, Tag(1, 8), &s2, 40, &r2).ok());
+  ASSERT_TRUE(ranks[1].Isend(0, Tag(1, 7), small.data(), 40000, MemoryType::kHost, &send1).ok());
+  ASSERT_TRUE(ranks[1].Isend(0, Tag(1, 8), big.data(), 100, MemoryType::kHost, &send2).ok());
+  ASSERT_TRUE(ranks.Until(
+      [&] { return Finished(r1) && Finished(r2) && Finished(send1) && Finished(send2); }));
+  EXPECT_EQ(r1.state, Request::kDone);
+  EXPECT_EQ(r1.received_bytes, 40000u);
+  EXPECT_TRUE(s1.Once(40000));
+  EXPECT_EQ(0, std::memcmp(s1.data.data(), small.data(), 40000));
+  EXPECT_EQ(r2.state, Request::kFailed);
+  EXPECT_TRUE(r2.truncated);
+  EXPECT_EQ(s2.out_of_range, 0);  // nothing past the posted length reached the sink
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, ConformanceTest,

@@ -56,6 +56,10 @@ class LoopbackTransport : public Transport {
                Request* req) override;
   Status Irecv(int peer, uint64_t tag, void* buf, size_t bytes, MemoryType type,
                Request* req) override;
+  // Streamed receives get the message in pieces as UCX may hand them over:
+  // odd lengths, odd addresses, out of order (Stream in the .cc).
+  bool StreamsReceives(size_t) const override { return true; }
+  Status IrecvToSink(int peer, uint64_t tag, ByteSink* sink, size_t bytes, Request* req) override;
   bool Progress() override;
   // Sleeps until a message or a completion arrives (bounded by timeout_s).
   void WaitForEvents(double timeout_s) override;
@@ -76,10 +80,16 @@ class LoopbackTransport : public Transport {
   struct PostedRecv {
     Request* req;
     char* buf;
+    ByteSink* sink;  // a streamed receive's (then buf is nullptr)
     size_t bytes;
     uint64_t tag, mask;
   };
-  Status PostRecv(void* buf, size_t bytes, uint64_t tag, uint64_t mask, Request* req);
+  // Irecv (into buf) or IrecvToSink (to sink).
+  Status Receive(int peer, uint64_t tag, void* buf, ByteSink* sink, size_t bytes, Request* req);
+  Status PostRecv(void* buf, size_t bytes, uint64_t tag, uint64_t mask, Request* req,
+                  ByteSink* sink = nullptr);
+  // Puts a matched message's bytes where `recv` wants them.
+  static void Place(const PostedRecv& recv, const char* data, size_t bytes);
   void PostNoticeReceive();
   // Matches an arrived message with the earliest posted receive it fits, else
   // keeps it for a later receive; drops a withdrawn rendezvous.

@@ -10,11 +10,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <utility>
-#include <vector>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <utility>
+#include <vector>
 
 #include "core/clock.h"
 #include "core/log.h"
@@ -34,10 +35,20 @@ constexpr char kAddressPrefix[] = "ucx:";
 // UCX runs the callback before the posting call returns. The callback deletes
 // it; so does Cancel when it hands an unfinished request back to UCX (after
 // ucp_request_free no callback comes).
+// A streamed receive (IrecvToSink) is a receive of UCX's generic datatype:
+// UCX hands each fragment to Unpack (below) straight from its receive buffer,
+// which passes it to the sink, instead of copying it into a buffer of ours.
+// The "buffer" UCX is given is the SinkTarget, the count its length in bytes.
+struct SinkTarget {
+  ByteSink* sink;
+  size_t bytes;
+};
+
 struct Slot {
   Request* owner;
   uint64_t* completions;
   void* ucx_request;
+  std::unique_ptr<SinkTarget> target;  // a streamed receive's, released with the slot
 };
 
 void Finish(void* request, ucs_status_t status, size_t received, void* user_data) {
@@ -66,6 +77,23 @@ void RecvDone(void* request, ucs_status_t status, const ucp_tag_recv_info_t* inf
               void* user_data) {
   Finish(request, status, info != nullptr ? info->length : 0, user_data);
 }
+
+// The generic datatype of streamed receives; nothing is sent with it.
+void* StartPack(void*, const void*, size_t) { return nullptr; }  // never sent
+size_t PackedSize(void* state) { return state ? static_cast<SinkTarget*>(state)->bytes : 0; }
+size_t Pack(void*, size_t, void*, size_t) { return 0; }
+void* StartUnpack(void*, void* buffer, size_t) { return buffer; }
+ucs_status_t Unpack(void* state, size_t offset, const void* src, size_t length) {
+  auto* target = static_cast<SinkTarget*>(state);
+  if (offset > target->bytes || length > target->bytes - offset) return UCS_ERR_MESSAGE_TRUNCATED;
+  // No sink: the receive was cancelled after it matched and UCX still delivers.
+  if (length != 0 && target->sink != nullptr) target->sink->Consume(offset, src, length);
+  return UCS_OK;
+}
+void FinishDatatype(void*) {}
+
+const ucp_generic_dt_ops_t kSinkOps = {StartPack, StartUnpack, PackedSize,
+                                       Pack,      Unpack,      FinishDatatype};
 
 // What UCX is told about a buffer's memory. Host memory is declared
 // (UCS_MEMORY_TYPE_HOST), so UCX skips its detection on every host message.
@@ -125,6 +153,14 @@ struct UcxTransport::Impl {
   std::string local_address;  // kAddressPrefix + the worker's address
   std::vector<Peer> peers;
   uint64_t completions = 0;
+  // The generic datatype of streamed receives (kSinkOps); false if UCX refused it.
+  ucp_datatype_t sink_datatype = 0;
+  bool has_sink_datatype = false;
+  // Messages shorter than this go eagerly (the RNDV_THRESH Sieve set); 0: unknown.
+  size_t eager_below = 0;
+  // Targets of streamed receives cancelled while UCX still owned them: kept
+  // (without their sink) until the worker is gone, as UCX may still unpack.
+  std::vector<std::unique_ptr<SinkTarget>> orphaned_targets;
 
   // Failure notices: one receive (from any rank) always posted, and what we sent.
   char notice_buffer[kNoticeBytes] = {};
@@ -138,7 +174,7 @@ struct UcxTransport::Impl {
   // Marks req pending with a fresh slot; returns the slot to pass as user_data.
   Slot* Begin(Request* req) {
     req->state = Request::kPending;
-    return new Slot{req, &completions, nullptr};
+    return new Slot{req, &completions, nullptr, nullptr};
   }
   // After posting: UCX returned r (pending, or already completed by callback).
   void Track(void* r, Slot* slot, Request* req) {
@@ -146,8 +182,9 @@ struct UcxTransport::Impl {
     slot->ucx_request = r;
     req->impl = slot;
   }
+  // With `target`, a streamed receive into target->sink (buf is unused).
   Status PostRecv(void* buf, size_t bytes, uint64_t tag, uint64_t mask, MemoryType type,
-                  Request* req);
+                  Request* req, std::unique_ptr<SinkTarget> target = nullptr);
   void PostNoticeReceive();
   void ProgressFor(double seconds) {
     double deadline = MonotonicSeconds() + seconds;
@@ -214,7 +251,8 @@ void UcxTransport::Impl::CloseEndpoints(double deadline) {
 }
 
 Status UcxTransport::Impl::PostRecv(void* buf, size_t bytes, uint64_t tag, uint64_t mask,
-                                    MemoryType type, Request* req) {
+                                    MemoryType type, Request* req,
+                                    std::unique_ptr<SinkTarget> target) {
   Slot* slot = Begin(req);
   ucp_request_param_t param{};
   // No inline completion: UCX 1.13 does not report the matched length then,
@@ -225,8 +263,15 @@ Status UcxTransport::Impl::PostRecv(void* buf, size_t bytes, uint64_t tag, uint6
   param.cb.recv = RecvDone;
   param.user_data = slot;
   SetMemoryType(type, &param);
-  SIEVE_TRACE(kLogNet, "UCX recv %zu bytes tag 0x%016llx, %s buffer, memory type %s", bytes,
-              static_cast<unsigned long long>(tag), MemoryTypeName(type), MemoryTypeTold(param));
+  if (target != nullptr) {
+    param.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+    param.datatype = sink_datatype;
+    buf = target.get();
+    slot->target = std::move(target);
+  }
+  SIEVE_TRACE(kLogNet, "UCX recv %zu bytes tag 0x%016llx, %s %s, memory type %s", bytes,
+              static_cast<unsigned long long>(tag), MemoryTypeName(type),
+              slot->target ? "sink" : "buffer", MemoryTypeTold(param));
   void* r = ucp_tag_recv_nbx(worker, buf, bytes, tag, mask, &param);
   if (r == nullptr || UCS_PTR_IS_ERR(r)) {
     delete slot;
@@ -253,7 +298,10 @@ UcxTransport::UcxTransport(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) 
 namespace {
 
 // A UCP context for tag matching, with options applied over the UCX_* environment.
-Status InitContext(const UcxOptions& options, ucp_context_h* out) {
+// *eager_below: the rendezvous threshold applied (messages below it are sent
+// eagerly), 0 where UCX chooses.
+Status InitContext(const UcxOptions& options, ucp_context_h* out, size_t* eager_below) {
+  *eager_below = 0;
   ucp_config_t* config = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
   if (st != UCS_OK)
@@ -274,6 +322,7 @@ Status InitContext(const UcxOptions& options, ucp_context_h* out) {
   for (const UcxSetting& s : settings) {
     st = ucp_config_modify(config, s.name.c_str(), s.value.c_str());
     if (st == UCS_OK) {
+      if (s.name == "RNDV_THRESH") *eager_below = std::strtoull(s.value.c_str(), nullptr, 10);
       SIEVE_INFO(kLogNet, "%s=%s (%s; set %s to override)", s.variable.c_str(),
                  s.value.c_str(), s.why.c_str(), s.variable.c_str());
     } else {
@@ -310,7 +359,8 @@ std::string Capture(PrintFn print) {
 
 Status UcxTransport::Query(const UcxOptions& options, UcxInfo* out) {
   ucp_context_h context = nullptr;
-  SIEVE_RETURN_IF_ERROR(InitContext(options, &context));
+  size_t eager_below = 0;
+  SIEVE_RETURN_IF_ERROR(InitContext(options, &context, &eager_below));
   UcxInfo info;
   info.version = ucp_get_version_string();
   // Lines look like "#      resource 2  :  md 1  dev 2  flags -- tcp/eth0".
@@ -341,7 +391,7 @@ Status UcxTransport::Create(int rank, int size, const UcxOptions& options,
   impl->rank = rank;
   impl->size = size;
   impl->peer_errors = options.peer_errors;
-  SIEVE_RETURN_IF_ERROR(InitContext(options, &impl->context));
+  SIEVE_RETURN_IF_ERROR(InitContext(options, &impl->context, &impl->eager_below));
   ucs_status_t st;
   ucp_worker_params_t wparams{};
   wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
@@ -362,6 +412,11 @@ Status UcxTransport::Create(int rank, int size, const UcxOptions& options,
   impl->local_address = kAddressPrefix;
   impl->local_address.append(reinterpret_cast<const char*>(addr), addr_len);
   ucp_worker_release_address(impl->worker, addr);
+  st = ucp_dt_create_generic(&kSinkOps, nullptr, &impl->sink_datatype);
+  impl->has_sink_datatype = st == UCS_OK;
+  if (st != UCS_OK)
+    SIEVE_INFO(kLogNet, "no UCX generic datatype (%s): receives are copied into buffers",
+               ucs_status_string(st));
   st = ucp_worker_get_efd(impl->worker, &impl->event_fd);
   if (st != UCS_OK) {
     impl->event_fd = -1;
@@ -375,6 +430,8 @@ Status UcxTransport::Create(int rank, int size, const UcxOptions& options,
 UcxTransport::~UcxTransport() {
   Shutdown(2.0, false);
   if (impl_->worker != nullptr) ucp_worker_destroy(impl_->worker);
+  if (impl_->has_sink_datatype) ucp_dt_destroy(impl_->sink_datatype);
+  impl_->orphaned_targets.clear();
   if (impl_->context != nullptr) ucp_cleanup(impl_->context);
 }
 
@@ -463,12 +520,23 @@ Status UcxTransport::Isend(int peer, uint64_t tag, const void* buf, size_t bytes
 
 Status UcxTransport::Irecv(int peer, uint64_t tag, void* buf, size_t bytes, MemoryType type,
                            Request* req) {
-  *req = Request();
-  req->is_recv = true;
-  req->peer = peer;
-  req->tag = tag;
-  req->bytes = bytes;
+  *req = RecvRequest(peer, tag, bytes);
   return impl_->PostRecv(buf, bytes, tag, ~uint64_t{0}, type, req)
+      .WithContext(StrFormat("rank %d", peer));
+}
+
+bool UcxTransport::StreamsReceives(size_t bytes) const {
+  return impl_->has_sink_datatype && bytes < impl_->eager_below;
+}
+
+Status UcxTransport::IrecvToSink(int peer, uint64_t tag, ByteSink* sink, size_t bytes,
+                                 Request* req) {
+  *req = RecvRequest(peer, tag, bytes);
+  if (!impl_->has_sink_datatype)
+    return Status::Internal("streamed receive without UCX's generic datatype");
+  return impl_
+      ->PostRecv(nullptr, bytes, tag, ~uint64_t{0}, MemoryType::kHost, req,
+                 std::make_unique<SinkTarget>(SinkTarget{sink, bytes}))
       .WithContext(StrFormat("rank %d", peer));
 }
 
@@ -518,6 +586,10 @@ void UcxTransport::Cancel(Request* const* reqs, size_t count) {
     // the slot goes now (it leaked until the fuzzer's request_leak reproducer).
     auto* slot = static_cast<Slot*>(req->impl);
     ucp_request_free(slot->ucx_request);
+    if (slot->target != nullptr) {
+      slot->target->sink = nullptr;
+      impl_->orphaned_targets.push_back(std::move(slot->target));
+    }
     delete slot;
     req->impl = nullptr;
     req->state = Request::kFailed;

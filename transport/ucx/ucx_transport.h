@@ -49,6 +49,14 @@ class UcxTransport : public Transport {
                Request* req) override;
   Status Irecv(int peer, uint64_t tag, void* buf, size_t bytes, MemoryType type,
                Request* req) override;
+  // Streamed receives are receives of UCX's generic datatype: each fragment
+  // goes to the sink from UCX's receive buffer. Only below the rendezvous
+  // threshold Sieve set (UCX_TLS TCP only): a rendezvous of the generic
+  // datatype makes the sender push fragments (two copies, where shared memory
+  // reads the sender's buffer once), and a sender that gave up on such a
+  // send (a failed call) would still read its buffer when progressed later.
+  bool StreamsReceives(size_t bytes) const override;
+  Status IrecvToSink(int peer, uint64_t tag, ByteSink* sink, size_t bytes, Request* req) override;
   bool Progress() override;
   // Arms the worker and sleeps on its event fd (bounded by timeout_s).
   void WaitForEvents(double timeout_s) override;
