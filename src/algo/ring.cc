@@ -10,11 +10,11 @@
 // Each chunk is cut into S segments and segment s of step k+1 only depends on
 // segment s of step k, so every segment is its own pipeline: as soon as one
 // arrives it is combined and sent on while later segments are still in
-// flight. Where the codec combines element by element and the transport
-// streams the message (UCX's eager fragments), a reduce-scatter segment is
-// combined fragment by fragment from the transport's buffer (ReduceSink). Sends and combining
-// therefore overlap, and each rank moves 2(n-1)/n of the data in each direction, the bandwidth
-// optimum.
+// flight. Sends and combining therefore overlap, and each rank moves
+// 2(n-1)/n of the data in each direction, the bandwidth optimum. Where the
+// codec combines element by element and the transport streams the message
+// (UCX's eager fragments), a reduce-scatter segment is combined fragment by
+// fragment from the transport's buffer (ReduceSink), not copied out first.
 #include "algo/ring.h"
 
 #include <algorithm>

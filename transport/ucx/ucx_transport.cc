@@ -31,10 +31,6 @@ namespace {
 // another transport is recognized (SetPeers) instead of failing in UCX.
 constexpr char kAddressPrefix[] = "ucx:";
 
-// Per-operation completion record, passed to UCX as user_data: valid even when
-// UCX runs the callback before the posting call returns. The callback deletes
-// it; so does Cancel when it hands an unfinished request back to UCX (after
-// ucp_request_free no callback comes).
 // A streamed receive (IrecvToSink) is a receive of UCX's generic datatype:
 // UCX hands each fragment to Unpack (below) straight from its receive buffer,
 // which passes it to the sink, instead of copying it into a buffer of ours.
@@ -44,6 +40,10 @@ struct SinkTarget {
   size_t bytes;
 };
 
+// Per-operation completion record, passed to UCX as user_data: valid even when
+// UCX runs the callback before the posting call returns. The callback deletes
+// it; so does Cancel when it hands an unfinished request back to UCX (after
+// ucp_request_free no callback comes).
 struct Slot {
   Request* owner;
   uint64_t* completions;
