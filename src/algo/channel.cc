@@ -71,25 +71,26 @@ Status Channel::Send(int peer, const void* buf, size_t bytes, Handle* handle) {
 }
 
 Status Channel::Recv(int peer, void* buf, size_t bytes, Handle* handle) {
-  peer = Global(peer);
-  Request* req = AddRequest(bytes, handle);
-  if (req == nullptr) return Status::OK();
-  uint64_t tag =
-      transport::MakeTag(peer, p2p_, seq_, transport::DataIndex(counters_->recv[peer]++));
-  SIEVE_TRACE(kLogNet, "%s: recv %zu bytes (%s memory) from rank %d tag 0x%lx", name_.c_str(),
-              bytes, transport::MemoryTypeName(memory_), peer, static_cast<unsigned long>(tag));
-  return Failed(transport_->Irecv(peer, tag, buf, bytes, memory_, req).WithContext(name_));
+  return PostReceive(peer, buf, nullptr, bytes, handle);
 }
 
 Status Channel::RecvToSink(int peer, transport::ByteSink* sink, size_t bytes, Handle* handle) {
+  return PostReceive(peer, nullptr, sink, bytes, handle);
+}
+
+Status Channel::PostReceive(int peer, void* buf, transport::ByteSink* sink, size_t bytes,
+                            Handle* handle) {
   peer = Global(peer);
   Request* req = AddRequest(bytes, handle);
   if (req == nullptr) return Status::OK();
   uint64_t tag =
       transport::MakeTag(peer, p2p_, seq_, transport::DataIndex(counters_->recv[peer]++));
-  SIEVE_TRACE(kLogNet, "%s: recv %zu bytes (streamed) from rank %d tag 0x%lx", name_.c_str(), bytes,
-              peer, static_cast<unsigned long>(tag));
-  return Failed(transport_->IrecvToSink(peer, tag, sink, bytes, req).WithContext(name_));
+  SIEVE_TRACE(kLogNet, "%s: recv %zu bytes (%s memory%s) from rank %d tag 0x%lx", name_.c_str(),
+              bytes, transport::MemoryTypeName(memory_), sink ? ", streamed" : "", peer,
+              static_cast<unsigned long>(tag));
+  Status st = sink ? transport_->IrecvToSink(peer, tag, sink, bytes, req)
+                   : transport_->Irecv(peer, tag, buf, bytes, memory_, req);
+  return Failed(st.WithContext(name_));
 }
 
 Status Channel::Check(const Request& req) const {

@@ -133,6 +133,8 @@ class Channel {
 
  private:
   int Global(int peer) const { return members_.empty() ? peer : members_[peer]; }
+  // Recv (into buf) or RecvToSink (to sink).
+  Status PostReceive(int peer, void* buf, transport::ByteSink* sink, size_t bytes, Handle* handle);
   // The request a Send or Recv posts (its index in *handle when handle is set), or nullptr for
   // a collective's zero-byte transfer, which is recorded as already done and posts nothing.
   transport::Request* AddRequest(size_t bytes, Handle* handle);

@@ -2,7 +2,6 @@
 // 16 bytes per rank, OR the bitmaps only when the union policy needs it.
 #include "mask/mask_registry.h"
 
-#include <new>
 #include <string>
 
 #include "algo/ring.h"
@@ -37,11 +36,10 @@ const char* PolicyName(Policy p) { return p == Policy::kStrict ? "sieveMaskStric
 char* MaskState::Work(size_t bytes) {
   if (bytes > work_bytes) {
     constexpr size_t kPage = 4096;
-    size_t rounded = (bytes + kPage - 1) / kPage * kPage;
-    work.reset(static_cast<char*>(std::aligned_alloc(kPage, rounded)));
-    if (work == nullptr) throw std::bad_alloc();
+    work = AllocateAligned<char>(kPage, bytes);
     work_bytes = bytes;
-    if (comm != nullptr) topo::BindArea(work.get(), rounded, comm->placement().numa);
+    if (comm != nullptr)
+      topo::BindArea(work.get(), AlignedBytes(kPage, bytes), comm->placement().numa);
   }
   return work.get();
 }

@@ -4,11 +4,10 @@
 #define SIEVE_MASK_MASK_REGISTRY_H_
 
 #include <cstdint>
-#include <cstdlib>
-#include <memory>
 #include <vector>
 
 #include "comm/comm.h"
+#include "core/aligned_alloc.h"
 #include "mask/mask_bits.h"
 
 namespace sieve::mask {
@@ -30,10 +29,7 @@ struct MaskState {
   uint64_t digest = 0;
   // Packed work buffer, grown on demand (no zero-fill), page-aligned and bound
   // to the NUMA node of the rank's NIC (comm->placement()) where there are several.
-  struct FreeDeleter {
-    void operator()(char* p) const { std::free(p); }
-  };
-  std::unique_ptr<char, FreeDeleter> work;
+  AlignedArray<char> work;
   size_t work_bytes = 0;
 
   char* Work(size_t bytes);

@@ -1,13 +1,12 @@
 // The per-communicator registry of host residuals.
 #include "ternary/residuals.h"
 
-#include <cstdlib>
 #include <cstring>
 #include <map>
-#include <memory>
 #include <mutex>
-#include <new>
 #include <tuple>
+
+#include "core/aligned_alloc.h"
 
 namespace sieve::ternary {
 
@@ -16,10 +15,7 @@ namespace {
 // 64-byte aligned, so the quantizers' vector loads and stores of the residual never
 // split a cache line (a std::vector's large block starts 16 bytes past a page).
 struct Residual {
-  struct Free {
-    void operator()(float* p) const { std::free(p); }
-  };
-  std::unique_ptr<float[], Free> data;
+  AlignedArray<float> data;
   size_t elems = 0;
 };
 
@@ -38,9 +34,7 @@ float* HostResidualFor(Comm& comm, const void* send, size_t count, int dtype, co
   std::lock_guard<std::mutex> lock(all.mu);
   Residual& r = all.by_buffer[std::make_tuple(send, count, dtype, mask)];
   if (r.data == nullptr || r.elems != elems) {
-    const size_t bytes = (elems * sizeof(float) + 63) / 64 * 64;
-    r.data.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
-    if (r.data == nullptr) throw std::bad_alloc();
+    r.data = AllocateAligned<float>(64, elems * sizeof(float));
     std::memset(r.data.get(), 0, elems * sizeof(float));
     r.elems = elems;
   }
