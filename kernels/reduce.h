@@ -12,8 +12,10 @@
 namespace sieve::kernels {
 
 // out[i] = a[i] op b[i], i < n. kAvg combines as kSum (see DivideBy). out may
-// alias a or b. Integer sum/prod wrap modulo 2^bits (as NCCL); max/min of
-// floats follow fmax/fmin-like IEEE comparisons (NaN handling unspecified).
+// alias a or b. a and out are aligned for dtype; b may sit at any address (a
+// fragment in a transport's receive buffer: algo::ReduceSink). Integer
+// sum/prod wrap modulo 2^bits (as NCCL); max/min of floats follow
+// fmax/fmin-like IEEE comparisons (NaN handling unspecified).
 void Reduce(DType dtype, RedOp op, const void* a, const void* b, void* out, size_t n);
 
 // buf[i] = buf[i] / divisor: integers truncate toward zero (as NCCL's avg),

@@ -15,6 +15,8 @@
 
 #include <type_traits>
 
+#include "kernels/combine_loops.h"
+
 #define SIEVE_HALF512 inline __attribute__((target("avx512f,avx512bw,avx512vl,f16c")))
 #define SIEVE_HALF256 inline __attribute__((target("avx2,f16c")))
 
@@ -48,7 +50,7 @@ inline float Combine1(RedOp op, float a, float b) {
 }
 
 template <class T>
-SIEVE_HALF512 __m512 Widen16(const uint16_t* p) {
+SIEVE_HALF512 __m512 Widen16(const void* p) {
   const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
   if (std::is_same<T, F16>::value) return _mm512_cvtph_ps(h);
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
@@ -77,10 +79,11 @@ SIEVE_HALF512 void Narrow16(__m512 v, uint16_t* out) {
 }
 
 template <class T, int kOp>
-SIEVE_HALF512 void Loop512(const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n) {
+SIEVE_HALF512 void Loop512(const uint16_t* a, const void* b, uint16_t* out, size_t n) {
+  const auto* bytes_b = static_cast<const unsigned char*>(b);
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    const __m512 x = Widen16<T>(a + i), y = Widen16<T>(b + i);
+    const __m512 x = Widen16<T>(a + i), y = Widen16<T>(bytes_b + 2 * i);
     __m512 r;
     if (kOp == 1) {
       r = _mm512_mul_ps(x, y);
@@ -94,11 +97,12 @@ SIEVE_HALF512 void Loop512(const uint16_t* a, const uint16_t* b, uint16_t* out, 
     Narrow16<T>(r, out + i);
   }
   for (; i < n; ++i)
-    out[i] = Narrow1<T>(Combine1(static_cast<RedOp>(kOp), Widen1<T>(a[i]), Widen1<T>(b[i])));
+    out[i] = Narrow1<T>(Combine1(static_cast<RedOp>(kOp), Widen1<T>(a[i]),
+                                 Widen1<T>(combine::LoadAt<uint16_t>(b, i))));
 }
 
 template <class T>
-SIEVE_HALF256 __m256 Widen8(const uint16_t* p) {
+SIEVE_HALF256 __m256 Widen8(const void* p) {
   const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
   if (std::is_same<T, F16>::value) return _mm256_cvtph_ps(h);
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
@@ -129,10 +133,11 @@ SIEVE_HALF256 void Narrow8(__m256 v, uint16_t* out) {
 }
 
 template <class T, int kOp>
-SIEVE_HALF256 void Loop256(const uint16_t* a, const uint16_t* b, uint16_t* out, size_t n) {
+SIEVE_HALF256 void Loop256(const uint16_t* a, const void* b, uint16_t* out, size_t n) {
+  const auto* bytes_b = static_cast<const unsigned char*>(b);
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const __m256 x = Widen8<T>(a + i), y = Widen8<T>(b + i);
+    const __m256 x = Widen8<T>(a + i), y = Widen8<T>(bytes_b + 2 * i);
     __m256 r;
     if (kOp == 1) {
       r = _mm256_mul_ps(x, y);
@@ -146,26 +151,26 @@ SIEVE_HALF256 void Loop256(const uint16_t* a, const uint16_t* b, uint16_t* out, 
     Narrow8<T>(r, out + i);
   }
   for (; i < n; ++i)
-    out[i] = Narrow1<T>(Combine1(static_cast<RedOp>(kOp), Widen1<T>(a[i]), Widen1<T>(b[i])));
+    out[i] = Narrow1<T>(Combine1(static_cast<RedOp>(kOp), Widen1<T>(a[i]),
+                                 Widen1<T>(combine::LoadAt<uint16_t>(b, i))));
 }
 
 // op -> kOp (avg sums: averaging divides afterwards), dtype -> T.
-#define SIEVE_HALF_DISPATCH(LOOP)                                                     \
-  do {                                                                                \
-    const auto* ta = static_cast<const uint16_t*>(a);                                 \
-    const auto* tb = static_cast<const uint16_t*>(b);                                 \
-    auto* to = static_cast<uint16_t*>(out);                                           \
-    const int k = op == RedOp::kAvg ? 0 : static_cast<int>(op);                       \
-    if (dtype == DType::kFloat16) {                                                   \
-      if (k == 1) return LOOP<F16, 1>(ta, tb, to, n);                                 \
-      if (k == 2) return LOOP<F16, 2>(ta, tb, to, n);                                 \
-      if (k == 3) return LOOP<F16, 3>(ta, tb, to, n);                                 \
-      return LOOP<F16, 0>(ta, tb, to, n);                                             \
-    }                                                                                 \
-    if (k == 1) return LOOP<Bf16, 1>(ta, tb, to, n);                                  \
-    if (k == 2) return LOOP<Bf16, 2>(ta, tb, to, n);                                  \
-    if (k == 3) return LOOP<Bf16, 3>(ta, tb, to, n);                                  \
-    return LOOP<Bf16, 0>(ta, tb, to, n);                                              \
+#define SIEVE_HALF_DISPATCH(LOOP)                               \
+  do {                                                          \
+    const auto* ta = static_cast<const uint16_t*>(a);           \
+    auto* to = static_cast<uint16_t*>(out);                     \
+    const int k = op == RedOp::kAvg ? 0 : static_cast<int>(op); \
+    if (dtype == DType::kFloat16) {                             \
+      if (k == 1) return LOOP<F16, 1>(ta, b, to, n);            \
+      if (k == 2) return LOOP<F16, 2>(ta, b, to, n);            \
+      if (k == 3) return LOOP<F16, 3>(ta, b, to, n);            \
+      return LOOP<F16, 0>(ta, b, to, n);                        \
+    }                                                           \
+    if (k == 1) return LOOP<Bf16, 1>(ta, b, to, n);             \
+    if (k == 2) return LOOP<Bf16, 2>(ta, b, to, n);             \
+    if (k == 3) return LOOP<Bf16, 3>(ta, b, to, n);             \
+    return LOOP<Bf16, 0>(ta, b, to, n);                         \
   } while (0)
 
 }  // namespace

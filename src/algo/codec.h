@@ -39,8 +39,10 @@ class Codec {
   // The bytes of one element of a wire image when the image is an array of
   // such elements that ReduceInto combines one by one, so that any whole
   // elements of it may be combined on their own, in any order (the ring then
-  // combines a message from the transport's buffer as it arrives: ReduceSink);
-  // 0 when ReduceInto needs the whole image (packed or compressed formats).
+  // combines a message from the transport's buffer as it arrives: ReduceSink),
+  // and ReduceInto then takes `wire` at any address (fragments sit wherever
+  // the transport's headers leave them); 0 when ReduceInto needs the whole
+  // image (packed or compressed formats).
   virtual size_t PieceElementBytes() const { return 0; }
   // work = input for the range (a rank that receives nothing, e.g. n == 1).
   virtual void LoadInput(size_t offset, size_t elems) = 0;

@@ -1,18 +1,9 @@
 #include "algo/reduce_sink.h"
 
 #include <algorithm>
-#include <cstdint>
 #include <cstring>
 
 namespace sieve::algo {
-
-namespace {
-
-// Bytes of the bounce chunk: well inside L1, so the copy into it costs little
-// next to the copy into scratch it replaces.
-constexpr size_t kBounceBytes = 16 * 1024;
-
-}  // namespace
 
 void ReduceSink::Start(Codec* codec, size_t offset, size_t elems, int contributions) {
   codec_ = codec;
@@ -38,25 +29,9 @@ void ReduceSink::Consume(size_t at, const void* data, size_t bytes) {
     ++index;
   }
   const size_t whole = bytes / elem_bytes_;
-  if (whole != 0) Combine(index, p, whole);
+  if (whole != 0) codec_->ReduceInto(offset_ + index, whole, contributions_, p, /*first=*/true);
   const size_t tail = bytes % elem_bytes_;
   if (tail != 0) AddPart(index + whole, 0, p + whole * elem_bytes_, tail);
-}
-
-void ReduceSink::Combine(size_t first, const unsigned char* data, size_t count) {
-  // Every element type's alignment divides its size (at most 8 bytes here).
-  const size_t align = std::min<size_t>(elem_bytes_, alignof(double));
-  if (reinterpret_cast<uintptr_t>(data) % align == 0) {
-    codec_->ReduceInto(offset_ + first, count, contributions_, data, /*first=*/true);
-    return;
-  }
-  if (bounce_ == nullptr) bounce_.reset(new double[kBounceBytes / sizeof(double)]);
-  const size_t chunk = kBounceBytes / elem_bytes_;
-  for (size_t done = 0; done < count; done += chunk) {
-    const size_t n = std::min(chunk, count - done);
-    std::memcpy(bounce_.get(), data + done * elem_bytes_, n * elem_bytes_);
-    codec_->ReduceInto(offset_ + first + done, n, contributions_, bounce_.get(), true);
-  }
 }
 
 void ReduceSink::AddPart(size_t index, size_t from, const unsigned char* data, size_t len) {

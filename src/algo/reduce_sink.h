@@ -3,12 +3,12 @@
 // copied whole into a buffer of ours first. Only for codecs whose image is an
 // array of fixed-size elements that combine one by one
 // (Codec::PieceElementBytes); a piece may end inside an element, sit at any
-// address and come in any order, as UCX's fragments do.
+// address (the codec reads it where it lies) and come in any order, as UCX's
+// fragments do.
 #ifndef SIEVE_ALGO_REDUCE_SINK_H_
 #define SIEVE_ALGO_REDUCE_SINK_H_
 
 #include <cstddef>
-#include <memory>
 #include <vector>
 
 #include "algo/codec.h"
@@ -25,8 +25,6 @@ class ReduceSink final : public transport::ByteSink {
   void Consume(size_t at, const void* data, size_t bytes) override;
 
  private:
-  // Combines `count` whole elements starting at element `first` of the image.
-  void Combine(size_t first, const unsigned char* data, size_t count);
   // Adds bytes [from, from + len) of element `index` (one straddling pieces);
   // combines it once all its bytes are in.
   void AddPart(size_t index, size_t from, const unsigned char* data, size_t len);
@@ -40,9 +38,6 @@ class ReduceSink final : public transport::ByteSink {
     alignas(16) unsigned char bytes[16];
   };
   std::vector<Part> parts_;  // elements that straddle pieces, not complete yet
-  // Pieces at an address the element type cannot be read from are combined
-  // from here, a chunk at a time (allocated on the first such piece).
-  std::unique_ptr<double[]> bounce_;
 };
 
 }  // namespace sieve::algo
