@@ -41,7 +41,7 @@ struct Segment {
   std::vector<Channel::Handle> sends;  // one per step, to respect buffer reuse
   bool send_scratch_used[2] = {false, false};  // by the latest step of that parity
   // Buffers handed from a finished segment to the next one (grown, never shrunk,
-  // so they are not re-zeroed on every segment).
+  // so they are not reallocated on every segment).
   struct Scratch {
     explicit Scratch(ScratchAllocator* a = nullptr)
         : recv(a), send{ScratchBuffer(a), ScratchBuffer(a)} {}
