@@ -63,6 +63,17 @@ class Codec {
   // been read for the last time, so in-place output may overwrite it (codecs
   // that send straight from the input must not: a send may be in flight).
   virtual void Deliver(size_t offset, size_t elems) {}
+  // Whether the final wire image of a range (all n contributions) is the same
+  // bytes whichever rank encodes it, so that the ring's all-gather may send on
+  // the image it received instead of encoding the range from work again.
+  virtual bool ForwardsFinalImage() const { return false; }
+  // Decode, then Deliver, of a received final image, for a caller that never
+  // reads the range's work afterwards (the ring's all-gather of an all-reduce
+  // when ForwardsFinalImage): the codec may deliver without writing work.
+  virtual void DecodeAndDeliver(size_t offset, size_t elems, const void* wire) {
+    Decode(offset, elems, wire);
+    Deliver(offset, elems);
+  }
   // The one-shot all-reduce (algo/one_shot.h) adds every rank's input on every
   // rank, in rank order, so that every rank computes the same bits: a rank's
   // sum may begin with a peer's contribution, and its own must survive work

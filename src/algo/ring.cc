@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <utility>
 
 #include "algo/reduce_sink.h"
 #include "algo/ring_pattern.h"
@@ -106,6 +107,7 @@ class Ring::Run {
     total_steps_ = rs_steps_ + (options.all_gather ? n_ - 1 : 0);
     segments_ = RingSegments(codec, bounds_, n_, opt_);
     stream_reduce_ = codec.PieceElementBytes() != 0;
+    forward_final_ = codec.ForwardsFinalImage();
     // At most `window` segments are in flight; a finished one hands its receive
     // scratch to the next, so scratch stays small enough to stay in cache.
     window_ = std::max<size_t>(2, opt_.inflight_bytes / opt_.segment_bytes);
@@ -225,6 +227,13 @@ class Ring::Run {
     Range(recv_chunk, seg.index, &rb, &re);
     Range(send_chunk, seg.index, &sb, &se);
 
+    // The all-gather passes on at step k the chunk it received at step k - 1.
+    // Where that image is the codec's own encoding of it (ForwardsFinalImage),
+    // the received buffer becomes this step's send buffer, and the buffer it
+    // replaces (its send, two steps back, is done: BlockersOf) takes the receive.
+    const bool forward = ForwardsReceived(seg, k, sb, se);
+    if (forward) std::swap(seg.scratch.recv, seg.scratch.send[k % 2]);
+
     size_t recv_bytes = codec_.WireBytes(re - rb, rs ? k + 1 : n_);
     seg.recv_streamed = rs && stream_reduce_ && ch_.StreamsReceives(recv_bytes);
     seg.recv_direct = false;
@@ -244,20 +253,35 @@ class Ring::Run {
     }
     prof_.Mark(Profile::kPost);
 
-    void* scratch = nullptr;
-    seg.send_scratch_used[k % 2] = codec_.EncodeNeedsScratch(sb, se - sb, contributions);
-    if (seg.send_scratch_used[k % 2]) {
-      ScratchBuffer& buf = seg.scratch.send[k % 2];
-      SIEVE_RETURN_IF_ERROR(buf.Reserve(codec_.WireBytes(se - sb, contributions)));
-      scratch = buf.data();
+    const void* wire;
+    if (forward) {
+      seg.send_scratch_used[k % 2] = true;
+      wire = seg.scratch.send[k % 2].data();
+    } else {
+      void* scratch = nullptr;
+      seg.send_scratch_used[k % 2] = codec_.EncodeNeedsScratch(sb, se - sb, contributions);
+      if (seg.send_scratch_used[k % 2]) {
+        ScratchBuffer& buf = seg.scratch.send[k % 2];
+        SIEVE_RETURN_IF_ERROR(buf.Reserve(codec_.WireBytes(se - sb, contributions)));
+        scratch = buf.data();
+      }
+      wire = codec_.Encode(sb, se - sb, contributions, scratch);
     }
-    const void* wire = codec_.Encode(sb, se - sb, contributions, scratch);
     prof_.Mark(Profile::kEncode);
     SIEVE_RETURN_IF_ERROR(codec_.status());
     Status st = ch_.Send(RingNext(rank_, n_), wire, codec_.WireBytes(se - sb, contributions),
                          &seg.sends[k]);
     prof_.Mark(Profile::kPost);
     return st;
+  }
+
+  // Whether step k sends on, as it is, the final image received into scratch at
+  // step k - 1 (send range [sb, se)).
+  bool ForwardsReceived(const Segment& seg, int k, size_t sb, size_t se) const {
+    if (!forward_final_ || k <= rs_steps_ || seg.recv_direct || seg.recv_streamed) return false;
+    size_t pb, pe;
+    Range(AgRecvChunk(rank_, k - 1 - rs_steps_, n_), seg.index, &pb, &pe);
+    return pb == sb && pe == se;
   }
 
   // Folds the segment just received into work.
@@ -276,8 +300,13 @@ class Ring::Run {
       }
     } else {
       Range(AgRecvChunk(rank_, k - rs_steps_, n_), seg.index, &b, &e);
-      if (!seg.recv_direct) codec_.Decode(b, e - b, seg.scratch.recv.data());
-      if (rs_steps_ > 0) codec_.Deliver(b, e - b);  // the last hop of this range
+      if (!seg.recv_direct && rs_steps_ > 0 && forward_final_) {
+        // Nothing reads the range's work again: the image is sent on as received.
+        codec_.DecodeAndDeliver(b, e - b, seg.scratch.recv.data());
+      } else {
+        if (!seg.recv_direct) codec_.Decode(b, e - b, seg.scratch.recv.data());
+        if (rs_steps_ > 0) codec_.Deliver(b, e - b);  // the last hop of this range
+      }
       prof_.Mark(Profile::kDecode);
     }
   }
@@ -293,6 +322,7 @@ class Ring::Run {
   size_t segments_ = 1;
   size_t window_ = 2;
   bool stream_reduce_ = false;  // the codec combines pieces (reduce-scatter receives may stream)
+  bool forward_final_ = false;  // the all-gather sends received images on (ForwardsFinalImage)
   size_t next_ = 0;
   std::vector<Segment> segs_;
   std::deque<Segment*> queue_;

@@ -92,20 +92,32 @@ void TernaryCodec::DecodeWires(size_t offset, size_t elems, const void* const* w
 }
 
 void TernaryCodec::Decode(size_t offset, size_t elems, const void* wire) {
-  const int w = Bits(nranks_);
-  const uint8_t* in = static_cast<const uint8_t*>(wire);
   if (out_.data == nullptr) {
-    kernels::TernaryUnpack(wt_, in, elems, w, /*accumulate=*/false, Work(offset));
+    kernels::TernaryUnpack(wt_, wire, elems, Bits(nranks_), /*accumulate=*/false, Work(offset));
     return;
   }
+  UnpackAndDequantize(offset, elems, wire, /*keep_sums=*/true);
+  decoded_offset_ = offset, decoded_elems_ = elems, decoded_ = true;
+}
+
+void TernaryCodec::DecodeAndDeliver(size_t offset, size_t elems, const void* wire) {
+  if (out_.data == nullptr) return Decode(offset, elems, wire);  // the sums stay in work
+  UnpackAndDequantize(offset, elems, wire, /*keep_sums=*/false);
+}
+
+void TernaryCodec::UnpackAndDequantize(size_t offset, size_t elems, const void* wire,
+                                       bool keep_sums) {
   constexpr size_t kChunk = 4096;  // elements (a multiple of 8: wire groups stay whole)
+  alignas(64) char staged[kChunk * sizeof(int32_t)];  // the widest work element
+  const int w = Bits(nranks_);
+  const uint8_t* in = static_cast<const uint8_t*>(wire);
   for (size_t i = 0; i < elems; i += kChunk) {
     const size_t n = std::min(kChunk, elems - i);
+    char* sums = keep_sums ? Work(offset + i) : staged;
     kernels::TernaryUnpack(wt_, in + i / 8 * static_cast<size_t>(w), n, w, /*accumulate=*/false,
-                           Work(offset + i));
-    Dequantize(offset + i, n);
+                           sums);
+    DequantizeFrom(sums, offset + i, n);
   }
-  decoded_offset_ = offset, decoded_elems_ = elems, decoded_ = true;
 }
 
 void TernaryCodec::Deliver(size_t offset, size_t elems) {
@@ -116,20 +128,19 @@ void TernaryCodec::Deliver(size_t offset, size_t elems) {
   Dequantize(offset, elems);
 }
 
-void TernaryCodec::Dequantize(size_t offset, size_t elems) {
+void TernaryCodec::DequantizeFrom(const char* sums, size_t offset, size_t elems) {
   if (out_.data == nullptr) return;  // the sums stay in work for the caller
   EnsureScales(offset, elems);  // agreed before this rank quantized the range; kept cheap
   if (out_.bits == nullptr) {
     char* out = static_cast<char*>(out_.data) + offset * kernels::DTypeSize(in_.src.dtype);
-    kernels::TernaryDequantizeRange(in_.src.dtype, wt_, Work(offset), offset, elems, in_.src.block,
+    kernels::TernaryDequantizeRange(in_.src.dtype, wt_, sums, offset, elems, in_.src.block,
                                     in_.src.scales, out_.divisor, out, out_.stores);
     return;
   }
   size_t begin, end;
   kernels::MaskedDenseRange(out_.idx, out_.nnz, out_.count, offset, offset + elems, &begin, &end);
-  kernels::TernaryDequantizeScatter(in_.src.dtype, wt_, Work(offset), offset, in_.src.block,
-                                    in_.src.scales, out_.divisor, out_.bits, begin, end, out_.data,
-                                    out_.stores);
+  kernels::TernaryDequantizeScatter(in_.src.dtype, wt_, sums, offset, in_.src.block, in_.src.scales,
+                                    out_.divisor, out_.bits, begin, end, out_.data, out_.stores);
 }
 
 }  // namespace sieve::algo

@@ -84,6 +84,12 @@ class TernaryCodec : public Codec {
   // Dequantize (fused with the mask's unpack and zero-fill, and the average's
   // division) of the final sums of the range into the output.
   void Deliver(size_t offset, size_t elems) override;
+  // The sums' packed image is a function of the sums alone.
+  bool ForwardsFinalImage() const override { return true; }
+  // With an output: unpacked a few thousand elements at a time into a buffer
+  // that stays in L1 and dequantized from there, so work (cold: one byte or
+  // more per element of the whole call) is never written for the range.
+  void DecodeAndDeliver(size_t offset, size_t elems, const void* wire) override;
   // The one-shot: the sums are exact integers, so any order gives the same bits.
   bool OneShot() const override { return true; }
   void CopyInputWire(size_t offset, size_t elems, void* scratch) override {
@@ -114,8 +120,13 @@ class TernaryCodec : public Codec {
   }
   // work = this rank's codes for the range (quantized beforehand).
   void LoadCodes(size_t offset, size_t elems);
-  // The dequantization of Deliver.
-  void Dequantize(size_t offset, size_t elems);
+  // The dequantization of Deliver: of the sums in work, or in `sums` (the
+  // range's, from its first element).
+  void Dequantize(size_t offset, size_t elems) { DequantizeFrom(Work(offset), offset, elems); }
+  void DequantizeFrom(const char* sums, size_t offset, size_t elems);
+  // Decode with an output, a few thousand elements at a time: the sums
+  // unpacked into work (keep_sums) or into an L1 buffer, then dequantized.
+  void UnpackAndDequantize(size_t offset, size_t elems, const void* wire, bool keep_sums);
 
   TernaryInput in_;
   TernaryOutput out_;
