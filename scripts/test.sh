@@ -26,13 +26,51 @@ stage() {  # stage NAME COMMAND...: runs the command, remembers NAME when it fai
 }
 in_dir() { (cd "$1" && shift && "$@"); }
 
+# CI shows only the end of what this script prints, and the sanitizer and fuzzer builds
+# print much after the release tests: so the tests that failed in a ctest stage, with the
+# end of their output, are printed again last.
+failure_report=$(mktemp)
+trap 'rm -f "$failure_report"' EXIT
+ctest_stage() {  # ctest_stage NAME BUILD_DIR CTEST_ARGS...
+  local name=$1 dir=$2
+  shift 2
+  rm -f "$dir/Testing/Temporary/LastTestsFailed.log"  # a list from an earlier run
+  stage "$name" in_dir "$dir" ctest --output-on-failure "$@"
+  if [ ${#failed[@]} -gt 0 ] && [ "${failed[-1]}" = "$name" ]; then
+    report_failed_tests "$name" "$dir/Testing/Temporary" >>"$failure_report"
+  fi
+}
+report_failed_tests() {  # report_failed_tests STAGE CTEST_TEMPORARY_DIR
+  local list=$2/LastTestsFailed.log shown=0
+  [ -f "$list" ] || { echo "-- $1: no list of failed tests (ctest failed to run?) --"; return; }
+  while IFS= read -r entry; do
+    local test=${entry#*:}
+    if [ $((shown += 1)) -gt 5 ]; then
+      echo "-- $1: $test also failed (output above) --"
+      continue
+    fi
+    echo "-- $1: $test failed; the end of its output: --"
+    # LastTest.log holds each test's section from "I/N Testing: NAME" to "\"NAME\" end time";
+    # the last 40 lines of the test's last section.
+    awk -v t="$test" '
+      { line = $0; sub(/^[0-9]+\/[0-9]+ Testing: /, "", line) }
+      line == t && $0 != t { on = 1; n = 0 }
+      on { buf[n++ % 40] = $0 }
+      on && index($0, "\"" t "\" end time:") == 1 {
+        on = 0; out = ""
+        for (i = (n > 40 ? n - 40 : 0); i < n; i++) out = out buf[i % 40] "\n"
+      }
+      END { printf "%s", out }' "$2/LastTest.log"
+  done <"$list"
+}
+
 scripts/setup.sh
 # Local ranks talk over loopback only (tests never use other interfaces).
 export SIEVE_SOCKET_IFNAME=lo UCX_NET_DEVICES=lo
 # Single-process tests two at a time (2 cores); multi-process ones alone, so that no
 # test's ranks share the cores with another test's.
-stage "release, single-process tests" in_dir build ctest --output-on-failure -L unit -LE cuda -j2 --timeout 900
-stage "release, multi-process tests" in_dir build ctest --output-on-failure -LE 'cuda|unit' --timeout 900
+ctest_stage "release, single-process tests" build -L unit -LE cuda -j2 --timeout 900
+ctest_stage "release, multi-process tests" build -LE 'cuda|unit' --timeout 900
 
 if [ "${1:-}" != "--no-sanitizers" ]; then
   echo "== sanitizer build (address,undefined) ==" >&2
@@ -44,10 +82,10 @@ if [ "${1:-}" != "--no-sanitizers" ]; then
   export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0"
   export ASAN_OPTIONS="detect_odr_violation=0" UBSAN_OPTIONS="print_stacktrace=1"
   export UCX_MEM_MALLOC_HOOKS=no UCX_MEM_EVENTS=no
-  stage "address+undefined sanitizers, single-process tests" \
-    in_dir build-asan ctest --output-on-failure -L unit-sanitize -j2 --timeout 1800
-  stage "address+undefined sanitizers, multi-process tests" \
-    in_dir build-asan ctest --output-on-failure -L mp-sanitize --timeout 1800
+  ctest_stage "address+undefined sanitizers, single-process tests" \
+    build-asan -L unit-sanitize -j2 --timeout 1800
+  ctest_stage "address+undefined sanitizers, multi-process tests" \
+    build-asan -L mp-sanitize --timeout 1800
 
   # ThreadSanitizer on the threading tests only (abort from another thread,
   # GetAsyncError polling during collectives, non-blocking communicators, two
@@ -62,7 +100,7 @@ if [ "${1:-}" != "--no-sanitizers" ]; then
     misuse_mp_test membership_mp_test gpu_fake_mp_test gpu_host_test transport_test \
     loopback_test
   export TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp:halt_on_error=1:second_deadlock_stack=1"
-  stage "thread sanitizer" in_dir build-tsan ctest --output-on-failure --timeout 600 \
+  ctest_stage "thread sanitizer" build-tsan --timeout 600 \
      -R 'AbortAsyncTest|ErrorsTest.AbortFromAnotherThread|NonBlockingTest|ProgressEngine|StagingPool|DeviceScratch|DeviceFakeMp\.(TwoRanks|NonBlocking)|DeviceDirectFakeMp\.TwoRanks|DeviceTernaryFakeMp|DeviceRulesFakeMp|Threads\.|EndedInGroup\.AbortFromAnotherThread|ConformanceTest.*LOOPBACK|LoopbackTest|LoopbackFailuresTest|LoopbackPointToPoint|LoopbackDenseTest.*/3$|LoopbackForcedAlgoTest.*"RING", 5.$|LoopbackCodecTest.*", 5.$|RevokeTest'
 fi
 
@@ -70,6 +108,7 @@ echo "== fuzzing (libFuzzer, clang) ==" >&2
 stage "fuzzing" tests/fuzz/run_fuzzers.sh "${SIEVE_FUZZ_SECONDS:-10}"
 
 if [ ${#failed[@]} -gt 0 ]; then
+  cat "$failure_report" >&2
   printf '== FAILED: %s ==\n' "${failed[@]}" >&2
   exit 1
 fi
