@@ -7,7 +7,7 @@
 # Last, the libFuzzer harnesses (clang, their own build-fuzz/) run 10 s each from their corpus.
 # The sanitizer and fuzzer builds compile at -O1 (CMakeLists.txt: at -O3 they were most of CI's time).
 # Every stage runs even when an earlier one failed; the script fails at the end, naming
-# the stages that failed.
+# the stages that failed and, for ctest stages, the tests with the end of their output.
 # Usage: scripts/test.sh [--no-sanitizers]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,17 +50,13 @@ report_failed_tests() {  # report_failed_tests STAGE CTEST_TEMPORARY_DIR
       continue
     fi
     echo "-- $1: $test failed; the end of its output: --"
-    # LastTest.log holds each test's section from "I/N Testing: NAME" to "\"NAME\" end time";
-    # the last 40 lines of the test's last section.
+    # LastTest.log holds each test's section from "I/N Testing: NAME" to "\"NAME\" end time".
     awk -v t="$test" '
       { line = $0; sub(/^[0-9]+\/[0-9]+ Testing: /, "", line) }
-      line == t && $0 != t { on = 1; n = 0 }
-      on { buf[n++ % 40] = $0 }
-      on && index($0, "\"" t "\" end time:") == 1 {
-        on = 0; out = ""
-        for (i = (n > 40 ? n - 40 : 0); i < n; i++) out = out buf[i % 40] "\n"
-      }
-      END { printf "%s", out }' "$2/LastTest.log"
+      line == t && $0 != t { on = 1; section = "" }
+      on { section = section $0 "\n" }
+      on && index($0, "\"" t "\" end time:") == 1 { on = 0; last = section }
+      END { printf "%s", last }' "$2/LastTest.log" | tail -n 40 || true  # a report, never a new failure
   done <"$list"
 }
 
