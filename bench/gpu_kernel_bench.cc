@@ -103,7 +103,7 @@ int BenchSize(CudaDeviceOps& k, size_t mib) {
         return Ok(k.MaskedUnpack(4, db, didx, idx.size(), dbits, n, dout, s));
       }), copy_gbs);
   Row("ternary block abs-max", bytes, MedianMs(s, [&] {
-        return Ok(k.TernaryAbsMax(DType::kFloat32, da, n, block, dscales, s));
+        return Ok(k.TernaryAbsMax(DType::kFloat32, da, nullptr, n, block, dscales, s));
       }), copy_gbs);
   Row("ternary quantize + 2-bit pack (fused)", bytes, MedianMs(s, [&] {
         return Ok(k.TernaryQuantize(DType::kFloat32, da, n, block, dscales, philox, 1, dout, s));

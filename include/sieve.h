@@ -409,6 +409,9 @@ typedef struct {
                       * elements, blocks over kept elements); the rest are 0 */
   int error_feedback; /* 1: keep this rank's residual e per buffer (sendbuff, count,
                        * datatype, mask) and send g + e: e = g + e_prev - s*q.
+                       * s_b stays the gradients' (max |sendbuff|, not of g + e),
+                       * so a g + e_prev above it is clipped (q = its sign) and e
+                       * keeps the rest; each call reads the residual once.
                        * Costs 4 bytes per element per buffer until the
                        * communicator is destroyed. 0: off */
 } sieveTernaryParams_t;
@@ -421,13 +424,15 @@ typedef struct {
  * Q[j] = sum_r q_r[j] is summed exactly (partial sums of k ranks travel in
  * ceil(log2(2k+1)) bits); recvbuff[j] = s_b * Q[j] (sum) or s_b * Q[j] / nranks
  * (avg), in float32, then rounded to datatype. count must be below 2^34.
- * Non-finite input: if any rank's block b holds a NaN or an infinity (in
- * sendbuff, or in g + e with error feedback), s_b is NaN on every rank and every
+ * Non-finite input: if any rank's block b holds a NaN or an infinity in
+ * sendbuff, s_b is NaN on every rank and every
  * element of block b in recvbuff is NaN (under a mask: every kept element of the
  * block; masked-out elements stay 0), so a diverged job sees NaN, as with a
  * dense all-reduce. The call still succeeds. With error feedback the residuals
  * of that block become NaN too, so later calls on the same buffer keep giving
- * NaN there (residuals live as long as the communicator). */
+ * NaN there (residuals live as long as the communicator). A finite g + e_prev
+ * beyond the datatype's range is clipped like any value above s_b (in float32
+ * arithmetic its residual then stays infinite and the element sends its sign). */
 sieveResult_t sieveAllReduceTernary(const void* sendbuff, void* recvbuff, size_t count,
                                     sieveDataType_t datatype, sieveRedOp_t op,
                                     const sieveTernaryParams_t* params, sieveComm_t comm,

@@ -122,14 +122,6 @@ struct PortableOps {
       keep[c] = k, neg[c] = n, lt[c] = l;
     }
   }
-  template <class L>
-  SIEVE_TK_INLINE static void MaxMagnitudeFeedback(const void* data, const float* res, size_t j,
-                                                   int n, uint32_t* m) {
-    uint32_t v = *m;
-    for (size_t k = j; k < j + static_cast<size_t>(n); ++k)
-      v = std::max(v, TernaryMagnitudeBits(L::Round(TernaryFeedbackSum<L>(data, k, res[k]))));
-    *m = v;
-  }
   SIEVE_TK_INLINE static void MaxMagnitude(const float* g, int n, uint32_t* m) {
     uint32_t v = *m;
     for (int k = 0; k < n; ++k) v = std::max(v, TernaryMagnitudeBits(g[k]));

@@ -62,6 +62,20 @@ SIEVE_HD inline float TernaryScaleOfBits(uint32_t m) {
   return f;
 }
 
+// Error feedback's scale is the gradient's (docs/modes.md): s_b = max |g| over the
+// block and the ranks, never over g + e_prev, so the abs-max pass does not read the
+// residual. A sent value above the scale is clipped: its code is sign(g + e_prev) * L
+// and the residual keeps the rest. A NaN scale leaves every residual of its block NaN
+// (e = sum - NaN * q), and a finite one never makes a residual NaN, so one residual of
+// a block tells whether its scale was poisoned; the abs-max then poisons it again, so
+// a block that saw non-finite input stays NaN on later calls, as the caller must see.
+//
+// A block's max magnitude bits m given one of its residuals e: the quiet NaN's where
+// e is NaN.
+SIEVE_HD inline uint32_t TernaryPoisonedBits(float e, uint32_t m) {
+  return TernaryMagnitudeBits(e) > 0x7f800000u ? 0x7fc00000u : m;
+}
+
 // Stochastic rounding of g against scale s: q = sign(g) * [U < p * 2^32] with
 // p = |g| / s (one float32 division) and U a uniform 32-bit number, whose high
 // half h is the element's 16 Philox bits and low half its refinement bits
@@ -250,13 +264,16 @@ struct TernarySource {
 
 // scales[b] = max |element j| over block b of elements 0 .. count-1
 // (ceil(count / block) blocks), NaN where a block holds a NaN or an infinity.
-// With feedback the elements are g + e_prev as sent; the residual is only read.
+// With feedback the elements are g alone (the gradient, not g + e_prev), and a block
+// whose residual is poisoned (TernaryPoisonedBits of its first element in this range)
+// gets a NaN scale: one residual read per block.
 void TernaryAbsMax(const TernarySource& src, size_t count, float* scales);
 // out[i] = element offset+i as the quantizing kernels see it, in float32 (i < elems):
 // gathered through idx, g + e_prev rounded to dtype with feedback (the residual is only
 // read). Quantizing `out` as float32 with src's rng, scales and levels (no idx, no
-// residual) gives src's codes and abs-maxes, bit for bit: what lets another rank quantize
-// this rank's values (the one-shot of values, ternary/values_codec.h).
+// residual) gives src's codes bit for bit, and without feedback its abs-maxes too (with
+// it, the scale is g's, not out's): what lets another rank quantize this rank's values
+// (the one-shot of values, ternary/values_codec.h).
 void TernaryStage(const TernarySource& src, size_t offset, size_t elems, float* out);
 // wire = pack_w(q(elements offset .. offset+elems)).
 void TernaryQuantizePack(const TernarySource& src, size_t offset, size_t elems, int w,
@@ -364,7 +381,8 @@ inline void TernaryDequantize(DType dtype, TernaryWork wt, const void* sums, siz
 
 // ---- Scalar references (obviously right, slow): for tests, written from the
 // definitions rather than from the shared formulas above.
-// scales[b] = NaN if block b holds a non-finite element, else max |element|.
+// scales[b] = NaN if block b holds a non-finite element (g, without the residual) or
+// a NaN residual, else max |g|.
 void TernaryAbsMaxReference(const TernarySource& src, size_t count, float* scales);
 // q[i] in {-1, 0, 1} for elements offset .. offset+elems-1: keep iff U < p * 2^32
 // compared exactly (U = 16 Philox bits : 16 refinement bits, p = |g| / s in

@@ -368,29 +368,6 @@ struct Avx2Ops {
     }
   }
 
-  // MaxMagnitude of Round(g + e_prev) for elements j .. j+n-1, read in place.
-  template <class L>
-  SIEVE_AVX2 static void MaxMagnitudeFeedback(const void* data, const float* res, size_t j,
-                                              int n, uint32_t* m) {
-    const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff);
-    __m256i acc = _mm256_setzero_si256();
-    int k = 0;
-    for (; k + 8 <= n; k += 8) {
-      const size_t at = j + static_cast<size_t>(k);
-      const __m256 v = Round8<L>(_mm256_add_ps(Load8<L>(data, at), _mm256_loadu_ps(res + at)));
-      acc = _mm256_max_epu32(acc, _mm256_and_si256(_mm256_castps_si256(v), abs_mask));
-    }
-    alignas(32) uint32_t lanes[8];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc);
-    uint32_t v = *m;
-    for (int l = 0; l < 8; ++l) v = std::max(v, lanes[l]);
-    for (; k < n; ++k) {
-      const size_t at = j + static_cast<size_t>(k);
-      v = std::max(v, TernaryMagnitudeBits(L::Round(TernaryFeedbackSum<L>(data, at, res[at]))));
-    }
-    *m = v;
-  }
-
   SIEVE_AVX2 static void MaxMagnitude(const float* g, int n, uint32_t* m) {
     const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff);
     __m256i acc = _mm256_setzero_si256();

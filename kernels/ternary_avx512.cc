@@ -426,22 +426,6 @@ struct Avx512Ops {
     }
   }
 
-  // MaxMagnitude of Round(g + e_prev) for elements j .. j+n-1, read in place.
-  template <class L>
-  SIEVE_AVX512 static void MaxMagnitudeFeedback(const void* data, const float* res, size_t j,
-                                                int n, uint32_t* m) {
-    const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff);
-    __m512i acc = _mm512_setzero_si512();
-    for (int k = 0; k < n; k += 16) {
-      const __mmask16 t = n - k >= 16 ? 0xffff : static_cast<__mmask16>((1u << (n - k)) - 1);
-      const size_t at = j + static_cast<size_t>(k);
-      const __m512 v = Round16<L>(
-          _mm512_add_ps(MaskedLoad16<L>(data, at, t), _mm512_maskz_loadu_ps(t, res + at)));
-      acc = _mm512_max_epu32(acc, _mm512_maskz_and_epi32(t, _mm512_castps_si512(v), abs_mask));
-    }
-    *m = std::max(*m, static_cast<uint32_t>(_mm512_reduce_max_epu32(acc)));
-  }
-
   SIEVE_AVX512 static void MaxMagnitude(const float* g, int n, uint32_t* m) {
     const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff);
     __m512i acc = _mm512_setzero_si512();

@@ -386,34 +386,34 @@ SIEVE_TK_INLINE void QuantizeLevels(const TernarySource& src, size_t offset, siz
   }
 }
 
-// TernaryAbsMax: per block, the max magnitude bits of its elements as quantized.
+// TernaryAbsMax: per block, the max magnitude bits of its elements' values (read
+// through idx; never the residual: error feedback's scale is the gradient's, ternary.h),
+// NaN where TernaryPoisonedBits says a block's residual is (one read per block).
 template <class Ops, class L>
 SIEVE_TK_INLINE void AbsMax(const TernarySource& src, size_t count, float* scales) {
   alignas(64) float staged[kBatch];
   alignas(64) float sums[kBatch];
-  const bool direct =
-      std::is_same<L, TernaryF32>::value && src.idx == nullptr && src.residual == nullptr;
-  const bool feedback = src.idx == nullptr && src.residual != nullptr;  // g + e_prev in place
+  TernarySource values = src;
+  values.residual = nullptr;
+  const bool direct = std::is_same<L, TernaryF32>::value && src.idx == nullptr;
   uint32_t m = 0;
   for (size_t i = 0; i < count; i += kBatch) {
     const int n = static_cast<int>(std::min<size_t>(kBatch, count - i));
     const float* g = staged;
     if (direct) {
       g = static_cast<const float*>(src.data) + i;
-    } else if (!feedback) {
-      Ops::template Stage<L>(src, i, n, staged, sums);
+    } else {
+      Ops::template Stage<L>(values, i, n, staged, sums);
     }
     for (int k = 0; k < n;) {  // runs within one block
       const size_t j = i + static_cast<size_t>(k);
       const int run = static_cast<int>(std::min<size_t>(n - k, src.block - j % src.block));
-      if (feedback) {
-        Ops::template MaxMagnitudeFeedback<L>(src.data, src.residual, j, run, &m);
-      } else {
-        Ops::MaxMagnitude(g + k, run, &m);
-      }
+      Ops::MaxMagnitude(g + k, run, &m);
       k += run;
       if ((j + run) % src.block == 0 || j + run == count) {
-        scales[(j + run - 1) / src.block] = TernaryScaleOfBits(m);
+        const size_t b = (j + run - 1) / src.block;
+        if (src.residual != nullptr) m = TernaryPoisonedBits(src.residual[b * src.block], m);
+        scales[b] = TernaryScaleOfBits(m);
         m = 0;
       }
     }

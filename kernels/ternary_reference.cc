@@ -37,10 +37,10 @@ void TernaryAbsMaxReference(const TernarySource& src, size_t count, float* scale
     float m = 0.0f;
     bool finite = true;
     for (size_t j = b * src.block; j < count && j < (b + 1) * src.block; ++j) {
-      float sum;
-      const float v = SentValue(src, j, &sum);
-      finite = finite && std::isfinite(v);
-      m = std::max(m, std::fabs(v));
+      const float g = LoadAsFloat(src.dtype, src.data, src.idx != nullptr ? src.idx[j] : j);
+      finite =
+          finite && std::isfinite(g) && (src.residual == nullptr || !std::isnan(src.residual[j]));
+      m = std::max(m, std::fabs(g));
     }
     scales[b] = finite ? m : std::numeric_limits<float>::quiet_NaN();
   }

@@ -55,9 +55,9 @@ SIEVE_NONZERO_ENTRIES(4, uint32_t)
 SIEVE_NONZERO_ENTRIES(8, uint64_t)
 
 #define SIEVE_TERNARY_ENTRIES(NAME, L)                                                         \
-  extern "C" __global__ void sieve_ternary_absmax_##NAME(const void* in, size_t count,         \
-                                                         size_t block, float* scales) {        \
-    sieve::kernels::TernaryAbsMaxBody<L>(in, nullptr, count, block, scales);                 \
+  extern "C" __global__ void sieve_ternary_absmax_##NAME(                                      \
+      const void* in, size_t count, size_t block, float* scales, const float* residual) {      \
+    sieve::kernels::TernaryAbsMaxBody<L>(in, nullptr, count, block, scales, residual);         \
   }                                                                                            \
   extern "C" __global__ void sieve_ternary_quantize_##NAME(                                    \
       const void* in, size_t count, size_t block, const float* scales,                         \

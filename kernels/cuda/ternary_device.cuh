@@ -21,10 +21,14 @@ constexpr int kTernaryThreads = 256;   // AbsMaxBody's reduction assumes this bl
 // One CUDA block per scale block (grid-stride over blocks); the max runs over
 // magnitude bits (TernaryMagnitudeBits: exact and order-free, NaN above every
 // number), so a NaN or an infinity gives the block a NaN scale, as on the CPU.
+// With error feedback (`residual` not null, residual[j] for element j) the max is
+// still the input's alone, and the block's first residual poisons it where NaN
+// (TernaryPoisonedBits), as on the CPU.
 // Launch with kTernaryThreads threads per block.
 template <typename L>
-__device__ __forceinline__ void TernaryAbsMaxBody(const void* in, const uint32_t* idx,
-                                                  size_t count, size_t block, float* scales) {
+__device__ __forceinline__ void TernaryAbsMaxBody(const void* in, const uint32_t* idx, size_t count,
+                                                  size_t block, float* scales,
+                                                  const float* residual = nullptr) {
   __shared__ uint32_t part[kTernaryThreads];
   size_t nblocks = (count + block - 1) / block;
   for (size_t b = blockIdx.x; b < nblocks; b += gridDim.x) {
@@ -41,7 +45,9 @@ __device__ __forceinline__ void TernaryAbsMaxBody(const void* in, const uint32_t
         part[threadIdx.x] = part[threadIdx.x + s];
       __syncthreads();
     }
-    if (threadIdx.x == 0) scales[b] = TernaryScaleOfBits(part[0]);
+    if (threadIdx.x == 0)
+      scales[b] = TernaryScaleOfBits(
+          residual != nullptr ? TernaryPoisonedBits(residual[begin], part[0]) : part[0]);
     __syncthreads();
   }
 }

@@ -235,13 +235,13 @@ Status CudaDeviceOps::TernaryFunctions(kernels::DType dtype, const KernelFunctio
   return module_.ForCurrentContext(fns);
 }
 
-Status CudaDeviceOps::TernaryAbsMax(kernels::DType dtype, const void* in, size_t count,
-                                    size_t block, float* scales, cu::Stream stream) {
+Status CudaDeviceOps::TernaryAbsMax(kernels::DType dtype, const void* in, const float* residual,
+                                    size_t count, size_t block, float* scales, cu::Stream stream) {
   if (count == 0) return Status::OK();
   const KernelFunctions* fns = nullptr;
   int i = 0;
   SIEVE_RETURN_IF_ERROR(TernaryFunctions(dtype, &fns, &i));
-  void* params[] = {&in, &count, &block, &scales};
+  void* params[] = {&in, &count, &block, &scales, &residual};
   return LaunchBlocks("cuLaunchKernel(sieve_ternary_absmax)", fns->ternary_absmax[i],
                       (count + block - 1) / block, params, stream);
 }

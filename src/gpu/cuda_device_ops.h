@@ -43,8 +43,8 @@ class CudaDeviceOps : public DeviceOps {
                        cu::Stream stream) override;
   Status AnyNonzeroOutside(size_t elem_size, const void* data, const uint64_t* mask, size_t count,
                            uint32_t* any, cu::Stream stream) override;
-  Status TernaryAbsMax(kernels::DType dtype, const void* in, size_t count, size_t block,
-                       float* scales, cu::Stream stream) override;
+  Status TernaryAbsMax(kernels::DType dtype, const void* in, const float* residual, size_t count,
+                       size_t block, float* scales, cu::Stream stream) override;
   Status TernaryQuantize(kernels::DType dtype, const void* in, size_t count, size_t block,
                          const float* scales, kernels::PhiloxStream rng, int levels, void* wire,
                          cu::Stream stream) override;

@@ -43,7 +43,8 @@ Status DeviceOps::BlockQuantEncode(kernels::DType, const void*, size_t, int, voi
 Status DeviceOps::BlockQuantDecode(kernels::DType, const void*, size_t, int, void*, cu::Stream) {
   return NoKernels(*this, "block-scaled decode");
 }
-Status DeviceOps::TernaryAbsMax(kernels::DType, const void*, size_t, size_t, float*, cu::Stream) {
+Status DeviceOps::TernaryAbsMax(kernels::DType, const void*, const float*, size_t, size_t, float*,
+                                cu::Stream) {
   return NoKernels(*this, "ternary block abs-max");
 }
 Status DeviceOps::TernaryQuantize(kernels::DType, const void*, size_t, size_t, const float*,

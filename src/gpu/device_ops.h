@@ -103,11 +103,13 @@ class DeviceOps {
                                    size_t count, uint32_t* any, cu::Stream stream);
   // Dense ternary (float32/float16/bfloat16), kernels::TernaryAbsMax and
   // kernels::TernaryQuantizePack over all `count` elements on the device:
-  // scales[b] = max |in| of block b; wire = the codes at `levels` levels (1:
+  // scales[b] = max |in| of block b, NaN where `residual` (error feedback's, one
+  // float per element; may be null) is NaN at the block's first element
+  // (kernels::TernaryPoisonedBits); wire = the codes at `levels` levels (1:
   // ternary) of this rank's Philox stream `rng` against the agreed `scales`, in
   // TernaryBits(levels) bits each.
-  virtual Status TernaryAbsMax(kernels::DType dtype, const void* in, size_t count, size_t block,
-                               float* scales, cu::Stream stream);
+  virtual Status TernaryAbsMax(kernels::DType dtype, const void* in, const float* residual,
+                               size_t count, size_t block, float* scales, cu::Stream stream);
   virtual Status TernaryQuantize(kernels::DType dtype, const void* in, size_t count,
                                  size_t block, const float* scales, kernels::PhiloxStream rng,
                                  int levels, void* wire, cu::Stream stream);

@@ -176,7 +176,11 @@ Status EnqueueDeviceTernaryRun(Comm& comm, const DeviceTernaryRun& given, CUstre
                                    base + sent_at, b.count, stream);
     if (st.ok()) run.residual->fresh = false;  // written by that kernel
   }
-  if (st.ok()) st = ops->TernaryAbsMax(b.dtype, in, b.count, args.block, d_scales, stream);
+  // The scale is the gradient's, not the sum sent's (kernels/ternary.h); the residual
+  // (g + e_prev by now) only tells which blocks an earlier NaN scale poisoned.
+  if (st.ok())
+    st = ops->TernaryAbsMax(b.dtype, b.send, run.residual != nullptr ? run.residual->data : nullptr,
+                            b.count, args.block, d_scales, stream);
   if (st.ok()) st = engine->Enqueue(ScalesOp(run, stream, d_scales, nblocks, agreed));
   if (st.ok())
     st = run.residual != nullptr

@@ -11,8 +11,10 @@
 // quantized from its input, so its residual is updated in that pass.
 //
 // Image of a rank: its `elems` values (float32), then its rate proposal (a float, as
-// the scale round carries it: plan/link_rate.h). Only the one-shot runs this codec,
-// in one message per peer (a block's scale needs every value of it).
+// the scale round carries it: plan/link_rate.h), then, with error feedback, its
+// ceil(elems / block) block abs-maxes (float32): the scale is the gradient's there
+// (kernels/ternary.h), which g + e_prev does not tell. Only the one-shot runs this
+// codec, in one message per peer (a block's scale needs every value of it).
 #ifndef SIEVE_TERNARY_VALUES_CODEC_H_
 #define SIEVE_TERNARY_VALUES_CODEC_H_
 
@@ -31,7 +33,9 @@ class TernaryValuesCodec : public Codec {
   TernaryValuesCodec(TernaryCodec& codes, const kernels::TernarySource& src, size_t elems,
                      float* scales, int rank, int nranks, float proposal);
 
-  size_t WireBytes(size_t elems, int) const override { return (elems + 1) * sizeof(float); }
+  size_t WireBytes(size_t elems, int) const override {
+    return (elems + 1 + CarriedScales(elems)) * sizeof(float);
+  }
   bool EncodeUsesScratch() const override { return true; }
   bool OneShot() const override { return true; }
   void CopyInputWire(size_t offset, size_t elems, void* scratch) override;
@@ -54,6 +58,10 @@ class TernaryValuesCodec : public Codec {
 
  private:
   void NotOneShot();
+  // The abs-maxes an image carries: its blocks' with error feedback, else none.
+  size_t CarriedScales(size_t elems) const {
+    return src_.residual != nullptr ? (elems + src_.block - 1) / src_.block : 0;
+  }
   // Whether [offset, offset+elems) is the whole call (one range); else status_ fails.
   bool WholeCall(size_t offset, size_t elems);
 

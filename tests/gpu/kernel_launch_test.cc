@@ -158,8 +158,10 @@ cu::Result LaunchTernary(const std::string& name, void** p) {
     auto* out = Arg<char*>(p, 7);
     for (size_t k = 0; k < nnz; ++k) std::memcpy(out + idx[k] * es, values.data() + k * es, es);
   } else if (name.rfind("sieve_ternary_absmax_", 0) == 0) {
-    sieve::kernels::TernaryAbsMax(dt, Arg<const void*>(p, 0), Arg<size_t>(p, 1),
-                                  Arg<size_t>(p, 2), Arg<float*>(p, 3));
+    sieve::kernels::TernarySource src = sieve::kernels::TernarySourceOf(
+        dt, Arg<const void*>(p, 0), nullptr, Arg<size_t>(p, 2), nullptr);
+    src.residual = const_cast<float*>(Arg<const float*>(p, 4));
+    sieve::kernels::TernaryAbsMax(src, Arg<size_t>(p, 1), Arg<float*>(p, 3));
   } else if (name.rfind("sieve_ternary_quantize_", 0) == 0) {
     const int levels = Arg<int>(p, 6);
     sieve::kernels::TernarySource src = sieve::kernels::TernarySourceOf(
@@ -435,7 +437,8 @@ TEST(KernelLaunch, TernaryArgumentsMatchTheEntries) {
     const sieve::kernels::PhiloxStream ph{rng(), static_cast<uint32_t>(rng() % 8), rng()};
     g_launched.clear();
     g_blocks.clear();
-    ASSERT_TRUE(ops.TernaryAbsMax(t.dtype, in.data(), count, block, scales.data(), g_stream).ok());
+    ASSERT_TRUE(
+        ops.TernaryAbsMax(t.dtype, in.data(), nullptr, count, block, scales.data(), g_stream).ok());
     sieve::kernels::TernaryAbsMax(t.dtype, in.data(), count, block, want_scales.data());
     EXPECT_EQ(scales, want_scales) << t.suffix;
     ASSERT_TRUE(ops.TernaryQuantize(t.dtype, in.data(), count, block, scales.data(), ph, 1,
@@ -468,7 +471,7 @@ TEST(KernelLaunch, TernaryArgumentsMatchTheEntries) {
   // Not a ternary type: an error, nothing launched.
   g_launched.clear();
   float s = 0;
-  EXPECT_EQ(ops.TernaryAbsMax(DType::kInt32, &s, 1, 1, &s, g_stream).code(),
+  EXPECT_EQ(ops.TernaryAbsMax(DType::kInt32, &s, nullptr, 1, 1, &s, g_stream).code(),
             sieve::Code::kInternalError);
   EXPECT_TRUE(g_launched.empty());
 }

@@ -87,8 +87,24 @@ TEST_P(TernaryCudaTest, MatchesCpuBitForBit) {
     TernaryAbsMax(dtype, in.data(), count, block, scales.data());
     DeviceBuf dscales(nullptr, nb * sizeof(float));
     auto* ds = static_cast<float*>(dscales.p);
-    ASSERT_TRUE(k->TernaryAbsMax(dtype, din.p, count, block, ds, nullptr).ok());
+    ASSERT_TRUE(k->TernaryAbsMax(dtype, din.p, nullptr, count, block, ds, nullptr).ok());
     ASSERT_EQ(dscales.Get(), Bytes(scales)) << "block " << block;
+    {  // Error feedback: the scales stay the input's; a NaN-poisoned block's are NaN.
+      std::vector<float> residual(count, 1e30f);
+      const size_t poisoned = nb / 2;
+      for (size_t j = poisoned * block; j < std::min(count, (poisoned + 1) * block); ++j)
+        residual[j] = std::numeric_limits<float>::quiet_NaN();
+      TernarySource src = TernarySourceOf(dtype, in.data(), nullptr, block, nullptr);
+      src.residual = residual.data();
+      std::vector<float> want(nb);
+      TernaryAbsMax(src, count, want.data());
+      DeviceBuf dres(residual.data(), count * sizeof(float));
+      ASSERT_TRUE(k->TernaryAbsMax(dtype, din.p, static_cast<const float*>(dres.p), count, block,
+                                   ds, nullptr)
+                      .ok());
+      ASSERT_EQ(dscales.Get(), Bytes(want)) << "block " << block << ", with a residual";
+      ASSERT_TRUE(k->TernaryAbsMax(dtype, din.p, nullptr, count, block, ds, nullptr).ok());
+    }
     // This rank's 2-bit wire.
     std::vector<char> wire(TernaryPackedBytes(count, 2));
     TernaryQuantizePack(dtype, in.data(), 0, count, block, scales.data(), rng, 2, wire.data());
@@ -182,7 +198,7 @@ TEST_P(TernaryCudaTest, PackedAndScatteredMatchCpuBitForBit) {
     TernaryAbsMax(dtype, packed.data(), nnz, block, scales.data());
     DeviceBuf dscales(nullptr, nb * sizeof(float));
     auto* ds = static_cast<float*>(dscales.p);
-    ASSERT_TRUE(k->TernaryAbsMax(dtype, dpacked.p, nnz, block, ds, nullptr).ok());
+    ASSERT_TRUE(k->TernaryAbsMax(dtype, dpacked.p, nullptr, nnz, block, ds, nullptr).ok());
     ASSERT_EQ(dscales.Get(), Bytes(scales)) << density;
     const int ranks = 4, w = TernaryBits(ranks);
     std::vector<int32_t> sums = Sums(nnz, ranks, nnz);
@@ -232,7 +248,8 @@ TEST_P(TernaryCudaTest, TiesAndNonFiniteInputMatchCpu) {
               std::isnan(scales[nb - 1]));
   DeviceBuf dscales(nullptr, nb * sizeof(float));
   ASSERT_TRUE(
-      k->TernaryAbsMax(dtype, din.p, count, block, static_cast<float*>(dscales.p), nullptr).ok());
+      k->TernaryAbsMax(dtype, din.p, nullptr, count, block, static_cast<float*>(dscales.p), nullptr)
+          .ok());
   std::vector<char> got = dscales.Get();
   for (size_t b = 0; b < nb; ++b) {
     float g;

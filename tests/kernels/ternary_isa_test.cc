@@ -129,6 +129,11 @@ void CheckQuantizers(const Case& c, std::mt19937_64& rng) {
   std::vector<char> data = AsDType(c.dtype, f);
   std::vector<float> residual(c.count);
   for (float& e : residual) e = std::uniform_real_distribution<float>(-0.5f, 0.5f)(rng);
+  if (c.feedback && rng() % 2 == 0) {  // a block a NaN scale poisoned at an earlier call
+    const size_t b = rng() % ((c.count + c.block - 1) / c.block);
+    for (size_t j = b * c.block; j < std::min(c.count, (b + 1) * c.block); ++j)
+      residual[j] = std::numeric_limits<float>::quiet_NaN();
+  }
   TernarySource src;
   src.dtype = c.dtype;
   src.data = data.data();
@@ -210,6 +215,48 @@ TEST(TernaryIsaTest, QuantizersMatchReferences) {
           CheckQuantizers(c, rng);
           if (HasFatalFailure()) return;
         }
+}
+
+// Error feedback's scale is the gradient's (kernels/ternary.h): however large the
+// residual, the abs-max is g's alone (the quantizers clip g + e_prev above it, as
+// QuantizersMatchReferences checks), and a block whose residual a NaN scale poisoned
+// (every element NaN) gets a NaN scale again; on every path, gathered or not.
+TEST(TernaryIsaTest, FeedbackScalesAreTheGradients) {
+  std::mt19937_64 rng(11);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (DType dtype : kTypes)
+    for (Gather gather : {kDense, kByIndex, kByBitmap}) {
+      Case c{dtype, 3000 + rng() % 2000, 1 + rng() % 700, 0, 0, gather, true};
+      SCOPED_TRACE(std::string(DTypeName(dtype)) + GatherName(gather) + " block " +
+                   std::to_string(c.block));
+      std::vector<uint32_t> idx;
+      std::vector<uint64_t> bits;
+      const size_t dense = MaskFor(c, rng, &idx, &bits);
+      std::vector<char> data = AsDType(dtype, RandomValues(dense, rng));
+      const size_t nblocks = (c.count + c.block - 1) / c.block;
+      std::vector<float> residual(c.count);
+      for (float& e : residual) e = std::uniform_real_distribution<float>(-1e3f, 1e3f)(rng);
+      const size_t poisoned = rng() % nblocks;
+      for (size_t j = poisoned * c.block; j < std::min(c.count, (poisoned + 1) * c.block); ++j)
+        residual[j] = nan;
+      TernarySource src;
+      src.dtype = dtype;
+      src.data = data.data();
+      src.idx = gather != kDense ? idx.data() : nullptr;
+      src.bits = gather == kByBitmap ? bits.data() : nullptr;
+      src.block = c.block;
+      std::vector<float> want(nblocks), got(nblocks);
+      TernaryAbsMaxReference(src, c.count, want.data());  // no residual: g alone
+      want[poisoned] = nan;
+      src.residual = residual.data();
+      ForEachIsa([&] {
+        TernaryAbsMax(src, c.count, got.data());
+        for (size_t b = 0; b < nblocks; ++b)
+          ASSERT_TRUE(SameFloat(got[b], want[b]))
+              << "scale " << b << ": " << got[b] << " vs " << want[b];
+      });
+      if (HasFatalFailure()) return;
+    }
 }
 
 // L > 1 levels: quantize + pack (first hop, TernaryBits(L) bits), quantize + add
@@ -327,7 +374,8 @@ TEST(TernaryIsaTest, LevelsQuantizersMatchReferences) {
 }
 
 // TernaryStage: another rank quantizing this rank's staged values (float32, no mask,
-// no residual, this rank's stream) gets this rank's abs-maxes and codes bit for bit,
+// no residual, this rank's stream) gets this rank's codes bit for bit (and, without
+// feedback, its abs-maxes: with it the scale is the gradient's, which the image carries),
 // on every path, every dtype, gathered or not, with feedback or not, at 1 and 3 levels,
 // non-finite values included; staging reads the residual only, and a range staged at an
 // offset is that part of the whole.
@@ -384,7 +432,8 @@ TEST(TernaryIsaTest, StagedValuesQuantizeLikeTheSource) {
             std::vector<float> want(nblocks), got(nblocks);
             TernaryAbsMax(src, c.count, want.data());
             TernaryAbsMax(as_values, c.count, got.data());
-            for (size_t b = 0; b < nblocks; ++b) ASSERT_TRUE(SameFloat(got[b], want[b])) << b;
+            for (size_t b = 0; b < nblocks && !feedback; ++b)
+              ASSERT_TRUE(SameFloat(got[b], want[b])) << b;
             for (size_t b = 0; b < nblocks; b += 4) want[b] *= 0.75f;  // some |g| above s
             TernarySource s = src, v = as_values;
             std::vector<float> res = residual_before;

@@ -524,12 +524,16 @@ Status FakeDeviceOps::BlockQuantDecode(sieve::kernels::DType dtype, const void* 
   return Status::OK();
 }
 
-Status FakeDeviceOps::TernaryAbsMax(sieve::kernels::DType dtype, const void* in, size_t count,
-                                    size_t block, float* scales, CUstream_st* stream) {
-  SIEVE_RETURN_IF_ERROR(Launch("sieve_ternary_absmax", stream, {in, scales}));
+Status FakeDeviceOps::TernaryAbsMax(sieve::kernels::DType dtype, const void* in,
+                                    const float* residual, size_t count, size_t block,
+                                    float* scales, CUstream_st* stream) {
+  SIEVE_RETURN_IF_ERROR(Launch("sieve_ternary_absmax", stream, {in, residual, scales}));
   ++ternary_absmax;
   StreamOf(stream)->Push([=] {
-    sieve::kernels::TernaryAbsMax(dtype, in, count, block, scales);
+    sieve::kernels::TernarySource src =
+        sieve::kernels::TernarySourceOf(dtype, in, nullptr, block, nullptr);
+    src.residual = const_cast<float*>(residual);  // only read by the abs-max
+    sieve::kernels::TernaryAbsMax(src, count, scales);
     return true;
   });
   return Status::OK();

@@ -113,8 +113,9 @@ class FakeDeviceOps : public sieve::gpu::DeviceOps {
   sieve::Status BlockQuantDecode(sieve::kernels::DType dtype, const void* in, size_t count,
                                  int bits, void* out, CUstream_st* stream) override;
   // The CPU ternary kernels (kernels/ternary.h), dense, on the stream's thread.
-  sieve::Status TernaryAbsMax(sieve::kernels::DType dtype, const void* in, size_t count,
-                              size_t block, float* scales, CUstream_st* stream) override;
+  sieve::Status TernaryAbsMax(sieve::kernels::DType dtype, const void* in, const float* residual,
+                              size_t count, size_t block, float* scales,
+                              CUstream_st* stream) override;
   sieve::Status TernaryQuantize(sieve::kernels::DType dtype, const void* in, size_t count,
                                 size_t block, const float* scales,
                                 sieve::kernels::PhiloxStream rng, int levels, void* wire,

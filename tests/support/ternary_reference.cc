@@ -55,12 +55,12 @@ std::vector<float> ScalesOf(const TernaryCase& c, const std::vector<std::vector<
   return scales;
 }
 
-// The result from every rank's sent values (sent[i]: CaseRanks(c)[i]'s) at `step`; with `sums` (g + e per
-// rank), updates them into the residuals.
+// The result from every rank's sent values (sent[i]: CaseRanks(c)[i]'s) at `step`
+// against `scales`; with `sums` (g + e per rank), updates them into the residuals.
 std::vector<char> ResultOf(const TernaryCase& c, const std::vector<std::vector<float>>& sent,
-                           uint64_t step, std::vector<std::vector<float>>* sums) {
+                           const std::vector<float>& scales, uint64_t step,
+                           std::vector<std::vector<float>>* sums) {
   const size_t count = sent[0].size(), es = c.dtype == sieveFloat32 ? 4 : 2;
-  const std::vector<float> scales = ScalesOf(c, sent);
   const std::vector<int> ranks = CaseRanks(c);
   std::vector<int> q(count, 0);
   for (size_t i = 0; i < ranks.size(); ++i) {
@@ -192,7 +192,7 @@ std::vector<int> ExpectedSums(const TernaryCase& c, const std::vector<float>& sc
 std::vector<char> ExpectedTernary(const TernaryCase& c) {
   std::vector<std::vector<float>> sent;
   for (int r : CaseRanks(c)) sent.push_back(QuantizedInput(c, r));
-  return ResultOf(c, sent, c.step, nullptr);
+  return ResultOf(c, sent, ScalesOf(c, sent), c.step, nullptr);
 }
 
 std::vector<std::vector<char>> ExpectedTernaryFeedback(const TernaryCase& c, int steps) {
@@ -203,13 +203,19 @@ std::vector<std::vector<char>> ExpectedTernaryFeedback(const TernaryCase& c, int
   }
   std::vector<std::vector<char>> results;
   for (int t = 0; t < steps; ++t) {
+    // The scale is the gradient's (not g + e's), NaN where a block's residual is: a NaN
+    // scale at an earlier step left it so.
+    std::vector<float> scales = ScalesOf(c, g);
+    for (const std::vector<float>& e : residual)
+      for (size_t j = 0; j < e.size(); ++j)
+        if (std::isnan(e[j])) scales[j / c.block] = std::numeric_limits<float>::quiet_NaN();
     std::vector<std::vector<float>> sent = g;
     for (size_t r = 0; r < g.size(); ++r)
       for (size_t j = 0; j < g[r].size(); ++j) {
         residual[r][j] = g[r][j] + residual[r][j];  // the float32 sum; becomes e below
         sent[r][j] = Round(c.dtype, residual[r][j]);
       }
-    results.push_back(ResultOf(c, sent, c.step + static_cast<uint64_t>(t), &residual));
+    results.push_back(ResultOf(c, sent, scales, c.step + static_cast<uint64_t>(t), &residual));
   }
   return results;
 }

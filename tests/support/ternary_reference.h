@@ -91,7 +91,8 @@ std::vector<int> ExpectedSums(const TernaryCase& c, const std::vector<float>& sc
 std::vector<char> ExpectedTernary(const TernaryCase& c);
 // With error feedback from zero residuals: the results of `steps` calls with
 // the same inputs at steps c.step, c.step + 1, ... (each rank sends g + e
-// rounded to dtype and keeps e = g + e - s * q / L in float32).
+// rounded to dtype and keeps e = g + e - s * q / L in float32; the scales are
+// the gradients' alone, NaN where a block's residual is NaN).
 std::vector<std::vector<char>> ExpectedTernaryFeedback(const TernaryCase& c, int steps);
 
 // sieveAllGatherQuantized's error bound (include/sieve.h) for element x of a block whose
