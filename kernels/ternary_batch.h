@@ -391,20 +391,30 @@ SIEVE_TK_INLINE void QuantizeLevels(const TernarySource& src, size_t offset, siz
 // NaN where TernaryPoisonedBits says a block's residual is (one read per block).
 template <class Ops, class L>
 SIEVE_TK_INLINE void AbsMax(const TernarySource& src, size_t count, float* scales) {
+  if (std::is_same<L, TernaryF32>::value && src.idx == nullptr) {
+    // The caller's float32 in place: block by block, no batches (a batch's bookkeeping,
+    // two divisions and a reduction per 256 elements, cost as much as its loads).
+    constexpr size_t kRun = size_t{1} << 20;  // MaxMagnitude counts in int
+    const float* g = static_cast<const float*>(src.data);
+    for (size_t first = 0, b = 0; first < count; first += src.block, ++b) {
+      const size_t end = std::min(count, first + src.block);
+      uint32_t m = 0;
+      for (size_t j = first; j < end; j += kRun)
+        Ops::MaxMagnitude(g + j, static_cast<int>(std::min(kRun, end - j)), &m);
+      if (src.residual != nullptr) m = TernaryPoisonedBits(src.residual[first], m);
+      scales[b] = TernaryScaleOfBits(m);
+    }
+    return;
+  }
   alignas(64) float staged[kBatch];
   alignas(64) float sums[kBatch];
   TernarySource values = src;
   values.residual = nullptr;
-  const bool direct = std::is_same<L, TernaryF32>::value && src.idx == nullptr;
   uint32_t m = 0;
   for (size_t i = 0; i < count; i += kBatch) {
     const int n = static_cast<int>(std::min<size_t>(kBatch, count - i));
     const float* g = staged;
-    if (direct) {
-      g = static_cast<const float*>(src.data) + i;
-    } else {
-      Ops::template Stage<L>(values, i, n, staged, sums);
-    }
+    Ops::template Stage<L>(values, i, n, staged, sums);
     for (int k = 0; k < n;) {  // runs within one block
       const size_t j = i + static_cast<size_t>(k);
       const int run = static_cast<int>(std::min<size_t>(n - k, src.block - j % src.block));

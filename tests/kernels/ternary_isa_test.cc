@@ -259,6 +259,27 @@ TEST(TernaryIsaTest, FeedbackScalesAreTheGradients) {
     }
 }
 
+// Blocks longer than the abs-max's runs over the caller's float32 (2^20 elements): the
+// max of a block comes from any of its runs, the last block is partial.
+TEST(TernaryIsaTest, AbsMaxOfBlocksLongerThanARun) {
+  std::mt19937_64 rng(13);
+  const size_t block = (size_t{1} << 20) + 77, count = 2 * block + 12345;
+  std::vector<float> f = RandomValues(count, rng);
+  f[block + (size_t{1} << 20) + 3] = 7.5f;  // block 1's max, in its second run
+  f[2 * block + 100] = -6.25f;              // the partial block's
+  TernarySource src;
+  src.data = f.data();
+  src.block = block;
+  std::vector<float> want(3), got(3);
+  TernaryAbsMaxReference(src, count, want.data());
+  ASSERT_EQ(want[1], 7.5f);
+  ASSERT_EQ(want[2], 6.25f);
+  ForEachIsa([&] {
+    TernaryAbsMax(src, count, got.data());
+    for (size_t b = 0; b < 3; ++b) ASSERT_TRUE(SameFloat(got[b], want[b])) << b;
+  });
+}
+
 // L > 1 levels: quantize + pack (first hop, TernaryBits(L) bits), quantize + add
 // (int8 or int16 work, a received partial sum of one rank) and the residuals, on
 // every path against TernaryQuantizeReference's definition; the split feedback
