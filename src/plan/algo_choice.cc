@@ -60,7 +60,8 @@ struct ValuesProbes {
 template <class CodesAt>
 void ConsiderValuesOneShot(Comm& comm, size_t elems, const Link& link, bool learned,
                            double codes_s, const CodesAt& codes_at, AlgoChoice* flat) {
-  // The values image: float32 values and the rank's rate proposal (ternary/values_codec.h).
+  // The values image: float32 values and the rank's rate proposal (ternary/values_codec.h);
+  // its block abs-maxes (one float per block, 1/2048 of the values by default) left out.
   const size_t values = (elems + 1) * sizeof(float);
   double values_s = 0;
   bool pays = ValuesOneShotPays(comm.size(), values, link, codes_s, &values_s);

@@ -57,7 +57,7 @@ void TernaryValuesCodec::CopyInputWire(size_t offset, size_t elems, void* scratc
   float* values = static_cast<float*>(scratch);
   kernels::TernaryStage(src_, 0, elems, values);
   std::memcpy(values + elems, &proposal_, sizeof(float));
-  if (CarriedScales(elems) > 0) kernels::TernaryAbsMax(src_, elems, values + elems + 1);
+  kernels::TernaryAbsMax(src_, elems, values + elems + 1);
 }
 
 void TernaryValuesCodec::DecodeWires(size_t offset, size_t elems, const void* const* wires,
@@ -78,12 +78,9 @@ void TernaryValuesCodec::DecodeWires(size_t offset, size_t elems, const void* co
     v.residual = nullptr;
     v.rng.rank = static_cast<uint32_t>(p);
     std::memcpy(&proposals_[p], static_cast<const float*>(wires[p]) + elems, sizeof(float));
-    if (CarriedScales(elems) > 0) {  // the gradient's, not the values' (g + e_prev)
-      std::memcpy(theirs.data(), static_cast<const float*>(wires[p]) + elems + 1,
-                  nblocks * sizeof(float));
-    } else {
-      kernels::TernaryAbsMax(v, elems, theirs.data());
-    }
+    // The sender's abs-maxes: with feedback the gradient's, not the values' (g + e_prev).
+    std::memcpy(theirs.data(), static_cast<const float*>(wires[p]) + elems + 1,
+                nblocks * sizeof(float));
     for (size_t b = 0; b < nblocks; ++b) {
       const float s = OnWire(theirs[b]);
       if (s > most[b]) most[b] = s;

@@ -3,18 +3,21 @@
 // them (float32: gathered through the mask, g + e_prev with error feedback;
 // kernels::TernaryStage) to every other rank, and every rank then does what the
 // scale round and the codes' one-shot would have done: each block's scale is the
-// max over the n ranks' abs-maxes, each rank p's values are quantized with p's own
-// Philox stream, and the n codes are added and delivered. The codes are a function of
+// max over the n ranks' abs-maxes (carried in the images), each rank p's values are
+// quantized with p's own Philox stream, and the n codes are added and delivered. The
+// codes are a function of
 // a rank's values, the scale and its stream only, so the result is the same bits as
 // the codes' plan, in one one-way delay instead of two (no scale round), for 16x the
 // bytes of ternary codes: where plan::ValuesOneShotPays. This rank's own values are
 // quantized from its input, so its residual is updated in that pass.
 //
 // Image of a rank: its `elems` values (float32), then its rate proposal (a float, as
-// the scale round carries it: plan/link_rate.h), then, with error feedback, its
-// ceil(elems / block) block abs-maxes (float32): the scale is the gradient's there
-// (kernels/ternary.h), which g + e_prev does not tell. Only the one-shot runs this
-// codec, in one message per peer (a block's scale needs every value of it).
+// the scale round carries it: plan/link_rate.h), then its ceil(elems / block) block
+// abs-maxes (float32, what the scale round would send): with error feedback the scale
+// is the gradient's (kernels/ternary.h), which the values g + e_prev do not tell, and
+// each rank decides on feedback for itself, so every image carries them. Only the
+// one-shot runs this codec, in one message per peer (a block's scale needs every
+// value of it).
 #ifndef SIEVE_TERNARY_VALUES_CODEC_H_
 #define SIEVE_TERNARY_VALUES_CODEC_H_
 
@@ -58,10 +61,8 @@ class TernaryValuesCodec : public Codec {
 
  private:
   void NotOneShot();
-  // The abs-maxes an image carries: its blocks' with error feedback, else none.
-  size_t CarriedScales(size_t elems) const {
-    return src_.residual != nullptr ? (elems + src_.block - 1) / src_.block : 0;
-  }
+  // The abs-maxes an image carries: one per block.
+  size_t CarriedScales(size_t elems) const { return (elems + src_.block - 1) / src_.block; }
   // Whether [offset, offset+elems) is the whole call (one range); else status_ fails.
   bool WholeCall(size_t offset, size_t elems);
 

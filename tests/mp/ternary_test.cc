@@ -525,6 +525,45 @@ int RunFeedbackExact(int rank, int n, const sieveUniqueId& id) {
   return 0;
 }
 
+// Error feedback is each rank's own choice: the last rank without it, the others with
+// it, every algorithm's result the reference's (the one-shot of values carries each
+// rank's abs-maxes whether or not it keeps a residual).
+int RunMixedFeedback(int rank, int n, const sieveUniqueId& id) {
+  sieveComm_t comm = Init(rank, n, id);
+  RANK_CHECK(comm != nullptr, "%s", sieveGetLastError(nullptr));
+  TernaryCase c;
+  c.input_seed = 404;
+  c.nranks = n;
+  c.count = 5003;
+  c.block = 211;
+  c.seed = 0xabc;
+  c.step = 9;
+  const int kSteps = 3;
+  std::vector<std::vector<char>> expected = ExpectedTernaryFeedback(c, kSteps, n - 1);
+  std::vector<char> in = TernaryCaseInput(c, rank), out(in.size());
+  long bad = 0;
+  for (int t = 0; t < kSteps; ++t) {
+    sieveTernaryParams_t params = TernaryParams(c.seed, c.step + static_cast<uint64_t>(t), c.block,
+                                                nullptr, rank == n - 1 ? 0 : 1);
+    RANK_CHECK(sieveAllReduceTernary(in.data(), out.data(), c.count, c.dtype, c.op, &params, comm,
+                                     nullptr) == sieveSuccess,
+               "step %d: %s", t, sieveGetLastError(comm));
+    bad += CountDifferent(c.dtype, out.data(), expected[t].data(), c.count);
+  }
+  RANK_CHECK(sieveCommDestroy(comm) == sieveSuccess, "destroy");
+  RANK_CHECK(bad == 0, "%ld elements differ from the mixed-feedback reference", bad);
+  return 0;
+}
+
+TEST(TernaryMixedFeedbackTest, EachRankChoosesFeedbackForItself) {
+  for (const char* algo : {"ring", "oneshot_values"}) {
+    RankSpec spec;
+    spec.nranks = 3;
+    spec.env = {{"SIEVE_ALGO", algo}};
+    EXPECT_EQ(RunRanks(spec, RunMixedFeedback), "") << algo;
+  }
+}
+
 class TernaryFeedbackExactTest : public ::testing::TestWithParam<std::tuple<const char*, int>> {};
 
 TEST_P(TernaryFeedbackExactTest, EveryStepMatchesTheReference) {

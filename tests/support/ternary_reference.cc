@@ -195,7 +195,8 @@ std::vector<char> ExpectedTernary(const TernaryCase& c) {
   return ResultOf(c, sent, ScalesOf(c, sent), c.step, nullptr);
 }
 
-std::vector<std::vector<char>> ExpectedTernaryFeedback(const TernaryCase& c, int steps) {
+std::vector<std::vector<char>> ExpectedTernaryFeedback(const TernaryCase& c, int steps,
+                                                       int without) {
   std::vector<std::vector<float>> g, residual;
   for (int r : CaseRanks(c)) {
     g.push_back(QuantizedInput(c, r));
@@ -216,6 +217,9 @@ std::vector<std::vector<char>> ExpectedTernaryFeedback(const TernaryCase& c, int
         sent[r][j] = Round(c.dtype, residual[r][j]);
       }
     results.push_back(ResultOf(c, sent, scales, c.step + static_cast<uint64_t>(t), &residual));
+    const std::vector<int> ranks = CaseRanks(c);
+    for (size_t r = 0; r < ranks.size(); ++r)
+      if (ranks[r] == without) std::fill(residual[r].begin(), residual[r].end(), 0.0f);
   }
   return results;
 }

@@ -92,8 +92,10 @@ std::vector<char> ExpectedTernary(const TernaryCase& c);
 // With error feedback from zero residuals: the results of `steps` calls with
 // the same inputs at steps c.step, c.step + 1, ... (each rank sends g + e
 // rounded to dtype and keeps e = g + e - s * q / L in float32; the scales are
-// the gradients' alone, NaN where a block's residual is NaN).
-std::vector<std::vector<char>> ExpectedTernaryFeedback(const TernaryCase& c, int steps);
+// the gradients' alone, NaN where a block's residual is NaN). Rank `without` (if >= 0)
+// has no feedback: it sends g every step.
+std::vector<std::vector<char>> ExpectedTernaryFeedback(const TernaryCase& c, int steps,
+                                                       int without = -1);
 
 // sieveAllGatherQuantized's error bound (include/sieve.h) for element x of a block whose
 // max |x| is m, at `bits` bits: half a step s = m / (2^(bits-1) - 1), plus the datatype's
