@@ -430,9 +430,10 @@ typedef struct {
  * block; masked-out elements stay 0), so a diverged job sees NaN, as with a
  * dense all-reduce. The call still succeeds. With error feedback the residuals
  * of that block become NaN too, so later calls on the same buffer keep giving
- * NaN there (residuals live as long as the communicator). A finite g + e_prev
- * beyond the datatype's range is clipped like any value above s_b (in float32
- * arithmetic its residual then stays infinite and the element sends its sign). */
+ * NaN there (residuals live as long as the communicator). A sent g + e_prev
+ * that rounds to an infinity in the datatype is clipped like any value above
+ * s_b; where the float32 sum itself overflows, that element's residual stays
+ * infinite and it sends its sign at the scale from then on. */
 sieveResult_t sieveAllReduceTernary(const void* sendbuff, void* recvbuff, size_t count,
                                     sieveDataType_t datatype, sieveRedOp_t op,
                                     const sieveTernaryParams_t* params, sieveComm_t comm,
