@@ -203,9 +203,6 @@ struct Avx2Ops {
     }
   }
 
-  // How far ahead of its loads a quantizing loop asks for its input (and residual), in
-  // elements: at 64 MiB the quantizers waited on memory without it.
-  static constexpr uint64_t kPrefetchAhead = 1024;
   SIEVE_AVX2 static void Masks(const float* g, const float* sc, float s, const uint16_t* h,
                                int n64, uint64_t* keep, uint64_t* neg, uint64_t* lt) {
     // One scale of exactly 1: |g| / 1 is |g| exactly, no division.
@@ -223,8 +220,7 @@ struct Avx2Ops {
       uint64_t k = 0, n = 0, l = 0;
       for (int e = 0; e < 64; e += 8) {
         const int i = 64 * c + e;
-        if (e % 16 == 0)  // a line ahead per line (the AVX-512 loops' kPrefetchAhead)
-          _mm_prefetch(reinterpret_cast<const char*>(g + i + kPrefetchAhead), _MM_HINT_T0);
+        if (e % 16 == 0) batch::PrefetchPast(g + i, batch::kPrefetchAhead * sizeof(float));
         const __m256 gv = _mm256_loadu_ps(g + i);
         const __m256 s8 = sc != nullptr ? _mm256_loadu_ps(sc + i) : sv;
         const __m256 a = _mm256_and_ps(gv, abs_mask);
@@ -257,11 +253,9 @@ struct Avx2Ops {
       for (int e = 0; e < 64; e += 8) {
         const int i = 64 * c + e;
         float* r = res + j0 + static_cast<uint64_t>(i);
-        if (e % 16 == 0) {
-          _mm_prefetch(reinterpret_cast<const char*>(r + kPrefetchAhead), _MM_HINT_T0);
-          _mm_prefetch(static_cast<const char*>(data) +
-                           (j0 + static_cast<uint64_t>(i) + kPrefetchAhead) * kEs,
-                       _MM_HINT_T0);
+        if (e % 16 == 0) {  // a line each
+          batch::PrefetchPast(r, batch::kPrefetchAhead * sizeof(float));
+          batch::PrefetchPast(data, (j0 + static_cast<uint64_t>(i) + batch::kPrefetchAhead) * kEs);
         }
         const __m256 sum =
             _mm256_add_ps(Load8<L>(data, j0 + static_cast<uint64_t>(i)), _mm256_loadu_ps(r));

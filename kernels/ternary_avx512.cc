@@ -256,9 +256,6 @@ struct Avx512Ops {
     }
   }
 
-  // How far ahead of its loads a quantizing loop asks for its input (and residual), in
-  // elements: at 64 MiB the quantizers waited on memory without it.
-  static constexpr uint64_t kPrefetchAhead = 1024;
   SIEVE_AVX512 static void Masks(const float* g, const float* sc, float s, const uint16_t* h,
                                  int n64, uint64_t* keep, uint64_t* neg, uint64_t* lt) {
     // One scale of exactly 1: |g| / 1 is |g| exactly, no division.
@@ -274,7 +271,7 @@ struct Avx512Ops {
       __mmask16 k[4], n[4], l[4];
       for (int q = 0; q < 4; ++q) {
         const int i = 64 * c + 16 * q;
-        _mm_prefetch(reinterpret_cast<const char*>(g + i + kPrefetchAhead), _MM_HINT_T0);
+        batch::PrefetchPast(g + i, batch::kPrefetchAhead * sizeof(float));
         const __m512 gv = _mm512_loadu_ps(g + i);
         const __m512 s16 = sc != nullptr ? _mm512_loadu_ps(sc + i) : sv;
         const __m512 p = kUnit ? _mm512_abs_ps(gv) : _mm512_div_ps(_mm512_abs_ps(gv), s16);
@@ -305,10 +302,8 @@ struct Avx512Ops {
       for (int q = 0; q < 4; ++q) {
         const int i = 64 * c + 16 * q;
         float* r = res + j0 + static_cast<uint64_t>(i);
-        _mm_prefetch(reinterpret_cast<const char*>(r + kPrefetchAhead), _MM_HINT_T0);
-        _mm_prefetch(
-            static_cast<const char*>(data) + (j0 + static_cast<uint64_t>(i) + kPrefetchAhead) * kEs,
-            _MM_HINT_T0);
+        batch::PrefetchPast(r, batch::kPrefetchAhead * sizeof(float));
+        batch::PrefetchPast(data, (j0 + static_cast<uint64_t>(i) + batch::kPrefetchAhead) * kEs);
         const __m512 sum = _mm512_add_ps(Load16<L>(data, j0 + static_cast<uint64_t>(i)),
                                          _mm512_loadu_ps(r));
         const __m512 gv = Round16<L>(sum);
