@@ -133,13 +133,15 @@ SIEVE_HD inline int TernaryQuantizeOne(float g, float s, int levels, const Philo
 }
 
 // Element loads (float16/bfloat16 widened), stores (rounded once), and Round:
-// what a float32 value becomes when stored and loaded back.
+// what a float32 value becomes when stored and loaded back; kBytes per element.
 struct TernaryF32 {
+  static constexpr size_t kBytes = 4;
   SIEVE_HD static float Load(const void* p, size_t i) { return static_cast<const float*>(p)[i]; }
   SIEVE_HD static void Store(void* p, size_t i, float v) { static_cast<float*>(p)[i] = v; }
   SIEVE_HD static float Round(float v) { return v; }
 };
 struct TernaryF16 {
+  static constexpr size_t kBytes = 2;
   SIEVE_HD static float Load(const void* p, size_t i) {
     return HalfToFloat(static_cast<const uint16_t*>(p)[i]);
   }
@@ -149,6 +151,7 @@ struct TernaryF16 {
   SIEVE_HD static float Round(float v) { return HalfToFloat(FloatToHalf(v)); }
 };
 struct TernaryBf16 {
+  static constexpr size_t kBytes = 2;
   SIEVE_HD static float Load(const void* p, size_t i) {
     return Bf16ToFloat(static_cast<const uint16_t*>(p)[i]);
   }

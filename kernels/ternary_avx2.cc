@@ -247,7 +247,6 @@ struct Avx2Ops {
     const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
     const __m256 sign = _mm256_set1_ps(-0.0f), scale16 = _mm256_set1_ps(65536.0f);
     const __m256 sv = _mm256_set1_ps(s);
-    constexpr uint64_t kEs = std::is_same<L, TernaryF32>::value ? 4 : 2;
     for (int c = 0; c < n64; ++c) {
       uint64_t k = 0, n = 0, l = 0;
       for (int e = 0; e < 64; e += 8) {
@@ -255,7 +254,8 @@ struct Avx2Ops {
         float* r = res + j0 + static_cast<uint64_t>(i);
         if (e % 16 == 0) {  // a line each
           batch::PrefetchPast(r, batch::kPrefetchAhead * sizeof(float));
-          batch::PrefetchPast(data, (j0 + static_cast<uint64_t>(i) + batch::kPrefetchAhead) * kEs);
+          batch::PrefetchPast(data,
+                              (j0 + static_cast<uint64_t>(i) + batch::kPrefetchAhead) * L::kBytes);
         }
         const __m256 sum =
             _mm256_add_ps(Load8<L>(data, j0 + static_cast<uint64_t>(i)), _mm256_loadu_ps(r));

@@ -296,14 +296,14 @@ struct Avx512Ops {
     const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
     const __m512 minus_one = _mm512_set1_ps(-1.0f);
     const __m512 scale16 = _mm512_set1_ps(65536.0f), sv = _mm512_set1_ps(s);
-    constexpr uint64_t kEs = std::is_same<L, TernaryF32>::value ? 4 : 2;
     for (int c = 0; c < n64; ++c) {
       __mmask16 k[4], n[4], l[4];
       for (int q = 0; q < 4; ++q) {
         const int i = 64 * c + 16 * q;
         float* r = res + j0 + static_cast<uint64_t>(i);
         batch::PrefetchPast(r, batch::kPrefetchAhead * sizeof(float));
-        batch::PrefetchPast(data, (j0 + static_cast<uint64_t>(i) + batch::kPrefetchAhead) * kEs);
+        batch::PrefetchPast(data,
+                            (j0 + static_cast<uint64_t>(i) + batch::kPrefetchAhead) * L::kBytes);
         const __m512 sum = _mm512_add_ps(Load16<L>(data, j0 + static_cast<uint64_t>(i)),
                                          _mm512_loadu_ps(r));
         const __m512 gv = Round16<L>(sum);
