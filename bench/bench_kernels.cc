@@ -18,8 +18,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "kernels/coverage_average.h"
@@ -386,6 +389,18 @@ void BM_TernaryAbsMaxFeedback(benchmark::State& state) {
   RunVsMemcpy(state, t.count * 4, [&] { TernaryAbsMax(src, t.count, t.scales.data()); });
 }
 
+// A bfloat16 gradient (staged to float32 batch by batch); bytes = the bfloat16 buffer.
+void BM_TernaryQuantizePackBf16(benchmark::State& state) {
+  TernaryBuffers t(static_cast<size_t>(state.range(0)) * 2);
+  std::vector<uint16_t> in(t.count);
+  for (size_t j = 0; j < t.count; ++j) in[j] = FloatToBf16(t.in[j]);
+  TernaryAbsMax(DType::kBfloat16, in.data(), t.count, kBlock, t.scales.data());
+  RunVsMemcpy(state, t.count * 2, [&] {
+    TernaryQuantizePack(DType::kBfloat16, in.data(), 0, t.count, kBlock, t.scales.data(), t.rng, 2,
+                        t.wire.data());
+  });
+}
+
 void BM_TernaryQuantizePackFeedback(benchmark::State& state) {
   TernaryBuffers t(static_cast<size_t>(state.range(0)));
   std::vector<float> residual(t.count, 0.0f);
@@ -413,12 +428,15 @@ void BM_TernaryEncode(benchmark::State& state) {
 
 // L-level quantization (levels mode, L = range(1)): quantize + pack into TernaryBits(L)
 // bits, and quantize + add to the partial sums of one more rank (TernaryBits(2L) bits).
+// range(2) = 1: with error feedback (a residual per element, read and rewritten).
 void BM_LevelsQuantizePack(benchmark::State& state) {
   TernaryBuffers t(static_cast<size_t>(state.range(0)));
   const int levels = static_cast<int>(state.range(1));
+  std::vector<float> residual(state.range(2) != 0 ? t.count : 0, 0.0f);
   TernarySource src =
       TernarySourceOf(DType::kFloat32, t.in.data(), nullptr, kBlock, t.scales.data(), t.rng);
   src.levels = levels;
+  if (!residual.empty()) src.residual = residual.data();
   std::vector<uint8_t> wire(TernaryPackedBytes(t.count, 8));
   RunVsMemcpy(state, t.count * 4, [&] {
     TernaryQuantizePack(src, 0, t.count, TernaryBits(levels), wire.data());
@@ -602,6 +620,7 @@ BENCHMARK(BM_TernaryAbsMax)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryAbsMaxFeedback)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryQuantizePack)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryQuantizePackFeedback)->Apply(TernarySizes);
+BENCHMARK(BM_TernaryQuantizePackBf16)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryEncode)->Args({1 << 20, 0})->Args({1 << 20, 1})->Args({kDenseBytes, 0})
     ->Args({kDenseBytes, 1});
 BENCHMARK(BM_TernaryAbsMaxMasked)->Apply(MaskedTernaryArgs);
@@ -626,10 +645,33 @@ BENCHMARK(BM_TernaryGatherDecodeUnfused)->Arg(1 << 20)->Arg(16 << 20);
 BENCHMARK(BM_TernaryGatherDecode)->Arg(1 << 20)->Arg(16 << 20);
 BENCHMARK(BM_TernaryFeedbackApply)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryFeedbackUpdate)->Apply(TernarySizes);
-BENCHMARK(BM_LevelsQuantizePack)->Args({1 << 20, 4})->Args({kDenseBytes, 4});
+BENCHMARK(BM_LevelsQuantizePack)
+    ->Args({1 << 20, 4, 0})
+    ->Args({kDenseBytes, 4, 0})
+    ->Args({1 << 20, 7, 1})
+    ->Args({kDenseBytes, 7, 1});
 BENCHMARK(BM_LevelsQuantizeAdd)->Args({1 << 20, 4})->Args({kDenseBytes, 4});
 
 }  // namespace
 }  // namespace sieve::kernels
 
-BENCHMARK_MAIN();
+// SIEVE_BENCH_CPU_ISA=avx2|portable caps the kernels' instruction set, so that an AVX-512
+// host also measures the paths of CPUs without it (unset or avx512: the best the CPU has).
+int main(int argc, char** argv) {
+  using sieve::kernels::CpuIsa;
+  if (const char* cap = std::getenv("SIEVE_BENCH_CPU_ISA"); cap != nullptr && *cap != '\0') {
+    const std::string name(cap);
+    if (name != "avx512" && name != "avx2" && name != "portable") {
+      std::fprintf(stderr, "SIEVE_BENCH_CPU_ISA=%s: expected avx512, avx2 or portable\n", cap);
+      return 2;
+    }
+    sieve::kernels::CpuIsaLimitForTest(name == "avx512" ? CpuIsa::kAvx512
+                                       : name == "avx2" ? CpuIsa::kAvx2
+                                                        : CpuIsa::kPortable);
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -182,6 +182,12 @@ struct Avx2Ops {
     int k = 0;
     if (src.idx == nullptr) {
       for (; k + 8 <= n; k += 8) {
+        if (k % 16 == 0) {  // one request per 64 bytes of float32
+          batch::PrefetchPast(src.data,
+                              (j0 + static_cast<uint64_t>(k) + batch::kPrefetchAhead) * L::kBytes);
+          if (src.residual != nullptr)
+            batch::PrefetchPast(src.residual + j0 + k, batch::kPrefetchAhead * sizeof(float));
+        }
         __m256 v = Load8<L>(src.data, j0 + static_cast<uint64_t>(k));
         if (src.residual != nullptr) {
           v = _mm256_add_ps(v, _mm256_loadu_ps(src.residual + j0 + k));

@@ -224,6 +224,10 @@ struct Avx512Ops {
     }
     if (src.idx == nullptr) {
       for (; k + 16 <= n; k += 16) {
+        batch::PrefetchPast(src.data,
+                            (j0 + static_cast<uint64_t>(k) + batch::kPrefetchAhead) * L::kBytes);
+        if (src.residual != nullptr)
+          batch::PrefetchPast(src.residual + j0 + k, batch::kPrefetchAhead * sizeof(float));
         __m512 v = Load16<L>(src.data, j0 + static_cast<uint64_t>(k));
         if (src.residual != nullptr) {
           v = _mm512_add_ps(v, _mm512_loadu_ps(src.residual + j0 + k));
@@ -352,6 +356,7 @@ struct Avx512Ops {
       uint64_t ties = 0;
       for (int e = 0; e < 64; e += 16) {
         const int k = 64 * c + e;
+        batch::PrefetchPast(g + k, batch::kPrefetchAhead * sizeof(float));
         __mmask16 t;
         const __m512i m = LevelsCode16<kPositive>(_mm512_loadu_ps(g + k),
                                                   sc != nullptr ? _mm512_loadu_ps(sc + k) : s1,
