@@ -1,5 +1,6 @@
 // Masked pack/unpack kernels: one templated loop per element width, which GCC
-// unrolls (4-byte elements by index: AVX-512 windows and gathers, masked_pack_avx512.cc). Unpack walks the
+// unrolls (4-byte elements by index: AVX-512 or AVX2 windows and gathers,
+// masked_pack_avx512.cc and masked_pack_avx2.cc). Unpack walks the
 // bitmap a word at a time (AVX-512 expand where the CPU has it, see
 // masked_pack_avx512.cc), writing every output byte once.
 #include "kernels/masked_pack.h"
@@ -22,6 +23,8 @@ void PackT(const void* in, const uint32_t* idx, size_t nnz, void* out) {
   size_t k = 0;
   if (sizeof(T) == 4 && ActiveCpuIsa() >= CpuIsa::kAvx512)
     k = simd::MaskedGather4Avx512(in, idx, nnz, out);
+  else if (sizeof(T) == 4 && ActiveCpuIsa() == CpuIsa::kAvx2)
+    k = simd::MaskedGather4Avx2(in, idx, nnz, out);
   for (; k < nnz; ++k) dst[k] = src[idx[k]];
 }
 
@@ -109,9 +112,13 @@ void MaskedGatherReduce(DType dtype, RedOp op, const void* in, const uint32_t* i
   const char* w = static_cast<const char*>(wire);
   char* o = static_cast<char*>(out);
   size_t k = 0;
-  if (dtype == DType::kFloat32 && (op == RedOp::kSum || op == RedOp::kAvg) &&
-      ActiveCpuIsa() >= CpuIsa::kAvx512)  // gathered and added in one pass
-    k = simd::MaskedGatherSum4Avx512(in, idx, wire, nnz, out);
+  if (dtype == DType::kFloat32 && (op == RedOp::kSum || op == RedOp::kAvg)) {
+    // gathered and added in one pass
+    if (ActiveCpuIsa() >= CpuIsa::kAvx512)
+      k = simd::MaskedGatherSum4Avx512(in, idx, wire, nnz, out);
+    else if (ActiveCpuIsa() == CpuIsa::kAvx2)
+      k = simd::MaskedGatherSum4Avx2(in, idx, wire, nnz, out);
+  }
   for (; k < nnz; k += chunk) {
     const size_t m = std::min(chunk, nnz - k);
     MaskedPack(es, in, idx + k, m, gathered);  // stays in L1 for the combine below

@@ -6,6 +6,7 @@
 // the bitmap) is the mirror: full words copy, mixed words vpcompress their
 // kept lanes, loaded under the word's mask.
 #include "kernels/masked_pack_simd.h"
+#include "kernels/prefetch.h"
 
 #if defined(__x86_64__)
 // GCC 12 warns about its own AVX-512 intrinsics (_mm512_undefined_* inside
@@ -149,8 +150,8 @@ size_t MaskedUnpackWordsAvx512(size_t elem_size, const void* packed, const uint6
 // Sixteen kept indices at a time: when they lie between the first and the last and
 // those are within 32 positions (ascending indices of a dense mask: nearly always at
 // 90%), two masked loads of that window and one lane permute; else a gather (indices
-// below 2^31), else element by element.
-// kAdd: out[k] = in[idx[k]] + wire[k] (float32) as the gathered vector leaves.
+// below 2^31), else element by element. Input, indices and partial sums are asked for
+// kPrefetchBytes ahead. kAdd: out[k] = in[idx[k]] + wire[k] (float32) as the vector leaves.
 template <bool kAdd>
 SIEVE_AVX512 inline size_t Gather4(const void* in, const uint32_t* idx, const void* wire,
                                    size_t nnz, void* out) {
@@ -161,6 +162,9 @@ SIEVE_AVX512 inline size_t Gather4(const void* in, const uint32_t* idx, const vo
   for (; k + 16 <= nnz; k += 16) {
     const __m512i ix = _mm512_loadu_si512(idx + k);
     const uint32_t base = idx[k];
+    PrefetchPast(src + base, kPrefetchBytes);  // about the next 1024 positions' lines
+    PrefetchPast(idx + k, kPrefetchBytes);
+    if (kAdd) PrefetchPast(add + k, kPrefetchBytes);
     const __m512i rel = _mm512_sub_epi32(ix, _mm512_set1_epi32(static_cast<int>(base)));
     __m512 v;
     const uint32_t last = idx[k + 15] - base;  // the largest relative index when ascending

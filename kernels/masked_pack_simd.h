@@ -1,7 +1,6 @@
-// Wide (AVX-512; AVX2 for 4-byte compress) unpack and compress of whole bitmap words and the
-// 4-byte gather by index, internal to kernels/:
-// the same bytes as the portable word loops in masked_pack.cc. Callers check
-// ActiveCpuIsa() >= CpuIsa::kAvx512 first.
+// Wide (AVX-512; AVX2 for 4-byte compress and gather) unpack and compress of whole bitmap words and
+// the 4-byte gather by index, internal to kernels/: the same bytes as the portable word loops in
+// masked_pack.cc. Callers check ActiveCpuIsa() first (each function says for which level).
 #ifndef SIEVE_KERNELS_MASKED_PACK_SIMD_H_
 #define SIEVE_KERNELS_MASKED_PACK_SIMD_H_
 
@@ -33,6 +32,12 @@ size_t MaskedGatherSum4Avx512(const void* in, const uint32_t* idx, const void* w
 // The same for 4-byte elements with AVX2 (callers check CpuIsa::kAvx2). Reads
 // the words' whole dense range.
 size_t MaskedCompressWords4Avx2(const void* in, const uint64_t* bits, size_t words, void* out);
+
+// MaskedGather4Avx512 and MaskedGatherSum4Avx512 with AVX2, in whole groups of eight
+// (a group within 16 positions reads those between its smallest and largest index).
+size_t MaskedGather4Avx2(const void* in, const uint32_t* idx, size_t nnz, void* out);
+size_t MaskedGatherSum4Avx2(const void* in, const uint32_t* idx, const void* wire, size_t nnz,
+                            void* out);
 
 }  // namespace sieve::kernels::simd
 

@@ -35,6 +35,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "kernels/prefetch.h"
 #include "kernels/ternary.h"
 
 #define SIEVE_TK_INLINE inline __attribute__((always_inline))
@@ -46,14 +47,9 @@ constexpr int kChunks = kBatch / 64;
 constexpr int kOctWords = 4 * (kBatch / 8 + 8);  // an unaligned batch spans one more oct
 constexpr int kWireSlack = 16;                   // bytes Ops may read past an unpacked range
 // How far ahead of its loads a quantizing loop asks for its input (and residual), in
-// elements: at 64 MiB the quantizers waited on memory without it (docs/bench/pipeline.md).
-constexpr uint64_t kPrefetchAhead = 1024;
-
-// Asks for the cache line `bytes` past `p`. Near a buffer's end the address lies past it:
-// it is formed as an integer, and a prefetch never faults.
-SIEVE_TK_INLINE void PrefetchPast(const void* p, uint64_t bytes) {
-  __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(p) + bytes));
-}
+// elements (kernels/prefetch.h).
+constexpr uint64_t kPrefetchAhead = kPrefetchBytes / sizeof(float);
+using ::sieve::kernels::PrefetchPast;
 
 // The Philox words of consecutive batches: evaluations of eight octs at a time,
 // the last eight kept for the next batch (an unaligned batch ends inside them).

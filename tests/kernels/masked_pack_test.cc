@@ -2,6 +2,8 @@
 // bit, for every datatype, the ops, densities from empty to full and odd sizes
 // (word edges included).
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -143,8 +145,11 @@ TEST(MaskedPackByIndexTest, AnyIndicesMatchReference) {
                     : shape == 2 ? static_cast<uint32_t>(count - 1 - near % count)
                                  : static_cast<uint32_t>(k % 7 == 0 ? count - 1 : near));
     }
-    std::vector<char> want(idx.size() * 4);
+    std::vector<char> want(idx.size() * 4), want_sum(idx.size() * 4);
+    const std::vector<char> wire = RandomBytes(idx.size() * 4, 5 + shape);
     MaskedPackReference(4, in.data(), idx.data(), idx.size(), want.data());
+    MaskedGatherReduceReference(DType::kFloat32, RedOp::kSum, in.data(), idx.data(), wire.data(),
+                                want_sum.data(), idx.size());
     for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa) {
       CpuIsaLimitForTest(static_cast<CpuIsa>(isa));
       std::vector<char> got(idx.size() * 4 + 1, 0x6b);
@@ -152,9 +157,46 @@ TEST(MaskedPackByIndexTest, AnyIndicesMatchReference) {
       EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.size()))
           << "shape " << shape << " isa " << isa;
       EXPECT_EQ(got[want.size()], 0x6b);
+      std::vector<char> sum(idx.size() * 4 + 1, 0x6b);
+      MaskedGatherReduce(DType::kFloat32, RedOp::kSum, in.data(), idx.data(), wire.data(),
+                         sum.data(), idx.size());
+      EXPECT_EQ(0, std::memcmp(sum.data(), want_sum.data(), want_sum.size()))
+          << "gather-sum, shape " << shape << " isa " << isa;
+      EXPECT_EQ(sum[want_sum.size()], 0x6b);
     }
     CpuIsaLimitForTest(CpuIsa::kAvx512);
   }
+}
+
+// The gather's windows read only between a group's smallest and largest index: an input
+// whose last element ends a page, with no access behind it, gathered up to that element by
+// groups that end there (a wider load would fault), on every instruction-set level.
+TEST(MaskedPackByIndexTest, WindowsStopAtTheLastIndex) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  char* map = static_cast<char*>(
+      mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(map, MAP_FAILED);
+  ASSERT_EQ(mprotect(map + page, page, PROT_NONE), 0);
+  const size_t count = page / 4;
+  float* in = reinterpret_cast<float*>(map);
+  for (size_t j = 0; j < count; ++j) in[j] = static_cast<float>(j);
+  for (size_t first : {count - 16, count - 9, count - 8, count - 31}) {
+    std::vector<uint32_t> idx;  // every position from first to the page's last element
+    for (size_t j = first; j < count; ++j) idx.push_back(static_cast<uint32_t>(j));
+    std::vector<float> wire(idx.size(), 0.5f), want(idx.size()), got(idx.size());
+    MaskedGatherReduceReference(DType::kFloat32, RedOp::kSum, in, idx.data(), wire.data(),
+                                want.data(), idx.size());
+    for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa) {
+      CpuIsaLimitForTest(static_cast<CpuIsa>(isa));
+      MaskedPack(4, in, idx.data(), idx.size(), got.data());
+      for (size_t k = 0; k < idx.size(); ++k) EXPECT_EQ(got[k], in[idx[k]]) << "isa " << isa;
+      MaskedGatherReduce(DType::kFloat32, RedOp::kSum, in, idx.data(), wire.data(), got.data(),
+                         idx.size());
+      EXPECT_EQ(got, want) << "isa " << isa << " first " << first;
+    }
+  }
+  CpuIsaLimitForTest(CpuIsa::kAvx512);
+  munmap(map, 2 * page);
 }
 
 INSTANTIATE_TEST_SUITE_P(
