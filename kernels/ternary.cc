@@ -37,16 +37,7 @@ struct PortableOps {
   template <class L>
   SIEVE_TK_INLINE static void Stage(const TernarySource& src, uint64_t j0, int n, float* g,
                                     float* sum) {
-    for (int k = 0; k < n; ++k) {
-      const uint64_t j = j0 + static_cast<uint64_t>(k);
-      const float v = L::Load(src.data, src.idx != nullptr ? src.idx[j] : j);
-      if (src.residual == nullptr) {
-        g[k] = v;
-      } else {
-        sum[k] = v + src.residual[j];
-        g[k] = L::Round(sum[k]);
-      }
-    }
+    batch::StageScalar<L>(src, j0, 0, n, g, sum);
   }
   SIEVE_TK_INLINE static void Masks(const float* g, const float* sc, float s, const uint16_t* h,
                                     int n64, uint64_t* keep, uint64_t* neg, uint64_t* lt) {

@@ -197,16 +197,7 @@ struct Avx2Ops {
         _mm256_storeu_ps(g + k, v);
       }
     }
-    for (; k < n; ++k) {
-      const uint64_t j = j0 + static_cast<uint64_t>(k);
-      const float v = L::Load(src.data, src.idx != nullptr ? src.idx[j] : j);
-      if (src.residual == nullptr) {
-        g[k] = v;
-      } else {
-        sum[k] = v + src.residual[j];
-        g[k] = L::Round(sum[k]);
-      }
-    }
+    batch::StageScalar<L>(src, j0, k, n, g, sum);
   }
 
   SIEVE_AVX2 static void Masks(const float* g, const float* sc, float s, const uint16_t* h,
@@ -599,43 +590,28 @@ SIEVE_AVX2 void Sum2x128(const uint8_t* const* wires, int n, size_t byte, __m256
 }  // namespace
 
 // The entry points: one instance of the batch loops per floating type.
-#define SIEVE_BY_LOADER(dtype, CALL)                  \
-  do {                                                \
-    if ((dtype) == DType::kFloat16) {                 \
-      using L = TernaryF16;                           \
-      CALL;                                           \
-    } else if ((dtype) == DType::kBfloat16) {         \
-      using L = TernaryBf16;                          \
-      CALL;                                           \
-    } else {                                          \
-      using L = TernaryF32;                           \
-      CALL;                                           \
-    }                                                 \
-  } while (0)
-
 SIEVE_AVX2_FN void AbsMaxAvx2(const TernarySource& src, size_t count, float* scales) {
-  SIEVE_BY_LOADER(src.dtype, (batch::AbsMax<Avx2Ops, L>(src, count, scales)));
+  SIEVE_TK_BY_LOADER(src.dtype, (batch::AbsMax<Avx2Ops, L>(src, count, scales)));
 }
 
 SIEVE_AVX2_FN void QuantizePack2Avx2(const TernarySource& src, size_t offset, size_t elems,
                                      uint8_t* wire) {
-  SIEVE_BY_LOADER(src.dtype, (batch::QuantizePack2<Avx2Ops, L>(src, offset, elems, wire)));
+  SIEVE_TK_BY_LOADER(src.dtype, (batch::QuantizePack2<Avx2Ops, L>(src, offset, elems, wire)));
 }
 
 SIEVE_AVX2_FN void QuantizeAddInt8Avx2(const TernarySource& src, size_t offset, size_t elems,
                                        const uint8_t* wire, int w, int8_t* work) {
-  SIEVE_BY_LOADER(src.dtype,
-                  (batch::QuantizeAddInt8<Avx2Ops, L>(src, offset, elems, wire, w, work)));
+  SIEVE_TK_BY_LOADER(src.dtype,
+                     (batch::QuantizeAddInt8<Avx2Ops, L>(src, offset, elems, wire, w, work)));
 }
 
 SIEVE_AVX2_FN void FeedbackUpdateAvx2(const TernarySource& sent, size_t count, float* residual) {
-  SIEVE_BY_LOADER(sent.dtype, (batch::FeedbackUpdate<Avx2Ops, L>(sent, count, residual)));
+  SIEVE_TK_BY_LOADER(sent.dtype, (batch::FeedbackUpdate<Avx2Ops, L>(sent, count, residual)));
 }
 
 SIEVE_AVX2_FN void QuantizeLevelsAvx2(const TernarySource& src, size_t offset, size_t elems,
                           void (*sink)(void*, size_t, const int8_t*, int), void* ctx) {
-  SIEVE_BY_LOADER(src.dtype,
-                  (batch::QuantizeLevels<Avx2Ops, L>(src, offset, elems, sink, ctx)));
+  SIEVE_TK_BY_LOADER(src.dtype, (batch::QuantizeLevels<Avx2Ops, L>(src, offset, elems, sink, ctx)));
 }
 
 SIEVE_AVX2_FN void PackInt8Avx2(const int8_t* work, size_t elems, int w, uint8_t* wire) {
@@ -650,15 +626,16 @@ SIEVE_AVX2_FN void UnpackInt8Avx2(const uint8_t* wire, size_t elems, int w, bool
 SIEVE_AVX2_FN void DequantizeInt8Avx2(DType dtype, const int8_t* sums, size_t offset, size_t elems,
                                       size_t block, const float* scales, int divisor, void* out,
                                       bool stream) {
-  SIEVE_BY_LOADER(dtype, (Dequantize<L>(sums, offset, elems, block, scales, divisor, out, stream)));
+  SIEVE_TK_BY_LOADER(dtype,
+                     (Dequantize<L>(sums, offset, elems, block, scales, divisor, out, stream)));
 }
 
 SIEVE_AVX2_FN void DequantizeScatterInt8Avx2(DType dtype, const int8_t* sums, size_t offset,
                                              size_t block, const float* scales, int divisor,
                                              const uint64_t* bits, size_t begin, size_t end,
                                              void* out, bool stream) {
-  SIEVE_BY_LOADER(dtype, (DequantizeScatter<L>(sums, offset, block, scales, divisor, bits, begin,
-                                               end, out, stream)));
+  SIEVE_TK_BY_LOADER(dtype, (DequantizeScatter<L>(sums, offset, block, scales, divisor, bits, begin,
+                                                  end, out, stream)));
 }
 
 SIEVE_AVX2_FN void GatherSum2Avx2(const uint8_t* const* wires, int n, size_t elems, int8_t* sums) {

@@ -248,16 +248,7 @@ struct Avx512Ops {
                                     _mm512_castps_pd(lo), _mm256_castps_pd(hi), 1)));
       }
     }
-    for (; k < n; ++k) {
-      const uint64_t j = j0 + static_cast<uint64_t>(k);
-      const float v = L::Load(src.data, src.idx != nullptr ? src.idx[j] : j);
-      if (src.residual == nullptr) {
-        g[k] = v;
-      } else {
-        sum[k] = v + src.residual[j];
-        g[k] = L::Round(sum[k]);
-      }
-    }
+    batch::StageScalar<L>(src, j0, k, n, g, sum);
   }
 
   SIEVE_AVX512 static void Masks(const float* g, const float* sc, float s, const uint16_t* h,
@@ -639,44 +630,30 @@ SIEVE_AVX512 void DequantizeScatter(const int8_t* sums, size_t offset, size_t bl
 
 }  // namespace
 
-#define SIEVE_BY_LOADER(dtype, CALL)          \
-  do {                                        \
-    if ((dtype) == DType::kFloat16) {         \
-      using L = TernaryF16;                   \
-      CALL;                                   \
-    } else if ((dtype) == DType::kBfloat16) { \
-      using L = TernaryBf16;                  \
-      CALL;                                   \
-    } else {                                  \
-      using L = TernaryF32;                   \
-      CALL;                                   \
-    }                                         \
-  } while (0)
-
 SIEVE_AVX512_FN void AbsMaxAvx512(const TernarySource& src, size_t count, float* scales) {
-  SIEVE_BY_LOADER(src.dtype, (batch::AbsMax<Avx512Ops, L>(src, count, scales)));
+  SIEVE_TK_BY_LOADER(src.dtype, (batch::AbsMax<Avx512Ops, L>(src, count, scales)));
 }
 
 SIEVE_AVX512_FN void QuantizePack2Avx512(const TernarySource& src, size_t offset, size_t elems,
                                          uint8_t* wire) {
-  SIEVE_BY_LOADER(src.dtype, (batch::QuantizePack2<Avx512Ops, L>(src, offset, elems, wire)));
+  SIEVE_TK_BY_LOADER(src.dtype, (batch::QuantizePack2<Avx512Ops, L>(src, offset, elems, wire)));
 }
 
 SIEVE_AVX512_FN void QuantizeAddInt8Avx512(const TernarySource& src, size_t offset, size_t elems,
                                            const uint8_t* wire, int w, int8_t* work) {
-  SIEVE_BY_LOADER(src.dtype,
-                  (batch::QuantizeAddInt8<Avx512Ops, L>(src, offset, elems, wire, w, work)));
+  SIEVE_TK_BY_LOADER(src.dtype,
+                     (batch::QuantizeAddInt8<Avx512Ops, L>(src, offset, elems, wire, w, work)));
 }
 
 SIEVE_AVX512_FN void FeedbackUpdateAvx512(const TernarySource& sent, size_t count,
                                           float* residual) {
-  SIEVE_BY_LOADER(sent.dtype, (batch::FeedbackUpdate<Avx512Ops, L>(sent, count, residual)));
+  SIEVE_TK_BY_LOADER(sent.dtype, (batch::FeedbackUpdate<Avx512Ops, L>(sent, count, residual)));
 }
 
 SIEVE_AVX512_FN void QuantizeLevelsAvx512(const TernarySource& src, size_t offset, size_t elems,
                           void (*sink)(void*, size_t, const int8_t*, int), void* ctx) {
-  SIEVE_BY_LOADER(src.dtype,
-                  (batch::QuantizeLevels<Avx512Ops, L>(src, offset, elems, sink, ctx)));
+  SIEVE_TK_BY_LOADER(src.dtype,
+                     (batch::QuantizeLevels<Avx512Ops, L>(src, offset, elems, sink, ctx)));
 }
 
 SIEVE_AVX512_FN void PackInt8Avx512(const int8_t* work, size_t elems, int w, uint8_t* wire) {
@@ -691,15 +668,16 @@ SIEVE_AVX512_FN void UnpackInt8Avx512(const uint8_t* wire, size_t elems, int w, 
 SIEVE_AVX512_FN void DequantizeInt8Avx512(DType dtype, const int8_t* sums, size_t offset,
                                           size_t elems, size_t block, const float* scales,
                                           int divisor, void* out, bool stream) {
-  SIEVE_BY_LOADER(dtype, (Dequantize<L>(sums, offset, elems, block, scales, divisor, out, stream)));
+  SIEVE_TK_BY_LOADER(dtype,
+                     (Dequantize<L>(sums, offset, elems, block, scales, divisor, out, stream)));
 }
 
 SIEVE_AVX512_FN void DequantizeScatterInt8Avx512(DType dtype, const int8_t* sums, size_t offset,
                                                  size_t block, const float* scales, int divisor,
                                                  const uint64_t* bits, size_t begin, size_t end,
                                                  void* out, bool stream) {
-  SIEVE_BY_LOADER(dtype, (DequantizeScatter<L>(sums, offset, block, scales, divisor, bits, begin,
-                                               end, out, stream)));
+  SIEVE_TK_BY_LOADER(dtype, (DequantizeScatter<L>(sums, offset, block, scales, divisor, bits, begin,
+                                                  end, out, stream)));
 }
 
 SIEVE_AVX512_FN void PhiloxWordsAvx512(const PhiloxStream& rng, uint64_t oct0, size_t batches,

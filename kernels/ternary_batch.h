@@ -40,6 +40,22 @@
 
 #define SIEVE_TK_INLINE inline __attribute__((always_inline))
 
+// CALL with `L` the loader of a floating dtype: the wide entry points' dispatch (a macro,
+// not a lambda as ternary.cc's WithLoader: a lambda would not carry the function's target).
+#define SIEVE_TK_BY_LOADER(dtype, CALL)       \
+  do {                                        \
+    if ((dtype) == DType::kFloat16) {         \
+      using L = TernaryF16;                   \
+      CALL;                                   \
+    } else if ((dtype) == DType::kBfloat16) { \
+      using L = TernaryBf16;                  \
+      CALL;                                   \
+    } else {                                  \
+      using L = TernaryF32;                   \
+      CALL;                                   \
+    }                                         \
+  } while (0)
+
 namespace sieve::kernels::batch {
 
 constexpr int kBatch = 256;                      // elements per batch (4 chunks)
@@ -80,6 +96,23 @@ struct OctWords {
     return reinterpret_cast<const uint16_t*>(words) + (j0 & 7);
   }
 };
+
+// The portable staging of elements j0+k .. j0+n-1 (Ops::Stage's contract): a policy's
+// whole loop, or the tail after its vectors.
+template <class L>
+SIEVE_TK_INLINE void StageScalar(const TernarySource& src, uint64_t j0, int k, int n, float* g,
+                                 float* sum) {
+  for (; k < n; ++k) {
+    const uint64_t j = j0 + static_cast<uint64_t>(k);
+    const float v = L::Load(src.data, src.idx != nullptr ? src.idx[j] : j);
+    if (src.residual == nullptr) {
+      g[k] = v;
+    } else {
+      sum[k] = v + src.residual[j];
+      g[k] = L::Round(sum[k]);
+    }
+  }
+}
 
 // Per-element scales of elements j0 .. j0+n-1 when they span block boundaries
 // (returns sc filled), else nullptr with *s the one scale.
