@@ -22,7 +22,9 @@ namespace {
 
 constexpr int kGroup = 8;
 
-// ---- The portable policy of ternary_batch.h: plain loops.
+// ---- The portable policy of ternary_batch.h: plain loops, written so the compiler can
+// vectorize them (per-element flags as bytes, one scale per loop where the batch has one,
+// codes as arithmetic): the policy of every CPU without AVX2.
 struct PortableOps {
   SIEVE_TK_INLINE static void Philox8(const PhiloxStream& rng, uint64_t oct0, uint32_t* words) {
     for (int l = 0; l < 8; ++l) {
@@ -41,30 +43,54 @@ struct PortableOps {
   }
   SIEVE_TK_INLINE static void Masks(const float* g, const float* sc, float s, const uint16_t* h,
                                     int n64, uint64_t* keep, uint64_t* neg, uint64_t* lt) {
+    // Per chunk: the three conditions as 0/1 bytes in loops the compiler vectorizes, then
+    // eight bytes to eight bits at a time (PackFlags).
     for (int c = 0; c < n64; ++c) {
-      uint64_t k = 0, n = 0, l = 0;
-      for (int e = 0; e < 64; ++e) {
-        const int i = 64 * c + e;
-        const float x = TernaryLevel(g[i], sc != nullptr ? sc[i] : s);
-        const float hf = static_cast<float>(h[i]);
-        k |= static_cast<uint64_t>(TernaryKeepCoarse(x, hf)) << e;
-        l |= static_cast<uint64_t>(hf < x) << e;
-        n |= static_cast<uint64_t>(g[i] < 0.0f) << e;
+      alignas(64) uint8_t kf[64], nf[64], lf[64];
+      const float* gc = g + 64 * c;
+      const uint16_t* hc = h + 64 * c;
+      if (sc == nullptr) {
+        for (int e = 0; e < 64; ++e) {
+          const float x = TernaryLevel(gc[e], s), hf = static_cast<float>(hc[e]);
+          kf[e] = TernaryKeepCoarse(x, hf), lf[e] = hf < x, nf[e] = gc[e] < 0.0f;
+        }
+      } else {
+        for (int e = 0; e < 64; ++e) {
+          const float x = TernaryLevel(gc[e], sc[64 * c + e]), hf = static_cast<float>(hc[e]);
+          kf[e] = TernaryKeepCoarse(x, hf), lf[e] = hf < x, nf[e] = gc[e] < 0.0f;
+        }
       }
-      keep[c] = k, neg[c] = n, lt[c] = l;
+      keep[c] = PackFlags(kf), neg[c] = PackFlags(nf), lt[c] = PackFlags(lf);
     }
   }
-  SIEVE_TK_INLINE static int Code(const uint64_t* keep, const uint64_t* neg, int i) {
-    const uint64_t bit = uint64_t{1} << (i & 63);
-    return (keep[i / 64] & bit) == 0 ? 0 : (neg[i / 64] & bit) != 0 ? -1 : 1;
+  // 64 bytes of 0 or 1 to the bits of a word (byte e -> bit e): eight bytes at a time, the
+  // multiply gathering the low bit of each byte into the top byte.
+  SIEVE_TK_INLINE static uint64_t PackFlags(const uint8_t* f) {
+    uint64_t bits = 0;
+    for (int b = 0; b < 8; ++b) {
+      uint64_t v;
+      std::memcpy(&v, f + 8 * b, 8);
+      bits |= ((v * 0x0102040810204080ull) >> 56) << (8 * b);
+    }
+    return bits;
   }
+  // Bit i of x to bit 2i (x < 2^32).
+  SIEVE_TK_INLINE static uint64_t Spread32(uint64_t x) {
+    x = (x | (x << 16)) & 0x0000FFFF0000FFFFull;
+    x = (x | (x << 8)) & 0x00FF00FF00FF00FFull;
+    x = (x | (x << 4)) & 0x0F0F0F0F0F0F0F0Full;
+    x = (x | (x << 2)) & 0x3333333333333333ull;
+    return (x | (x << 1)) & 0x5555555555555555ull;
+  }
+  // Two's complement in 2 bits: +1 = 01, -1 = 11, 0 = 00 (bit 0 kept, bit 1 sign).
   SIEVE_TK_INLINE static void Wire2(const uint64_t* keep, const uint64_t* neg, int n64,
                                     uint8_t* out) {
-    for (int b = 0; b < 16 * n64; ++b) {
-      uint32_t byte = 0;
-      for (int e = 0; e < 4; ++e)
-        byte |= (static_cast<uint32_t>(Code(keep, neg, 4 * b + e)) & 3u) << (2 * e);
-      out[b] = static_cast<uint8_t>(byte);
+    for (int c = 0; c < n64; ++c) {
+      const uint64_t k = keep[c], kn = keep[c] & neg[c];
+      const uint64_t lo = Spread32(k & 0xffffffffu) | Spread32(kn & 0xffffffffu) << 1;
+      const uint64_t hi = Spread32(k >> 32) | Spread32(kn >> 32) << 1;
+      std::memcpy(out + 16 * c, &lo, 8);  // little-endian: the image's byte order
+      std::memcpy(out + 16 * c + 8, &hi, 8);
     }
   }
   SIEVE_TK_INLINE static void LevelsCodes(const float* g, const float* sc, float s, float lv,
@@ -74,7 +100,12 @@ struct PortableOps {
   }
   SIEVE_TK_INLINE static void Codes(const uint64_t* keep, const uint64_t* neg, int n64,
                                     int8_t* q) {
-    for (int i = 0; i < 64 * n64; ++i) q[i] = static_cast<int8_t>(Code(keep, neg, i));
+    for (int c = 0; c < n64; ++c)
+      for (int e = 0; e < 64; ++e) {
+        const int kb = static_cast<int>((keep[c] >> e) & 1),
+                  nb = static_cast<int>((neg[c] >> e) & 1);
+        q[64 * c + e] = static_cast<int8_t>(kb - 2 * (kb & nb));
+      }
   }
   SIEVE_TK_INLINE static void AddUnpack(const uint8_t* wire, int w, int n64, bool accumulate,
                                         int8_t* work) {
@@ -88,29 +119,47 @@ struct PortableOps {
   SIEVE_TK_INLINE static void Residual(const float* sum, const float* sc, float s,
                                        const uint64_t* keep, const uint64_t* neg, int n64,
                                        float* res) {
-    for (int i = 0; i < 64 * n64; ++i)
-      res[i] = TernaryFeedbackResidual(sum[i], sc != nullptr ? sc[i] : s, Code(keep, neg, i));
+    for (int c = 0; c < n64; ++c)
+      for (int e = 0; e < 64; ++e) {
+        const int i = 64 * c + e;
+        const int32_t kb = static_cast<int32_t>((keep[c] >> e) & 1);
+        const int32_t nb = static_cast<int32_t>((neg[c] >> e) & 1);
+        res[i] = TernaryFeedbackResidual(sum[i], sc != nullptr ? sc[i] : s, kb - 2 * (kb & nb));
+      }
   }
   template <class L>
   SIEVE_TK_INLINE static void MasksFeedback(const void* data, float* res, uint64_t j0,
                                             const float* sc, float s, const uint16_t* h, int n64,
                                             uint64_t* keep, uint64_t* neg, uint64_t* lt) {
     for (int c = 0; c < n64; ++c) {
-      uint64_t k = 0, n = 0, l = 0;
-      for (int e = 0; e < 64; ++e) {
-        const int i = 64 * c + e;
-        const uint64_t j = j0 + static_cast<uint64_t>(i);
-        const float sum = TernaryFeedbackSum<L>(data, j, res[j]);
-        const float g = L::Round(sum), si = sc != nullptr ? sc[i] : s;
-        const float x = TernaryLevel(g, si);
-        const float hf = static_cast<float>(h[i]);
-        const bool kb = TernaryKeepCoarse(x, hf);
-        k |= static_cast<uint64_t>(kb) << e;
-        l |= static_cast<uint64_t>(hf < x) << e;
-        n |= static_cast<uint64_t>(g < 0.0f) << e;
-        res[j] = TernaryFeedbackResidual(sum, si, TernaryCode(g, kb));
-      }
-      keep[c] = k, neg[c] = n, lt[c] = l;
+      alignas(64) uint8_t kf[64], nf[64], lf[64];
+      float* r = res + j0 + static_cast<uint64_t>(64 * c);
+      const uint64_t first = j0 + static_cast<uint64_t>(64 * c);
+      // One scale for the chunk or one per element: the loop-invariant scale lets the
+      // compiler vectorize the division (no division by a lane's s <= 0 to speculate).
+      if (sc == nullptr)
+        FeedbackChunk<L>(
+            data, first, r, [s](int) { return s; }, h + 64 * c, kf, nf, lf);
+      else
+        FeedbackChunk<L>(
+            data, first, r, [sc, c](int e) { return sc[64 * c + e]; }, h + 64 * c, kf, nf, lf);
+      keep[c] = PackFlags(kf), neg[c] = PackFlags(nf), lt[c] = PackFlags(lf);
+    }
+  }
+  // 64 elements from `first`: the sums g + e_prev, their flags (keep, negative, h < x) as
+  // 0/1 bytes and the residuals (TernaryCode as arithmetic: the same q), branch-free.
+  template <class L, class Scale>
+  SIEVE_TK_INLINE static void FeedbackChunk(const void* data, uint64_t first, float* r, Scale scale,
+                                            const uint16_t* h, uint8_t* kf, uint8_t* nf,
+                                            uint8_t* lf) {
+    for (int e = 0; e < 64; ++e) {
+      const float sum = TernaryFeedbackSum<L>(data, first + static_cast<uint64_t>(e), r[e]);
+      const float g = L::Round(sum), si = scale(e);
+      const float x = TernaryLevel(g, si), hf = static_cast<float>(h[e]);
+      const bool kb = TernaryKeepCoarse(x, hf), nb = g < 0.0f;
+      kf[e] = kb, lf[e] = hf < x, nf[e] = nb;
+      const int32_t q = static_cast<int32_t>(kb) * (1 - 2 * static_cast<int32_t>(nb));
+      r[e] = TernaryFeedbackResidual(sum, si, q);
     }
   }
   SIEVE_TK_INLINE static void MaxMagnitude(const float* g, int n, uint32_t* m) {
