@@ -26,15 +26,42 @@ constexpr int kGroup = 8;
 // vectorize them (per-element flags as bytes, one scale per loop where the batch has one,
 // codes as arithmetic): the policy of every CPU without AVX2.
 struct PortableOps {
-  SIEVE_TK_INLINE static void Philox8(const PhiloxStream& rng, uint64_t oct0, uint32_t* words) {
-    for (int l = 0; l < 8; ++l) {
-      const Philox4 r = PhiloxOct(rng, oct0 + static_cast<uint64_t>(l));
-      for (int i = 0; i < 4; ++i) words[4 * l + i] = r.v[i];
+  // PhiloxOct of octs oct0 .. oct0 + 8N - 1 as 8N lanes, round by round, so the compiler
+  // vectorizes the 32x32->64-bit products: the bits of Philox4x32x10 (philox.h).
+  template <int N>
+  SIEVE_TK_INLINE static void PhiloxLanes(const PhiloxStream& rng, uint64_t oct0, uint32_t* words) {
+    constexpr int kLanes = 8 * N;
+    uint32_t c0[kLanes], c1[kLanes], c2[kLanes], c3[kLanes];
+    for (int l = 0; l < kLanes; ++l) {
+      c0[l] = static_cast<uint32_t>(oct0 + static_cast<uint64_t>(l));
+      c1[l] = rng.rank;
+      c2[l] = static_cast<uint32_t>(rng.step);
+      c3[l] = static_cast<uint32_t>(rng.step >> 32);
+    }
+    uint32_t k0 = static_cast<uint32_t>(rng.seed), k1 = static_cast<uint32_t>(rng.seed >> 32);
+    for (int round = 0; round < 10; ++round) {
+      if (round > 0) {
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+      }
+      for (int l = 0; l < kLanes; ++l) {
+        const uint64_t p0 = uint64_t{0xD2511F53u} * c0[l], p1 = uint64_t{0xCD9E8D57u} * c2[l];
+        c0[l] = static_cast<uint32_t>(p1 >> 32) ^ c1[l] ^ k0;
+        c1[l] = static_cast<uint32_t>(p1);
+        c2[l] = static_cast<uint32_t>(p0 >> 32) ^ c3[l] ^ k1;
+        c3[l] = static_cast<uint32_t>(p0);
+      }
+    }
+    for (int l = 0; l < kLanes; ++l) {
+      words[4 * l + 0] = c0[l], words[4 * l + 1] = c1[l];
+      words[4 * l + 2] = c2[l], words[4 * l + 3] = c3[l];
     }
   }
-  // Four groups of eight, one after the other.
+  SIEVE_TK_INLINE static void Philox8(const PhiloxStream& rng, uint64_t oct0, uint32_t* words) {
+    PhiloxLanes<1>(rng, oct0, words);
+  }
   SIEVE_TK_INLINE static void Philox32(const PhiloxStream& rng, uint64_t oct0, uint32_t* words) {
-    for (int v = 0; v < 4; ++v) Philox8(rng, oct0 + 8 * static_cast<uint64_t>(v), words + 32 * v);
+    PhiloxLanes<4>(rng, oct0, words);
   }
   template <class L>
   SIEVE_TK_INLINE static void Stage(const TernarySource& src, uint64_t j0, int n, float* g,
