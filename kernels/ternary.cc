@@ -101,24 +101,9 @@ struct PortableOps {
     }
     return bits;
   }
-  // Bit i of x to bit 2i (x < 2^32).
-  SIEVE_TK_INLINE static uint64_t Spread32(uint64_t x) {
-    x = (x | (x << 16)) & 0x0000FFFF0000FFFFull;
-    x = (x | (x << 8)) & 0x00FF00FF00FF00FFull;
-    x = (x | (x << 4)) & 0x0F0F0F0F0F0F0F0Full;
-    x = (x | (x << 2)) & 0x3333333333333333ull;
-    return (x | (x << 1)) & 0x5555555555555555ull;
-  }
-  // Two's complement in 2 bits: +1 = 01, -1 = 11, 0 = 00 (bit 0 kept, bit 1 sign).
   SIEVE_TK_INLINE static void Wire2(const uint64_t* keep, const uint64_t* neg, int n64,
                                     uint8_t* out) {
-    for (int c = 0; c < n64; ++c) {
-      const uint64_t k = keep[c], kn = keep[c] & neg[c];
-      const uint64_t lo = Spread32(k & 0xffffffffu) | Spread32(kn & 0xffffffffu) << 1;
-      const uint64_t hi = Spread32(k >> 32) | Spread32(kn >> 32) << 1;
-      std::memcpy(out + 16 * c, &lo, 8);  // little-endian: the image's byte order
-      std::memcpy(out + 16 * c + 8, &hi, 8);
-    }
+    batch::Wire2BySpread(keep, neg, n64, out);
   }
   SIEVE_TK_INLINE static void LevelsCodes(const float* g, const float* sc, float s, float lv,
                                           int levels, const uint16_t* h, int n64, int8_t* q,

@@ -27,15 +27,6 @@ SIEVE_AVX2 void MulHiLo(__m256i a, __m256i m, __m256i* hi, __m256i* lo) {
   *hi = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
 }
 
-// Bit i of x to bit 2i (x < 2^32).
-SIEVE_AVX2 uint64_t Spread32(uint64_t x) {
-  x = (x | (x << 16)) & 0x0000FFFF0000FFFFull;
-  x = (x | (x << 8)) & 0x00FF00FF00FF00FFull;
-  x = (x | (x << 4)) & 0x0F0F0F0F0F0F0F0Full;
-  x = (x | (x << 2)) & 0x3333333333333333ull;
-  return (x | (x << 1)) & 0x5555555555555555ull;
-}
-
 // 32 bytes, byte b = -1 where bit b of `bits` is set, else 0.
 SIEVE_AVX2 __m256i BitsToBytes(uint32_t bits) {
   const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2,
@@ -185,8 +176,7 @@ struct Avx2Ops {
         if (k % 16 == 0) {  // one request per 64 bytes of float32
           batch::PrefetchPast(src.data,
                               (j0 + static_cast<uint64_t>(k) + batch::kPrefetchAhead) * L::kBytes);
-          if (src.residual != nullptr)
-            batch::PrefetchPast(src.residual + j0 + k, batch::kPrefetchAhead * sizeof(float));
+          if (src.residual != nullptr) batch::PrefetchPast(src.residual + j0 + k, kPrefetchBytes);
         }
         __m256 v = Load8<L>(src.data, j0 + static_cast<uint64_t>(k));
         if (src.residual != nullptr) {
@@ -217,7 +207,7 @@ struct Avx2Ops {
       uint64_t k = 0, n = 0, l = 0;
       for (int e = 0; e < 64; e += 8) {
         const int i = 64 * c + e;
-        if (e % 16 == 0) batch::PrefetchPast(g + i, batch::kPrefetchAhead * sizeof(float));
+        if (e % 16 == 0) batch::PrefetchPast(g + i, kPrefetchBytes);
         const __m256 gv = _mm256_loadu_ps(g + i);
         const __m256 s8 = sc != nullptr ? _mm256_loadu_ps(sc + i) : sv;
         const __m256 a = _mm256_and_ps(gv, abs_mask);
@@ -250,7 +240,7 @@ struct Avx2Ops {
         const int i = 64 * c + e;
         float* r = res + j0 + static_cast<uint64_t>(i);
         if (e % 16 == 0) {  // a line each
-          batch::PrefetchPast(r, batch::kPrefetchAhead * sizeof(float));
+          batch::PrefetchPast(r, kPrefetchBytes);
           batch::PrefetchPast(data,
                               (j0 + static_cast<uint64_t>(i) + batch::kPrefetchAhead) * L::kBytes);
         }
@@ -277,14 +267,7 @@ struct Avx2Ops {
   }
 
   SIEVE_AVX2 static void Wire2(const uint64_t* keep, const uint64_t* neg, int n64, uint8_t* out) {
-    for (int c = 0; c < n64; ++c) {
-      const uint64_t k = keep[c], kn = keep[c] & neg[c];
-      // Two's complement in 2 bits: +1 = 01, -1 = 11, 0 = 00 (bit 0 kept, bit 1 sign).
-      const uint64_t lo = Spread32(k & 0xffffffffu) | (Spread32(kn & 0xffffffffu) << 1);
-      const uint64_t hi = Spread32(k >> 32) | (Spread32(kn >> 32) << 1);
-      std::memcpy(out + 16 * c, &lo, 8);
-      std::memcpy(out + 16 * c + 8, &hi, 8);
-    }
+    batch::Wire2BySpread(keep, neg, n64, out);
   }
 
   SIEVE_AVX2 static void LevelsCodes(const float* g, const float* sc, float s, float lv, int levels,

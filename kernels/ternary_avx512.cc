@@ -226,8 +226,7 @@ struct Avx512Ops {
       for (; k + 16 <= n; k += 16) {
         batch::PrefetchPast(src.data,
                             (j0 + static_cast<uint64_t>(k) + batch::kPrefetchAhead) * L::kBytes);
-        if (src.residual != nullptr)
-          batch::PrefetchPast(src.residual + j0 + k, batch::kPrefetchAhead * sizeof(float));
+        if (src.residual != nullptr) batch::PrefetchPast(src.residual + j0 + k, kPrefetchBytes);
         __m512 v = Load16<L>(src.data, j0 + static_cast<uint64_t>(k));
         if (src.residual != nullptr) {
           v = _mm512_add_ps(v, _mm512_loadu_ps(src.residual + j0 + k));
@@ -266,7 +265,7 @@ struct Avx512Ops {
       __mmask16 k[4], n[4], l[4];
       for (int q = 0; q < 4; ++q) {
         const int i = 64 * c + 16 * q;
-        batch::PrefetchPast(g + i, batch::kPrefetchAhead * sizeof(float));
+        batch::PrefetchPast(g + i, kPrefetchBytes);
         const __m512 gv = _mm512_loadu_ps(g + i);
         const __m512 s16 = sc != nullptr ? _mm512_loadu_ps(sc + i) : sv;
         const __m512 p = kUnit ? _mm512_abs_ps(gv) : _mm512_div_ps(_mm512_abs_ps(gv), s16);
@@ -296,7 +295,7 @@ struct Avx512Ops {
       for (int q = 0; q < 4; ++q) {
         const int i = 64 * c + 16 * q;
         float* r = res + j0 + static_cast<uint64_t>(i);
-        batch::PrefetchPast(r, batch::kPrefetchAhead * sizeof(float));
+        batch::PrefetchPast(r, kPrefetchBytes);
         batch::PrefetchPast(data,
                             (j0 + static_cast<uint64_t>(i) + batch::kPrefetchAhead) * L::kBytes);
         const __m512 sum = _mm512_add_ps(Load16<L>(data, j0 + static_cast<uint64_t>(i)),
@@ -347,7 +346,7 @@ struct Avx512Ops {
       uint64_t ties = 0;
       for (int e = 0; e < 64; e += 16) {
         const int k = 64 * c + e;
-        batch::PrefetchPast(g + k, batch::kPrefetchAhead * sizeof(float));
+        batch::PrefetchPast(g + k, kPrefetchBytes);
         __mmask16 t;
         const __m512i m = LevelsCode16<kPositive>(_mm512_loadu_ps(g + k),
                                                   sc != nullptr ? _mm512_loadu_ps(sc + k) : s1,

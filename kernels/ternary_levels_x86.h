@@ -58,7 +58,7 @@ inline __attribute__((always_inline, target("avx2"))) void LevelsChunksAvx2(
       __m256i m[4];
       for (int v = 0; v < 4; ++v) {
         const int k = 64 * c + e4 + 8 * v;
-        if (v % 2 == 0) batch::PrefetchPast(g + k, batch::kPrefetchAhead * sizeof(float));
+        if (v % 2 == 0) batch::PrefetchPast(g + k, kPrefetchBytes);
         uint32_t t;
         m[v] = LevelsCode8<kPositive>(_mm256_loadu_ps(g + k),
                                       sc != nullptr ? _mm256_loadu_ps(sc + k) : s1, h + k, vl, top,
