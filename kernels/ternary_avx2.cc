@@ -158,6 +158,43 @@ SIEVE_AVX2 void PhiloxChains(const PhiloxStream& rng, uint64_t oct0, uint32_t* w
   }
 }
 
+// Sixteen values at one scale (batch::ReciprocalLevel), g0 the first eight: t as uint16
+// lanes in element order (packus saturates: t >= 2^16 reads 65535, a NaN's INT_MIN reads 0;
+// where that changes h < t, h is t or t + 1 and the element lands in maybe), then
+// notkeep = !(h < t) and maybe = (h - t <= 1: h is t or t + 1, or h < t).
+SIEVE_AVX2 void Level16(__m256 g0, __m256 g1, __m256 lo, __m256 cap, const uint16_t* h,
+                        __m256i* notkeep, __m256i* maybe) {
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  const __m256i t0 =
+      _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_min_ps(cap, _mm256_and_ps(g0, abs_mask)), lo));
+  const __m256i t1 =
+      _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_min_ps(cap, _mm256_and_ps(g1, abs_mask)), lo));
+  // packus interleaves 128-bit halves (t0 0-3, t1 0-3 | t0 4-7, t1 4-7): the permute
+  // restores element order.
+  const __m256i t = _mm256_permute4x64_epi64(_mm256_packus_epi32(t0, t1), 0xD8);
+  const __m256i hv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h));
+  const __m256i zero = _mm256_setzero_si256();
+  *notkeep = _mm256_cmpeq_epi16(_mm256_subs_epu16(t, hv), zero);
+  *maybe = _mm256_cmpeq_epi16(
+      _mm256_and_si256(_mm256_subs_epu16(hv, t), _mm256_set1_epi16(static_cast<short>(0xfffe))),
+      zero);
+}
+
+// Bit i: the top bit of 16-bit lane i % 16 of (i < 16 ? a : b).
+SIEVE_AVX2 uint32_t TopBits32(__m256i a, __m256i b) {
+  // packs interleaves 128-bit halves (a 0-7, b 0-7 | a 8-15, b 8-15): the permute
+  // restores element order.
+  return static_cast<uint32_t>(
+      _mm256_movemask_epi8(_mm256_permute4x64_epi64(_mm256_packs_epi16(a, b), 0xD8)));
+}
+
+// The sign bits of 32 floats, g[0] lane 0 first.
+SIEVE_AVX2 uint32_t SignBits32(const __m256 (&g)[4]) {
+  uint32_t bits = 0;
+  for (int v = 0; v < 4; ++v) bits |= static_cast<uint32_t>(_mm256_movemask_ps(g[v])) << (8 * v);
+  return bits;
+}
+
 struct Avx2Ops {
   SIEVE_AVX2 static void Philox8(const PhiloxStream& rng, uint64_t oct0, uint32_t* words) {
     PhiloxChains<1>(rng, oct0, words);
@@ -190,15 +227,41 @@ struct Avx2Ops {
     batch::StageScalar<L>(src, j0, k, n, g, sum);
   }
 
-  SIEVE_AVX2 static void Masks(const float* g, const float* sc, float s, const uint16_t* h,
-                               int n64, uint64_t* keep, uint64_t* neg, uint64_t* lt) {
-    // One scale of exactly 1: |g| / 1 is |g| exactly, no division.
-    if (sc == nullptr && s == 1.0f) return MasksOf<true>(g, sc, s, h, n64, keep, neg, lt);
-    MasksOf<false>(g, sc, s, h, n64, keep, neg, lt);
+  SIEVE_AVX2 static void Masks(const float* g, const float* sc, float s, const uint16_t* h, int n64,
+                               uint64_t* keep, uint64_t* neg, uint64_t* maybe) {
+    if (sc == nullptr && batch::ReciprocalLevel::Usable(s))
+      return MasksByReciprocal(g, s, h, n64, keep, neg, maybe);
+    MasksDividing(g, sc, s, h, n64, keep, neg, maybe);
   }
-  template <bool kUnit>
-  SIEVE_AVX2 static void MasksOf(const float* g, const float* sc, float s, const uint16_t* h,
-                                 int n64, uint64_t* keep, uint64_t* neg, uint64_t* lt) {
+
+  // One scale, no division (batch::ReciprocalLevel), in 16-bit lanes; neg = g's sign bit.
+  SIEVE_AVX2 static void MasksByReciprocal(const float* g, float s, const uint16_t* h, int n64,
+                                           uint64_t* keep, uint64_t* neg, uint64_t* maybe) {
+    const batch::ReciprocalLevel level(s);
+    const __m256 lo = _mm256_set1_ps(level.lo), cap = _mm256_set1_ps(level.cap);
+    for (int c = 0; c < n64; ++c) {
+      uint64_t k = 0, n = 0, m = 0;
+      for (int half = 0; half < 2; ++half) {
+        __m256 gv[4];
+        __m256i nk[2], mb[2];
+        for (int v = 0; v < 2; ++v) {
+          const int i = 64 * c + 32 * half + 16 * v;
+          batch::PrefetchPast(g + i, kPrefetchBytes);
+          gv[2 * v] = _mm256_loadu_ps(g + i), gv[2 * v + 1] = _mm256_loadu_ps(g + i + 8);
+          Level16(gv[2 * v], gv[2 * v + 1], lo, cap, h + i, &nk[v], &mb[v]);
+        }
+        const int shift = 32 * half;
+        k |= static_cast<uint64_t>(~TopBits32(nk[0], nk[1])) << shift;
+        m |= static_cast<uint64_t>(TopBits32(mb[0], mb[1])) << shift;
+        n |= static_cast<uint64_t>(SignBits32(gv)) << shift;
+      }
+      keep[c] = k, neg[c] = n, maybe[c] = m;
+    }
+  }
+
+  // Any scales, dividing (TernaryLevel's own arithmetic): maybe = h < x exactly.
+  SIEVE_AVX2 static void MasksDividing(const float* g, const float* sc, float s, const uint16_t* h,
+                                       int n64, uint64_t* keep, uint64_t* neg, uint64_t* maybe) {
     const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
     const __m256 scale16 = _mm256_set1_ps(65536.0f);
@@ -211,7 +274,7 @@ struct Avx2Ops {
         const __m256 gv = _mm256_loadu_ps(g + i);
         const __m256 s8 = sc != nullptr ? _mm256_loadu_ps(sc + i) : sv;
         const __m256 a = _mm256_and_ps(gv, abs_mask);
-        __m256 x = _mm256_mul_ps(kUnit ? a : _mm256_div_ps(a, s8), scale16);
+        __m256 x = _mm256_mul_ps(_mm256_div_ps(a, s8), scale16);
         x = _mm256_and_ps(x, _mm256_cmp_ps(s8, zero, _CMP_GT_OQ));  // TernaryLevel: 0 unless s > 0
         const __m256 hv = _mm256_cvtepi32_ps(
             _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i))));
@@ -221,15 +284,71 @@ struct Avx2Ops {
         const uint64_t nb = static_cast<uint32_t>(_mm256_movemask_ps(_mm256_cmp_ps(gv, zero, _CMP_LT_OQ)));
         k |= kb << e, l |= lb << e, n |= nb << e;
       }
-      keep[c] = k, neg[c] = n, lt[c] = l;
+      keep[c] = k, neg[c] = n, maybe[c] = l;
     }
   }
 
   // Masks of Round(g + e_prev) fused with the residual update (ternary_batch.h).
   template <class L>
-  SIEVE_AVX2 static void MasksFeedback(const void* data, float* res, uint64_t j0,
-                                       const float* sc, float s, const uint16_t* h, int n64,
-                                       uint64_t* keep, uint64_t* neg, uint64_t* lt) {
+  SIEVE_AVX2 static void MasksFeedback(const void* data, float* res, uint64_t j0, const float* sc,
+                                       float s, const uint16_t* h, int n64, uint64_t* keep,
+                                       uint64_t* neg, uint64_t* maybe) {
+    if (sc == nullptr && batch::ReciprocalLevel::Usable(s))
+      return MasksFeedbackByReciprocal<L>(data, res, j0, s, h, n64, keep, neg, maybe);
+    MasksFeedbackDividing<L>(data, res, j0, sc, s, h, n64, keep, neg, maybe);
+  }
+
+  // MasksByReciprocal of the sums' rounded values, each residual written with its coarse
+  // code (q = 0 where maybe: ResolveTiesFeedback rewrites those that keep).
+  template <class L>
+  SIEVE_AVX2 static void MasksFeedbackByReciprocal(const void* data, float* res, uint64_t j0,
+                                                   float s, const uint16_t* h, int n64,
+                                                   uint64_t* keep, uint64_t* neg, uint64_t* maybe) {
+    const batch::ReciprocalLevel level(s);
+    const __m256 lo = _mm256_set1_ps(level.lo), cap = _mm256_set1_ps(level.cap);
+    const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f), sv = _mm256_set1_ps(s);
+    for (int c = 0; c < n64; ++c) {
+      uint64_t k = 0, n = 0, m = 0;
+      for (int half = 0; half < 2; ++half) {
+        __m256 gv[4];
+        __m256i nk[2], mb[2];
+        for (int v = 0; v < 2; ++v) {
+          const int i = 64 * c + 32 * half + 16 * v;
+          float* r = res + j0 + static_cast<uint64_t>(i);
+          batch::PrefetchPast(r, kPrefetchBytes);  // a line each
+          batch::PrefetchPast(data,
+                              (j0 + static_cast<uint64_t>(i) + batch::kPrefetchAhead) * L::kBytes);
+          __m256 sum[2];
+          for (int e = 0; e < 2; ++e) {
+            sum[e] = _mm256_add_ps(Load8<L>(data, j0 + static_cast<uint64_t>(i + 8 * e)),
+                                   _mm256_loadu_ps(r + 8 * e));
+            gv[2 * v + e] = Round8<L>(sum[e]);
+          }
+          Level16(gv[2 * v], gv[2 * v + 1], lo, cap, h + i, &nk[v], &mb[v]);
+          // q = +-1 where kept (a kept value is nonzero: its sign bit is g < 0), else 0.
+          const __m256i not_kept[2] = {_mm256_cvtepi16_epi32(_mm256_castsi256_si128(nk[v])),
+                                       _mm256_cvtepi16_epi32(_mm256_extracti128_si256(nk[v], 1))};
+          for (int e = 0; e < 2; ++e) {
+            const __m256 q =
+                _mm256_andnot_ps(_mm256_castsi256_ps(not_kept[e]),
+                                 _mm256_or_ps(one, _mm256_and_ps(gv[2 * v + e], sign)));
+            _mm256_storeu_ps(r + 8 * e, _mm256_sub_ps(sum[e], _mm256_mul_ps(sv, q)));
+          }
+        }
+        const int shift = 32 * half;
+        k |= static_cast<uint64_t>(~TopBits32(nk[0], nk[1])) << shift;
+        m |= static_cast<uint64_t>(TopBits32(mb[0], mb[1])) << shift;
+        n |= static_cast<uint64_t>(SignBits32(gv)) << shift;
+      }
+      keep[c] = k, neg[c] = n, maybe[c] = m;
+    }
+  }
+
+  // Any scales, dividing.
+  template <class L>
+  SIEVE_AVX2 static void MasksFeedbackDividing(const void* data, float* res, uint64_t j0,
+                                               const float* sc, float s, const uint16_t* h, int n64,
+                                               uint64_t* keep, uint64_t* neg, uint64_t* maybe) {
     const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
     const __m256 sign = _mm256_set1_ps(-0.0f), scale16 = _mm256_set1_ps(65536.0f);
@@ -262,7 +381,7 @@ struct Avx2Ops {
         const __m256 q = _mm256_and_ps(kv, _mm256_or_ps(one, _mm256_and_ps(nv, sign)));  // -1, 0, 1
         _mm256_storeu_ps(r, _mm256_sub_ps(sum, _mm256_mul_ps(s8, q)));
       }
-      keep[c] = k, neg[c] = n, lt[c] = l;
+      keep[c] = k, neg[c] = n, maybe[c] = l;
     }
   }
 

@@ -251,14 +251,45 @@ struct Avx512Ops {
   }
 
   SIEVE_AVX512 static void Masks(const float* g, const float* sc, float s, const uint16_t* h,
-                                 int n64, uint64_t* keep, uint64_t* neg, uint64_t* lt) {
-    // One scale of exactly 1: |g| / 1 is |g| exactly, no division.
-    if (sc == nullptr && s == 1.0f) return MasksOf<true>(g, sc, s, h, n64, keep, neg, lt);
-    MasksOf<false>(g, sc, s, h, n64, keep, neg, lt);
+                                 int n64, uint64_t* keep, uint64_t* neg, uint64_t* maybe) {
+    if (sc == nullptr && batch::ReciprocalLevel::Usable(s))
+      return MasksByReciprocal(g, s, h, n64, keep, neg, maybe);
+    MasksDividing(g, sc, s, h, n64, keep, neg, maybe);
   }
-  template <bool kUnit>
-  SIEVE_AVX512 static void MasksOf(const float* g, const float* sc, float s, const uint16_t* h,
-                                   int n64, uint64_t* keep, uint64_t* neg, uint64_t* lt) {
+
+  // t = trunc(min(|g|, cap) * lo) of 16 values (batch::ReciprocalLevel); keep = h < t,
+  // maybe = (h - t is 0 or 1).
+  SIEVE_AVX512 static void LevelMasks(__m512 gv, const batch::ReciprocalLevel& level,
+                                      const uint16_t* h, __mmask16* keep, __mmask16* maybe) {
+    const __m512 a = _mm512_min_ps(_mm512_set1_ps(level.cap), _mm512_abs_ps(gv));
+    const __m512i t = _mm512_cvttps_epi32(_mm512_mul_ps(a, _mm512_set1_ps(level.lo)));
+    const __m512i hv =
+        _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(h)));
+    *keep = _mm512_cmpgt_epi32_mask(t, hv);
+    *maybe = _mm512_testn_epi32_mask(_mm512_sub_epi32(hv, t), _mm512_set1_epi32(~1));
+  }
+
+  // One scale, no division; neg = g's sign bit.
+  SIEVE_AVX512 static void MasksByReciprocal(const float* g, float s, const uint16_t* h, int n64,
+                                             uint64_t* keep, uint64_t* neg, uint64_t* maybe) {
+    const batch::ReciprocalLevel level(s);
+    for (int c = 0; c < n64; ++c) {
+      __mmask16 k[4], n[4], m[4];
+      for (int q = 0; q < 4; ++q) {
+        const int i = 64 * c + 16 * q;
+        batch::PrefetchPast(g + i, kPrefetchBytes);
+        const __m512 gv = _mm512_loadu_ps(g + i);
+        LevelMasks(gv, level, h + i, &k[q], &m[q]);
+        n[q] = _mm512_cmplt_epi32_mask(_mm512_castps_si512(gv), _mm512_setzero_si512());
+      }
+      keep[c] = Join64(k), neg[c] = Join64(n), maybe[c] = Join64(m);
+    }
+  }
+
+  // Any scales, dividing (TernaryLevel's own arithmetic): maybe = h < x exactly.
+  SIEVE_AVX512 static void MasksDividing(const float* g, const float* sc, float s,
+                                         const uint16_t* h, int n64, uint64_t* keep, uint64_t* neg,
+                                         uint64_t* maybe) {
     const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
     const __m512 scale16 = _mm512_set1_ps(65536.0f), sv = _mm512_set1_ps(s);
     for (int c = 0; c < n64; ++c) {
@@ -268,25 +299,66 @@ struct Avx512Ops {
         batch::PrefetchPast(g + i, kPrefetchBytes);
         const __m512 gv = _mm512_loadu_ps(g + i);
         const __m512 s16 = sc != nullptr ? _mm512_loadu_ps(sc + i) : sv;
-        const __m512 p = kUnit ? _mm512_abs_ps(gv) : _mm512_div_ps(_mm512_abs_ps(gv), s16);
-        const __m512 x =
-            _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(s16, zero, _CMP_GT_OQ), p, scale16);
+        const __m512 x = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(s16, zero, _CMP_GT_OQ),
+                                             _mm512_div_ps(_mm512_abs_ps(gv), s16), scale16);
         const __m512 hv = _mm512_cvtepi32_ps(
             _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(h + i))));
         k[q] = _mm512_cmp_ps_mask(_mm512_add_ps(hv, one), x, _CMP_LE_OQ);
         l[q] = _mm512_cmp_ps_mask(hv, x, _CMP_LT_OQ);
         n[q] = _mm512_cmp_ps_mask(gv, zero, _CMP_LT_OQ);
       }
-      keep[c] = Join64(k), neg[c] = Join64(n), lt[c] = Join64(l);
+      keep[c] = Join64(k), neg[c] = Join64(n), maybe[c] = Join64(l);
     }
   }
 
   // Masks of Round(g + e_prev) fused with the residual update (ternary_batch.h): the
   // sum stays in its register from the loads to the residual's store.
   template <class L>
-  SIEVE_AVX512 static void MasksFeedback(const void* data, float* res, uint64_t j0,
-                                         const float* sc, float s, const uint16_t* h, int n64,
-                                         uint64_t* keep, uint64_t* neg, uint64_t* lt) {
+  SIEVE_AVX512 static void MasksFeedback(const void* data, float* res, uint64_t j0, const float* sc,
+                                         float s, const uint16_t* h, int n64, uint64_t* keep,
+                                         uint64_t* neg, uint64_t* maybe) {
+    if (sc == nullptr && batch::ReciprocalLevel::Usable(s))
+      return MasksFeedbackByReciprocal<L>(data, res, j0, s, h, n64, keep, neg, maybe);
+    MasksFeedbackDividing<L>(data, res, j0, sc, s, h, n64, keep, neg, maybe);
+  }
+
+  // Each residual written with its coarse code (q = 0 where maybe: ResolveTiesFeedback
+  // rewrites those that keep).
+  template <class L>
+  SIEVE_AVX512 static void MasksFeedbackByReciprocal(const void* data, float* res, uint64_t j0,
+                                                     float s, const uint16_t* h, int n64,
+                                                     uint64_t* keep, uint64_t* neg,
+                                                     uint64_t* maybe) {
+    const batch::ReciprocalLevel level(s);
+    const __m512 one = _mm512_set1_ps(1.0f), minus_one = _mm512_set1_ps(-1.0f);
+    const __m512 sv = _mm512_set1_ps(s);
+    for (int c = 0; c < n64; ++c) {
+      __mmask16 k[4], n[4], m[4];
+      for (int q = 0; q < 4; ++q) {
+        const int i = 64 * c + 16 * q;
+        float* r = res + j0 + static_cast<uint64_t>(i);
+        batch::PrefetchPast(r, kPrefetchBytes);
+        batch::PrefetchPast(data,
+                            (j0 + static_cast<uint64_t>(i) + batch::kPrefetchAhead) * L::kBytes);
+        const __m512 sum =
+            _mm512_add_ps(Load16<L>(data, j0 + static_cast<uint64_t>(i)), _mm512_loadu_ps(r));
+        const __m512 gv = Round16<L>(sum);
+        LevelMasks(gv, level, h + i, &k[q], &m[q]);
+        // A kept value is nonzero: its sign bit is g < 0.
+        n[q] = _mm512_cmplt_epi32_mask(_mm512_castps_si512(gv), _mm512_setzero_si512());
+        const __m512 code = _mm512_maskz_mov_ps(k[q], _mm512_mask_blend_ps(n[q], one, minus_one));
+        _mm512_storeu_ps(r, _mm512_sub_ps(sum, _mm512_mul_ps(sv, code)));
+      }
+      keep[c] = Join64(k), neg[c] = Join64(n), maybe[c] = Join64(m);
+    }
+  }
+
+  // Any scales, dividing.
+  template <class L>
+  SIEVE_AVX512 static void MasksFeedbackDividing(const void* data, float* res, uint64_t j0,
+                                                 const float* sc, float s, const uint16_t* h,
+                                                 int n64, uint64_t* keep, uint64_t* neg,
+                                                 uint64_t* maybe) {
     const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
     const __m512 minus_one = _mm512_set1_ps(-1.0f);
     const __m512 scale16 = _mm512_set1_ps(65536.0f), sv = _mm512_set1_ps(s);
@@ -313,7 +385,7 @@ struct Avx512Ops {
         const __m512 code = _mm512_maskz_mov_ps(km, _mm512_mask_blend_ps(nm, one, minus_one));
         _mm512_storeu_ps(r, _mm512_sub_ps(sum, _mm512_mul_ps(s16, code)));
       }
-      keep[c] = Join64(k), neg[c] = Join64(n), lt[c] = Join64(l);
+      keep[c] = Join64(k), neg[c] = Join64(n), maybe[c] = Join64(l);
     }
   }
 

@@ -16,8 +16,9 @@
 //   Philox32(rng, oct0, words)          the same for l < 32
 //   Stage<L>(src, j0, n, g, sum)        g[k] = element j0 + k as quantized (k < n),
 //                                       sum[k] = g + e_prev in float32 (feedback only)
-//   Masks(g, sc, s, h, n64, keep, neg, lt)   per element: x = TernaryLevel(g, sc ? sc[k] : s),
-//                                       keep = TernaryKeepCoarse(x, h), lt = h < x, neg = g < 0
+//   Masks(g, sc, s, h, n64, keep, neg, maybe)   per element, x = TernaryLevel(g, sc ? sc[k] : s):
+//                                       keep and maybe as below, neg = g < 0 (read only
+//                                       where kept: there it is g's sign bit)
 //   Wire2(keep, neg, n64, out)          the 2-bit codes, 16 bytes per chunk
 //   Codes(keep, neg, n64, q)            int8 codes
 //   LevelsCodes(g, sc, s, lv, L, h, n64, q, tie)   the L-level codes (LevelsCodesPortable)
@@ -27,6 +28,15 @@
 //                                       write kWireSlack bytes past the chunks' wire
 //   Residual(sum, sc, s, keep, neg, n64, res)   res[k] = TernaryFeedbackResidual(sum, s, q)
 //   MaxMagnitude(g, n, m)               m = max(m, TernaryMagnitudeBits(g[k])), any n
+//
+// keep and maybe of Masks and MasksFeedback: keep holds only coarse keeps
+// (TernaryKeepCoarse), and maybe holds every tie and every coarse keep missing from
+// keep; it may hold other elements too. ResolveTies decides each element in maybe and
+// not in keep by TernaryKeepFine with the exact x, which is the whole decision for any
+// element not in keep: true for a coarse keep ((x - h) * 2^16 >= 2^16 > lo), false for
+// x <= h. The portable policy writes maybe = (h < x) exactly; the wide ones bound x from
+// below without a division (ReciprocalLevel), which puts about 2^-15 of the elements in
+// maybe.
 #ifndef SIEVE_KERNELS_TERNARY_BATCH_H_
 #define SIEVE_KERNELS_TERNARY_BATCH_H_
 
@@ -66,6 +76,24 @@ constexpr int kWireSlack = 16;                   // bytes Ops may read past an u
 // elements (kernels/prefetch.h).
 constexpr uint64_t kPrefetchAhead = kPrefetchBytes / sizeof(float);
 using ::sieve::kernels::PrefetchPast;
+
+// The level x = TernaryLevel(g, s) of one scale s without a division, for the wide
+// policies' masks: t = trunc(min(|g|, cap) * lo), lo = RN(RN(2^16 / s) * (1 - 2^-20)),
+// cap = 2s, decides keep = TernaryKeepCoarse(x, h) = (h < floor(x)) as h < t exactly
+// wherever h is neither t nor t + 1 (maybe: ResolveTies decides those exactly).
+// Why: q = |g| * 2^16 / s <= 2^17 (|g| <= 2s) and x = RN(q) (scaling by 2^16 is exact). With
+// three roundings of relative error <= 2^-24 each, y = fl(|g| * lo) lies within
+// q * (1 - 2^-20) * (1 +- 2^-24)^3, so y < q * (1 - 2^-24) <= x and x - y < 2^17 * 2^-19 <
+// 1: floor(x) is t or t + 1. (Where x < 1, subnormal quotients included, y < x as well and
+// floor(x) = 0 <= t + 1.) |g| > 2s gives t >= 2^17 - 1 > h: a keep, as x >= 2^17 says. A
+// NaN g gives t = INT_MIN (cvttps): no keep, no maybe, as for the exact x. Usable for
+// normal scales in [2^-100, 2^100], where 2^16 / s, lo and cap neither overflow nor
+// underflow; callers divide otherwise (s <= 0 or NaN, per-element scales).
+struct ReciprocalLevel {
+  static bool Usable(float s) { return s >= 0x1p-100f && s <= 0x1p100f; }
+  explicit ReciprocalLevel(float s) : lo(65536.0f / s * (1.0f - 0x1p-20f)), cap(2.0f * s) {}
+  float lo, cap;
+};
 
 // The Philox words of consecutive batches: evaluations of eight octs at a time,
 // the last eight kept for the next batch (an unaligned batch ends inside them).
@@ -160,9 +188,9 @@ SIEVE_TK_INLINE const float* BatchScales(const TernarySource& src, uint64_t j0, 
 template <class L>
 SIEVE_TK_INLINE void ResolveTies(const TernarySource& src, uint64_t j0, int n, const float* g,
                                  const float* sc, float s, const uint16_t* h, uint64_t* keep,
-                                 const uint64_t* lt) {
+                                 const uint64_t* maybe) {
   for (int c = 0; c * 64 < n; ++c) {
-    uint64_t tie = lt[c] & ~keep[c];
+    uint64_t tie = maybe[c] & ~keep[c];
     const int left = n - 64 * c;
     if (left < 64) {
       const uint64_t valid = (uint64_t{1} << left) - 1;
@@ -185,9 +213,9 @@ SIEVE_TK_INLINE void ResolveTies(const TernarySource& src, uint64_t j0, int n, c
 template <class L>
 SIEVE_TK_INLINE void ResolveTiesFeedback(const TernarySource& src, uint64_t j0, int n64,
                                          const float* sc, float s, const uint16_t* h,
-                                         uint64_t* keep, const uint64_t* lt) {
+                                         uint64_t* keep, const uint64_t* maybe) {
   for (int c = 0; c < n64; ++c) {
-    for (uint64_t tie = lt[c] & ~keep[c]; tie != 0; tie &= tie - 1) {
+    for (uint64_t tie = maybe[c] & ~keep[c]; tie != 0; tie &= tie - 1) {
       const int k = 64 * c + __builtin_ctzll(tie);
       const uint64_t j = j0 + static_cast<uint64_t>(k);
       const float sum = src.residual[j], g = L::Round(sum), sk = sc != nullptr ? sc[k] : s;
@@ -243,7 +271,7 @@ struct Quantizer {
   alignas(64) float sc_buf[kBatch];
   alignas(64) int8_t q[kBatch];  // L > 1 only: the codes
   uint64_t ties[kChunks];        // L > 1 only: where the refinement decides
-  alignas(64) uint64_t keep[kChunks], neg[kChunks], lt[kChunks];
+  alignas(64) uint64_t keep[kChunks], neg[kChunks], maybe[kChunks];
   const float* sc = nullptr;
   float s = 0.0f;
   bool residuals_done = false;  // Run updated the batch's residuals itself
@@ -275,8 +303,8 @@ struct Quantizer {
       // in place, the residuals rewritten (no staging).
       const uint16_t* h = oct.Bits(src.rng, j0, n);
       sc = BatchScales(src, j0, n, sc_buf, &s);
-      Ops::template MasksFeedback<L>(src.data, src.residual, j0, sc, s, h, n64, keep, neg, lt);
-      ResolveTiesFeedback<L>(src, j0, n64, sc, s, h, keep, lt);
+      Ops::template MasksFeedback<L>(src.data, src.residual, j0, sc, s, h, n64, keep, neg, maybe);
+      ResolveTiesFeedback<L>(src, j0, n64, sc, s, h, keep, maybe);
       residuals_done = true;
       return nullptr;
     }
@@ -297,8 +325,8 @@ struct Quantizer {
       ResolveLevelsTies(src, j0, n, g, h);
       return g;
     }
-    Ops::Masks(g, sc, s, h, n64, keep, neg, lt);
-    ResolveTies<L>(src, j0, n, g, sc, s, h, keep, lt);
+    Ops::Masks(g, sc, s, h, n64, keep, neg, maybe);
+    ResolveTies<L>(src, j0, n, g, sc, s, h, keep, maybe);
     return g;
   }
 };

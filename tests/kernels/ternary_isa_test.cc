@@ -872,6 +872,89 @@ TEST(TernaryIsaTest, TiesWithFeedbackUpdateResidualsLikeTheReference) {
   }
 }
 
+// The wide policies find x's integer part without a division (batch::ReciprocalLevel):
+// values within a few ulps of every integer level, on either side of h and h + 1, under
+// scales with random and extreme significands, at the edges of the usable range (2^-100,
+// 2^100) and just past them (where the kernels divide), plus zeros of both signs,
+// subnormals, NaN, infinities and values far above the scale. Codes, wire and residuals
+// (error feedback: g + e_prev = the value) as the reference's.
+TEST(TernaryIsaTest, LevelsWithoutDivisionMatchTheReferenceAtEveryEdge) {
+  std::mt19937_64 rng(17);
+  const size_t count = 4099;
+  const PhiloxStream stream{rng(), 5, rng()};
+  std::vector<float> scales;
+  for (float s : {1.0f, 0.75f, 0x1.fffffep-1f, 0x1p-100f, 0x1.000002p-100f, 0x1.fffffep-101f,
+                  0x1p100f, 0x1.fffffep99f, 0x1.000002p100f, 3.0e-3f, 6.1e4f})
+    scales.push_back(s);
+  for (int r = 0; r < 40; ++r) {
+    const uint32_t bits =
+        (static_cast<uint32_t>(rng() % 200 + 27) << 23) | static_cast<uint32_t>(rng() & 0x7fffff);
+    float s;
+    std::memcpy(&s, &bits, 4);
+    scales.push_back(s);
+  }
+  const float specials[] = {0.0f,
+                            -0.0f,
+                            1e-45f,
+                            -1e-40f,
+                            std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity()};
+  for (float s : scales) {
+    SCOPED_TRACE("scale " + std::to_string(s));
+    std::vector<float> f(count);
+    for (size_t j = 0; j < count; ++j) {
+      const double h = PhiloxHalf(PhiloxOct(stream, j >> 3), j);
+      const double level = h + static_cast<double>(rng() % 4) - 1.0;  // h - 1 .. h + 2
+      float v = static_cast<float>(static_cast<double>(s) * level / 65536.0);
+      for (int ulps = static_cast<int>(rng() % 7) - 3; ulps != 0; ulps += ulps > 0 ? -1 : 1)
+        v = std::nextafter(v, ulps > 0 ? 3.0f * s : 0.0f);
+      if (j % 97 == 0) v = specials[(j / 97) % 7];
+      if (j % 89 == 0) v = s * (j % 3 == 0 ? 2.5f : 1.0f);  // above the scale, at it
+      f[j] = j % 2 == 0 ? v : -v;
+    }
+    // Error feedback: the value split in two, g + e_prev exact.
+    std::vector<float> g(count), e(count);
+    for (size_t j = 0; j < count; ++j) {
+      g[j] = std::isfinite(f[j]) ? f[j] * 0.75f : f[j];
+      e[j] = std::isfinite(f[j]) ? f[j] * 0.25f : 0.0f;
+    }
+    for (size_t block : {size_t{100}, size_t{2048}}) {
+      SCOPED_TRACE("block " + std::to_string(block));
+      std::vector<float> sc((count + block - 1) / block, s);
+      const TernarySource src =
+          TernarySourceOf(DType::kFloat32, f.data(), nullptr, block, sc.data(), stream);
+      std::vector<int8_t> q(count);
+      TernaryQuantizeReference(src, 0, count, q.data());
+      TernarySource fb =
+          TernarySourceOf(DType::kFloat32, g.data(), nullptr, block, sc.data(), stream);
+      fb.residual = e.data();
+      std::vector<int8_t> qf(count);
+      std::vector<float> want(count);
+      TernaryQuantizeReference(fb, 0, count, qf.data(), want.data());
+      ForEachIsa([&] {
+        std::vector<int8_t> work(count);
+        TernaryQuantizeAdd(src, 0, count, nullptr, 2, TernaryWork::kInt8, work.data());
+        for (size_t j = 0; j < count; ++j) ASSERT_EQ(work[j], q[j]) << j << ": " << f[j];
+        std::vector<uint8_t> wire(TernaryPackedBytes(count, 2));
+        TernaryQuantizePack(src, 0, count, 2, wire.data());
+        std::vector<int32_t> got(count);
+        TernaryUnpackReference(wire.data(), count, 2, got.data());
+        for (size_t j = 0; j < count; ++j) ASSERT_EQ(got[j], q[j]) << j << ": " << f[j];
+        std::vector<float> res = e;
+        TernarySource s2 = fb;
+        s2.residual = res.data();
+        TernaryQuantizePack(s2, 0, count, 2, wire.data());
+        TernaryUnpackReference(wire.data(), count, 2, got.data());
+        for (size_t j = 0; j < count; ++j) {
+          ASSERT_EQ(got[j], qf[j]) << j << ": " << f[j];
+          ASSERT_TRUE(SameFloat(res[j], want[j])) << j << ": " << res[j] << " vs " << want[j];
+        }
+      });
+    }
+  }
+}
+
 // p = 2^-17 (x = 1/2): only the refinement can keep an element, with
 // probability 1/2; a 16-bit comparison alone gives 0 or 2^-16.
 TEST(TernaryIsaTest, ResolutionBelowSixteenBitsIsUnbiased) {
