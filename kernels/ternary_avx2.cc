@@ -223,6 +223,14 @@ struct Avx2Ops {
         }
         _mm256_storeu_ps(g + k, v);
       }
+    } else if (src.residual == nullptr) {
+      // The mask's gather, asking for the values kPrefetchAhead dense positions past the
+      // current one (idx ascends) once per eight.
+      for (; k + 8 <= n; k += 8) {
+        const uint32_t* ix = src.idx + j0 + k;
+        batch::PrefetchPast(src.data, (ix[0] + batch::kPrefetchAhead) * L::kBytes);
+        for (int e = 0; e < 8; ++e) g[k + e] = L::Load(src.data, ix[e]);
+      }
     }
     batch::StageScalar<L>(src, j0, k, n, g, sum);
   }

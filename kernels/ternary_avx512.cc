@@ -104,6 +104,7 @@ SIEVE_AVX512 void CompressKept(const TernarySource& src, uint64_t j0, int n, flo
       m = _pdep_u32((1u << pc) - 1, m);
     }
     const __mmask16 lanes = static_cast<__mmask16>(m);
+    PrefetchPast(src.data, (a + batch::kPrefetchAhead) * L::kBytes);
     _mm512_mask_storeu_ps(g + k, static_cast<__mmask16>((1u << pc) - 1),
                           _mm512_maskz_compress_ps(lanes, MaskedLoad16<L>(src.data, a, lanes)));
     k += pc;
