@@ -223,13 +223,21 @@ struct Avx2Ops {
         }
         _mm256_storeu_ps(g + k, v);
       }
-    } else if (src.residual == nullptr) {
+    } else {
       // The mask's gather, asking for the values kPrefetchAhead dense positions past the
-      // current one (idx ascends) once per eight.
+      // current one (idx ascends) once per eight, and for the residual (by element) ahead.
       for (; k + 8 <= n; k += 8) {
-        const uint32_t* ix = src.idx + j0 + k;
-        batch::PrefetchPast(src.data, (ix[0] + batch::kPrefetchAhead) * L::kBytes);
-        for (int e = 0; e < 8; ++e) g[k + e] = L::Load(src.data, ix[e]);
+        const uint64_t j = j0 + static_cast<uint64_t>(k);
+        batch::PrefetchPast(src.data, (src.idx[j] + batch::kPrefetchAhead) * L::kBytes);
+        if (src.residual == nullptr) {
+          for (int e = 0; e < 8; ++e) g[k + e] = L::Load(src.data, src.idx[j + e]);
+          continue;
+        }
+        if (k % 16 == 0) batch::PrefetchPast(src.residual + j, kPrefetchBytes);
+        for (int e = 0; e < 8; ++e) {
+          sum[k + e] = L::Load(src.data, src.idx[j + e]) + src.residual[j + e];
+          g[k + e] = L::Round(sum[k + e]);
+        }
       }
     }
     batch::StageScalar<L>(src, j0, k, n, g, sum);

@@ -238,6 +238,7 @@ struct Avx512Ops {
       }
     } else if (std::is_same<L, TernaryF32>::value && src.residual == nullptr) {
       for (; k + 16 <= n; k += 16) {  // the mask's gather, 16 indices at a time
+        batch::PrefetchPast(src.data, (src.idx[j0 + k] + batch::kPrefetchAhead) * L::kBytes);
         const __m512i ix = _mm512_loadu_si512(src.idx + j0 + k);
         const float* base = static_cast<const float*>(src.data);
         const __m512 lo = _mm512_castps256_ps512(
