@@ -26,6 +26,8 @@ constexpr int kGroup = 8;
 // vectorize them (per-element flags as bytes, one scale per loop where the batch has one,
 // codes as arithmetic): the policy of every CPU without AVX2.
 struct PortableOps {
+  // Masks without a division (ternary_batch.h): none here.
+  static constexpr bool kReciprocalMasks = false;
   // PhiloxOct of octs oct0 .. oct0 + 8N - 1 as 8N lanes, round by round, so the compiler
   // vectorizes the 32x32->64-bit products: the bits of Philox4x32x10 (philox.h).
   template <int N>

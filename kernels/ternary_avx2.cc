@@ -195,7 +195,19 @@ SIEVE_AVX2 uint32_t SignBits32(const __m256 (&g)[4]) {
   return bits;
 }
 
+// Half `half` of a chunk's keep, neg and maybe words from its 32 elements: Level16's
+// notkeep and maybe of two sixteens, and the values (their sign bits).
+SIEVE_AVX2 void PutHalf(int half, const __m256i (&notkeep)[2], const __m256i (&maybe)[2],
+                        const __m256 (&g)[4], uint64_t* keep, uint64_t* neg, uint64_t* mb) {
+  const int shift = 32 * half;
+  *keep |= static_cast<uint64_t>(~TopBits32(notkeep[0], notkeep[1])) << shift;
+  *mb |= static_cast<uint64_t>(TopBits32(maybe[0], maybe[1])) << shift;
+  *neg |= static_cast<uint64_t>(SignBits32(g)) << shift;
+}
+
 struct Avx2Ops {
+  // Masks without a division (ternary_batch.h): MasksByReciprocal, MasksFeedbackByReciprocal.
+  static constexpr bool kReciprocalMasks = true;
   SIEVE_AVX2 static void Philox8(const PhiloxStream& rng, uint64_t oct0, uint32_t* words) {
     PhiloxChains<1>(rng, oct0, words);
   }
@@ -243,17 +255,10 @@ struct Avx2Ops {
     batch::StageScalar<L>(src, j0, k, n, g, sum);
   }
 
-  SIEVE_AVX2 static void Masks(const float* g, const float* sc, float s, const uint16_t* h, int n64,
-                               uint64_t* keep, uint64_t* neg, uint64_t* maybe) {
-    if (sc == nullptr && batch::ReciprocalLevel::Usable(s))
-      return MasksByReciprocal(g, s, h, n64, keep, neg, maybe);
-    MasksDividing(g, sc, s, h, n64, keep, neg, maybe);
-  }
-
   // One scale, no division (batch::ReciprocalLevel), in 16-bit lanes; neg = g's sign bit.
-  SIEVE_AVX2 static void MasksByReciprocal(const float* g, float s, const uint16_t* h, int n64,
-                                           uint64_t* keep, uint64_t* neg, uint64_t* maybe) {
-    const batch::ReciprocalLevel level(s);
+  SIEVE_AVX2 static void MasksByReciprocal(const float* g, const batch::ReciprocalLevel& level,
+                                           const uint16_t* h, int n64, uint64_t* keep,
+                                           uint64_t* neg, uint64_t* maybe) {
     const __m256 lo = _mm256_set1_ps(level.lo), cap = _mm256_set1_ps(level.cap);
     for (int c = 0; c < n64; ++c) {
       uint64_t k = 0, n = 0, m = 0;
@@ -266,18 +271,15 @@ struct Avx2Ops {
           gv[2 * v] = _mm256_loadu_ps(g + i), gv[2 * v + 1] = _mm256_loadu_ps(g + i + 8);
           Level16(gv[2 * v], gv[2 * v + 1], lo, cap, h + i, &nk[v], &mb[v]);
         }
-        const int shift = 32 * half;
-        k |= static_cast<uint64_t>(~TopBits32(nk[0], nk[1])) << shift;
-        m |= static_cast<uint64_t>(TopBits32(mb[0], mb[1])) << shift;
-        n |= static_cast<uint64_t>(SignBits32(gv)) << shift;
+        PutHalf(half, nk, mb, gv, &k, &n, &m);
       }
       keep[c] = k, neg[c] = n, maybe[c] = m;
     }
   }
 
   // Any scales, dividing (TernaryLevel's own arithmetic): maybe = h < x exactly.
-  SIEVE_AVX2 static void MasksDividing(const float* g, const float* sc, float s, const uint16_t* h,
-                                       int n64, uint64_t* keep, uint64_t* neg, uint64_t* maybe) {
+  SIEVE_AVX2 static void Masks(const float* g, const float* sc, float s, const uint16_t* h, int n64,
+                               uint64_t* keep, uint64_t* neg, uint64_t* maybe) {
     const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
     const __m256 scale16 = _mm256_set1_ps(65536.0f);
@@ -304,23 +306,13 @@ struct Avx2Ops {
     }
   }
 
-  // Masks of Round(g + e_prev) fused with the residual update (ternary_batch.h).
-  template <class L>
-  SIEVE_AVX2 static void MasksFeedback(const void* data, float* res, uint64_t j0, const float* sc,
-                                       float s, const uint16_t* h, int n64, uint64_t* keep,
-                                       uint64_t* neg, uint64_t* maybe) {
-    if (sc == nullptr && batch::ReciprocalLevel::Usable(s))
-      return MasksFeedbackByReciprocal<L>(data, res, j0, s, h, n64, keep, neg, maybe);
-    MasksFeedbackDividing<L>(data, res, j0, sc, s, h, n64, keep, neg, maybe);
-  }
-
   // MasksByReciprocal of the sums' rounded values, each residual written with its coarse
   // code (q = 0 where maybe: ResolveTiesFeedback rewrites those that keep).
   template <class L>
   SIEVE_AVX2 static void MasksFeedbackByReciprocal(const void* data, float* res, uint64_t j0,
-                                                   float s, const uint16_t* h, int n64,
-                                                   uint64_t* keep, uint64_t* neg, uint64_t* maybe) {
-    const batch::ReciprocalLevel level(s);
+                                                   const batch::ReciprocalLevel& level, float s,
+                                                   const uint16_t* h, int n64, uint64_t* keep,
+                                                   uint64_t* neg, uint64_t* maybe) {
     const __m256 lo = _mm256_set1_ps(level.lo), cap = _mm256_set1_ps(level.cap);
     const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f), sv = _mm256_set1_ps(s);
     for (int c = 0; c < n64; ++c) {
@@ -351,20 +343,18 @@ struct Avx2Ops {
             _mm256_storeu_ps(r + 8 * e, _mm256_sub_ps(sum[e], _mm256_mul_ps(sv, q)));
           }
         }
-        const int shift = 32 * half;
-        k |= static_cast<uint64_t>(~TopBits32(nk[0], nk[1])) << shift;
-        m |= static_cast<uint64_t>(TopBits32(mb[0], mb[1])) << shift;
-        n |= static_cast<uint64_t>(SignBits32(gv)) << shift;
+        PutHalf(half, nk, mb, gv, &k, &n, &m);
       }
       keep[c] = k, neg[c] = n, maybe[c] = m;
     }
   }
 
-  // Any scales, dividing.
+  // Masks of Round(g + e_prev) fused with the residual update (ternary_batch.h), any
+  // scales, dividing.
   template <class L>
-  SIEVE_AVX2 static void MasksFeedbackDividing(const void* data, float* res, uint64_t j0,
-                                               const float* sc, float s, const uint16_t* h, int n64,
-                                               uint64_t* keep, uint64_t* neg, uint64_t* maybe) {
+  SIEVE_AVX2 static void MasksFeedback(const void* data, float* res, uint64_t j0, const float* sc,
+                                       float s, const uint16_t* h, int n64, uint64_t* keep,
+                                       uint64_t* neg, uint64_t* maybe) {
     const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
     const __m256 sign = _mm256_set1_ps(-0.0f), scale16 = _mm256_set1_ps(65536.0f);

@@ -151,7 +151,25 @@ SIEVE_AVX512 uint64_t Join64(const __mmask16 (&m)[4]) {
   return _cvtmask64_u64(_mm512_kunpackd(_mm512_kunpackw(m[3], m[2]), _mm512_kunpackw(m[1], m[0])));
 }
 
+// g + e_prev of sixteen elements from j (r: their residuals), asking for the lines of
+// both kPrefetchAhead elements ahead (a line each).
+template <class L>
+SIEVE_AVX512 __m512 FeedbackSum16(const void* data, uint64_t j, const float* r) {
+  batch::PrefetchPast(r, kPrefetchBytes);
+  batch::PrefetchPast(data, (j + batch::kPrefetchAhead) * L::kBytes);
+  return _mm512_add_ps(Load16<L>(data, j), _mm512_loadu_ps(r));
+}
+
+// The residuals sum - s * q of sixteen elements, q = +-1 where kept (- where neg), else 0.
+SIEVE_AVX512 void StoreResidual16(float* r, __m512 sum, __m512 s, __mmask16 keep, __mmask16 neg) {
+  const __m512 q = _mm512_maskz_mov_ps(
+      keep, _mm512_mask_blend_ps(neg, _mm512_set1_ps(1.0f), _mm512_set1_ps(-1.0f)));
+  _mm512_storeu_ps(r, _mm512_sub_ps(sum, _mm512_mul_ps(s, q)));
+}
+
 struct Avx512Ops {
+  // Masks without a division (ternary_batch.h): MasksByReciprocal, MasksFeedbackByReciprocal.
+  static constexpr bool kReciprocalMasks = true;
   // Each 64-bit lane carries one counter word in its low half (the high half is
   // don't-care: vpmuludq reads only the low halves), so a round is two
   // multiplies, two shuffles and two three-way XORs for eight octs. V groups of
@@ -252,13 +270,6 @@ struct Avx512Ops {
     batch::StageScalar<L>(src, j0, k, n, g, sum);
   }
 
-  SIEVE_AVX512 static void Masks(const float* g, const float* sc, float s, const uint16_t* h,
-                                 int n64, uint64_t* keep, uint64_t* neg, uint64_t* maybe) {
-    if (sc == nullptr && batch::ReciprocalLevel::Usable(s))
-      return MasksByReciprocal(g, s, h, n64, keep, neg, maybe);
-    MasksDividing(g, sc, s, h, n64, keep, neg, maybe);
-  }
-
   // t = trunc(min(|g|, cap) * lo) of 16 values (batch::ReciprocalLevel); keep = h < t,
   // maybe = (h - t is 0 or 1).
   SIEVE_AVX512 static void LevelMasks(__m512 gv, const batch::ReciprocalLevel& level,
@@ -272,9 +283,9 @@ struct Avx512Ops {
   }
 
   // One scale, no division; neg = g's sign bit.
-  SIEVE_AVX512 static void MasksByReciprocal(const float* g, float s, const uint16_t* h, int n64,
-                                             uint64_t* keep, uint64_t* neg, uint64_t* maybe) {
-    const batch::ReciprocalLevel level(s);
+  SIEVE_AVX512 static void MasksByReciprocal(const float* g, const batch::ReciprocalLevel& level,
+                                             const uint16_t* h, int n64, uint64_t* keep,
+                                             uint64_t* neg, uint64_t* maybe) {
     for (int c = 0; c < n64; ++c) {
       __mmask16 k[4], n[4], m[4];
       for (int q = 0; q < 4; ++q) {
@@ -289,9 +300,8 @@ struct Avx512Ops {
   }
 
   // Any scales, dividing (TernaryLevel's own arithmetic): maybe = h < x exactly.
-  SIEVE_AVX512 static void MasksDividing(const float* g, const float* sc, float s,
-                                         const uint16_t* h, int n64, uint64_t* keep, uint64_t* neg,
-                                         uint64_t* maybe) {
+  SIEVE_AVX512 static void Masks(const float* g, const float* sc, float s, const uint16_t* h,
+                                 int n64, uint64_t* keep, uint64_t* neg, uint64_t* maybe) {
     const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
     const __m512 scale16 = _mm512_set1_ps(65536.0f), sv = _mm512_set1_ps(s);
     for (int c = 0; c < n64; ++c) {
@@ -313,67 +323,44 @@ struct Avx512Ops {
     }
   }
 
-  // Masks of Round(g + e_prev) fused with the residual update (ternary_batch.h): the
-  // sum stays in its register from the loads to the residual's store.
-  template <class L>
-  SIEVE_AVX512 static void MasksFeedback(const void* data, float* res, uint64_t j0, const float* sc,
-                                         float s, const uint16_t* h, int n64, uint64_t* keep,
-                                         uint64_t* neg, uint64_t* maybe) {
-    if (sc == nullptr && batch::ReciprocalLevel::Usable(s))
-      return MasksFeedbackByReciprocal<L>(data, res, j0, s, h, n64, keep, neg, maybe);
-    MasksFeedbackDividing<L>(data, res, j0, sc, s, h, n64, keep, neg, maybe);
-  }
-
-  // Each residual written with its coarse code (q = 0 where maybe: ResolveTiesFeedback
-  // rewrites those that keep).
+  // MasksByReciprocal of the sums' rounded values, each residual written with its coarse
+  // code (q = 0 where maybe: ResolveTiesFeedback rewrites those that keep).
   template <class L>
   SIEVE_AVX512 static void MasksFeedbackByReciprocal(const void* data, float* res, uint64_t j0,
-                                                     float s, const uint16_t* h, int n64,
-                                                     uint64_t* keep, uint64_t* neg,
-                                                     uint64_t* maybe) {
-    const batch::ReciprocalLevel level(s);
-    const __m512 one = _mm512_set1_ps(1.0f), minus_one = _mm512_set1_ps(-1.0f);
+                                                     const batch::ReciprocalLevel& level, float s,
+                                                     const uint16_t* h, int n64, uint64_t* keep,
+                                                     uint64_t* neg, uint64_t* maybe) {
     const __m512 sv = _mm512_set1_ps(s);
     for (int c = 0; c < n64; ++c) {
       __mmask16 k[4], n[4], m[4];
       for (int q = 0; q < 4; ++q) {
         const int i = 64 * c + 16 * q;
         float* r = res + j0 + static_cast<uint64_t>(i);
-        batch::PrefetchPast(r, kPrefetchBytes);
-        batch::PrefetchPast(data,
-                            (j0 + static_cast<uint64_t>(i) + batch::kPrefetchAhead) * L::kBytes);
-        const __m512 sum =
-            _mm512_add_ps(Load16<L>(data, j0 + static_cast<uint64_t>(i)), _mm512_loadu_ps(r));
+        const __m512 sum = FeedbackSum16<L>(data, j0 + static_cast<uint64_t>(i), r);
         const __m512 gv = Round16<L>(sum);
         LevelMasks(gv, level, h + i, &k[q], &m[q]);
         // A kept value is nonzero: its sign bit is g < 0.
         n[q] = _mm512_cmplt_epi32_mask(_mm512_castps_si512(gv), _mm512_setzero_si512());
-        const __m512 code = _mm512_maskz_mov_ps(k[q], _mm512_mask_blend_ps(n[q], one, minus_one));
-        _mm512_storeu_ps(r, _mm512_sub_ps(sum, _mm512_mul_ps(sv, code)));
+        StoreResidual16(r, sum, sv, k[q], n[q]);
       }
       keep[c] = Join64(k), neg[c] = Join64(n), maybe[c] = Join64(m);
     }
   }
 
-  // Any scales, dividing.
+  // Masks of Round(g + e_prev) fused with the residual update (ternary_batch.h), any
+  // scales, dividing.
   template <class L>
-  SIEVE_AVX512 static void MasksFeedbackDividing(const void* data, float* res, uint64_t j0,
-                                                 const float* sc, float s, const uint16_t* h,
-                                                 int n64, uint64_t* keep, uint64_t* neg,
-                                                 uint64_t* maybe) {
+  SIEVE_AVX512 static void MasksFeedback(const void* data, float* res, uint64_t j0, const float* sc,
+                                         float s, const uint16_t* h, int n64, uint64_t* keep,
+                                         uint64_t* neg, uint64_t* maybe) {
     const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
-    const __m512 minus_one = _mm512_set1_ps(-1.0f);
     const __m512 scale16 = _mm512_set1_ps(65536.0f), sv = _mm512_set1_ps(s);
     for (int c = 0; c < n64; ++c) {
       __mmask16 k[4], n[4], l[4];
       for (int q = 0; q < 4; ++q) {
         const int i = 64 * c + 16 * q;
         float* r = res + j0 + static_cast<uint64_t>(i);
-        batch::PrefetchPast(r, kPrefetchBytes);
-        batch::PrefetchPast(data,
-                            (j0 + static_cast<uint64_t>(i) + batch::kPrefetchAhead) * L::kBytes);
-        const __m512 sum = _mm512_add_ps(Load16<L>(data, j0 + static_cast<uint64_t>(i)),
-                                         _mm512_loadu_ps(r));
+        const __m512 sum = FeedbackSum16<L>(data, j0 + static_cast<uint64_t>(i), r);
         const __m512 gv = Round16<L>(sum);
         const __m512 s16 = sc != nullptr ? _mm512_loadu_ps(sc + i) : sv;
         const __m512 x = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(s16, zero, _CMP_GT_OQ),
@@ -384,8 +371,7 @@ struct Avx512Ops {
         const __mmask16 nm = _mm512_cmp_ps_mask(gv, zero, _CMP_LT_OQ);
         k[q] = km, n[q] = nm;
         l[q] = _mm512_cmp_ps_mask(hv, x, _CMP_LT_OQ);
-        const __m512 code = _mm512_maskz_mov_ps(km, _mm512_mask_blend_ps(nm, one, minus_one));
-        _mm512_storeu_ps(r, _mm512_sub_ps(sum, _mm512_mul_ps(s16, code)));
+        StoreResidual16(r, sum, s16, km, nm);
       }
       keep[c] = Join64(k), neg[c] = Join64(n), maybe[c] = Join64(l);
     }
@@ -488,14 +474,12 @@ struct Avx512Ops {
   SIEVE_AVX512 static void Residual(const float* sum, const float* sc, float s,
                                     const uint64_t* keep, const uint64_t* neg, int n64,
                                     float* res) {
-    const __m512 one = _mm512_set1_ps(1.0f), minus_one = _mm512_set1_ps(-1.0f);
     const __m512 sv = _mm512_set1_ps(s);
     for (int i = 0; i < 64 * n64; i += 16) {
       const __mmask16 k = static_cast<__mmask16>(keep[i / 64] >> (i % 64));
       const __mmask16 n = static_cast<__mmask16>(neg[i / 64] >> (i % 64));
-      const __m512 q = _mm512_maskz_mov_ps(k, _mm512_mask_blend_ps(n, one, minus_one));
       const __m512 s16 = sc != nullptr ? _mm512_loadu_ps(sc + i) : sv;
-      _mm512_storeu_ps(res + i, _mm512_sub_ps(_mm512_loadu_ps(sum + i), _mm512_mul_ps(s16, q)));
+      StoreResidual16(res + i, _mm512_loadu_ps(sum + i), s16, k, n);
     }
   }
 

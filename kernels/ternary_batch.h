@@ -19,6 +19,9 @@
 //   Masks(g, sc, s, h, n64, keep, neg, maybe)   per element, x = TernaryLevel(g, sc ? sc[k] : s):
 //                                       keep and maybe as below, neg = g < 0 (read only
 //                                       where kept: there it is g's sign bit)
+//   MasksFeedback<L>(data, res, j0, sc, s, h, n64, keep, neg, maybe)   Masks of Round(g + e_prev)
+//                                       (whole chunks; data, res by element j0 + k), each
+//                                       residual rewritten with the coarse code
 //   Wire2(keep, neg, n64, out)          the 2-bit codes, 16 bytes per chunk
 //   Codes(keep, neg, n64, q)            int8 codes
 //   LevelsCodes(g, sc, s, lv, L, h, n64, q, tie)   the L-level codes (LevelsCodesPortable)
@@ -28,6 +31,11 @@
 //                                       write kWireSlack bytes past the chunks' wire
 //   Residual(sum, sc, s, keep, neg, n64, res)   res[k] = TernaryFeedbackResidual(sum, s, q)
 //   MaxMagnitude(g, n, m)               m = max(m, TernaryMagnitudeBits(g[k])), any n
+// and, where Ops::kReciprocalMasks (the wide policies), for one scale s that
+// ReciprocalLevel::Usable and level = ReciprocalLevel(s), without a division:
+//   MasksByReciprocal(g, level, h, n64, keep, neg, maybe)          as Masks
+//   MasksFeedbackByReciprocal<L>(data, res, j0, level, s, h, n64, keep, neg, maybe)
+//                                       as MasksFeedback
 //
 // keep and maybe of Masks and MasksFeedback: keep holds only coarse keeps
 // (TernaryKeepCoarse), and maybe holds every tie and every coarse keep missing from
@@ -228,6 +236,30 @@ SIEVE_TK_INLINE void ResolveTiesFeedback(const TernarySource& src, uint64_t j0, 
   }
 }
 
+// Ops::Masks, or MasksByReciprocal where the policy has it and the one scale allows.
+template <class Ops>
+SIEVE_TK_INLINE void MasksOf(const float* g, const float* sc, float s, const uint16_t* h, int n64,
+                             uint64_t* keep, uint64_t* neg, uint64_t* maybe) {
+  if constexpr (Ops::kReciprocalMasks) {
+    if (sc == nullptr && ReciprocalLevel::Usable(s))
+      return Ops::MasksByReciprocal(g, ReciprocalLevel(s), h, n64, keep, neg, maybe);
+  }
+  Ops::Masks(g, sc, s, h, n64, keep, neg, maybe);
+}
+
+// Ops::MasksFeedback, or MasksFeedbackByReciprocal likewise.
+template <class Ops, class L>
+SIEVE_TK_INLINE void MasksFeedbackOf(const void* data, float* res, uint64_t j0, const float* sc,
+                                     float s, const uint16_t* h, int n64, uint64_t* keep,
+                                     uint64_t* neg, uint64_t* maybe) {
+  if constexpr (Ops::kReciprocalMasks) {
+    if (sc == nullptr && ReciprocalLevel::Usable(s))
+      return Ops::template MasksFeedbackByReciprocal<L>(data, res, j0, ReciprocalLevel(s), s, h,
+                                                        n64, keep, neg, maybe);
+  }
+  Ops::template MasksFeedback<L>(data, res, j0, sc, s, h, n64, keep, neg, maybe);
+}
+
 // LevelsFraction and LevelsCode of 64 * n64 elements in one branch-free pass, the same
 // bits: y outside [0, L) (s <= 0, NaN, |g| above s) counts as 0, or as base L when
 // y >= L; x = (y - floor(y)) * 2^16 exactly; keep = TernaryKeepCoarse(x, h). q gets the
@@ -303,7 +335,7 @@ struct Quantizer {
       // in place, the residuals rewritten (no staging).
       const uint16_t* h = oct.Bits(src.rng, j0, n);
       sc = BatchScales(src, j0, n, sc_buf, &s);
-      Ops::template MasksFeedback<L>(src.data, src.residual, j0, sc, s, h, n64, keep, neg, maybe);
+      MasksFeedbackOf<Ops, L>(src.data, src.residual, j0, sc, s, h, n64, keep, neg, maybe);
       ResolveTiesFeedback<L>(src, j0, n64, sc, s, h, keep, maybe);
       residuals_done = true;
       return nullptr;
@@ -325,7 +357,7 @@ struct Quantizer {
       ResolveLevelsTies(src, j0, n, g, h);
       return g;
     }
-    Ops::Masks(g, sc, s, h, n64, keep, neg, maybe);
+    MasksOf<Ops>(g, sc, s, h, n64, keep, neg, maybe);
     ResolveTies<L>(src, j0, n, g, sc, s, h, keep, maybe);
     return g;
   }
