@@ -71,9 +71,9 @@ struct PortableOps {
     batch::StageScalar<L>(src, j0, 0, n, g, sum);
   }
   SIEVE_TK_INLINE static void Masks(const float* g, const float* sc, float s, const uint16_t* h,
-                                    int n64, uint64_t* keep, uint64_t* neg, uint64_t* lt) {
+                                    int n64, uint64_t* keep, uint64_t* neg, uint64_t* maybe) {
     // Per chunk: the three conditions as 0/1 bytes in loops the compiler vectorizes, then
-    // eight bytes to eight bits at a time (PackFlags).
+    // eight bytes to eight bits at a time (PackFlags); maybe = h < x exactly.
     for (int c = 0; c < n64; ++c) {
       alignas(64) uint8_t kf[64], nf[64], lf[64];
       const float* gc = g + 64 * c;
@@ -89,7 +89,7 @@ struct PortableOps {
           kf[e] = TernaryKeepCoarse(x, hf), lf[e] = hf < x, nf[e] = gc[e] < 0.0f;
         }
       }
-      keep[c] = PackFlags(kf), neg[c] = PackFlags(nf), lt[c] = PackFlags(lf);
+      keep[c] = PackFlags(kf), neg[c] = PackFlags(nf), maybe[c] = PackFlags(lf);
     }
   }
   // 64 bytes of 0 or 1 to the bits of a word (byte e -> bit e): eight bytes at a time, the
@@ -144,7 +144,7 @@ struct PortableOps {
   template <class L>
   SIEVE_TK_INLINE static void MasksFeedback(const void* data, float* res, uint64_t j0,
                                             const float* sc, float s, const uint16_t* h, int n64,
-                                            uint64_t* keep, uint64_t* neg, uint64_t* lt) {
+                                            uint64_t* keep, uint64_t* neg, uint64_t* maybe) {
     for (int c = 0; c < n64; ++c) {
       alignas(64) uint8_t kf[64], nf[64], lf[64];
       float* r = res + j0 + static_cast<uint64_t>(64 * c);
@@ -157,7 +157,7 @@ struct PortableOps {
       else
         FeedbackChunk<L>(
             data, first, r, [sc, c](int e) { return sc[64 * c + e]; }, h + 64 * c, kf, nf, lf);
-      keep[c] = PackFlags(kf), neg[c] = PackFlags(nf), lt[c] = PackFlags(lf);
+      keep[c] = PackFlags(kf), neg[c] = PackFlags(nf), maybe[c] = PackFlags(lf);
     }
   }
   // 64 elements from `first`: the sums g + e_prev, their flags (keep, negative, h < x) as
