@@ -13,23 +13,29 @@ struct Philox4 {
   uint32_t v[4];
 };
 
-SIEVE_HD inline void PhiloxMulHiLo(uint32_t a, uint32_t b, uint32_t* hi, uint32_t* lo) {
-  uint64_t p = static_cast<uint64_t>(a) * b;
-  *hi = static_cast<uint32_t>(p >> 32);
-  *lo = static_cast<uint32_t>(p);
+// Philox4x32's multipliers and key increments (Weyl constants).
+constexpr uint32_t kPhiloxMul0 = 0xD2511F53u, kPhiloxMul1 = 0xCD9E8D57u;
+constexpr uint32_t kPhiloxBump0 = 0x9E3779B9u, kPhiloxBump1 = 0xBB67AE85u;
+
+// One round on the counter words c0..c3 under the round key (k0, k1).
+SIEVE_HD inline void PhiloxRound(uint32_t& c0, uint32_t& c1, uint32_t& c2, uint32_t& c3,
+                                 uint32_t k0, uint32_t k1) {
+  const uint64_t p0 = static_cast<uint64_t>(kPhiloxMul0) * c0;
+  const uint64_t p1 = static_cast<uint64_t>(kPhiloxMul1) * c2;
+  c0 = static_cast<uint32_t>(p1 >> 32) ^ c1 ^ k0;
+  c1 = static_cast<uint32_t>(p1);
+  c2 = static_cast<uint32_t>(p0 >> 32) ^ c3 ^ k1;
+  c3 = static_cast<uint32_t>(p0);
 }
 
 // The standard Philox4x32 with 10 rounds: counter c, key (k0, k1).
 SIEVE_HD inline Philox4 Philox4x32x10(Philox4 c, uint32_t k0, uint32_t k1) {
   for (int round = 0; round < 10; ++round) {
     if (round > 0) {
-      k0 += 0x9E3779B9u;
-      k1 += 0xBB67AE85u;
+      k0 += kPhiloxBump0;
+      k1 += kPhiloxBump1;
     }
-    uint32_t hi0, lo0, hi1, lo1;
-    PhiloxMulHiLo(0xD2511F53u, c.v[0], &hi0, &lo0);
-    PhiloxMulHiLo(0xCD9E8D57u, c.v[2], &hi1, &lo1);
-    c = Philox4{{hi1 ^ c.v[1] ^ k0, lo1, hi0 ^ c.v[3] ^ k1, lo0}};
+    PhiloxRound(c.v[0], c.v[1], c.v[2], c.v[3], k0, k1);
   }
   return c;
 }

@@ -43,16 +43,10 @@ struct PortableOps {
     uint32_t k0 = static_cast<uint32_t>(rng.seed), k1 = static_cast<uint32_t>(rng.seed >> 32);
     for (int round = 0; round < 10; ++round) {
       if (round > 0) {
-        k0 += 0x9E3779B9u;
-        k1 += 0xBB67AE85u;
+        k0 += kPhiloxBump0;
+        k1 += kPhiloxBump1;
       }
-      for (int l = 0; l < kLanes; ++l) {
-        const uint64_t p0 = uint64_t{0xD2511F53u} * c0[l], p1 = uint64_t{0xCD9E8D57u} * c2[l];
-        c0[l] = static_cast<uint32_t>(p1 >> 32) ^ c1[l] ^ k0;
-        c1[l] = static_cast<uint32_t>(p1);
-        c2[l] = static_cast<uint32_t>(p0 >> 32) ^ c3[l] ^ k1;
-        c3[l] = static_cast<uint32_t>(p0);
-      }
+      for (int l = 0; l < kLanes; ++l) PhiloxRound(c0[l], c1[l], c2[l], c3[l], k0, k1);
     }
     for (int l = 0; l < kLanes; ++l) {
       words[4 * l + 0] = c0[l], words[4 * l + 1] = c1[l];
@@ -76,21 +70,30 @@ struct PortableOps {
     // eight bytes to eight bits at a time (PackFlags); maybe = h < x exactly.
     for (int c = 0; c < n64; ++c) {
       alignas(64) uint8_t kf[64], nf[64], lf[64];
-      const float* gc = g + 64 * c;
-      const uint16_t* hc = h + 64 * c;
-      if (sc == nullptr) {
-        for (int e = 0; e < 64; ++e) {
-          const float x = TernaryLevel(gc[e], s), hf = static_cast<float>(hc[e]);
-          kf[e] = TernaryKeepCoarse(x, hf), lf[e] = hf < x, nf[e] = gc[e] < 0.0f;
-        }
-      } else {
-        for (int e = 0; e < 64; ++e) {
-          const float x = TernaryLevel(gc[e], sc[64 * c + e]), hf = static_cast<float>(hc[e]);
-          kf[e] = TernaryKeepCoarse(x, hf), lf[e] = hf < x, nf[e] = gc[e] < 0.0f;
-        }
-      }
+      // One scale for the chunk or one per element, as in MasksFeedback.
+      if (sc == nullptr)
+        MaskChunk(
+            g + 64 * c, [s](int) { return s; }, h + 64 * c, kf, nf, lf);
+      else
+        MaskChunk(
+            g + 64 * c, [sc, c](int e) { return sc[64 * c + e]; }, h + 64 * c, kf, nf, lf);
       keep[c] = PackFlags(kf), neg[c] = PackFlags(nf), maybe[c] = PackFlags(lf);
     }
+  }
+  // 64 elements' flags (keep, negative, h < x) as 0/1 bytes.
+  template <class Scale>
+  SIEVE_TK_INLINE static void MaskChunk(const float* g, Scale scale, const uint16_t* h, uint8_t* kf,
+                                        uint8_t* nf, uint8_t* lf) {
+    for (int e = 0; e < 64; ++e) {
+      const float x = TernaryLevel(g[e], scale(e)), hf = static_cast<float>(h[e]);
+      kf[e] = TernaryKeepCoarse(x, hf), lf[e] = hf < x, nf[e] = g[e] < 0.0f;
+    }
+  }
+  // The code of bit e of a chunk's keep and neg words: TernaryCode as arithmetic.
+  SIEVE_TK_INLINE static int32_t CodeOf(uint64_t keep, uint64_t neg, int e) {
+    const int32_t kb = static_cast<int32_t>((keep >> e) & 1),
+                  nb = static_cast<int32_t>((neg >> e) & 1);
+    return kb - 2 * (kb & nb);
   }
   // 64 bytes of 0 or 1 to the bits of a word (byte e -> bit e): eight bytes at a time, the
   // multiply gathering the low bit of each byte into the top byte.
@@ -115,11 +118,7 @@ struct PortableOps {
   SIEVE_TK_INLINE static void Codes(const uint64_t* keep, const uint64_t* neg, int n64,
                                     int8_t* q) {
     for (int c = 0; c < n64; ++c)
-      for (int e = 0; e < 64; ++e) {
-        const int kb = static_cast<int>((keep[c] >> e) & 1),
-                  nb = static_cast<int>((neg[c] >> e) & 1);
-        q[64 * c + e] = static_cast<int8_t>(kb - 2 * (kb & nb));
-      }
+      for (int e = 0; e < 64; ++e) q[64 * c + e] = static_cast<int8_t>(CodeOf(keep[c], neg[c], e));
   }
   SIEVE_TK_INLINE static void AddUnpack(const uint8_t* wire, int w, int n64, bool accumulate,
                                         int8_t* work) {
@@ -136,9 +135,8 @@ struct PortableOps {
     for (int c = 0; c < n64; ++c)
       for (int e = 0; e < 64; ++e) {
         const int i = 64 * c + e;
-        const int32_t kb = static_cast<int32_t>((keep[c] >> e) & 1);
-        const int32_t nb = static_cast<int32_t>((neg[c] >> e) & 1);
-        res[i] = TernaryFeedbackResidual(sum[i], sc != nullptr ? sc[i] : s, kb - 2 * (kb & nb));
+        res[i] =
+            TernaryFeedbackResidual(sum[i], sc != nullptr ? sc[i] : s, CodeOf(keep[c], neg[c], e));
       }
   }
   template <class L>

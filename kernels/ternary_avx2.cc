@@ -241,15 +241,9 @@ struct Avx2Ops {
       for (; k + 8 <= n; k += 8) {
         const uint64_t j = j0 + static_cast<uint64_t>(k);
         batch::PrefetchPast(src.data, (src.idx[j] + batch::kPrefetchAhead) * L::kBytes);
-        if (src.residual == nullptr) {
-          for (int e = 0; e < 8; ++e) g[k + e] = L::Load(src.data, src.idx[j + e]);
-          continue;
-        }
-        if (k % 16 == 0) batch::PrefetchPast(src.residual + j, kPrefetchBytes);
-        for (int e = 0; e < 8; ++e) {
-          sum[k + e] = L::Load(src.data, src.idx[j + e]) + src.residual[j + e];
-          g[k + e] = L::Round(sum[k + e]);
-        }
+        if (src.residual != nullptr && k % 16 == 0)
+          batch::PrefetchPast(src.residual + j, kPrefetchBytes);
+        batch::StageScalar<L>(src, j0, k, k + 8, g, sum);
       }
     }
     batch::StageScalar<L>(src, j0, k, n, g, sum);

@@ -95,9 +95,9 @@ using ::sieve::kernels::PrefetchPast;
 // 1: floor(x) is t or t + 1. (Where x < 1, subnormal quotients included, y < x as well and
 // floor(x) = 0 <= t + 1.) |g| > 2s gives t >= 2^17 - 1 > h: a keep, as x >= 2^17 says. A
 // NaN g gives t = INT_MIN (cvttps): no keep, no maybe, as for the exact x (AVX2's 16-bit
-// lanes saturate it to 0, which puts h = 0 or 1 in maybe: the exact x keeps nothing). Usable for
-// normal scales in [2^-100, 2^100], where 2^16 / s, lo and cap neither overflow nor
-// underflow; callers divide otherwise (s <= 0 or NaN, per-element scales).
+// lanes saturate it to 0, which puts h = 0 or 1 in maybe: the exact x keeps nothing).
+// Usable for normal scales in [2^-100, 2^100], where 2^16 / s, lo and cap neither overflow
+// nor underflow; callers divide otherwise (s <= 0 or NaN, per-element scales).
 struct ReciprocalLevel {
   static bool Usable(float s) { return s >= 0x1p-100f && s <= 0x1p100f; }
   explicit ReciprocalLevel(float s) : lo(65536.0f / s * (1.0f - 0x1p-20f)), cap(2.0f * s) {}
