@@ -29,19 +29,19 @@ struct PortableOps {
   // Masks without a division (ternary_batch.h): none here.
   static constexpr bool kReciprocalMasks = false;
   // PhiloxOct of octs oct0 .. oct0 + 8N - 1 as 8N lanes, round by round, so the compiler
-  // vectorizes the 32x32->64-bit products: the bits of Philox4x32x10 (philox.h).
+  // vectorizes the 32x32->64-bit products: the bits of PhiloxFromHead (philox.h).
   template <int N>
   SIEVE_TK_INLINE static void PhiloxLanes(const PhiloxStream& rng, uint64_t oct0, uint32_t* words) {
     constexpr int kLanes = 8 * N;
+    const PhiloxHead head = PhiloxHeadOf(rng);
     uint32_t c0[kLanes], c1[kLanes], c2[kLanes], c3[kLanes];
     for (int l = 0; l < kLanes; ++l) {
-      c0[l] = static_cast<uint32_t>(oct0 + static_cast<uint64_t>(l));
-      c1[l] = rng.rank;
-      c2[l] = static_cast<uint32_t>(rng.step);
-      c3[l] = static_cast<uint32_t>(rng.step >> 32);
+      const Philox4 w =
+          PhiloxHeadRounds(head, static_cast<uint32_t>(oct0 + static_cast<uint64_t>(l)));
+      c0[l] = w.v[0], c1[l] = w.v[1], c2[l] = w.v[2], c3[l] = w.v[3];
     }
-    uint32_t k0 = static_cast<uint32_t>(rng.seed), k1 = static_cast<uint32_t>(rng.seed >> 32);
-    for (int round = 0; round < 10; ++round) {
+    uint32_t k0 = head.k0, k1 = head.k1;
+    for (int round = 0; round < kPhiloxTailRounds; ++round) {
       if (round > 0) {
         k0 += kPhiloxBump0;
         k1 += kPhiloxBump1;

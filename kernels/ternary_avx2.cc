@@ -114,23 +114,32 @@ SIEVE_AVX2 __m256 Round8(__m256 v) {
 // V = 2: docs/bench/kernels.md).
 template <int V>
 SIEVE_AVX2 void PhiloxChains(const PhiloxStream& rng, uint64_t oct0, uint32_t* words) {
-  const __m256i m0 = _mm256_set1_epi32(static_cast<int>(0xD2511F53u));
-  const __m256i m1 = _mm256_set1_epi32(static_cast<int>(0xCD9E8D57u));
+  const __m256i m0 = _mm256_set1_epi32(static_cast<int>(kPhiloxMul0));
+  const __m256i m1 = _mm256_set1_epi32(static_cast<int>(kPhiloxMul1));
+  // Rounds 1 and 2 from the stream's head (PhiloxFromHead): one multiply each.
+  const PhiloxHead head = PhiloxHeadOf(rng);
+  const __m256i round1_x2 = _mm256_set1_epi32(static_cast<int>(head.round1_x2));
+  const __m256i round2_x0 = _mm256_set1_epi32(static_cast<int>(head.round2_x0));
+  const __m256i round2_x2 = _mm256_set1_epi32(static_cast<int>(head.round2_x2));
   __m256i c0[V], c1[V], c2[V], c3[V];
   for (int v = 0; v < V; ++v) {
     // Counter word 0 is lo32(oct) (< 2^31): a 32-bit add wraps exactly like the cast.
-    c0[v] =
+    const __m256i ctr =
         _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(oct0) + 8u * v)),
                          _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    c1[v] = _mm256_set1_epi32(static_cast<int>(rng.rank));
-    c2[v] = _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(rng.step)));
-    c3[v] = _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(rng.step >> 32)));
+    __m256i hi0, lo0, hi1, lo1;
+    MulHiLo(ctr, m0, &hi0, &lo0);
+    MulHiLo(_mm256_xor_si256(hi0, round1_x2), m1, &hi1, &lo1);
+    c0[v] = _mm256_xor_si256(hi1, round2_x0);
+    c1[v] = lo1;
+    c2[v] = _mm256_xor_si256(lo0, round2_x2);
+    c3[v] = _mm256_set1_epi32(static_cast<int>(head.round2_w3));
   }
-  uint32_t k0 = static_cast<uint32_t>(rng.seed), k1 = static_cast<uint32_t>(rng.seed >> 32);
-  for (int round = 0; round < 10; ++round) {
+  uint32_t k0 = head.k0, k1 = head.k1;
+  for (int round = 0; round < kPhiloxTailRounds; ++round) {
     if (round > 0) {
-      k0 += 0x9E3779B9u;
-      k1 += 0xBB67AE85u;
+      k0 += kPhiloxBump0;
+      k1 += kPhiloxBump1;
     }
     const __m256i key0 = _mm256_set1_epi32(static_cast<int>(k0));
     const __m256i key1 = _mm256_set1_epi32(static_cast<int>(k1));

@@ -178,17 +178,29 @@ struct Avx512Ops {
   template <int V>
   SIEVE_AVX512 static void PhiloxChains(const PhiloxStream& rng, uint64_t oct0,
                                         uint32_t* words) {
-    const __m512i m0 = _mm512_set1_epi64(0xD2511F53u), m1 = _mm512_set1_epi64(0xCD9E8D57u);
+    const __m512i m0 = _mm512_set1_epi64(kPhiloxMul0), m1 = _mm512_set1_epi64(kPhiloxMul1);
+    // Rounds 1 and 2 from the stream's head (PhiloxFromHead): one multiply each.
+    const PhiloxHead head = PhiloxHeadOf(rng);
+    const __m512i round1_x2 = _mm512_set1_epi64(head.round1_x2);
+    const __m512i round2_x0 = _mm512_set1_epi64(head.round2_x0);
+    const __m512i round2_x2 = _mm512_set1_epi64(head.round2_x2);
     __m512i c0[V], c1[V], c2[V], c3[V];
     for (int v = 0; v < V; ++v) {
-      c0[v] = _mm512_add_epi32(_mm512_set1_epi64(static_cast<uint32_t>(oct0 + 8 * v)),
-                               _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7));
-      c1[v] = _mm512_set1_epi64(rng.rank);
-      c2[v] = _mm512_set1_epi64(static_cast<uint32_t>(rng.step));
-      c3[v] = _mm512_set1_epi64(static_cast<uint32_t>(rng.step >> 32));
+      const __m512i ctr = _mm512_add_epi32(_mm512_set1_epi64(static_cast<uint32_t>(oct0 + 8 * v)),
+                                           _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7));
+      // Each 64-bit lane's low half holds the word; the high halves are don't-cares
+      // (vpmuludq reads the low ones), as in the rounds below.
+      const __m512i p0 = _mm512_mul_epu32(ctr, m0);
+      const __m512i p1 = _mm512_mul_epu32(
+          _mm512_xor_si512(_mm512_shuffle_epi32(p0, _MM_PERM_CDAB), round1_x2), m1);
+      c0[v] = _mm512_xor_si512(_mm512_shuffle_epi32(p1, _MM_PERM_CDAB), round2_x0);
+      c1[v] = p1;
+      c2[v] = _mm512_xor_si512(p0, round2_x2);
+      c3[v] = _mm512_set1_epi64(head.round2_w3);
     }
-    uint32_t k0 = static_cast<uint32_t>(rng.seed), k1 = static_cast<uint32_t>(rng.seed >> 32);
-    for (int round = 0; round < 10; ++round, k0 += 0x9E3779B9u, k1 += 0xBB67AE85u) {
+    uint32_t k0 = head.k0, k1 = head.k1;
+    for (int round = 0; round < kPhiloxTailRounds;
+         ++round, k0 += kPhiloxBump0, k1 += kPhiloxBump1) {
       const __m512i key0 = _mm512_set1_epi64(k0), key1 = _mm512_set1_epi64(k1);
       for (int v = 0; v < V; ++v) {
         const __m512i p0 = _mm512_mul_epu32(c0[v], m0), p1 = _mm512_mul_epu32(c2[v], m1);

@@ -45,6 +45,28 @@ TEST(PhiloxTest, StreamKeyingAndHalves) {
   for (uint64_t e = 0; e < 8; ++e) EXPECT_EQ(PhiloxHalf(oct, 56 + e), halves[e]) << e;
 }
 
+// The batches' shortcut through the first two rounds (PhiloxHead) gives PhiloxOct's
+// words for any stream, oct and refinement flag.
+TEST(PhiloxTest, HeadGivesPhiloxOct) {
+  std::mt19937_64 rng(20261205);
+  for (int trial = 0; trial < 2000; ++trial) {
+    PhiloxStream s{rng(), static_cast<uint32_t>(rng()), rng()};
+    if (trial == 0) s = PhiloxStream{0, 0, 0};
+    if (trial == 1) s = PhiloxStream{~uint64_t{0}, ~0u, ~uint64_t{0}};
+    const PhiloxHead head = PhiloxHeadOf(s);
+    const uint64_t octs[] = {0, 1, (uint64_t{1} << 31) - 1, rng() % (uint64_t{1} << 31)};
+    for (const uint64_t oct : octs) {
+      for (const bool refine : {false, true}) {
+        const Philox4 want = PhiloxOct(s, oct, refine);
+        const Philox4 got =
+            PhiloxFromHead(head, static_cast<uint32_t>(oct) | (refine ? kPhiloxRefine : 0u));
+        for (int i = 0; i < 4; ++i)
+          ASSERT_EQ(got.v[i], want.v[i]) << "trial " << trial << " oct " << oct << " word " << i;
+      }
+    }
+  }
+}
+
 TEST(TernaryTest, Bits) {
   EXPECT_EQ(TernaryBits(1), 2);
   EXPECT_EQ(TernaryBits(2), 3);
