@@ -25,7 +25,7 @@ CpuIsa Probe() {
 #if defined(__x86_64__) && !defined(__CUDACC__)
   __builtin_cpu_init();
   const bool avx2 = __builtin_cpu_supports("avx2") && HasF16c() &&
-                    __builtin_cpu_supports("popcnt");
+                    __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("pclmul");
   if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi") &&
       __builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("bmi2"))

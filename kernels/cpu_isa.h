@@ -9,7 +9,7 @@ namespace sieve::kernels {
 // Ordered: each level implies the ones below it.
 enum class CpuIsa : int {
   kPortable = 0,  // plain C++ (whatever the compiler makes of it)
-  kAvx2 = 1,      // AVX2 with F16C (every AVX2 CPU has it) and POPCNT
+  kAvx2 = 1,      // AVX2 with F16C, POPCNT and PCLMULQDQ (every AVX2 CPU has them)
   kAvx512 = 2,    // AVX-512 F, BW, VL, VBMI (byte permutes) and VBMI2 (expand of every
                   // element width), and BMI2 (bit deposit)
 };

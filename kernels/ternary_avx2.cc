@@ -12,8 +12,8 @@
 #include "kernels/ternary_batch.h"
 #include "kernels/ternary_levels_x86.h"
 
-#define SIEVE_AVX2_FN __attribute__((target("avx2,f16c,popcnt"), flatten))
-#define SIEVE_AVX2 inline __attribute__((target("avx2,f16c,popcnt")))
+#define SIEVE_AVX2_FN __attribute__((target("avx2,f16c,popcnt,pclmul"), flatten))
+#define SIEVE_AVX2 inline __attribute__((target("avx2,f16c,popcnt,pclmul")))
 
 namespace sieve::kernels::simd {
 
@@ -394,8 +394,18 @@ struct Avx2Ops {
     }
   }
 
+  // As Wire2BySpread (two's complement in 2 bits, bit 0 kept, bit 1 sign), spreading bit i
+  // to bit 2i by a carry-less square (no cross terms over GF(2)): one instruction for 64
+  // elements where the shifts and masks took twenty, and fast on every AVX2 CPU (BMI2's
+  // pdep is not: microcoded on AMD before Zen 3).
   SIEVE_AVX2 static void Wire2(const uint64_t* keep, const uint64_t* neg, int n64, uint8_t* out) {
-    batch::Wire2BySpread(keep, neg, n64, out);
+    for (int c = 0; c < n64; ++c) {
+      const __m128i k = _mm_cvtsi64_si128(static_cast<long long>(keep[c]));
+      const __m128i kn = _mm_cvtsi64_si128(static_cast<long long>(keep[c] & neg[c]));
+      const __m128i wire = _mm_or_si128(_mm_clmulepi64_si128(k, k, 0x00),
+                                        _mm_slli_epi64(_mm_clmulepi64_si128(kn, kn, 0x00), 1));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16 * c), wire);
+    }
   }
 
   SIEVE_AVX2 static void LevelsCodes(const float* g, const float* sc, float s, float lv, int levels,
