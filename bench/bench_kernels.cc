@@ -665,9 +665,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "SIEVE_BENCH_CPU_ISA=%s: expected avx512, avx2 or portable\n", cap);
       return 2;
     }
-    sieve::kernels::CpuIsaLimitForTest(name == "avx512" ? CpuIsa::kAvx512
-                                       : name == "avx2" ? CpuIsa::kAvx2
-                                                        : CpuIsa::kPortable);
+    sieve::kernels::CapCpuIsa(name == "avx512" ? CpuIsa::kAvx512
+                              : name == "avx2" ? CpuIsa::kAvx2
+                                               : CpuIsa::kPortable);
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -48,8 +48,18 @@ CpuIsa ActiveCpuIsa() {
   return static_cast<CpuIsa>(have < limit ? have : limit);
 }
 
-void CpuIsaLimitForTest(CpuIsa limit) {
-  g_limit.store(static_cast<int>(limit), std::memory_order_relaxed);
+void CapCpuIsa(CpuIsa limit) { g_limit.store(static_cast<int>(limit), std::memory_order_relaxed); }
+
+const char* CpuIsaName(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::kAvx512:
+      return "AVX-512";
+    case CpuIsa::kAvx2:
+      return "AVX2";
+    case CpuIsa::kPortable:
+      break;
+  }
+  return "portable";
 }
 
 }  // namespace sieve::kernels

@@ -14,13 +14,16 @@ enum class CpuIsa : int {
                   // element width), and BMI2 (bit deposit)
 };
 
-// The level kernels use: the best the CPU has, capped by CpuIsaLimitForTest.
+// The level kernels use: the best the CPU has, capped by CapCpuIsa.
 CpuIsa ActiveCpuIsa();
 // The best level this CPU supports.
 CpuIsa DetectedCpuIsa();
-// Caps ActiveCpuIsa (tests compare every path against the references). Not
-// thread-safe against running kernels; call it between kernel calls only.
-void CpuIsaLimitForTest(CpuIsa limit);
+// Caps ActiveCpuIsa, process-wide: SIEVE_CPU_ISA (each communicator created applies it),
+// tests that compare every path against the references, the kernel benchmarks. Safe at
+// any time: every level gives the same bits, and a kernel call reads the cap once.
+void CapCpuIsa(CpuIsa limit);
+// "AVX-512", "AVX2", "portable": for messages.
+const char* CpuIsaName(CpuIsa isa);
 
 }  // namespace sieve::kernels
 

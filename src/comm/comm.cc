@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "comm/bootstrap_config.h"
+#include "comm/cpu_isa_cap.h"
 #include "comm/host_id.h"
 #include "comm/thread_slice.h"
 #include "core/log.h"
@@ -57,6 +58,7 @@ Status Comm::Create(const char id[128], int nranks, int rank, const Config& conf
   comm->size_ = nranks;
   comm->config_ = config;
   comm->placement_ = PlaceRank(config, rank);
+  ApplyCpuIsa(config);
   transport::TransportOptions options;
   options.kind = config.transport;
   options.ucx.net_devices = comm->placement_.net_device;

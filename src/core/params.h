@@ -26,6 +26,7 @@ enum class TransportParam : uint8_t { kUcx, kLoopback, kLast = kLoopback };
 enum class NcclMode : uint8_t { kDense, kAutoMask, kTernary, kAutoMaskTernary, kAuto, kQ3,
                                 kQ7, kRsTernary, kRsTernaryAg8, kQ7Ag8, kLast = kQ7Ag8 };
 enum class GpuDirectParam : uint8_t { kAuto, kOff, kForce, kLast = kForce };
+enum class CpuIsaParam : uint8_t { kAuto, kAvx512, kAvx2, kPortable, kLast = kPortable };
 
 // The value as params.def spells it ("RING", "auto-mask+ternary"): for messages.
 template <typename E>

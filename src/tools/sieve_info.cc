@@ -13,6 +13,7 @@
 #include <cstring>
 #include <string>
 
+#include "comm/cpu_isa_cap.h"
 #include "core/params.h"
 #include "sieve.h"
 #include "topo/host_id.h"
@@ -88,6 +89,10 @@ int main(int argc, char** argv) {
   }
   std::printf("Sieve %d.%d.%d (build: %s, CUDA kernels %s)\n", SIEVE_MAJOR, SIEVE_MINOR,
               SIEVE_PATCH, SIEVE_INFO_BUILD_TYPE, SIEVE_INFO_WITH_CUDA ? "on" : "off");
+  std::printf("CPU kernels: %s (this CPU's best: %s; SIEVE_CPU_ISA=%s)\n",
+              sieve::kernels::CpuIsaName(sieve::CpuIsaUnder(config.cpu_isa)),
+              sieve::kernels::CpuIsaName(sieve::kernels::DetectedCpuIsa()),
+              sieve::ParamText(config.cpu_isa));
 
   sieve::transport::UcxInfo ucx;
   st = sieve::transport::UcxTransport::Query({}, &ucx);

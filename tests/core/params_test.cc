@@ -207,8 +207,7 @@ TEST_F(ParamsTest, EnumValuesMapToTheirEnumerators) {
        [](const Config& c) { return c.ucx_peer_errors == PeerErrorsParam::kPeer; }},
       {"SIEVE_UCX_PEER_ERRORS", "NONE",
        [](const Config& c) { return c.ucx_peer_errors == PeerErrorsParam::kNone; }},
-      {"SIEVE_NCCL_MODE", "dense",
-       [](const Config& c) { return c.nccl_mode == NcclMode::kDense; }},
+      {"SIEVE_NCCL_MODE", "dense", [](const Config& c) { return c.nccl_mode == NcclMode::kDense; }},
       {"SIEVE_NCCL_MODE", "auto-mask",
        [](const Config& c) { return c.nccl_mode == NcclMode::kAutoMask; }},
       {"SIEVE_NCCL_MODE", "TERNARY",
@@ -221,9 +220,16 @@ TEST_F(ParamsTest, EnumValuesMapToTheirEnumerators) {
        [](const Config& c) { return c.nccl_mode == NcclMode::kRsTernaryAg8; }},
       {"SIEVE_GPU_DIRECT", "AUTO",
        [](const Config& c) { return c.gpu_direct == GpuDirectParam::kAuto; }},
-      {"SIEVE_GPU_DIRECT", "0", [](const Config& c) { return c.gpu_direct == GpuDirectParam::kOff; }},
+      {"SIEVE_GPU_DIRECT", "0",
+       [](const Config& c) { return c.gpu_direct == GpuDirectParam::kOff; }},
       {"SIEVE_GPU_DIRECT", "force",
        [](const Config& c) { return c.gpu_direct == GpuDirectParam::kForce; }},
+      {"SIEVE_CPU_ISA", "AUTO", [](const Config& c) { return c.cpu_isa == CpuIsaParam::kAuto; }},
+      {"SIEVE_CPU_ISA", "avx512",
+       [](const Config& c) { return c.cpu_isa == CpuIsaParam::kAvx512; }},
+      {"SIEVE_CPU_ISA", "Avx2", [](const Config& c) { return c.cpu_isa == CpuIsaParam::kAvx2; }},
+      {"SIEVE_CPU_ISA", "portable",
+       [](const Config& c) { return c.cpu_isa == CpuIsaParam::kPortable; }},
   };
   for (const Case& k : cases) {
     ScopedEnvSet local;

@@ -59,12 +59,12 @@ std::vector<char> RandomElements(DType dtype, size_t n, std::mt19937_64& rng) {
   return out;
 }
 
-// Every ISA path (pinned in turn with CpuIsaLimitForTest), so the baseline x86-64 build that
+// Every ISA path (pinned in turn with CapCpuIsa), so the baseline x86-64 build that
 // CPUs without AVX2 run is held to the reference too.
 TEST(SumDivideTest, MatchesReferenceBitForBit) {
   std::mt19937_64 rng(11);
   for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa) {
-    CpuIsaLimitForTest(static_cast<CpuIsa>(isa));
+    CapCpuIsa(static_cast<CpuIsa>(isa));
     for (DType dtype : kTypes) {
       for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{513}, size_t{4099}}) {
         for (int divisor = 1; divisor <= 9; ++divisor) {
@@ -86,7 +86,7 @@ TEST(SumDivideTest, MatchesReferenceBitForBit) {
       }
     }
   }
-  CpuIsaLimitForTest(CpuIsa::kAvx512);
+  CapCpuIsa(CpuIsa::kAvx512);
 }
 
 TEST(SumDivideTest, ReferenceHandValues) {

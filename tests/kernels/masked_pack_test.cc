@@ -55,7 +55,7 @@ TEST_P(MaskedPackTest, PackGatherReduceAndUnpackMatchReference) {
   // The pack by index and through the bitmap, on every instruction-set level, writing
   // nothing past nnz.
   for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa) {
-    CpuIsaLimitForTest(static_cast<CpuIsa>(isa));
+    CapCpuIsa(static_cast<CpuIsa>(isa));
     std::fill(got.begin(), got.end(), 0x6b);
     MaskedPack(es, in.data(), m.idx.data(), nnz, got.data());
     EXPECT_EQ(0, std::memcmp(got.data(), want.data(), nnz * es)) << "isa " << isa;
@@ -68,17 +68,17 @@ TEST_P(MaskedPackTest, PackGatherReduceAndUnpackMatchReference) {
   for (RedOp op : {RedOp::kSum, RedOp::kProd, RedOp::kMax, RedOp::kMin, RedOp::kAvg}) {
     MaskedGatherReduceReference(dtype, op, in.data(), m.idx.data(), wire.data(), want.data(), nnz);
     for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa) {
-      CpuIsaLimitForTest(static_cast<CpuIsa>(isa));
+      CapCpuIsa(static_cast<CpuIsa>(isa));
       MaskedGatherReduce(dtype, op, in.data(), m.idx.data(), wire.data(), got.data(), nnz);
       EXPECT_EQ(0, std::memcmp(got.data(), want.data(), nnz * es)) << RedOpName(op) << " isa " << isa;
     }
   }
-  CpuIsaLimitForTest(CpuIsa::kAvx512);
+  CapCpuIsa(CpuIsa::kAvx512);
   std::vector<char> ref(count * es + 1, 0x11);
   MaskedUnpackReference(es, wire.data(), m.bits.data(), count, ref.data());
   // Every instruction-set level this CPU has, bit for bit against the reference.
   for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa) {
-    CpuIsaLimitForTest(static_cast<CpuIsa>(isa));
+    CapCpuIsa(static_cast<CpuIsa>(isa));
     std::vector<char> out(count * es + 1, 0x77);
     MaskedUnpack(es, wire.data(), m.bits.data(), count, out.data());
     EXPECT_EQ(0, std::memcmp(out.data(), ref.data(), count * es)) << "isa " << isa;
@@ -101,7 +101,7 @@ TEST_P(MaskedPackTest, PackGatherReduceAndUnpackMatchReference) {
     EXPECT_EQ(0, std::memcmp(ranged.data(), ref.data(), count * es)) << "isa " << isa;
     EXPECT_EQ(ranged[count * es], 0x55) << "range unpack wrote past count";
   }
-  CpuIsaLimitForTest(CpuIsa::kAvx512);
+  CapCpuIsa(CpuIsa::kAvx512);
 }
 
 // Unaligned sub-ranges against the range reference (heads and tails of words).
@@ -117,7 +117,7 @@ TEST(MaskedUnpackRangeTest, UnalignedRangesMatchReference) {
         if (a > b) std::swap(a, b);
         size_t first = std::lower_bound(m.idx.begin(), m.idx.end(), a) - m.idx.begin();
         for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa) {
-          CpuIsaLimitForTest(static_cast<CpuIsa>(isa));
+          CapCpuIsa(static_cast<CpuIsa>(isa));
           std::vector<char> got(count * es, 0x33), want(count * es, 0x33);
           MaskedUnpackRange(es, packed.data() + first * es, m.bits.data(), a, b, got.data());
           MaskedUnpackRangeReference(es, packed.data() + first * es, m.bits.data(), a, b,
@@ -127,7 +127,7 @@ TEST(MaskedUnpackRangeTest, UnalignedRangesMatchReference) {
       }
     }
   }
-  CpuIsaLimitForTest(CpuIsa::kAvx512);
+  CapCpuIsa(CpuIsa::kAvx512);
 }
 
 // The pack by index with indices in any order, repeated, close together or far apart
@@ -151,7 +151,7 @@ TEST(MaskedPackByIndexTest, AnyIndicesMatchReference) {
     MaskedGatherReduceReference(DType::kFloat32, RedOp::kSum, in.data(), idx.data(), wire.data(),
                                 want_sum.data(), idx.size());
     for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa) {
-      CpuIsaLimitForTest(static_cast<CpuIsa>(isa));
+      CapCpuIsa(static_cast<CpuIsa>(isa));
       std::vector<char> got(idx.size() * 4 + 1, 0x6b);
       MaskedPack(4, in.data(), idx.data(), idx.size(), got.data());
       EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.size()))
@@ -164,7 +164,7 @@ TEST(MaskedPackByIndexTest, AnyIndicesMatchReference) {
           << "gather-sum, shape " << shape << " isa " << isa;
       EXPECT_EQ(sum[want_sum.size()], 0x6b);
     }
-    CpuIsaLimitForTest(CpuIsa::kAvx512);
+    CapCpuIsa(CpuIsa::kAvx512);
   }
 }
 
@@ -187,7 +187,7 @@ TEST(MaskedPackByIndexTest, WindowsStopAtTheLastIndex) {
     MaskedGatherReduceReference(DType::kFloat32, RedOp::kSum, in, idx.data(), wire.data(),
                                 want.data(), idx.size());
     for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa) {
-      CpuIsaLimitForTest(static_cast<CpuIsa>(isa));
+      CapCpuIsa(static_cast<CpuIsa>(isa));
       MaskedPack(4, in, idx.data(), idx.size(), got.data());
       for (size_t k = 0; k < idx.size(); ++k) EXPECT_EQ(got[k], in[idx[k]]) << "isa " << isa;
       MaskedGatherReduce(DType::kFloat32, RedOp::kSum, in, idx.data(), wire.data(), got.data(),
@@ -195,7 +195,7 @@ TEST(MaskedPackByIndexTest, WindowsStopAtTheLastIndex) {
       EXPECT_EQ(got, want) << "isa " << isa << " first " << first;
     }
   }
-  CpuIsaLimitForTest(CpuIsa::kAvx512);
+  CapCpuIsa(CpuIsa::kAvx512);
   munmap(map, 2 * page);
 }
 

@@ -169,10 +169,10 @@ INSTANTIATE_TEST_SUITE_P(AllTypesAndOps, ReduceSweep,
                          });
 
 // Every ISA path of Reduce/DivideBy (the baseline x86-64 build is what CPUs without AVX2
-// run), pinned in turn with CpuIsaLimitForTest, against the references on odd sizes.
+// run), pinned in turn with CapCpuIsa, against the references on odd sizes.
 TEST(ReduceIsaPathsTest, EveryPathMatchesReference) {
   for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa) {
-    CpuIsaLimitForTest(static_cast<CpuIsa>(isa));
+    CapCpuIsa(static_cast<CpuIsa>(isa));
     for (DType dtype : kAllDTypes) {
       const size_t es = DTypeSize(dtype);
       for (size_t n : {size_t{7}, size_t{1023}, size_t{4099}}) {
@@ -193,7 +193,7 @@ TEST(ReduceIsaPathsTest, EveryPathMatchesReference) {
       }
     }
   }
-  CpuIsaLimitForTest(CpuIsa::kAvx512);
+  CapCpuIsa(CpuIsa::kAvx512);
 }
 
 // b may sit at any address (ReduceSink hands the kernels UCX's fragments where they
@@ -202,7 +202,7 @@ TEST(ReduceIsaPathsTest, EveryPathMatchesReference) {
 // sanitizer build) a typed read of a misaligned b fails here.
 TEST(ReduceIsaPathsTest, OperandBAtAnyAddress) {
   for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa) {
-    CpuIsaLimitForTest(static_cast<CpuIsa>(isa));
+    CapCpuIsa(static_cast<CpuIsa>(isa));
     for (DType dtype : kAllDTypes) {
       const size_t es = DTypeSize(dtype);
       for (size_t n : {size_t{1}, size_t{37}, size_t{1029}}) {
@@ -223,7 +223,7 @@ TEST(ReduceIsaPathsTest, OperandBAtAnyAddress) {
       }
     }
   }
-  CpuIsaLimitForTest(CpuIsa::kAvx512);
+  CapCpuIsa(CpuIsa::kAvx512);
 }
 
 TEST(DivideByTest, MatchesReference) {
@@ -248,7 +248,7 @@ TEST(DivideByTest, MatchesReference) {
 TEST(ReduceSixteenBitTest, AllBitPatternsMatchReference) {
   for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa)
   for (DType dtype : {DType::kFloat16, DType::kBfloat16}) {
-    CpuIsaLimitForTest(static_cast<CpuIsa>(isa));
+    CapCpuIsa(static_cast<CpuIsa>(isa));
     SCOPED_TRACE("isa " + std::to_string(isa));
     std::vector<uint16_t> a(1 << 16), b(1 << 16);
     for (uint32_t i = 0; i < a.size(); ++i) {
@@ -269,7 +269,7 @@ TEST(ReduceSixteenBitTest, AllBitPatternsMatchReference) {
       ASSERT_TRUE(SameBits(dtype, fast.data(), ref.data(), a.size())) << "divide by " << divisor;
     }
   }
-  CpuIsaLimitForTest(CpuIsa::kAvx512);
+  CapCpuIsa(CpuIsa::kAvx512);
 }
 
 // Hand-computed vectors: both the fast kernel and the reference must produce them.

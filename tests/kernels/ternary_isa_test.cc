@@ -80,11 +80,11 @@ const OutputStores kStores[] = {OutputStores::kCached, OutputStores::kStreaming}
 template <typename Fn>
 void ForEachIsa(Fn&& fn) {
   for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa) {
-    CpuIsaLimitForTest(static_cast<CpuIsa>(isa));
+    CapCpuIsa(static_cast<CpuIsa>(isa));
     SCOPED_TRACE("isa " + std::to_string(isa));
     fn();
   }
-  CpuIsaLimitForTest(CpuIsa::kAvx512);
+  CapCpuIsa(CpuIsa::kAvx512);
 }
 
 enum Gather { kDense, kByIndex, kByBitmap };

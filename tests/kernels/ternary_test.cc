@@ -155,31 +155,31 @@ TEST_P(TernaryQuantTest, KernelsMatchScalarReference) {
   const void* in = dtype == DType::kFloat32 ? static_cast<const void*>(f.data()) : h.data();
   PhiloxStream s{42, 3, 17};
   for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa) {
-  CpuIsaLimitForTest(static_cast<CpuIsa>(isa));
-  SCOPED_TRACE("isa " + std::to_string(isa));
-  for (size_t block : {size_t{1}, size_t{7}, size_t{2048}}) {
-    std::vector<float> scales((count + block - 1) / block);
-    TernaryAbsMax(dtype, in, count, block, scales.data());
-    for (size_t offset : {size_t{0}, size_t{3}, size_t{1001}}) {
-      size_t elems = count - offset - 2;
-      std::vector<int8_t> q(elems);
-      TernaryQuantizeReference(dtype, in, offset, elems, block, scales.data(), s, q.data());
-      std::vector<int32_t> q32(q.begin(), q.end());
-      std::vector<uint8_t> want(TernaryPackedBytes(elems, 2)), got(want.size());
-      TernaryPackReference(q32.data(), elems, 2, want.data());
-      TernaryQuantizePack(dtype, in, offset, elems, block, scales.data(), s, 2, got.data());
-      ASSERT_EQ(got, want) << "block " << block << " offset " << offset;
-      std::vector<int8_t> work(elems);
-      TernaryQuantizeAdd(dtype, in, offset, elems, block, scales.data(), s, got.data(), 2,
-                         TernaryWork::kInt8, work.data());
-      for (size_t i = 0; i < elems; ++i) ASSERT_EQ(work[i], 2 * q[i]) << i;
-      TernaryQuantizeAdd(dtype, in, offset, elems, block, scales.data(), s, nullptr, 2,
-                         TernaryWork::kInt8, work.data());
-      for (size_t i = 0; i < elems; ++i) ASSERT_EQ(work[i], q[i]) << i;
-    }
+    CapCpuIsa(static_cast<CpuIsa>(isa));
+    SCOPED_TRACE("isa " + std::to_string(isa));
+    for (size_t block : {size_t{1}, size_t{7}, size_t{2048}}) {
+      std::vector<float> scales((count + block - 1) / block);
+      TernaryAbsMax(dtype, in, count, block, scales.data());
+      for (size_t offset : {size_t{0}, size_t{3}, size_t{1001}}) {
+        size_t elems = count - offset - 2;
+        std::vector<int8_t> q(elems);
+        TernaryQuantizeReference(dtype, in, offset, elems, block, scales.data(), s, q.data());
+        std::vector<int32_t> q32(q.begin(), q.end());
+        std::vector<uint8_t> want(TernaryPackedBytes(elems, 2)), got(want.size());
+        TernaryPackReference(q32.data(), elems, 2, want.data());
+        TernaryQuantizePack(dtype, in, offset, elems, block, scales.data(), s, 2, got.data());
+        ASSERT_EQ(got, want) << "block " << block << " offset " << offset;
+        std::vector<int8_t> work(elems);
+        TernaryQuantizeAdd(dtype, in, offset, elems, block, scales.data(), s, got.data(), 2,
+                           TernaryWork::kInt8, work.data());
+        for (size_t i = 0; i < elems; ++i) ASSERT_EQ(work[i], 2 * q[i]) << i;
+        TernaryQuantizeAdd(dtype, in, offset, elems, block, scales.data(), s, nullptr, 2,
+                           TernaryWork::kInt8, work.data());
+        for (size_t i = 0; i < elems; ++i) ASSERT_EQ(work[i], q[i]) << i;
+      }
   }
   }
-  CpuIsaLimitForTest(CpuIsa::kAvx512);
+  CapCpuIsa(CpuIsa::kAvx512);
 }
 
 // A random mask's kept indices (increasing) and bitmap.
@@ -230,7 +230,7 @@ TEST_P(TernaryQuantTest, GatheredQuantizationMatchesReference) {
     std::vector<uint8_t> want(TernaryPackedBytes(elems, 2));
     TernaryPackReference(q32.data(), elems, 2, want.data());
     for (int isa = 0; isa <= static_cast<int>(DetectedCpuIsa()); ++isa) {
-      CpuIsaLimitForTest(static_cast<CpuIsa>(isa));
+      CapCpuIsa(static_cast<CpuIsa>(isa));
       std::vector<uint8_t> got(want.size() + 1, 0xee);
       TernaryQuantizePack(dtype, in, idx.data(), offset, elems, block, scales.data(), s, 2,
                           got.data());
@@ -242,7 +242,7 @@ TEST_P(TernaryQuantTest, GatheredQuantizationMatchesReference) {
                          got.data(), 2, TernaryWork::kInt16, work.data());
       for (size_t i = 0; i < elems; ++i) ASSERT_EQ(work[i], 2 * q[i]) << i << " isa " << isa;
     }
-    CpuIsaLimitForTest(CpuIsa::kAvx512);
+    CapCpuIsa(CpuIsa::kAvx512);
   }
 }
 

@@ -1,0 +1,22 @@
+// SIEVE_CPU_ISA: the cap on the CPU kernels' instruction set, applied process-wide when
+// a communicator is created (the kernels have no communicator).
+#ifndef SIEVE_COMM_CPU_ISA_CAP_H_
+#define SIEVE_COMM_CPU_ISA_CAP_H_
+
+#include "core/params.h"
+#include "kernels/cpu_isa.h"
+
+namespace sieve {
+
+// The level SIEVE_CPU_ISA allows at most (AUTO: AVX-512, no cap).
+kernels::CpuIsa CpuIsaCapOf(CpuIsaParam param);
+
+// The level the kernels run at under that cap on this CPU.
+kernels::CpuIsa CpuIsaUnder(CpuIsaParam param);
+
+// Caps the kernels at config.cpu_isa, with one INFO line saying which level runs.
+void ApplyCpuIsa(const Config& config);
+
+}  // namespace sieve
+
+#endif  // SIEVE_COMM_CPU_ISA_CAP_H_
