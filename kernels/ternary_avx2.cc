@@ -214,6 +214,28 @@ SIEVE_AVX2 void PutHalf(int half, const __m256i (&notkeep)[2], const __m256i (&m
   *neg |= static_cast<uint64_t>(SignBits32(g)) << shift;
 }
 
+// AddUnpack's byte shuffle and multipliers for a width w: field i of a group of eight starts
+// at bit i * w; its 16-bit window (bytes bit / 8 and, if it spills over, the next) times
+// 2^(16 - w - bit % 8) puts the field at the top. Built once (a batch unpacks only four
+// chunks, so building them per call cost more than the unpack).
+struct UnpackTable {
+  alignas(16) int8_t shuf[16];
+  alignas(16) int16_t mul[8];
+};
+constexpr UnpackTable MakeUnpackTable(int w) {
+  UnpackTable t{};
+  for (int i = 0; i < 8; ++i) {
+    const int bit = i * w, off = bit % 8;
+    t.shuf[2 * i] = static_cast<int8_t>(bit / 8);
+    t.shuf[2 * i + 1] = off + w > 8 ? static_cast<int8_t>(bit / 8 + 1) : int8_t{-128};
+    t.mul[i] = static_cast<int16_t>(1 << (16 - w - off));
+  }
+  return t;
+}
+constexpr UnpackTable kUnpackTables[8] = {
+    MakeUnpackTable(1), MakeUnpackTable(2), MakeUnpackTable(3), MakeUnpackTable(4),
+    MakeUnpackTable(5), MakeUnpackTable(6), MakeUnpackTable(7), MakeUnpackTable(8)};
+
 struct Avx2Ops {
   // Masks without a division (ternary_batch.h): MasksByReciprocal, MasksFeedbackByReciprocal.
   static constexpr bool kReciprocalMasks = true;
@@ -427,16 +449,11 @@ struct Avx2Ops {
   // bits, a multiply moves them to the top and an arithmetic shift sign-extends.
   SIEVE_AVX2 static void AddUnpack(const uint8_t* wire, int w, int n64, bool accumulate,
                                    int8_t* work) {
-    alignas(16) int8_t shuf[16];
-    alignas(16) int16_t mul[8];
-    for (int i = 0; i < 8; ++i) {
-      const int bit = i * w, off = bit % 8;
-      shuf[2 * i] = static_cast<int8_t>(bit / 8);
-      shuf[2 * i + 1] = off + w > 8 ? static_cast<int8_t>(bit / 8 + 1) : int8_t{-128};
-      mul[i] = static_cast<int16_t>(1 << (16 - w - off));
-    }
-    const __m256i sh = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(shuf)));
-    const __m256i mv = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(mul)));
+    const UnpackTable& table = kUnpackTables[w - 1];
+    const __m256i sh =
+        _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(table.shuf)));
+    const __m256i mv =
+        _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(table.mul)));
     const __m128i count = _mm_cvtsi32_si128(16 - w);
     for (int g = 0; g < 8 * n64; g += 4) {
       const __m128i* p0 = reinterpret_cast<const __m128i*>(wire + g * w);

@@ -167,6 +167,27 @@ SIEVE_AVX512 void StoreResidual16(float* r, __m512 sum, __m512 s, __mmask16 keep
   _mm512_storeu_ps(r, _mm512_sub_ps(sum, _mm512_mul_ps(s, q)));
 }
 
+// AddUnpack's byte permutation and multishift controls for a width w: byte b of a chunk's
+// 64 is field b % 8 of group b / 8; the permutation brings the 8 bytes from the group's
+// first byte on into its qword (spread), the multishift takes the field's w bits from
+// bit (b % 8) * w of it (ctrl). Built once (a batch unpacks only four chunks).
+struct UnpackTable {
+  alignas(64) uint8_t spread[64];
+  alignas(64) uint8_t ctrl[64];
+};
+constexpr UnpackTable MakeUnpackTable(int w) {
+  UnpackTable t{};
+  for (int b = 0; b < 64; ++b) {
+    const int from = (b / 8) * w + b % 8;
+    t.spread[b] = static_cast<uint8_t>(from < 63 ? from : 63);
+    t.ctrl[b] = static_cast<uint8_t>((b % 8) * w);
+  }
+  return t;
+}
+constexpr UnpackTable kUnpackTables[8] = {
+    MakeUnpackTable(1), MakeUnpackTable(2), MakeUnpackTable(3), MakeUnpackTable(4),
+    MakeUnpackTable(5), MakeUnpackTable(6), MakeUnpackTable(7), MakeUnpackTable(8)};
+
 struct Avx512Ops {
   // Masks without a division (ternary_batch.h): MasksByReciprocal, MasksFeedbackByReciprocal.
   static constexpr bool kReciprocalMasks = true;
@@ -441,12 +462,8 @@ struct Avx512Ops {
   // and sign-extended.
   SIEVE_AVX512 static void AddUnpack(const uint8_t* wire, int w, int n64, bool accumulate,
                                      int8_t* work) {
-    alignas(64) uint8_t spread[64], ctrl[64];
-    for (int b = 0; b < 64; ++b) {
-      spread[b] = static_cast<uint8_t>(std::min(63, (b / 8) * w + b % 8));
-      ctrl[b] = static_cast<uint8_t>((b % 8) * w);
-    }
-    const __m512i sp = _mm512_load_si512(spread), ct = _mm512_load_si512(ctrl);
+    const UnpackTable& table = kUnpackTables[w - 1];
+    const __m512i sp = _mm512_load_si512(table.spread), ct = _mm512_load_si512(table.ctrl);
     const __m512i field = _mm512_set1_epi8(static_cast<char>((1 << w) - 1));
     const __m512i sign = _mm512_set1_epi8(static_cast<char>(1 << (w - 1)));
     const __mmask64 bytes = ByteMask(8 * w);

@@ -400,33 +400,41 @@ SIEVE_TK_INLINE void QuantizePack2(const TernarySource& src, size_t offset, size
   }
 }
 
-// work = (accumulate ? work : 0) + unpack_w(wire) for a range of elems, int8
+// work[k] = (accumulate ? work[k] : 0) + unpack_w(wire)[first + k] for k < n: elements
+// first .. first + n - 1 of a wire of `total` elements (first a multiple of 64), int8
 // work, w <= 8.
 template <class Ops>
-SIEVE_TK_INLINE void UnpackRange(const uint8_t* wire, size_t elems, int w, bool accumulate,
-                                 int8_t* work) {
-  const size_t bytes = TernaryPackedBytes(elems, w);
-  size_t i = 0;
+SIEVE_TK_INLINE void UnpackElements(const uint8_t* wire, size_t total, size_t first, size_t n,
+                                    int w, bool accumulate, int8_t* work) {
+  const size_t bytes = TernaryPackedBytes(total, w);
   // Whole chunks whose reads (kWireSlack past their end) stay inside the image.
   const size_t direct = bytes >= static_cast<size_t>(kWireSlack)
                             ? (bytes - kWireSlack) / (8 * static_cast<size_t>(w))
                             : 0;
-  const size_t direct_elems = std::min(direct * 64, elems / 64 * 64);
-  if (direct_elems > 0) {
-    Ops::AddUnpack(wire, w, static_cast<int>(direct_elems / 64), accumulate, work);
-    i = direct_elems;
-  }
-  while (i < elems) {  // the rest through a zero-padded copy
+  const size_t first_chunk = first / 64;
+  const size_t direct_elems =
+      direct > first_chunk ? std::min((direct - first_chunk) * 64, n / 64 * 64) : 0;
+  const uint8_t* at_first = wire + first / 8 * static_cast<size_t>(w);
+  if (direct_elems > 0)
+    Ops::AddUnpack(at_first, w, static_cast<int>(direct_elems / 64), accumulate, work);
+  for (size_t i = direct_elems; i < n;) {  // the rest through a zero-padded copy
     alignas(64) uint8_t pad[8 * 8 * 4 + kWireSlack] = {};
     alignas(64) int8_t sums[4 * 64] = {};
-    const size_t n = std::min<size_t>(4 * 64, elems - i);
-    const size_t at = i / 8 * static_cast<size_t>(w);
-    std::memcpy(pad, wire + at, std::min(bytes - at, TernaryPackedBytes(n, w)));
-    if (accumulate) std::memcpy(sums, work + i, n);
-    Ops::AddUnpack(pad, w, static_cast<int>((n + 63) / 64), accumulate, sums);
-    std::memcpy(work + i, sums, n);
-    i += n;
+    const size_t m = std::min<size_t>(4 * 64, n - i);
+    const size_t at = (first + i) / 8 * static_cast<size_t>(w);
+    std::memcpy(pad, wire + at, std::min(bytes - at, TernaryPackedBytes(m, w)));
+    if (accumulate) std::memcpy(sums, work + i, m);
+    Ops::AddUnpack(pad, w, static_cast<int>((m + 63) / 64), accumulate, sums);
+    std::memcpy(work + i, sums, m);
+    i += m;
   }
+}
+
+// work = (accumulate ? work : 0) + unpack_w(wire) for a range of elems, int8 work, w <= 8.
+template <class Ops>
+SIEVE_TK_INLINE void UnpackRange(const uint8_t* wire, size_t elems, int w, bool accumulate,
+                                 int8_t* work) {
+  UnpackElements<Ops>(wire, elems, 0, elems, w, accumulate, work);
 }
 
 // TernaryQuantizeAdd into int8 work with a wire of w <= 8 bits (or none).
@@ -447,8 +455,11 @@ SIEVE_TK_INLINE void QuantizeAddInt8(const TernarySource& src, size_t offset, si
     }
     if (src.residual != nullptr && !qz.residuals_done)
       UpdateResiduals(qz, qz.sums, n, src.residual + j0);
+    // The incoming partial sums while the batch's codes are in L1 (a pass over the whole
+    // work afterwards read and wrote it again from L2, or from memory at tens of MiB).
+    if (wire != nullptr)
+      UnpackElements<Ops>(wire, elems, i, static_cast<size_t>(n), w, /*accumulate=*/true, work + i);
   }
-  if (wire != nullptr) UnpackRange<Ops>(wire, elems, w, /*accumulate=*/true, work);
 }
 
 // wire = pack_w(work) for a range of elems, int8 work, w <= Ops::kMaxPackBits.
