@@ -216,8 +216,7 @@ SIEVE_AVX2 void PutHalf(int half, const __m256i (&notkeep)[2], const __m256i (&m
 
 // AddUnpack's byte shuffle and multipliers for a width w: field i of a group of eight starts
 // at bit i * w; its 16-bit window (bytes bit / 8 and, if it spills over, the next) times
-// 2^(16 - w - bit % 8) puts the field at the top. Built once (a batch unpacks only four
-// chunks, so building them per call cost more than the unpack).
+// 2^(16 - w - bit % 8) puts the field at the top.
 struct UnpackTable {
   alignas(16) int8_t shuf[16];
   alignas(16) int16_t mul[8];
@@ -232,9 +231,8 @@ constexpr UnpackTable MakeUnpackTable(int w) {
   }
   return t;
 }
-constexpr UnpackTable kUnpackTables[8] = {
-    MakeUnpackTable(1), MakeUnpackTable(2), MakeUnpackTable(3), MakeUnpackTable(4),
-    MakeUnpackTable(5), MakeUnpackTable(6), MakeUnpackTable(7), MakeUnpackTable(8)};
+constexpr std::array<UnpackTable, 8> kUnpackTables =
+    batch::PerWireWidth<UnpackTable>(MakeUnpackTable);
 
 struct Avx2Ops {
   // Masks without a division (ternary_batch.h): MasksByReciprocal, MasksFeedbackByReciprocal.

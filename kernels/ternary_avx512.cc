@@ -170,7 +170,7 @@ SIEVE_AVX512 void StoreResidual16(float* r, __m512 sum, __m512 s, __mmask16 keep
 // AddUnpack's byte permutation and multishift controls for a width w: byte b of a chunk's
 // 64 is field b % 8 of group b / 8; the permutation brings the 8 bytes from the group's
 // first byte on into its qword (spread), the multishift takes the field's w bits from
-// bit (b % 8) * w of it (ctrl). Built once (a batch unpacks only four chunks).
+// bit (b % 8) * w of it (ctrl).
 struct UnpackTable {
   alignas(64) uint8_t spread[64];
   alignas(64) uint8_t ctrl[64];
@@ -184,9 +184,8 @@ constexpr UnpackTable MakeUnpackTable(int w) {
   }
   return t;
 }
-constexpr UnpackTable kUnpackTables[8] = {
-    MakeUnpackTable(1), MakeUnpackTable(2), MakeUnpackTable(3), MakeUnpackTable(4),
-    MakeUnpackTable(5), MakeUnpackTable(6), MakeUnpackTable(7), MakeUnpackTable(8)};
+constexpr std::array<UnpackTable, 8> kUnpackTables =
+    batch::PerWireWidth<UnpackTable>(MakeUnpackTable);
 
 struct Avx512Ops {
   // Masks without a division (ternary_batch.h): MasksByReciprocal, MasksFeedbackByReciprocal.

@@ -49,6 +49,7 @@
 #define SIEVE_KERNELS_TERNARY_BATCH_H_
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -83,6 +84,17 @@ constexpr int kWireSlack = 16;                   // bytes Ops may read past an u
 // How far ahead of its loads a quantizing loop asks for its input (and residual), in
 // elements (kernels/prefetch.h).
 constexpr uint64_t kPrefetchAhead = kPrefetchBytes / sizeof(float);
+
+// A policy's constant table for each wire width w = 1 .. 8 (index w - 1), made at compile
+// time by make(w): AddUnpack's shuffles, which a call building them for a four-chunk batch
+// spent more time on than on the unpack.
+template <class Table, class Make>
+constexpr std::array<Table, 8> PerWireWidth(Make make) {
+  std::array<Table, 8> tables{};
+  for (int w = 1; w <= 8; ++w) tables[w - 1] = make(w);
+  return tables;
+}
+
 using ::sieve::kernels::PrefetchPast;
 
 // The level x = TernaryLevel(g, s) of one scale s without a division, for the wide
@@ -160,8 +172,9 @@ SIEVE_TK_INLINE uint64_t Spread32(uint64_t x) {
   return (x | (x << 1)) & 0x5555555555555555ull;
 }
 
-// Ops::Wire2 by bit-spreads (the portable and AVX2 policies): two's complement in 2 bits,
-// +1 = 01, -1 = 11, 0 = 00 (bit 0 kept, bit 1 sign); little-endian, the image's byte order.
+// Ops::Wire2 by bit-spreads (the portable policy; AVX2 squares carry-less, AVX-512 deposits
+// bits): two's complement in 2 bits, +1 = 01, -1 = 11, 0 = 00 (bit 0 kept, bit 1 sign);
+// little-endian, the image's byte order.
 SIEVE_TK_INLINE void Wire2BySpread(const uint64_t* keep, const uint64_t* neg, int n64,
                                    uint8_t* out) {
   for (int c = 0; c < n64; ++c) {
