@@ -234,6 +234,77 @@ constexpr UnpackTable MakeUnpackTable(int w) {
 constexpr std::array<UnpackTable, 8> kUnpackTables =
     batch::PerWireWidth<UnpackTable>(MakeUnpackTable);
 
+// The chunk loop of the division-free masks (MasksByReciprocal and its feedback twin):
+// sixteen values at a time from `values` (Load: their two vectors; Coded: whatever follows
+// once Level16 has said which are not kept), the words through PutHalf.
+template <class Values>
+SIEVE_AVX2 void ReciprocalChunks(Values& values, const batch::ReciprocalLevel& level,
+                                 const uint16_t* h, int n64, uint64_t* keep, uint64_t* neg,
+                                 uint64_t* maybe) {
+  const __m256 lo = _mm256_set1_ps(level.lo), cap = _mm256_set1_ps(level.cap);
+  for (int c = 0; c < n64; ++c) {
+    uint64_t k = 0, n = 0, m = 0;
+    for (int half = 0; half < 2; ++half) {
+      __m256 gv[4];
+      __m256i nk[2], mb[2];
+      for (int v = 0; v < 2; ++v) {
+        const int i = 64 * c + 32 * half + 16 * v;
+        values.Load(i, &gv[2 * v]);
+        Level16(gv[2 * v], gv[2 * v + 1], lo, cap, h + i, &nk[v], &mb[v]);
+        values.Coded(i, &gv[2 * v], nk[v]);
+      }
+      PutHalf(half, nk, mb, gv, &k, &n, &m);
+    }
+    keep[c] = k, neg[c] = n, maybe[c] = m;
+  }
+}
+
+// ReciprocalChunks' values: the batch's float32 in place (staged or the caller's).
+struct StagedSixteens {
+  const float* g;
+  SIEVE_AVX2 void Load(int i, __m256* two) const {
+    batch::PrefetchPast(g + i, kPrefetchBytes);
+    two[0] = _mm256_loadu_ps(g + i), two[1] = _mm256_loadu_ps(g + i + 8);
+  }
+  SIEVE_AVX2 void Coded(int, const __m256*, __m256i) const {}
+};
+
+// ReciprocalChunks' values with error feedback: Round(g + e_prev) of element j0 + i on, and
+// once coded each residual rewritten as sum - s * q with its coarse code.
+template <class L>
+struct FeedbackSixteens {
+  SIEVE_AVX2 FeedbackSixteens(const void* data, float* res, uint64_t j0, float s)
+      : data(data), res(res), j0(j0), sv(_mm256_set1_ps(s)) {}
+  SIEVE_AVX2 void Load(int i, __m256* two) {
+    float* r = res + j0 + static_cast<uint64_t>(i);
+    batch::PrefetchPast(r, kPrefetchBytes);  // a line each
+    batch::PrefetchPast(data, (j0 + static_cast<uint64_t>(i) + batch::kPrefetchAhead) * L::kBytes);
+    for (int e = 0; e < 2; ++e) {
+      sum[e] = _mm256_add_ps(Load8<L>(data, j0 + static_cast<uint64_t>(i + 8 * e)),
+                             _mm256_loadu_ps(r + 8 * e));
+      two[e] = Round8<L>(sum[e]);
+    }
+  }
+  SIEVE_AVX2 void Coded(int i, const __m256* two, __m256i not_kept16) {
+    float* r = res + j0 + static_cast<uint64_t>(i);
+    const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f);
+    // q = +-1 where kept (a kept value is nonzero: its sign bit is g < 0), else 0.
+    const __m256i not_kept[2] = {_mm256_cvtepi16_epi32(_mm256_castsi256_si128(not_kept16)),
+                                 _mm256_cvtepi16_epi32(_mm256_extracti128_si256(not_kept16, 1))};
+    for (int e = 0; e < 2; ++e) {
+      const __m256 q = _mm256_andnot_ps(_mm256_castsi256_ps(not_kept[e]),
+                                        _mm256_or_ps(one, _mm256_and_ps(two[e], sign)));
+      _mm256_storeu_ps(r + 8 * e, _mm256_sub_ps(sum[e], _mm256_mul_ps(sv, q)));
+    }
+  }
+
+  const void* data;
+  float* res;
+  uint64_t j0;
+  __m256 sv;
+  __m256 sum[2];  // Load's g + e_prev, for Coded
+};
+
 struct Avx2Ops {
   // Masks without a division (ternary_batch.h): MasksByReciprocal, MasksFeedbackByReciprocal.
   static constexpr bool kReciprocalMasks = true;
@@ -282,22 +353,8 @@ struct Avx2Ops {
   SIEVE_AVX2 static void MasksByReciprocal(const float* g, const batch::ReciprocalLevel& level,
                                            const uint16_t* h, int n64, uint64_t* keep,
                                            uint64_t* neg, uint64_t* maybe) {
-    const __m256 lo = _mm256_set1_ps(level.lo), cap = _mm256_set1_ps(level.cap);
-    for (int c = 0; c < n64; ++c) {
-      uint64_t k = 0, n = 0, m = 0;
-      for (int half = 0; half < 2; ++half) {
-        __m256 gv[4];
-        __m256i nk[2], mb[2];
-        for (int v = 0; v < 2; ++v) {
-          const int i = 64 * c + 32 * half + 16 * v;
-          batch::PrefetchPast(g + i, kPrefetchBytes);
-          gv[2 * v] = _mm256_loadu_ps(g + i), gv[2 * v + 1] = _mm256_loadu_ps(g + i + 8);
-          Level16(gv[2 * v], gv[2 * v + 1], lo, cap, h + i, &nk[v], &mb[v]);
-        }
-        PutHalf(half, nk, mb, gv, &k, &n, &m);
-      }
-      keep[c] = k, neg[c] = n, maybe[c] = m;
-    }
+    StagedSixteens values{g};
+    ReciprocalChunks(values, level, h, n64, keep, neg, maybe);
   }
 
   // Any scales, dividing (TernaryLevel's own arithmetic): maybe = h < x exactly.
@@ -336,40 +393,8 @@ struct Avx2Ops {
                                                    const batch::ReciprocalLevel& level, float s,
                                                    const uint16_t* h, int n64, uint64_t* keep,
                                                    uint64_t* neg, uint64_t* maybe) {
-    const __m256 lo = _mm256_set1_ps(level.lo), cap = _mm256_set1_ps(level.cap);
-    const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f), sv = _mm256_set1_ps(s);
-    for (int c = 0; c < n64; ++c) {
-      uint64_t k = 0, n = 0, m = 0;
-      for (int half = 0; half < 2; ++half) {
-        __m256 gv[4];
-        __m256i nk[2], mb[2];
-        for (int v = 0; v < 2; ++v) {
-          const int i = 64 * c + 32 * half + 16 * v;
-          float* r = res + j0 + static_cast<uint64_t>(i);
-          batch::PrefetchPast(r, kPrefetchBytes);  // a line each
-          batch::PrefetchPast(data,
-                              (j0 + static_cast<uint64_t>(i) + batch::kPrefetchAhead) * L::kBytes);
-          __m256 sum[2];
-          for (int e = 0; e < 2; ++e) {
-            sum[e] = _mm256_add_ps(Load8<L>(data, j0 + static_cast<uint64_t>(i + 8 * e)),
-                                   _mm256_loadu_ps(r + 8 * e));
-            gv[2 * v + e] = Round8<L>(sum[e]);
-          }
-          Level16(gv[2 * v], gv[2 * v + 1], lo, cap, h + i, &nk[v], &mb[v]);
-          // q = +-1 where kept (a kept value is nonzero: its sign bit is g < 0), else 0.
-          const __m256i not_kept[2] = {_mm256_cvtepi16_epi32(_mm256_castsi256_si128(nk[v])),
-                                       _mm256_cvtepi16_epi32(_mm256_extracti128_si256(nk[v], 1))};
-          for (int e = 0; e < 2; ++e) {
-            const __m256 q =
-                _mm256_andnot_ps(_mm256_castsi256_ps(not_kept[e]),
-                                 _mm256_or_ps(one, _mm256_and_ps(gv[2 * v + e], sign)));
-            _mm256_storeu_ps(r + 8 * e, _mm256_sub_ps(sum[e], _mm256_mul_ps(sv, q)));
-          }
-        }
-        PutHalf(half, nk, mb, gv, &k, &n, &m);
-      }
-      keep[c] = k, neg[c] = n, maybe[c] = m;
-    }
+    FeedbackSixteens<L> values(data, res, j0, s);
+    ReciprocalChunks(values, level, h, n64, keep, neg, maybe);
   }
 
   // Masks of Round(g + e_prev) fused with the residual update (ternary_batch.h), any

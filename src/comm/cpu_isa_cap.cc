@@ -1,7 +1,5 @@
 #include "comm/cpu_isa_cap.h"
 
-#include <algorithm>
-
 #include "core/log.h"
 
 namespace sieve {
@@ -17,10 +15,6 @@ kernels::CpuIsa CpuIsaCapOf(CpuIsaParam param) {
       break;
   }
   return kernels::CpuIsa::kAvx512;
-}
-
-kernels::CpuIsa CpuIsaUnder(CpuIsaParam param) {
-  return std::min(kernels::DetectedCpuIsa(), CpuIsaCapOf(param));
 }
 
 void ApplyCpuIsa(const Config& config) {

@@ -11,9 +11,6 @@ namespace sieve {
 // The level SIEVE_CPU_ISA allows at most (AUTO: AVX-512, no cap).
 kernels::CpuIsa CpuIsaCapOf(CpuIsaParam param);
 
-// The level the kernels run at under that cap on this CPU.
-kernels::CpuIsa CpuIsaUnder(CpuIsaParam param);
-
 // Caps the kernels at config.cpu_isa, with one INFO line saying which level runs.
 void ApplyCpuIsa(const Config& config);
 
