@@ -426,6 +426,56 @@ void BM_TernaryEncode(benchmark::State& state) {
   });
 }
 
+// The memory floor of a quantizing pass, next to BM_TernaryEncode: only its bytes moved,
+// nothing computed, in the widest vectors the CPU has (target_clones), a line of each
+// buffer asked for 4 KiB ahead as the quantizers do. range(1) = 0: the input read once
+// (the pass without error feedback); 1: the input and the residual read and the residual
+// written (error feedback's one extra read and write). At 64 MiB `/1` is the least a
+// quantizing pass with error feedback can take, however well its compute hides under its
+// memory traffic (docs/bench/pipeline.md, stop 46).
+using Line = uint32_t __attribute__((vector_size(64)));  // a cache line: one zmm, 2 ymm, 4 xmm
+__attribute__((target_clones("avx512f", "avx2", "default"))) uint32_t StreamRead(const uint32_t* in,
+                                                                                 size_t count) {
+  Line any{}, v;
+  for (size_t j = 0; j < count; j += 16) {
+    if (j + 1024 < count) __builtin_prefetch(in + j + 1024);
+    std::memcpy(&v, in + j, sizeof v);
+    any |= v;
+  }
+  uint32_t all = 0;
+  for (int k = 0; k < 16; ++k) all |= any[k];
+  return all;
+}
+__attribute__((target_clones("avx512f", "avx2", "default"))) void StreamFeedback(const uint32_t* in,
+                                                                                 uint32_t* residual,
+                                                                                 size_t count) {
+  Line a, b;
+  for (size_t j = 0; j < count; j += 16) {
+    if (j + 1024 < count) {
+      __builtin_prefetch(in + j + 1024);
+      __builtin_prefetch(residual + j + 1024);
+    }
+    std::memcpy(&a, in + j, sizeof a);
+    std::memcpy(&b, residual + j, sizeof b);
+    b += a;
+    std::memcpy(residual + j, &b, sizeof b);
+  }
+}
+
+void BM_StreamFloor(benchmark::State& state) {
+  const size_t count = static_cast<size_t>(state.range(0)) / 4;
+  const bool feedback = state.range(1) != 0;  // count: a multiple of 16 (a line)
+  std::vector<uint32_t> in(count), residual(feedback ? count : 0);
+  for (size_t j = 0; j < count; ++j) in[j] = static_cast<uint32_t>(j * 2654435761u);
+  RunVsMemcpy(state, count * 4, [&] {
+    if (feedback) {
+      StreamFeedback(in.data(), residual.data(), count);
+    } else {
+      benchmark::DoNotOptimize(StreamRead(in.data(), count));
+    }
+  });
+}
+
 // L-level quantization (levels mode, L = range(1)): quantize + pack into TernaryBits(L)
 // bits, and quantize + add to the partial sums of one more rank (TernaryBits(2L) bits).
 // range(2) = 1: with error feedback (a residual per element, read and rewritten).
@@ -622,6 +672,11 @@ BENCHMARK(BM_TernaryQuantizePack)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryQuantizePackFeedback)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryQuantizePackBf16)->Apply(TernarySizes);
 BENCHMARK(BM_TernaryEncode)->Args({1 << 20, 0})->Args({1 << 20, 1})->Args({kDenseBytes, 0})
+    ->Args({kDenseBytes, 1});
+BENCHMARK(BM_StreamFloor)
+    ->Args({1 << 20, 0})
+    ->Args({1 << 20, 1})
+    ->Args({kDenseBytes, 0})
     ->Args({kDenseBytes, 1});
 BENCHMARK(BM_TernaryAbsMaxMasked)->Apply(MaskedTernaryArgs);
 BENCHMARK(BM_TernaryCompressAbsMax)
