@@ -463,8 +463,8 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void StreamFeedback
 }
 
 void BM_StreamFloor(benchmark::State& state) {
-  const size_t count = static_cast<size_t>(state.range(0)) / 4;
-  const bool feedback = state.range(1) != 0;  // count: a multiple of 16 (a line)
+  const size_t count = static_cast<size_t>(state.range(0)) / 4;  // a multiple of 16: lines
+  const bool feedback = state.range(1) != 0;
   std::vector<uint32_t> in(count), residual(feedback ? count : 0);
   for (size_t j = 0; j < count; ++j) in[j] = static_cast<uint32_t>(j * 2654435761u);
   RunVsMemcpy(state, count * 4, [&] {
