@@ -58,7 +58,8 @@ Status Comm::Create(const char id[128], int nranks, int rank, const Config& conf
   comm->size_ = nranks;
   comm->config_ = config;
   comm->placement_ = PlaceRank(config, rank);
-  ApplyCpuIsa(config);
+  const std::string cpu_isa = ApplyCpuIsa(config);  // outside the log: it applies the cap
+  SIEVE_INFO(kLogInit, "CPU kernels: %s", cpu_isa.c_str());
   transport::TransportOptions options;
   options.kind = config.transport;
   options.ucx.net_devices = comm->placement_.net_device;

@@ -1,6 +1,6 @@
 #include "comm/cpu_isa_cap.h"
 
-#include "core/log.h"
+#include <string>
 
 namespace sieve {
 
@@ -17,11 +17,11 @@ kernels::CpuIsa CpuIsaCapOf(CpuIsaParam param) {
   return kernels::CpuIsa::kAvx512;
 }
 
-void ApplyCpuIsa(const Config& config) {
+std::string ApplyCpuIsa(const Config& config) {
   kernels::CapCpuIsa(CpuIsaCapOf(config.cpu_isa));
-  SIEVE_INFO(kLogInit, "CPU kernels: %s (this CPU's best: %s; SIEVE_CPU_ISA=%s)",
-             kernels::CpuIsaName(kernels::ActiveCpuIsa()),
-             kernels::CpuIsaName(kernels::DetectedCpuIsa()), ParamText(config.cpu_isa));
+  return std::string(kernels::CpuIsaName(kernels::ActiveCpuIsa())) +
+         " (this CPU's best: " + kernels::CpuIsaName(kernels::DetectedCpuIsa()) +
+         "; SIEVE_CPU_ISA=" + ParamText(config.cpu_isa) + ")";
 }
 
 }  // namespace sieve

@@ -89,11 +89,7 @@ int main(int argc, char** argv) {
   }
   std::printf("Sieve %d.%d.%d (build: %s, CUDA kernels %s)\n", SIEVE_MAJOR, SIEVE_MINOR,
               SIEVE_PATCH, SIEVE_INFO_BUILD_TYPE, SIEVE_INFO_WITH_CUDA ? "on" : "off");
-  sieve::kernels::CapCpuIsa(sieve::CpuIsaCapOf(config.cpu_isa));
-  std::printf("CPU kernels: %s (this CPU's best: %s; SIEVE_CPU_ISA=%s)\n",
-              sieve::kernels::CpuIsaName(sieve::kernels::ActiveCpuIsa()),
-              sieve::kernels::CpuIsaName(sieve::kernels::DetectedCpuIsa()),
-              sieve::ParamText(config.cpu_isa));
+  std::printf("CPU kernels: %s\n", sieve::ApplyCpuIsa(config).c_str());
 
   sieve::transport::UcxInfo ucx;
   st = sieve::transport::UcxTransport::Query({}, &ucx);
